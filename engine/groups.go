@@ -1,0 +1,233 @@
+package engine
+
+import "fmt"
+
+// GroupTable interns encoded keys (KeyEncoder output) into dense group ids and remembers the
+// key group of each, partitioned so that all groups of one key group can be listed without
+// scanning others. It is pointer-free: keys live in one byte arena, per-group facts in flat
+// slices indexed by group id, and each key group has an open-addressing (linear probing) slot
+// array holding hash<<32 | id+1. The Go GC therefore never scans per-group memory.
+//
+// Ids of removed groups are reserved until EndBatch, so a batch can still address state by the
+// ids it saw; afterwards they are reused.
+type GroupTable struct {
+	maxParallelism int
+	kgStart, kgEnd int
+	parts          []groupPart // indexed by keyGroup - kgStart
+
+	keyOff  []int64 // arena offset of each group's key; -1 when the id is free
+	keyLen  []int32
+	keyHash []int32
+	keyKG   []uint16 // key group - kgStart
+	arena   []byte
+	garbage int // arena bytes of removed keys
+
+	free    []int32 // ids ready for reuse
+	pending []int32 // ids removed in the current batch
+	live    int
+}
+
+type groupPart struct {
+	slots []uint64 // 0 empty, else uint64(uint32(hash))<<32 | uint64(id+1); len is a power of two
+	count int
+}
+
+// NewGroupTable returns an empty table for the inclusive key-group range [kgStart, kgEnd].
+func NewGroupTable(maxParallelism, kgStart, kgEnd int) *GroupTable {
+	return &GroupTable{
+		maxParallelism: maxParallelism,
+		kgStart:        kgStart,
+		kgEnd:          kgEnd,
+		parts:          make([]groupPart, kgEnd-kgStart+1),
+	}
+}
+
+// Len is the number of live groups.
+func (t *GroupTable) Len() int { return t.live }
+
+// Cap is one more than the largest id ever handed out: per-group slices must have this length.
+func (t *GroupTable) Cap() int { return len(t.keyOff) }
+
+// KeyGroupOf maps a key hash to its key group and checks that it lies in the table's range.
+func (t *GroupTable) KeyGroupOf(hash int32) (int, error) {
+	kg := KeyGroup(hash, t.maxParallelism)
+	if kg < t.kgStart || kg > t.kgEnd {
+		return kg, fmt.Errorf("%w: key belongs to key group %d, outside this operator's range [%d, %d] (max parallelism %d)",
+			ErrData, kg, t.kgStart, t.kgEnd, t.maxParallelism)
+	}
+	return kg, nil
+}
+
+// Find returns the id of key (hash = HashRow(key), in key group kg), or -1.
+func (t *GroupTable) Find(key []byte, hash int32, kg int) int32 {
+	p := &t.parts[kg-t.kgStart]
+	if p.count == 0 {
+		return -1
+	}
+	mask := len(p.slots) - 1
+	tag := uint64(uint32(hash)) << 32
+	for i := slotIndex(hash, mask); ; i = (i + 1) & mask {
+		s := p.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if s&^0xffffffff == tag {
+			id := int32(s&0xffffffff) - 1
+			if t.keyEquals(id, key) {
+				return id
+			}
+		}
+	}
+}
+
+// Insert adds key, which must not be present, and returns its new id.
+func (t *GroupTable) Insert(key []byte, hash int32, kg int) int32 {
+	var id int32
+	if n := len(t.free); n > 0 {
+		id = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		id = int32(len(t.keyOff))
+		t.keyOff = append(t.keyOff, 0)
+		t.keyLen = append(t.keyLen, 0)
+		t.keyHash = append(t.keyHash, 0)
+		t.keyKG = append(t.keyKG, 0)
+	}
+	t.keyOff[id] = int64(len(t.arena))
+	t.keyLen[id] = int32(len(key))
+	t.keyHash[id] = hash
+	t.keyKG[id] = uint16(kg - t.kgStart)
+	t.arena = append(t.arena, key...)
+	p := &t.parts[kg-t.kgStart]
+	if (p.count+1)*4 > len(p.slots)*3 {
+		t.resize(p)
+	}
+	p.put(hash, id)
+	t.live++
+	return id
+}
+
+// Remove deletes group id from the index. The id stays reserved until EndBatch.
+func (t *GroupTable) Remove(id int32) {
+	p := &t.parts[t.keyKG[id]]
+	mask := len(p.slots) - 1
+	want := uint64(uint32(t.keyHash[id]))<<32 | uint64(id+1)
+	i := slotIndex(t.keyHash[id], mask)
+	for p.slots[i] != want {
+		i = (i + 1) & mask
+	}
+	// Backward-shift deletion keeps every probe chain unbroken without tombstones.
+	for {
+		p.slots[i] = 0
+		j := i
+		for {
+			j = (j + 1) & mask
+			s := p.slots[j]
+			if s == 0 {
+				p.count--
+				t.garbage += int(t.keyLen[id])
+				t.keyOff[id] = -1
+				t.pending = append(t.pending, id)
+				t.live--
+				return
+			}
+			home := slotIndex(int32(s>>32), mask)
+			// Move s into the hole at i unless its home lies cyclically in (i, j].
+			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+				p.slots[i] = s
+				i = j
+				break
+			}
+		}
+	}
+}
+
+// EndBatch makes the ids removed since the last call reusable and compacts the key arena when
+// most of it is garbage. Callers reset per-group state of the returned ids before they are
+// reused; the slice is valid until the next call.
+func (t *GroupTable) EndBatch() []int32 {
+	done := t.pending
+	t.free = append(t.free, done...)
+	t.pending = t.pending[:0]
+	if t.garbage > 1<<16 && t.garbage*2 > len(t.arena) {
+		t.compact()
+	}
+	return done
+}
+
+// Key returns the encoded key of a live group.
+func (t *GroupTable) Key(id int32) []byte {
+	off := t.keyOff[id]
+	return t.arena[off : off+int64(t.keyLen[id])]
+}
+
+// KeyGroupLen is the number of live groups in key group kg.
+func (t *GroupTable) KeyGroupLen(kg int) int { return t.parts[kg-t.kgStart].count }
+
+// AppendKeyGroup appends the ids of the live groups of key group kg to ids, in slot order.
+func (t *GroupTable) AppendKeyGroup(kg int, ids []int32) []int32 {
+	for _, s := range t.parts[kg-t.kgStart].slots {
+		if s != 0 {
+			ids = append(ids, int32(s&0xffffffff)-1)
+		}
+	}
+	return ids
+}
+
+// Bytes estimates the memory the table owns.
+func (t *GroupTable) Bytes() int64 {
+	n := int64(cap(t.arena)) + int64(cap(t.keyOff))*8 + int64(cap(t.keyLen)+cap(t.keyHash))*4 + int64(cap(t.keyKG))*2
+	for i := range t.parts {
+		n += int64(cap(t.parts[i].slots)) * 8
+	}
+	return n
+}
+
+func (t *GroupTable) keyEquals(id int32, key []byte) bool {
+	if int(t.keyLen[id]) != len(key) {
+		return false
+	}
+	return string(t.arena[t.keyOff[id]:t.keyOff[id]+int64(len(key))]) == string(key)
+}
+
+func (t *GroupTable) resize(p *groupPart) {
+	old := p.slots
+	n := 8
+	if len(old) > 0 {
+		n = len(old) * 2
+	}
+	p.slots = make([]uint64, n)
+	for _, s := range old {
+		if s != 0 {
+			p.put(int32(s>>32), int32(s&0xffffffff)-1)
+		}
+	}
+}
+
+func (p *groupPart) put(hash int32, id int32) {
+	mask := len(p.slots) - 1
+	i := slotIndex(hash, mask)
+	for p.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	p.slots[i] = uint64(uint32(hash))<<32 | uint64(id+1)
+	p.count++
+}
+
+func (t *GroupTable) compact() {
+	arena := make([]byte, 0, len(t.arena)-t.garbage)
+	for id, off := range t.keyOff {
+		if off >= 0 {
+			t.keyOff[id] = int64(len(arena))
+			arena = append(arena, t.arena[off:off+int64(t.keyLen[id])]...)
+		}
+	}
+	t.arena, t.garbage = arena, 0
+}
+
+// slotIndex spreads a key hash over a power-of-two slot array. The key group was derived from
+// MurmurHashInt(hash), so the raw bits are re-mixed to decorrelate slot and key group.
+func slotIndex(hash int32, mask int) int {
+	h := uint32(hash) * 0x9e3779b1
+	return int(h>>16^h) & mask
+}

@@ -1,0 +1,207 @@
+package engine
+
+import "encoding/binary"
+
+// KeyEncoder encodes the grouping key of every row of a batch exactly as Flink's key selector
+// does (BinaryRowDataKeySelector: a generated projection into a BinaryRowData written by
+// BinaryRowWriter, RowKind byte 0), and hashes each key with BinaryRowData.hashCode. The
+// encodings are what Flink hashes for shuffles and key groups, so equal encodings mean equal
+// Flink keys.
+//
+// Layout of a key row of n fields (flink-semantics.md §3.2): a header of ((n+63+8)/64)*8 bytes
+// (byte 0 the RowKind, null bit i at bit i+8), one 8-byte slot per field, then the variable
+// part in field order. VARCHAR up to 7 bytes lives in its slot (top byte 0x80|len); longer ones
+// go to the variable part, padded to 8 bytes, with slot (offset<<32)|len. Non-compact DECIMAL
+// reserves 16 bytes (BigInteger.toByteArray at the start, slot (offset<<32)|len) and
+// non-compact TIMESTAMP reserves 8 bytes (millis, slot (offset<<32)|nanoOfMillisecond), also
+// when NULL.
+//
+// A KeyEncoder owns its scratch memory, reused across batches; it is not safe for concurrent use.
+type KeyEncoder struct {
+	cols       []int
+	types      []Type
+	headerSize int
+	fixedSize  int
+	fixedVar   int  // variable-part bytes every row reserves (non-compact DECIMAL/TIMESTAMP)
+	hasVarchar bool // row sizes vary
+
+	buf    []byte  // encoded keys of the current batch, back to back
+	offs   []int32 // row i is buf[offs[i]:offs[i+1]]
+	cursor []int32 // per-row write position in the variable part, relative to the row
+	hashes []int32
+}
+
+// NewKeyEncoder returns an encoder for the key fields cols of a row whose field types are types.
+func NewKeyEncoder(cols []int, types []Type) *KeyEncoder {
+	e := &KeyEncoder{cols: cols}
+	for _, c := range cols {
+		t := types[c]
+		e.types = append(e.types, t)
+		switch {
+		case t.ID == Varchar:
+			e.hasVarchar = true
+		case t.ID == Decimal && !t.Compact():
+			e.fixedVar += 16
+		case t.ID == Timestamp && !t.Compact():
+			e.fixedVar += 8
+		}
+	}
+	n := len(cols)
+	e.headerSize = ((n + 63 + 8) / 64) * 8
+	e.fixedSize = e.headerSize + 8*n
+	return e
+}
+
+// Encode encodes and hashes the keys of all rows of b.
+func (e *KeyEncoder) Encode(b *Batch) {
+	rows := b.Len
+	e.offs = grow(e.offs, rows+1)
+	e.hashes = grow(e.hashes, rows)
+	base := int32(e.fixedSize + e.fixedVar)
+	if !e.hasVarchar {
+		for i := 0; i <= rows; i++ {
+			e.offs[i] = int32(i) * base
+		}
+	} else {
+		e.offs[0] = 0
+		for i := 0; i < rows; i++ {
+			e.offs[i+1] = base
+		}
+		for k, c := range e.cols {
+			if e.types[k].ID != Varchar {
+				continue
+			}
+			col := &b.Cols[c]
+			for i := 0; i < rows; i++ {
+				if !col.IsNull(i) {
+					if l := col.Offs[col.Offset+i+1] - col.Offs[col.Offset+i]; l > 7 {
+						e.offs[i+1] += (l + 7) &^ 7
+					}
+				}
+			}
+		}
+		for i := 0; i < rows; i++ {
+			e.offs[i+1] += e.offs[i]
+		}
+	}
+	total := int(e.offs[rows])
+	e.buf = grow(e.buf, total)
+	clear(e.buf)
+	if e.fixedVar > 0 || e.hasVarchar {
+		e.cursor = grow(e.cursor, rows)
+		for i := range e.cursor {
+			e.cursor[i] = int32(e.fixedSize)
+		}
+	}
+	for k, c := range e.cols {
+		e.encodeField(k, &b.Cols[c], rows)
+	}
+	for i := 0; i < rows; i++ {
+		e.hashes[i] = HashRow(e.buf[e.offs[i]:e.offs[i+1]])
+	}
+}
+
+// Key returns the encoded key of row i of the last encoded batch.
+func (e *KeyEncoder) Key(i int) []byte { return e.buf[e.offs[i]:e.offs[i+1]] }
+
+// Hash returns BinaryRowData.hashCode of the key of row i of the last encoded batch.
+func (e *KeyEncoder) Hash(i int) int32 { return e.hashes[i] }
+
+func (e *KeyEncoder) encodeField(k int, col *Column, rows int) {
+	t := e.types[k]
+	slot := e.headerSize + 8*k
+	nullByte, nullBit := (k+8)>>3, byte(1)<<((k+8)&7)
+	buf, offs := e.buf, e.offs
+	for i := 0; i < rows; i++ {
+		row := buf[offs[i]:offs[i+1]]
+		null := col.IsNull(i)
+		if null {
+			row[nullByte] |= nullBit
+		}
+		s := row[slot : slot+8]
+		switch t.ID {
+		case Boolean:
+			if !null && col.Bool(i) {
+				s[0] = 1
+			}
+		case TinyInt, SmallInt, Int, BigInt, Float, Double, Date:
+			if !null {
+				copy(s, col.Fixed(i))
+			}
+		case Varchar:
+			if null {
+				continue
+			}
+			v := col.Bytes(i)
+			if len(v) <= 7 {
+				copy(s, v)
+				s[7] = 0x80 | byte(len(v))
+			} else {
+				cur := e.cursor[i]
+				copy(row[cur:], v)
+				binary.LittleEndian.PutUint64(s, uint64(cur)<<32|uint64(len(v)))
+				e.cursor[i] = cur + int32((len(v)+7)&^7)
+			}
+		case Decimal:
+			if t.Compact() {
+				if !null {
+					copy(s, col.Fixed(i)[:8]) // the unscaled value fits the low 8 bytes
+				}
+				continue
+			}
+			cur := e.cursor[i]
+			e.cursor[i] = cur + 16
+			if null {
+				binary.LittleEndian.PutUint64(s, uint64(cur)<<32)
+				continue
+			}
+			n := putUnscaledBytes(row[cur:cur+16], col.Fixed(i))
+			binary.LittleEndian.PutUint64(s, uint64(cur)<<32|uint64(n))
+		case Timestamp:
+			if t.Compact() {
+				if !null {
+					copy(s, col.Fixed(i))
+				}
+				continue
+			}
+			cur := e.cursor[i]
+			e.cursor[i] = cur + 8
+			if null {
+				binary.LittleEndian.PutUint64(s, uint64(cur)<<32)
+				continue
+			}
+			v := col.Fixed(i)
+			copy(row[cur:cur+8], v[:8])
+			nano := binary.LittleEndian.Uint32(v[8:12])
+			binary.LittleEndian.PutUint64(s, uint64(cur)<<32|uint64(nano))
+		}
+	}
+}
+
+// putUnscaledBytes writes the 16-byte little-endian two's-complement value le as Java's
+// BigInteger.toByteArray does (minimal big-endian two's complement, at least one byte) into
+// dst and returns the byte count.
+func putUnscaledBytes(dst, le []byte) int {
+	neg := le[15]&0x80 != 0
+	sign := byte(0)
+	if neg {
+		sign = 0xff
+	}
+	// Drop redundant leading sign bytes, keeping one if the next byte's top bit disagrees.
+	n := 16
+	for n > 1 && le[n-1] == sign && (le[n-2]&0x80 != 0) == neg {
+		n--
+	}
+	for i := 0; i < n; i++ {
+		dst[i] = le[n-1-i]
+	}
+	return n
+}
+
+// grow returns s resized to n elements, reusing its array when large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n, n+n/4)
+}

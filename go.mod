@@ -1,0 +1,3 @@
+module github.com/ferrystream/ferry
+
+go 1.26

@@ -196,7 +196,7 @@ func (t *GroupTable) resize(p *groupPart) {
 	if len(old) > 0 {
 		n = len(old) * 2
 	}
-	p.slots = make([]uint64, n)
+	p.slots, p.count = make([]uint64, n), 0
 	for _, s := range old {
 		if s != 0 {
 			p.put(int32(s>>32), int32(s&0xffffffff)-1)

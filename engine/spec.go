@@ -72,9 +72,6 @@ func ParseSpec(data []byte, testHooks bool) (*Spec, error) {
 	if s.Kind == "" {
 		return nil, bad("kind", "missing")
 	}
-	if len(s.Input) == 0 {
-		return nil, bad("input", "no columns")
-	}
 	for i, f := range s.Input {
 		t, err := ParseType(f.Type)
 		if err != nil {

@@ -1,0 +1,91 @@
+package agg
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// numericCall builds the accumulator of SUM, AVG, MIN or MAX over the numeric type T, whose AVG
+// sums in S. This is the whole (aggregate, type) table for numeric arguments: one generic kernel
+// per aggregate kind, instantiated per physical type.
+func numericCall[T number, S int64 | float64](fn string, col int, retract bool) accumulator {
+	switch fn {
+	case "SUM":
+		return &sumAcc[T]{col: col, retract: retract}
+	case "AVG":
+		return &avgAcc[T, S]{col: col}
+	case "MIN", "MAX":
+		if retract {
+			return &minMaxRetractAcc[T]{col: col, max: fn == "MAX", counts: newValueCounts[T]()}
+		}
+		return &minMaxAcc[T]{col: col, max: fn == "MAX"}
+	}
+	return nil
+}
+
+var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool) accumulator{
+	engine.TinyInt:  numericCall[int8, int64],
+	engine.SmallInt: numericCall[int16, int64],
+	engine.Int:      numericCall[int32, int64],
+	engine.BigInt:   numericCall[int64, int64],
+	engine.Float:    numericCall[float32, float64],
+	engine.Double:   numericCall[float64, float64],
+}
+
+// Support reports whether Ferry runs aggregate fn (COUNT, SUM, AVG, MIN, MAX) over an argument
+// of type arg natively. The error wraps engine.ErrUnsupported and reads like
+// "AVG over DECIMAL(10, 2): not native yet".
+func Support(fn string, arg engine.Type) error {
+	switch fn {
+	case "COUNT":
+		return nil
+	case "SUM", "AVG", "MIN", "MAX":
+		if _, ok := numericCalls[arg.ID]; ok {
+			return nil
+		}
+		arg.Nullable = true
+		return fmt.Errorf("%w: %s over %s: not native yet", engine.ErrUnsupported, fn, arg)
+	}
+	return fmt.Errorf("%w: aggregate function %s: not native yet", engine.ErrUnsupported, fn)
+}
+
+// newCall resolves aggregate call i of spec to its accumulator and output field.
+func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine.Field, error) {
+	field := fmt.Sprintf("aggs[%d]", i)
+	name := call.Name
+	if name == "" {
+		name = fmt.Sprintf("agg%d", i)
+	}
+	fn := strings.ToUpper(call.Func)
+	switch fn {
+	case "COUNT":
+		if len(call.Args) > 1 {
+			return nil, engine.Field{}, fmt.Errorf("%w: %s: COUNT over %d arguments: not native yet", engine.ErrUnsupported, field, len(call.Args))
+		}
+		col := -1
+		if len(call.Args) == 1 {
+			col = call.Args[0]
+		}
+		return &countAcc{col: col}, engine.Field{Name: name, Type: engine.Type{ID: engine.BigInt}}, nil
+	case "SUM", "AVG", "MIN", "MAX":
+	default:
+		return nil, engine.Field{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)
+	}
+	if len(call.Args) != 1 {
+		return nil, engine.Field{}, fmt.Errorf("%w: spec: %s.args: %s takes 1 argument, got %d", engine.ErrInvalid, field, fn, len(call.Args))
+	}
+	col := call.Args[0]
+	arg := spec.InputTypes[col]
+	if err := Support(fn, arg); err != nil {
+		return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+	}
+	if fn == "SUM" && spec.NeedRetraction && !call.Retract {
+		// Flink's SumAggFunction has no retract; the planner never pairs it with retracting input.
+		return nil, engine.Field{}, fmt.Errorf("%w: spec: %s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
+	}
+	out := arg
+	out.Nullable = true
+	return numericCalls[arg.ID](fn, col, call.Retract), engine.Field{Name: name, Type: out}, nil
+}

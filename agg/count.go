@@ -1,0 +1,54 @@
+package agg
+
+import "github.com/ferrystream/ferry/engine"
+
+// countAcc is COUNT(*) (Flink's Count1AggFunction, col < 0) or COUNT(x) (CountAggFunction):
+// +1 per accumulated row, -1 per retracted row, NULL arguments ignored by COUNT(x). The value
+// is never NULL.
+type countAcc struct {
+	col int // argument column, or -1 for COUNT(*)
+	cnt []int64
+	rowValues[int64]
+}
+
+func (a *countAcc) grow(n int)    { a.cnt = extend(a.cnt, n) }
+func (a *countAcc) reset(g int32) { a.cnt[g] = 0 }
+func (a *countAcc) bytes() int64  { return int64(cap(a.cnt)) * 8 }
+func (a *countAcc) write(out *engine.OutColumn, src []int32, usePrev []bool) {
+	a.rowValues.write(out, src, usePrev)
+}
+
+func (a *countAcc) fold(in *engine.Batch, gids []int32, changed []bool) {
+	a.rowValues.reset(in.Len)
+	var col *engine.Column
+	if a.col >= 0 {
+		col = &in.Cols[a.col]
+	}
+	kinds := in.Kinds[:in.Len]
+	gids = gids[:in.Len]
+	for i, g := range gids {
+		if g < 0 {
+			continue
+		}
+		c := a.cnt[g]
+		a.prev[i] = c
+		if col == nil || !col.IsNull(i) {
+			if engine.IsAccumulate(kinds[i]) {
+				c++
+			} else {
+				c--
+			}
+			a.cnt[g] = c
+			changed[i] = true
+		}
+		a.next[i] = c
+	}
+}
+
+func (a *countAcc) save(dst []byte, g int32) []byte { return putVarint(dst, a.cnt[g]) }
+
+func (a *countAcc) load(src []byte, g int32) ([]byte, error) {
+	v, rest, err := getVarint(src)
+	a.cnt[g] = v
+	return rest, err
+}

@@ -1,0 +1,370 @@
+package agg
+
+import (
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// GroupAggregate is Flink's single-phase group aggregate without mini-batch
+// (GroupAggFunction / GroupAggHelper): each input row updates its key's accumulators and emits
+// the changelog Flink emits for that row, in input order. Batching is only transport: a batch
+// produces exactly the rows Flink would produce for its rows one by one.
+//
+// Per row (flink-semantics.md §2.2): a retraction for a key without state is dropped; the first
+// accumulate creates the state and emits +I; later rows emit -U (when generate_update_before)
+// and +U, or nothing when no aggregate value changed; when the record counter of a retracting
+// aggregation reaches zero the key emits -D with its previous values and its state is removed.
+//
+// A batch runs in passes so every per-row loop is monomorphic: keys are encoded and hashed, one
+// sequential pass resolves each row's group (creating and removing groups in row order), each
+// aggregate folds all rows, and a last pass decides what each row emits. Because every
+// aggregate's state evolves only with its own inputs, per-aggregate passes see exactly the
+// values a row-by-row run sees. Ids of groups removed in a batch are not reused until it ends,
+// so a key removed and re-created within one batch gets fresh state.
+type GroupAggregate struct {
+	spec    *engine.Spec
+	label   string
+	keyCols []int
+	keys    *engine.KeyEncoder
+	table   *engine.GroupTable
+	// counter is the record count per group (Flink's count1 behind RetractionRecordCounter);
+	// nil for insert-only input, where a group lives forever (AccumulationRecordCounter).
+	counter  []int64
+	calls    []accumulator
+	output   []engine.Field
+	outTypes []engine.Type
+	panicIn  string
+
+	// Per-batch scratch, reused.
+	kgs      []int32
+	gids     []int32 // group of each row, -1 for dropped rows
+	first    []bool  // the row created its group
+	gone     []bool  // the row's retraction brought the record count to zero
+	changed  []bool  // some aggregate value differs before and after the row
+	src      []int32 // input row of each output row
+	usePrev  []bool  // output row carries the values before its input row
+	outKinds []engine.RowKind
+	varBytes []int
+}
+
+var _ engine.Operator = (*GroupAggregate)(nil)
+
+// NewGroupAggregate builds a group aggregate from a validated spec of kind "group_aggregate".
+func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
+	if spec.StateTTLMs > 0 {
+		return nil, fmt.Errorf("%w: state_ttl_ms: idle-state TTL: not native yet", engine.ErrUnsupported)
+	}
+	start, end := spec.KeyGroupRange()
+	g := &GroupAggregate{
+		spec:    spec,
+		label:   spec.Label(),
+		keyCols: spec.Keys,
+		keys:    engine.NewKeyEncoder(spec.Keys, spec.InputTypes),
+		table:   engine.NewGroupTable(spec.MaxParallelism, start, end),
+	}
+	if spec.Test != nil {
+		g.panicIn = spec.Test.Panic
+	}
+	if spec.NeedRetraction {
+		g.counter = []int64{}
+	}
+	for _, k := range spec.Keys {
+		f := engine.Field{Name: spec.Input[k].Name, Type: spec.InputTypes[k]}
+		g.output = append(g.output, f)
+	}
+	for i, call := range spec.Aggs {
+		acc, field, err := newCall(i, call, spec)
+		if err != nil {
+			return nil, err
+		}
+		g.calls = append(g.calls, acc)
+		g.output = append(g.output, field)
+	}
+	for _, f := range g.output {
+		g.outTypes = append(g.outTypes, f.Type)
+	}
+	g.varBytes = make([]int, len(g.outTypes))
+	return g, nil
+}
+
+// Output implements engine.Operator.
+func (g *GroupAggregate) Output() []engine.Field { return g.output }
+
+// Groups is the number of keys holding state.
+func (g *GroupAggregate) Groups() int { return g.table.Len() }
+
+// Process implements engine.Operator. The clock is unused until idle-state TTL is native.
+func (g *GroupAggregate) Process(in *engine.Batch, _ int64, out *engine.OutBatch) error {
+	if g.panicIn == "process" {
+		var m map[int]int
+		m[0] = 1 // test hook: a runtime panic inside the kernel
+	}
+	n := in.Len
+	if in.Retracts && g.counter == nil {
+		for i, k := range in.Kinds {
+			if !engine.IsAccumulate(k) {
+				return fmt.Errorf("%w: row %d: retraction (%s) on an aggregation declared insert-only (need_retraction false)", engine.ErrData, i, kindName(k))
+			}
+		}
+	}
+	g.keys.Encode(in)
+	g.kgs = resize(g.kgs, n)
+	for i := range n {
+		kg, err := g.table.KeyGroupOf(g.keys.Hash(i))
+		if err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+		g.kgs[i] = int32(kg)
+	}
+	g.resolveGroups(in)
+	for _, c := range g.calls {
+		c.fold(in, g.gids, g.changed)
+	}
+	g.emit(in, out)
+	for _, id := range g.table.EndBatch() {
+		g.resetGroup(id)
+	}
+	return nil
+}
+
+// resolveGroups is the sequential pass: it maps each row to its group, creating groups on the
+// first accumulate and removing them when the record count reaches zero.
+func (g *GroupAggregate) resolveGroups(in *engine.Batch) {
+	n := in.Len
+	g.gids = resize(g.gids, n)
+	g.first = resize(g.first, n)
+	g.gone = resize(g.gone, n)
+	g.changed = resize(g.changed, n)
+	clear(g.first)
+	clear(g.gone)
+	clear(g.changed)
+	for i := range n {
+		acc := engine.IsAccumulate(in.Kinds[i])
+		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
+		id := g.table.Find(key, hash, kg)
+		if id < 0 {
+			if !acc {
+				g.gids[i] = -1 // retraction before any accumulate: dropped
+				continue
+			}
+			id = g.table.Insert(key, hash, kg)
+			g.grow()
+			g.first[i] = true
+		}
+		g.gids[i] = id
+		if g.counter == nil {
+			continue
+		}
+		if acc {
+			g.counter[id]++
+		} else {
+			g.counter[id]--
+		}
+		if g.counter[id] == 0 {
+			g.gone[i] = true
+			g.table.Remove(id)
+		}
+	}
+}
+
+func (g *GroupAggregate) grow() {
+	n := g.table.Cap()
+	if g.counter != nil {
+		g.counter = extend(g.counter, n)
+	}
+	for _, c := range g.calls {
+		c.grow(n)
+	}
+}
+
+func (g *GroupAggregate) resetGroup(id int32) {
+	if g.counter != nil {
+		g.counter[id] = 0
+	}
+	for _, c := range g.calls {
+		c.reset(id)
+	}
+}
+
+// emit decides each row's output rows and writes the output batch.
+func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) {
+	g.src, g.usePrev, g.outKinds = g.src[:0], g.usePrev[:0], g.outKinds[:0]
+	add := func(i int, prev bool, k engine.RowKind) {
+		g.src = append(g.src, int32(i))
+		g.usePrev = append(g.usePrev, prev)
+		g.outKinds = append(g.outKinds, k)
+	}
+	for i, id := range g.gids[:in.Len] {
+		switch {
+		case id < 0:
+		case g.gone[i]:
+			if !g.first[i] {
+				add(i, true, engine.Delete)
+			}
+		case g.first[i]:
+			add(i, false, engine.Insert)
+		case g.changed[i]:
+			if g.spec.GenerateUpdateBefore {
+				add(i, true, engine.UpdateBefore)
+			}
+			add(i, false, engine.UpdateAfter)
+		}
+	}
+	rows := len(g.src)
+	if rows == 0 {
+		out.Len = 0
+		return
+	}
+	for k, c := range g.keyCols {
+		g.varBytes[k] = 0
+		if g.outTypes[k].ID == engine.Varchar {
+			g.varBytes[k] = engine.GatherBytes(&in.Cols[c], g.src)
+		}
+	}
+	out.Init(g.outTypes, rows, g.varBytes)
+	for k, c := range g.keyCols {
+		engine.Gather(&out.Cols[k], &in.Cols[c], g.src)
+	}
+	for j, c := range g.calls {
+		c.write(&out.Cols[len(g.keyCols)+j], g.src, g.usePrev)
+	}
+	copy(out.Kinds(), g.outKinds)
+	out.Finish()
+}
+
+// Advance implements engine.Operator; a group aggregate without TTL has no timers.
+func (g *GroupAggregate) Advance(_, _ int64, out *engine.OutBatch) error {
+	out.Len = 0
+	return nil
+}
+
+// Flush implements engine.Operator; a group aggregate buffers nothing.
+func (g *GroupAggregate) Flush(_ int64, out *engine.OutBatch) error {
+	out.Len = 0
+	return nil
+}
+
+// SnapshotKeyGroup implements engine.Operator. Payload: the number of groups, then per group
+// its encoded key, its record count (retracting input only) and each aggregate's state.
+func (g *GroupAggregate) SnapshotKeyGroup(kg int, dst []byte) ([]byte, error) {
+	if g.panicIn == "snapshot" {
+		var p *GroupAggregate
+		_ = p.label // test hook: nil dereference
+	}
+	if err := g.checkKeyGroup(kg); err != nil {
+		return dst, err
+	}
+	count := g.table.KeyGroupLen(kg)
+	if count == 0 {
+		return dst, nil
+	}
+	dst = putVarint(dst, int64(count))
+	for _, id := range g.table.AppendKeyGroup(kg, nil) {
+		key := g.table.Key(id)
+		dst = putVarint(dst, int64(len(key)))
+		dst = append(dst, key...)
+		if g.counter != nil {
+			dst = putVarint(dst, g.counter[id])
+		}
+		for _, c := range g.calls {
+			dst = c.save(dst, id)
+		}
+	}
+	return dst, nil
+}
+
+// RestoreKeyGroup implements engine.Operator. Every key is checked to hash into kg. On error
+// the key group is left empty.
+func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
+	if g.panicIn == "restore" {
+		var s []int
+		_ = s[len(payload)] // test hook: index out of range
+	}
+	if err := g.checkKeyGroup(kg); err != nil {
+		return err
+	}
+	if g.table.KeyGroupLen(kg) > 0 {
+		return fmt.Errorf("%w: key group %d already holds state", engine.ErrInvalid, kg)
+	}
+	var added []int32
+	defer func() {
+		if err != nil {
+			for _, id := range added {
+				g.table.Remove(id)
+			}
+			for _, id := range g.table.EndBatch() {
+				g.resetGroup(id)
+			}
+			err = fmt.Errorf("key group %d: %w", kg, err)
+		}
+	}()
+	count, src, err := getVarint(payload)
+	if err != nil {
+		return err
+	}
+	if count < 1 || count > int64(len(src)) {
+		return fmt.Errorf("%w: group count %d out of range", engine.ErrData, count)
+	}
+	for range count {
+		var n int64
+		if n, src, err = getVarint(src); err != nil {
+			return err
+		}
+		if n < 8 || n%8 != 0 || n > int64(len(src)) {
+			return fmt.Errorf("%w: key length %d invalid", engine.ErrData, n)
+		}
+		key := src[:n]
+		src = src[n:]
+		hash := engine.HashRow(key)
+		if got := engine.KeyGroup(hash, g.spec.MaxParallelism); got != kg {
+			return fmt.Errorf("%w: key hashes to key group %d", engine.ErrData, got)
+		}
+		if g.table.Find(key, hash, kg) >= 0 {
+			return fmt.Errorf("%w: duplicate key", engine.ErrData)
+		}
+		id := g.table.Insert(key, hash, kg)
+		added = append(added, id)
+		g.grow()
+		if g.counter != nil {
+			if g.counter[id], src, err = getVarint(src); err != nil {
+				return err
+			}
+		}
+		for _, c := range g.calls {
+			if src, err = c.load(src, id); err != nil {
+				return err
+			}
+		}
+	}
+	if len(src) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", engine.ErrData, len(src))
+	}
+	return nil
+}
+
+func (g *GroupAggregate) checkKeyGroup(kg int) error {
+	start, end := g.spec.KeyGroupRange()
+	if kg < start || kg > end {
+		return fmt.Errorf("%w: key group %d outside this operator's range [%d, %d]", engine.ErrInvalid, kg, start, end)
+	}
+	return nil
+}
+
+// Bytes estimates the memory the operator's state owns.
+func (g *GroupAggregate) Bytes() int64 {
+	n := g.table.Bytes() + int64(cap(g.counter))*8
+	for _, c := range g.calls {
+		n += c.bytes()
+	}
+	return n
+}
+
+// Close implements engine.Operator.
+func (g *GroupAggregate) Close() {
+	*g = GroupAggregate{spec: g.spec, label: g.label}
+}
+
+func kindName(k engine.RowKind) string {
+	return [...]string{"+I", "-U", "+U", "-D"}[k&3]
+}

@@ -1,0 +1,468 @@
+package agg
+
+import (
+	"math"
+
+	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/engine/enginetest"
+)
+
+// This file is an independent, row-at-a-time model of Flink 2.3's GroupAggFunction and the
+// built-in aggregate functions, written from Flink's Java source with boxed values and maps. It
+// shares no code with the kernels and serves as the oracle of the randomized tests.
+//
+// Values use enginetest's representation: int64 for every integer type, float32, float64.
+
+// jAdd is Java's (T)(a + b) for the argument type t.
+func jAdd(t engine.TypeID, a, b any) any {
+	switch t {
+	case engine.Float:
+		return a.(float32) + b.(float32)
+	case engine.Double:
+		return a.(float64) + b.(float64)
+	}
+	return wrap(t, a.(int64)+b.(int64))
+}
+
+func jSub(t engine.TypeID, a, b any) any {
+	switch t {
+	case engine.Float:
+		return a.(float32) - b.(float32)
+	case engine.Double:
+		return a.(float64) - b.(float64)
+	}
+	return wrap(t, a.(int64)-b.(int64))
+}
+
+func zero(t engine.TypeID) any {
+	switch t {
+	case engine.Float:
+		return float32(0)
+	case engine.Double:
+		return float64(0)
+	}
+	return int64(0)
+}
+
+func wrap(t engine.TypeID, v int64) int64 {
+	switch t {
+	case engine.TinyInt:
+		return int64(int8(v))
+	case engine.SmallInt:
+		return int64(int16(v))
+	case engine.Int:
+		return int64(int32(v))
+	}
+	return v
+}
+
+// jLess / jGreater are Java's primitive < and >.
+func jLess(a, b any) bool {
+	switch x := a.(type) {
+	case float32:
+		return x < b.(float32)
+	case float64:
+		return x < b.(float64)
+	}
+	return a.(int64) < b.(int64)
+}
+
+func jGreater(a, b any) bool { return jLess(b, a) }
+
+// jPrimEq is the equaliser's == on primitives.
+func jPrimEq(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	switch x := a.(type) {
+	case float32:
+		return x == b.(float32)
+	case float64:
+		return x == b.(float64)
+	}
+	return a.(int64) == b.(int64)
+}
+
+// jBits is doubleToLongBits / floatToIntBits / the integer itself: the identity of
+// Double.equals and of MapView keys.
+func jBits(v any) int64 {
+	switch x := v.(type) {
+	case float32:
+		if x != x {
+			return 0x7fc00000
+		}
+		return int64(int32(math.Float32bits(x)))
+	case float64:
+		if x != x {
+			return 0x7ff8000000000000
+		}
+		return int64(math.Float64bits(x))
+	}
+	return v.(int64)
+}
+
+// jCompareTo is Comparable.compareTo of the boxed values.
+func jCompareTo(a, b any) int {
+	switch x := a.(type) {
+	case float32:
+		y := b.(float32)
+		if x < y {
+			return -1
+		}
+		if x > y {
+			return 1
+		}
+	case float64:
+		y := b.(float64)
+		if x < y {
+			return -1
+		}
+		if x > y {
+			return 1
+		}
+	}
+	ab, bb := jBits(a), jBits(b)
+	if ab < bb {
+		return -1
+	}
+	if ab > bb {
+		return 1
+	}
+	return 0
+}
+
+type refAgg interface {
+	accumulate(v any)
+	retract(v any)
+	value() any
+}
+
+type refCount struct {
+	star bool
+	n    int64
+}
+
+func (r *refCount) accumulate(v any) {
+	if r.star || v != nil {
+		r.n++
+	}
+}
+func (r *refCount) retract(v any) {
+	if r.star || v != nil {
+		r.n--
+	}
+}
+func (r *refCount) value() any { return r.n }
+
+// refSum is SumAggFunction, or SumWithRetractAggFunction when withRetract.
+type refSum struct {
+	t           engine.TypeID
+	withRetract bool
+	sum         any
+	count       int64
+}
+
+func (r *refSum) accumulate(v any) {
+	if v == nil {
+		return
+	}
+	if r.sum == nil {
+		r.sum = v
+	} else {
+		r.sum = jAdd(r.t, r.sum, v)
+	}
+	r.count++
+}
+
+func (r *refSum) retract(v any) {
+	if v == nil {
+		return
+	}
+	if r.sum == nil {
+		r.sum = jSub(r.t, zero(r.t), v)
+	} else {
+		r.sum = jSub(r.t, r.sum, v)
+	}
+	r.count--
+}
+
+func (r *refSum) value() any {
+	if r.withRetract && r.count == 0 {
+		return nil
+	}
+	return r.sum
+}
+
+// refAvg is AvgAggFunction: BIGINT or DOUBLE sum, BIGINT count, cast(sum / count).
+type refAvg struct {
+	t     engine.TypeID
+	isum  int64
+	fsum  float64
+	count int64
+}
+
+func (r *refAvg) accumulate(v any) {
+	if v == nil {
+		return
+	}
+	switch x := v.(type) {
+	case float32:
+		r.fsum += float64(x)
+	case float64:
+		r.fsum += x
+	default:
+		r.isum += x.(int64)
+	}
+	r.count++
+}
+
+func (r *refAvg) retract(v any) {
+	if v == nil {
+		return
+	}
+	switch x := v.(type) {
+	case float32:
+		r.fsum -= float64(x)
+	case float64:
+		r.fsum -= x
+	default:
+		r.isum -= x.(int64)
+	}
+	r.count--
+}
+
+func (r *refAvg) value() any {
+	if r.count == 0 {
+		return nil
+	}
+	switch r.t {
+	case engine.Float:
+		return float32(r.fsum / float64(r.count))
+	case engine.Double:
+		return r.fsum / float64(r.count)
+	}
+	return wrap(r.t, r.isum/r.count)
+}
+
+// refMinMax is the declarative MinAggFunction / MaxAggFunction (retract does nothing).
+type refMinMax struct {
+	max bool
+	v   any
+}
+
+func (r *refMinMax) accumulate(v any) {
+	if v == nil {
+		return
+	}
+	if r.v == nil || (r.max && jGreater(v, r.v)) || (!r.max && jLess(v, r.v)) {
+		r.v = v
+	}
+}
+func (r *refMinMax) retract(any)  {}
+func (r *refMinMax) value() any { return r.v }
+
+// refMinMaxRetract is MinWithRetractAggFunction / MaxWithRetractAggFunction.
+type refMinMaxRetract struct {
+	max     bool
+	min     any
+	mapSize int64
+	keys    map[int64]any
+	counts  map[int64]int64
+}
+
+func (r *refMinMaxRetract) better(cur, v any) bool {
+	if r.max {
+		return jCompareTo(cur, v) < 0
+	}
+	return jCompareTo(cur, v) > 0
+}
+
+func (r *refMinMaxRetract) accumulate(v any) {
+	if v == nil {
+		return
+	}
+	if r.mapSize == 0 || r.better(r.min, v) {
+		r.min = v
+	}
+	k := jBits(v)
+	count := r.counts[k] + 1
+	if count == 0 {
+		delete(r.counts, k)
+		delete(r.keys, k)
+	} else {
+		if _, ok := r.keys[k]; !ok {
+			r.keys[k] = v
+		}
+		r.counts[k] = count
+	}
+	if count == 1 {
+		r.mapSize++
+	}
+}
+
+func (r *refMinMaxRetract) retract(v any) {
+	if v == nil {
+		return
+	}
+	k := jBits(v)
+	count := r.counts[k] - 1
+	if count == 0 {
+		delete(r.counts, k)
+		delete(r.keys, k)
+		r.mapSize--
+		if r.mapSize == 0 {
+			r.min = nil
+			return
+		}
+		if r.min != nil && jBits(v) == jBits(r.min) {
+			hasMin := false
+			for _, key := range r.keys {
+				if !hasMin || r.better(r.min, key) {
+					r.min = key
+					hasMin = true
+				}
+			}
+			if !hasMin {
+				r.mapSize = 0
+				r.min = nil
+			}
+		}
+	} else {
+		if _, ok := r.keys[k]; !ok {
+			r.keys[k] = v
+		}
+		r.counts[k] = count
+	}
+}
+
+func (r *refMinMaxRetract) value() any {
+	if r.mapSize > 0 {
+		return r.min
+	}
+	return nil
+}
+
+// refGroupAgg is GroupAggFunction.processElement with the record counter of §2.3.
+type refGroupAgg struct {
+	spec  *engine.Spec
+	state map[string][]refAgg // key → accumulators, plus the count1 last when retracting
+}
+
+func newRefGroupAgg(spec *engine.Spec) *refGroupAgg {
+	return &refGroupAgg{spec: spec, state: map[string][]refAgg{}}
+}
+
+func (r *refGroupAgg) create() []refAgg {
+	var accs []refAgg
+	for _, c := range r.spec.Aggs {
+		var a refAgg
+		var t engine.TypeID
+		if len(c.Args) > 0 {
+			t = r.spec.InputTypes[c.Args[0]].ID
+		}
+		switch c.Func {
+		case "COUNT":
+			a = &refCount{star: len(c.Args) == 0}
+		case "SUM":
+			a = &refSum{t: t, withRetract: c.Retract}
+		case "AVG":
+			a = &refAvg{t: t}
+		case "MIN", "MAX":
+			if c.Retract {
+				a = &refMinMaxRetract{max: c.Func == "MAX", keys: map[int64]any{}, counts: map[int64]int64{}}
+			} else {
+				a = &refMinMax{max: c.Func == "MAX"}
+			}
+		}
+		accs = append(accs, a)
+	}
+	if r.spec.NeedRetraction {
+		accs = append(accs, &refCount{star: true})
+	}
+	return accs
+}
+
+func (r *refGroupAgg) values(accs []refAgg) []any {
+	var out []any
+	for _, a := range accs[:len(r.spec.Aggs)] {
+		out = append(out, a.value())
+	}
+	return out
+}
+
+func (r *refGroupAgg) process(row []any, kind engine.RowKind) []enginetest.Row {
+	var keyVals []any
+	for _, k := range r.spec.Keys {
+		keyVals = append(keyVals, row[k])
+	}
+	key := keyString(keyVals)
+	accumulate := engine.IsAccumulate(kind)
+	accs, ok := r.state[key]
+	first := false
+	if !ok {
+		if !accumulate {
+			return nil
+		}
+		first = true
+		accs = r.create()
+	}
+	prev := r.values(accs)
+	for i, a := range accs {
+		var v any
+		if i < len(r.spec.Aggs) && len(r.spec.Aggs[i].Args) > 0 {
+			v = row[r.spec.Aggs[i].Args[0]]
+		}
+		if accumulate {
+			a.accumulate(v)
+		} else {
+			a.retract(v)
+		}
+	}
+	next := r.values(accs)
+	out := func(k engine.RowKind, vals []any) enginetest.Row {
+		return enginetest.Row{Kind: k, Values: append(append([]any(nil), keyVals...), vals...)}
+	}
+	countZero := r.spec.NeedRetraction && accs[len(accs)-1].value().(int64) == 0
+	if !countZero {
+		r.state[key] = accs
+		if first {
+			return []enginetest.Row{out(engine.Insert, next)}
+		}
+		equal := true
+		for i := range prev {
+			if !jPrimEq(prev[i], next[i]) {
+				equal = false
+			}
+		}
+		if equal {
+			return nil
+		}
+		var rows []enginetest.Row
+		if r.spec.GenerateUpdateBefore {
+			rows = append(rows, out(engine.UpdateBefore, prev))
+		}
+		return append(rows, out(engine.UpdateAfter, next))
+	}
+	delete(r.state, key)
+	if first {
+		return nil
+	}
+	return []enginetest.Row{out(engine.Delete, prev)}
+}
+
+// keyString identifies a key by its values' exact bits (Flink keys compare BinaryRowData bytes).
+func keyString(vals []any) string {
+	s := ""
+	for _, v := range vals {
+		switch x := v.(type) {
+		case float32:
+			s += "f" + enginetest.Format(math.Float32bits(x))
+		case float64:
+			s += "d" + enginetest.Format(math.Float64bits(x))
+		default:
+			s += "v" + enginetest.Format(v)
+		}
+		s += "|"
+	}
+	return s
+}

@@ -1,0 +1,104 @@
+package agg
+
+import (
+	"unsafe"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// number is the scalar physical type of a numeric aggregate argument or result.
+type number interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~float32 | ~float64
+}
+
+// rowValues records, for each row of the current batch, an aggregate's value before (prev) and
+// after (next) the row was folded. The group aggregate emits -U/-D rows from prev and +I/+U rows
+// from next. Owned by one accumulator, reused across batches.
+type rowValues[T number] struct {
+	prev, next         []T
+	prevNull, nextNull []bool
+}
+
+func (v *rowValues[T]) reset(n int) {
+	v.prev = resize(v.prev, n)
+	v.next = resize(v.next, n)
+	v.prevNull = resize(v.prevNull, n)
+	v.nextNull = resize(v.nextNull, n)
+	clear(v.prevNull)
+	clear(v.nextNull)
+}
+
+// write fills output rows j with the value before (usePrev[j]) or after row src[j].
+func (v *rowValues[T]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
+	dst := engine.OutValues[T](out)
+	for j, i := range src {
+		val, null := v.next[i], v.nextNull[i]
+		if usePrev[j] {
+			val, null = v.prev[i], v.prevNull[i]
+		}
+		if null {
+			out.SetNull(j)
+			continue
+		}
+		dst[j] = val
+	}
+}
+
+// resize returns s with length n, reusing its array when it is large enough. Contents are not
+// cleared.
+func resize[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n, n+n/4)
+}
+
+// extend grows per-group state s to n entries; new entries are zero.
+func extend[T any](s []T, n int) []T {
+	for len(s) < n {
+		var zero T
+		s = append(s, zero)
+	}
+	return s
+}
+
+// bitsOf returns the bits of x as Java's Double.doubleToLongBits / Float.floatToIntBits would,
+// sign-extended to 64 bits: NaN collapses to the canonical NaN; integers return their value.
+// Equal bits mean Java's equals() holds for the boxed values.
+func bitsOf[T number](x T) int64 {
+	size := unsafe.Sizeof(x)
+	if x != x { // NaN
+		if size == 4 {
+			return 0x7fc00000
+		}
+		return 0x7ff8000000000000
+	}
+	switch size {
+	case 8:
+		return *(*int64)(unsafe.Pointer(&x))
+	case 4:
+		return int64(*(*int32)(unsafe.Pointer(&x)))
+	case 2:
+		return int64(*(*int16)(unsafe.Pointer(&x)))
+	}
+	return int64(*(*int8)(unsafe.Pointer(&x)))
+}
+
+// compare is Java's compareTo for the boxed values: numeric order for integers, and for
+// floating point Double.compare's total order (-0.0 < 0.0, NaN above +Inf, NaN equal to NaN).
+func compare[T number](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	ab, bb := bitsOf(a), bitsOf(b)
+	switch {
+	case ab == bb:
+		return 0
+	case ab < bb:
+		return -1
+	}
+	return 1
+}

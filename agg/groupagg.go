@@ -121,11 +121,11 @@ func (g *GroupAggregate) Process(in *engine.Batch, _ int64, out *engine.OutBatch
 	for _, c := range g.calls {
 		c.fold(in, g.gids, g.changed)
 	}
-	g.emit(in, out)
+	err := g.emit(in, out)
 	for _, id := range g.table.EndBatch() {
 		g.resetGroup(id)
 	}
-	return nil
+	return err
 }
 
 // resolveGroups is the sequential pass: it maps each row to its group, creating groups on the
@@ -188,7 +188,7 @@ func (g *GroupAggregate) resetGroup(id int32) {
 }
 
 // emit decides each row's output rows and writes the output batch.
-func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) {
+func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 	g.src, g.usePrev, g.outKinds = g.src[:0], g.usePrev[:0], g.outKinds[:0]
 	add := func(i int, prev bool, k engine.RowKind) {
 		g.src = append(g.src, int32(i))
@@ -214,7 +214,7 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) {
 	rows := len(g.src)
 	if rows == 0 {
 		out.Len = 0
-		return
+		return nil
 	}
 	for k, c := range g.keyCols {
 		g.varBytes[k] = 0
@@ -222,7 +222,9 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) {
 			g.varBytes[k] = engine.GatherBytes(&in.Cols[c], g.src)
 		}
 	}
-	out.Init(g.outTypes, rows, g.varBytes)
+	if err := out.Init(g.outTypes, rows, g.varBytes); err != nil {
+		return err
+	}
 	for k, c := range g.keyCols {
 		engine.Gather(&out.Cols[k], &in.Cols[c], g.src)
 	}
@@ -231,6 +233,7 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) {
 	}
 	copy(out.Kinds(), g.outKinds)
 	out.Finish()
+	return nil
 }
 
 // Advance implements engine.Operator; a group aggregate without TTL has no timers.

@@ -258,8 +258,8 @@ func (r *refMinMax) accumulate(v any) {
 		r.v = v
 	}
 }
-func (r *refMinMax) retract(any)  {}
-func (r *refMinMax) value() any { return r.v }
+func (r *refMinMax) retract(any) {}
+func (r *refMinMax) value() any  { return r.v }
 
 // refMinMaxRetract is MinWithRetractAggFunction / MaxWithRetractAggFunction.
 type refMinMaxRetract struct {

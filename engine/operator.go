@@ -4,7 +4,8 @@ package engine
 // An operator is used by one thread at a time. Input batches are views valid only during the
 // call; output goes into out, whose memory comes from out's Allocator and belongs to the caller.
 // An operator validates its whole input before it changes any state, so a returned error leaves
-// its state as it was.
+// its state as it was — except an error wrapping ErrMemory, after which the operator must be
+// closed (the host restarts from its last checkpoint).
 type Operator interface {
 	// Output lists the output columns, without the RowKind column.
 	Output() []Field

@@ -1,13 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"math/bits"
 	"unsafe"
 )
 
 // Allocator provides the memory of output batches. Alloc returns n zeroed bytes aligned to 8
-// bytes that stay valid after the call that produced the batch returns; the C ABI backs it with
-// C memory handed to the JVM, tests with the Go heap.
+// bytes that stay valid after the call that produced the batch returns, or nil when memory is
+// exhausted; the C ABI backs it with C memory handed to the JVM, tests with the Go heap.
 type Allocator interface {
 	Alloc(n int) []byte
 }
@@ -39,8 +40,8 @@ type OutBatch struct {
 
 // Init lays out a batch of rows rows for the given column types (the RowKind column is added
 // last) and allocates it from o.Alloc. varBytes[i] is the total UTF-8 size of VARCHAR column i (ignored for
-// other types). With rows == 0 nothing is allocated.
-func (o *OutBatch) Init(types []Type, rows int, varBytes []int) {
+// other types). With rows == 0 nothing is allocated. The error wraps ErrMemory.
+func (o *OutBatch) Init(types []Type, rows int, varBytes []int) error {
 	n := len(types) + 1
 	if cap(o.Cols) < n {
 		o.Cols = make([]OutColumn, n)
@@ -51,7 +52,7 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) {
 		for i := range o.Cols {
 			o.Cols[i] = OutColumn{}
 		}
-		return
+		return nil
 	}
 	bitmap := (rows + 63) / 64 * 8
 	size := 0
@@ -70,6 +71,10 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) {
 	}
 	size += pad8(rows)
 	o.Slab = o.Alloc.Alloc(size)
+	if o.Slab == nil {
+		o.Len = 0
+		return fmt.Errorf("%w: cannot allocate %d bytes for an output batch of %d rows", ErrMemory, size, rows)
+	}
 	slab := o.Slab
 	take := func(n int) []byte {
 		b := slab[:n:n]
@@ -97,6 +102,7 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) {
 		}
 	}
 	o.Cols[n-1] = OutColumn{Type: Type{ID: TinyInt}, Data: take(rows)}
+	return nil
 }
 
 // Kinds returns the RowKind column's bytes.

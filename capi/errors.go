@@ -1,0 +1,72 @@
+package main
+
+/*
+#include "ferry.h"
+#include "cabi.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// poison holds the message of the first recovered panic; once set, every call fails.
+var poison atomic.Pointer[string]
+
+// errState marks a call that is not valid now (FERRY_ESTATE).
+var errState = errors.New("invalid state")
+
+// call runs one export: it refuses to run when the library is poisoned, converts a panic into
+// FERRY_EINTERNAL and poisons the library, and maps a returned error to its status code and a
+// "function: detail" message in *cerr.
+func call(name string, cerr *C.struct_FerryError, fn func() error) (code C.int32_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprintf("%s: internal error (Go panic): %v; the library is poisoned and every later call fails", name, r)
+			if poison.CompareAndSwap(nil, &msg) {
+				fmt.Fprintf(os.Stderr, "ferry: %s\n%s\n", msg, debug.Stack())
+			}
+			code = setError(cerr, C.FERRY_EINTERNAL, msg)
+		}
+	}()
+	if p := poison.Load(); p != nil {
+		return setError(cerr, C.FERRY_EPOISONED, name+": library poisoned by an earlier panic: "+*p)
+	}
+	err := fn()
+	if err == nil {
+		return C.FERRY_OK
+	}
+	return setError(cerr, codeOf(err), name+": "+err.Error())
+}
+
+func codeOf(err error) C.int32_t {
+	switch {
+	case errors.Is(err, engine.ErrInvalid):
+		return C.FERRY_EINVAL
+	case errors.Is(err, engine.ErrData):
+		return C.FERRY_EDATA
+	case errors.Is(err, engine.ErrUnsupported):
+		return C.FERRY_EUNSUPPORTED
+	case errors.Is(err, engine.ErrMemory):
+		return C.FERRY_ENOMEM
+	case errors.Is(err, errState):
+		return C.FERRY_ESTATE
+	}
+	return C.FERRY_EINTERNAL
+}
+
+func setError(cerr *C.struct_FerryError, code C.int32_t, msg string) C.int32_t {
+	if cerr != nil {
+		msg = strings.ToValidUTF8(msg, "?")
+		C.ferry_error_set(cerr, code, (*C.char)(unsafe.Pointer(unsafe.StringData(msg))), C.int64_t(len(msg)))
+	}
+	return code
+}

@@ -1,0 +1,116 @@
+// Command capi is libferry.so: the C ABI of include/ferry.h. It only translates calls — handles,
+// panic recovery, error structs, Arrow C structs — and leaves all work to the engine packages.
+// Build it with `go build -buildmode=c-shared` (see build.sh).
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include -O2 -Wall
+#include "ferry.h"
+#include "cabi.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// Version is the library version reported by ferry_version.
+const Version = "0.1.0"
+
+// abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
+const abiVersion = 1
+
+var _ = [1]struct{}{}[abiVersion-C.FERRY_ABI_VERSION] // compile error when they disagree
+
+var versionString = C.CString(fmt.Sprintf("ferry %s (abi %d)", Version, abiVersion))
+
+// testHooks enables the spec's test-only options (ferry_init "test_hooks").
+var testHooks atomic.Bool
+
+func init() {
+	if unsafe.Sizeof(engine.CArray{}) != C.sizeof_struct_ArrowArray {
+		panic("engine.CArray does not mirror struct ArrowArray")
+	}
+}
+
+func main() {}
+
+//export ferry_abi_version
+func ferry_abi_version() C.int32_t { return abiVersion }
+
+//export ferry_version
+func ferry_version() *C.ferry_cchar { return versionString }
+
+//export ferry_output_bytes_outstanding
+func ferry_output_bytes_outstanding() C.int64_t { return C.ferry_outstanding_load() }
+
+// initOptions are the JSON options of ferry_init.
+type initOptions struct {
+	MaxProcs         int    `json:"max_procs"`
+	MemoryLimitBytes int64  `json:"memory_limit_bytes"`
+	GCPercent        *int   `json:"gc_percent"`
+	CrashOutput      string `json:"crash_output"`
+	TestHooks        bool   `json:"test_hooks"`
+}
+
+var crashMu sync.Mutex
+var crashFile *os.File
+
+//export ferry_init
+func ferry_init(optionsJSON *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t {
+	return call("ferry_init", cerr, func() error {
+		var o initOptions
+		if optionsJSON != nil {
+			if err := strictJSON(C.GoString(optionsJSON), &o); err != nil {
+				return fmt.Errorf("%w: options: %v", engine.ErrInvalid, err)
+			}
+		}
+		if o.MaxProcs < 0 || o.MemoryLimitBytes < 0 {
+			return fmt.Errorf("%w: options: max_procs and memory_limit_bytes must not be negative", engine.ErrInvalid)
+		}
+		if o.CrashOutput != "" {
+			f, err := os.OpenFile(o.CrashOutput, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				return fmt.Errorf("%w: crash_output: %v", engine.ErrInvalid, err)
+			}
+			if err := debug.SetCrashOutput(f, debug.CrashOptions{}); err != nil {
+				f.Close()
+				return fmt.Errorf("%w: crash_output: %v", engine.ErrInvalid, err)
+			}
+			crashMu.Lock()
+			if crashFile != nil {
+				crashFile.Close()
+			}
+			crashFile = f
+			crashMu.Unlock()
+		}
+		debug.SetTraceback("all")
+		if o.MaxProcs > 0 {
+			runtime.GOMAXPROCS(o.MaxProcs)
+		}
+		if o.MemoryLimitBytes > 0 {
+			debug.SetMemoryLimit(o.MemoryLimitBytes)
+		}
+		if o.GCPercent != nil {
+			debug.SetGCPercent(*o.GCPercent)
+		}
+		testHooks.Store(o.TestHooks)
+		return nil
+	})
+}
+
+func strictJSON(s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

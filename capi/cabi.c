@@ -3,7 +3,7 @@
 
 #include "cabi.h"
 
-static int64_t outstanding; /* bytes of batch and blob memory handed out, not yet released */
+static int64_t outstanding; /* bytes of batch, schema and blob memory handed out, not yet released */
 
 int64_t ferry_outstanding_load(void) { return __atomic_load_n(&outstanding, __ATOMIC_RELAXED); }
 
@@ -28,11 +28,13 @@ typedef struct {
   int64_t refs;
   void* slab;
   int64_t slab_bytes;
+  int64_t block_bytes; /* the size of this allocation, also counted in ferry_outstanding */
 } owner;
 
 static void unref(owner* o) {
   if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0) {
     if (o->slab) ferry_slab_free(o->slab, o->slab_bytes);
+    account(-o->block_bytes);
     free(o);
   }
 }
@@ -67,6 +69,8 @@ int ferry_export_batch(struct ArrowArray* out, void* slab, int64_t slab_bytes, i
   o->refs = 1 + ncols;
   o->slab = slab;
   o->slab_bytes = slab_bytes;
+  o->block_bytes = (int64_t)size;
+  account((int64_t)size);
   struct ArrowArray* kids = (struct ArrowArray*)(block + sizeof(owner));
   struct ArrowArray** kidp = (struct ArrowArray**)(kids + ncols);
   const void** ptrs = (const void**)(kidp + ncols);
@@ -113,6 +117,8 @@ int ferry_export_schema(struct ArrowSchema* out, int32_t ncols, const char* cons
   if (!block) return -1;
   owner* o = (owner*)block;
   o->refs = 1 + ncols;
+  o->block_bytes = (int64_t)size;
+  account((int64_t)size);
   struct ArrowSchema* kids = (struct ArrowSchema*)(block + sizeof(owner));
   struct ArrowSchema** kidp = (struct ArrowSchema**)(kids + ncols);
   char* str = (char*)(kidp + ncols);

@@ -202,6 +202,7 @@ func ferry_operator_process(h C.FerryHandle, in *C.struct_ArrowArray, nowMs C.in
 			return fmt.Errorf("%w: input and output must not be NULL", engine.ErrInvalid)
 		}
 		return with(h, func(o *operator) error {
+			defer o.batch.Forget()
 			if err := o.importer.Import((*engine.CArray)(unsafe.Pointer(in)), &o.batch); err != nil {
 				return err
 			}
@@ -326,6 +327,9 @@ func ferry_operator_restore(h C.FerryHandle, keyGroup C.int32_t, data *C.ferry_c
 			return fmt.Errorf("%w: data is NULL or length %d negative", engine.ErrInvalid, length)
 		}
 		return with(h, func(o *operator) error {
+			if start, end := o.spec.KeyGroupRange(); int(keyGroup) < start || int(keyGroup) > end {
+				return fmt.Errorf("%w: key group %d outside this operator's range [%d, %d]", engine.ErrInvalid, keyGroup, start, end)
+			}
 			var blob []byte
 			if length > 0 {
 				blob = unsafe.Slice((*byte)(unsafe.Pointer(data)), int(length))

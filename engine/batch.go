@@ -101,6 +101,15 @@ type Batch struct {
 	Retracts bool
 }
 
+// Forget drops every view into the producer's memory, so nothing refers to a batch after the
+// call that imported it returns. The column slice is kept for reuse.
+func (b *Batch) Forget() {
+	for i := range b.Cols {
+		b.Cols[i] = Column{}
+	}
+	b.Kinds = nil
+}
+
 // Importer validates imported Arrow arrays against a declared schema and builds Batch views.
 // It owns scratch memory reused across batches; it is not safe for concurrent use.
 type Importer struct {

@@ -171,7 +171,9 @@ func TestGroupAggregateRejectsBeforeChangingState(t *testing.T) {
 	for k := int64(0); ; k++ {
 		b := enginetest.Batch(spec.InputTypes, [][]any{{k, int64(1)}}, []engine.RowKind{I}, enginetest.Options{})
 		enc := engine.NewKeyEncoder([]int{0}, spec.InputTypes)
-		enc.Encode(b)
+		if err := enc.Encode(b); err != nil {
+			t.Fatal(err)
+		}
 		if engine.KeyGroup(enc.Hash(0), 128) > 63 {
 			outside = k
 			break

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -108,7 +109,17 @@ func (g *GroupAggregate) Process(in *engine.Batch, _ int64, out *engine.OutBatch
 			}
 		}
 	}
-	g.keys.Encode(in)
+	for k, c := range g.keyCols {
+		// Each row emits at most two rows, each with a copy of its key; output offsets are int32.
+		if col := &in.Cols[c]; g.outTypes[k].ID == engine.Varchar && n > 0 {
+			if size := 2 * int64(col.Offs[col.Offset+n]-col.Offs[col.Offset]); size > math.MaxInt32 {
+				return fmt.Errorf("%w: key column %d may produce %d bytes of output, more than 2 GiB; send smaller batches", engine.ErrData, c, size)
+			}
+		}
+	}
+	if err := g.keys.Encode(in); err != nil {
+		return err
+	}
 	g.kgs = resize(g.kgs, n)
 	for i := range n {
 		kg, err := g.table.KeyGroupOf(g.keys.Hash(i))

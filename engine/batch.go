@@ -137,8 +137,11 @@ func (im *Importer) Import(root *CArray, b *Batch) error {
 	if root.NChildren != int64(n+1) {
 		return fmt.Errorf("%w: input batch has %d columns, want %d (%d declared + RowKind)", ErrData, root.NChildren, n+1, n)
 	}
-	if root.NullCount != 0 && bufferAt(root, 0) != nil {
-		return fmt.Errorf("%w: input batch: struct array has null rows", ErrData)
+	if v := bufferAt(root, 0); v != nil && root.NullCount != 0 && root.Length > 0 {
+		end := int(root.Offset + root.Length)
+		if root.NullCount > 0 || countNulls(unsafe.Slice((*byte)(v), (end+7)/8), int(root.Offset), end) > 0 {
+			return fmt.Errorf("%w: input batch: struct array has null rows", ErrData)
+		}
 	}
 	if root.Dictionary != nil {
 		return fmt.Errorf("%w: input batch: unexpected dictionary", ErrData)
@@ -207,6 +210,17 @@ func checkHeader(a *CArray, what string) error {
 	return nil
 }
 
+// countNulls counts the zero bits of the validity bitmap in [from, to).
+func countNulls(valid []byte, from, to int) int {
+	n := 0
+	for i := from; i < to; i++ {
+		if valid[i>>3]&(1<<(i&7)) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // bufferAt returns buffers[i] of a validated header with i < NBuffers.
 func bufferAt(a *CArray, i int) unsafe.Pointer {
 	return unsafe.Slice((*unsafe.Pointer)(a.Buffers), a.NBuffers)[i]
@@ -241,13 +255,22 @@ func (im *Importer) column(a *CArray, parentOff, rows, idx int, t Type, c *Colum
 	off := int(a.Offset) + parentOff
 	end := off + rows // elements the view may touch
 	*c = Column{Type: t, Offset: off}
-	if v := bufferAt(a, 0); v != nil && a.NullCount != 0 && rows > 0 {
-		if !t.Nullable {
-			return fmt.Errorf("%w: %s is declared NOT NULL but has a validity buffer with nulls", ErrData, name)
+	switch v := bufferAt(a, 0); {
+	case v == nil:
+		if a.NullCount > 0 {
+			return fmt.Errorf("%w: %s: null count %d but no validity buffer", ErrData, name, a.NullCount)
 		}
-		c.Valid = unsafe.Slice((*byte)(v), (end+7)/8)
-	} else if a.NullCount > 0 {
-		return fmt.Errorf("%w: %s: null count %d but no validity buffer", ErrData, name, a.NullCount)
+	case a.NullCount != 0 && rows > 0:
+		valid := unsafe.Slice((*byte)(v), (end+7)/8)
+		if !t.Nullable || a.NullCount < 0 {
+			// The count covers the child's whole array, not this window, or is unknown (-1).
+			if nulls := countNulls(valid, off, end); nulls == 0 {
+				break
+			} else if !t.Nullable {
+				return fmt.Errorf("%w: %s is declared NOT NULL but holds %d NULL values", ErrData, name, nulls)
+			}
+		}
+		c.Valid = valid
 	}
 	data := bufferAt(a, 1)
 	switch t.ID {

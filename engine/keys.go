@@ -1,6 +1,10 @@
 package engine
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
 
 // KeyEncoder encodes the grouping key of every row of a batch exactly as Flink's key selector
 // does (BinaryRowDataKeySelector: a generated projection into a BinaryRowData written by
@@ -52,20 +56,41 @@ func NewKeyEncoder(cols []int, types []Type) *KeyEncoder {
 	return e
 }
 
-// Encode encodes and hashes the keys of all rows of b.
-func (e *KeyEncoder) Encode(b *Batch) {
+// maxKeyBytes bounds the encoded keys of one batch: row offsets are int32, as in BinaryRowData.
+const maxKeyBytes = math.MaxInt32
+
+// Encode encodes and hashes the keys of all rows of b. It fails, before encoding anything, when
+// the batch's encoded keys would exceed 2 GiB.
+func (e *KeyEncoder) Encode(b *Batch) error {
 	rows := b.Len
 	e.offs = grow(e.offs, rows+1)
 	e.hashes = grow(e.hashes, rows)
-	base := int32(e.fixedSize + e.fixedVar)
+	base := int64(e.fixedSize + e.fixedVar)
+	total := base * int64(rows)
+	if e.hasVarchar {
+		for k, c := range e.cols {
+			if e.types[k].ID != Varchar {
+				continue
+			}
+			col := &b.Cols[c]
+			for i := 0; i < rows; i++ {
+				if l := col.Offs[col.Offset+i+1] - col.Offs[col.Offset+i]; l > 7 && !col.IsNull(i) {
+					total += int64(l+7) &^ 7
+				}
+			}
+		}
+	}
+	if total > maxKeyBytes {
+		return fmt.Errorf("%w: the batch's grouping keys take %d bytes, more than 2 GiB; send smaller batches", ErrData, total)
+	}
 	if !e.hasVarchar {
 		for i := 0; i <= rows; i++ {
-			e.offs[i] = int32(i) * base
+			e.offs[i] = int32(i) * int32(base)
 		}
 	} else {
 		e.offs[0] = 0
 		for i := 0; i < rows; i++ {
-			e.offs[i+1] = base
+			e.offs[i+1] = int32(base)
 		}
 		for k, c := range e.cols {
 			if e.types[k].ID != Varchar {
@@ -73,10 +98,8 @@ func (e *KeyEncoder) Encode(b *Batch) {
 			}
 			col := &b.Cols[c]
 			for i := 0; i < rows; i++ {
-				if !col.IsNull(i) {
-					if l := col.Offs[col.Offset+i+1] - col.Offs[col.Offset+i]; l > 7 {
-						e.offs[i+1] += (l + 7) &^ 7
-					}
+				if l := col.Offs[col.Offset+i+1] - col.Offs[col.Offset+i]; l > 7 && !col.IsNull(i) {
+					e.offs[i+1] += (l + 7) &^ 7
 				}
 			}
 		}
@@ -84,8 +107,8 @@ func (e *KeyEncoder) Encode(b *Batch) {
 			e.offs[i+1] += e.offs[i]
 		}
 	}
-	total := int(e.offs[rows])
-	e.buf = grow(e.buf, total)
+	size := int(e.offs[rows])
+	e.buf = grow(e.buf, size)
 	clear(e.buf)
 	if e.fixedVar > 0 || e.hasVarchar {
 		e.cursor = grow(e.cursor, rows)
@@ -99,6 +122,7 @@ func (e *KeyEncoder) Encode(b *Batch) {
 	for i := 0; i < rows; i++ {
 		e.hashes[i] = HashRow(e.buf[e.offs[i]:e.offs[i+1]])
 	}
+	return nil
 }
 
 // Key returns the encoded key of row i of the last encoded batch.

@@ -127,7 +127,9 @@ func TestKeyEncodingMatchesFlink(t *testing.T) {
 			keys[i] = i
 		}
 		enc := engine.NewKeyEncoder(keys, types)
-		enc.Encode(b)
+		if err := enc.Encode(b); err != nil {
+			t.Fatal(err)
+		}
 		for i, v := range vs {
 			if got := hex.EncodeToString(enc.Key(i)); got != v.Row {
 				t.Fatalf("[%s] row %d values %v:\n got  %s\n want %s", k, i, v.Values, got, v.Row)

@@ -40,7 +40,6 @@ func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, changed []bool) {
 			continue
 		}
 		pv, pn := a.value(g)
-		a.prev[i], a.prevNull[i] = pv, pn
 		if !col.IsNull(i) {
 			if engine.IsAccumulate(kinds[i]) {
 				a.sum[g] += S(vals[i])
@@ -51,10 +50,7 @@ func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, changed []bool) {
 			}
 		}
 		nv, nn := a.value(g)
-		a.next[i], a.nextNull[i] = nv, nn
-		if pn != nn || (!nn && pv != nv) {
-			changed[i] = true
-		}
+		a.record(i, pv, pn, nv, nn, changed)
 	}
 }
 

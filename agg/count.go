@@ -31,17 +31,16 @@ func (a *countAcc) fold(in *engine.Batch, gids []int32, changed []bool) {
 			continue
 		}
 		c := a.cnt[g]
-		a.prev[i] = c
+		n := c
 		if col == nil || !col.IsNull(i) {
 			if engine.IsAccumulate(kinds[i]) {
-				c++
+				n++
 			} else {
-				c--
+				n--
 			}
-			a.cnt[g] = c
-			changed[i] = true
+			a.cnt[g] = n
 		}
-		a.next[i] = c
+		a.record(i, c, false, n, false, changed)
 	}
 }
 

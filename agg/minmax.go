@@ -35,18 +35,12 @@ func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 			continue
 		}
 		pv, pn := a.val[g], !a.has[g]
-		a.prev[i], a.prevNull[i] = pv, pn
 		if !col.IsNull(i) && engine.IsAccumulate(kinds[i]) {
 			if v := vals[i]; pn || (a.max && v > pv) || (!a.max && v < pv) {
 				a.val[g], a.has[g] = v, true
 			}
 		}
-		nv, nn := a.val[g], !a.has[g]
-		a.next[i], a.nextNull[i] = nv, nn
-		// Flink's equaliser compares with Java's ==: NaN differs from itself, -0.0 equals 0.0.
-		if pn != nn || (!nn && pv != nv) {
-			changed[i] = true
-		}
+		a.record(i, pv, pn, a.val[g], !a.has[g], changed)
 	}
 }
 

@@ -65,7 +65,6 @@ func (a *minMaxRetractAcc[T]) fold(in *engine.Batch, gids []int32, changed []boo
 			continue
 		}
 		pv, pn := a.value(g)
-		a.prev[i], a.prevNull[i] = pv, pn
 		if !col.IsNull(i) {
 			if engine.IsAccumulate(kinds[i]) {
 				a.accumulate(g, vals[i])
@@ -74,11 +73,7 @@ func (a *minMaxRetractAcc[T]) fold(in *engine.Batch, gids []int32, changed []boo
 			}
 		}
 		nv, nn := a.value(g)
-		a.next[i], a.nextNull[i] = nv, nn
-		// Flink's equaliser compares with Java's ==: NaN differs from itself, -0.0 equals 0.0.
-		if pn != nn || (!nn && pv != nv) {
-			changed[i] = true
-		}
+		a.record(i, pv, pn, nv, nn, changed)
 	}
 }
 

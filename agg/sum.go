@@ -50,7 +50,6 @@ func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 			continue
 		}
 		pv, pn := a.value(g)
-		a.prev[i], a.prevNull[i] = pv, pn
 		if !col.IsNull(i) {
 			v := vals[i]
 			if engine.IsAccumulate(kinds[i]) {
@@ -70,11 +69,7 @@ func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 			}
 		}
 		nv, nn := a.value(g)
-		a.next[i], a.nextNull[i] = nv, nn
-		// Flink's equaliser compares with Java's ==: NaN differs from itself, -0.0 equals 0.0.
-		if pn != nn || (!nn && pv != nv) {
-			changed[i] = true
-		}
+		a.record(i, pv, pn, nv, nn, changed)
 	}
 }
 

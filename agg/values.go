@@ -28,6 +28,16 @@ func (v *rowValues[T]) reset(n int) {
 	clear(v.nextNull)
 }
 
+// record stores row i's values before (pv, pn = NULL) and after (nv, nn) folding, and flags the
+// row as changed when Flink's equaliser would: it compares with Java's ==, so NaN differs from
+// itself and -0.0 equals 0.0.
+func (v *rowValues[T]) record(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
+	v.prev[i], v.prevNull[i], v.next[i], v.nextNull[i] = pv, pn, nv, nn
+	if pn != nn || (!nn && pv != nv) {
+		changed[i] = true
+	}
+}
+
 // write fills output rows j with the value before (usePrev[j]) or after row src[j].
 func (v *rowValues[T]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
 	dst := engine.OutValues[T](out)

@@ -27,7 +27,7 @@ type KeyEncoder struct {
 	headerSize int
 	fixedSize  int
 	fixedVar   int  // variable-part bytes every row reserves (non-compact DECIMAL/TIMESTAMP)
-	hasVarchar bool // row sizes vary
+	hasVarchar bool // some key field is VARCHAR
 
 	buf    []byte  // encoded keys of the current batch, back to back
 	offs   []int32 // row i is buf[offs[i]:offs[i+1]]
@@ -65,47 +65,30 @@ func (e *KeyEncoder) Encode(b *Batch) error {
 	rows := b.Len
 	e.offs = grow(e.offs, rows+1)
 	e.hashes = grow(e.hashes, rows)
-	base := int64(e.fixedSize + e.fixedVar)
-	total := base * int64(rows)
-	if e.hasVarchar {
-		for k, c := range e.cols {
-			if e.types[k].ID != Varchar {
-				continue
-			}
-			col := &b.Cols[c]
-			for i := 0; i < rows; i++ {
-				if l := col.Offs[col.Offset+i+1] - col.Offs[col.Offset+i]; l > 7 && !col.IsNull(i) {
-					total += int64(l+7) &^ 7
-				}
+	base := int32(e.fixedSize + e.fixedVar)
+	for i := 0; i < rows; i++ {
+		e.offs[i+1] = base
+	}
+	total := int64(base) * int64(rows)
+	for k, c := range e.cols {
+		if e.types[k].ID != Varchar {
+			continue
+		}
+		col := &b.Cols[c]
+		for i := 0; i < rows; i++ {
+			if l := col.Offs[col.Offset+i+1] - col.Offs[col.Offset+i]; l > 7 && !col.IsNull(i) {
+				padded := (l + 7) &^ 7
+				e.offs[i+1] += padded // may wrap; total decides before offs is used
+				total += int64(padded)
 			}
 		}
 	}
 	if total > maxKeyBytes {
 		return fmt.Errorf("%w: the batch's grouping keys take %d bytes, more than 2 GiB; send smaller batches", ErrData, total)
 	}
-	if !e.hasVarchar {
-		for i := 0; i <= rows; i++ {
-			e.offs[i] = int32(i) * int32(base)
-		}
-	} else {
-		e.offs[0] = 0
-		for i := 0; i < rows; i++ {
-			e.offs[i+1] = int32(base)
-		}
-		for k, c := range e.cols {
-			if e.types[k].ID != Varchar {
-				continue
-			}
-			col := &b.Cols[c]
-			for i := 0; i < rows; i++ {
-				if l := col.Offs[col.Offset+i+1] - col.Offs[col.Offset+i]; l > 7 && !col.IsNull(i) {
-					e.offs[i+1] += (l + 7) &^ 7
-				}
-			}
-		}
-		for i := 0; i < rows; i++ {
-			e.offs[i+1] += e.offs[i]
-		}
+	e.offs[0] = 0
+	for i := 0; i < rows; i++ {
+		e.offs[i+1] += e.offs[i]
 	}
 	size := int(e.offs[rows])
 	e.buf = grow(e.buf, size)

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Ferry build and test entry point.
-#   ./build.sh            build build/libferry.so (and check its exports against include/ferry.h)
+#   ./build.sh            build build/libferry.so (and check its exports against include/ferry.h),
+#                         then the JNI glue into build/native/linux-x86_64/ when a JDK is found
 #   ./build.sh test       vet, Go tests (race on pure packages, cgocheck2 on capi), C harness
-#                         under valgrind, short fuzz runs
-#   ./build.sh demo       run the C harness demo scenario
+#                         under valgrind, short fuzz runs, the JVM wrapper's Maven tests
+#   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses
+#   ./build.sh demo       build everything and run examples/nexmark-groupby.sql in compare mode
 #   ./build.sh bench      Go benchmarks of the group aggregate (direct and through the C ABI)
+#   ./build.sh jni        build, then the JVM wrapper's tests (cd jni && mvn test)
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -40,10 +43,35 @@ build_harness() {
     -L"$(dirname "$lib")" -l:"$(basename "$lib")" -Wl,-rpath,"$(dirname "$lib")"
 }
 
+# The JNI glue of jni/ (jni/src/main/c/ferry_jni.c) next to a copy of libferry.so, in the layout
+# the jar carries as resources: build/native/linux-x86_64/{libferry.so,libferry_jni.so}. The glue
+# finds libferry.so through its $ORIGIN rpath. Needs a JDK: JAVA_HOME, or javac on PATH.
+build_jni_glue() {
+  local java_home=${JAVA_HOME:-}
+  if [ -z "$java_home" ] && command -v javac >/dev/null 2>&1; then
+    java_home=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
+  fi
+  if [ -z "$java_home" ] || [ ! -f "$java_home/include/jni.h" ]; then
+    echo "no JDK (JAVA_HOME or javac on PATH): skipping the JNI glue"
+    return 0
+  fi
+  local dir=$OUT/native/linux-x86_64
+  mkdir -p "$dir"
+  # copy and rename: a JVM that still maps the old file keeps its inode
+  cp "$OUT/libferry.so" "$dir/.libferry.so.tmp" && mv -f "$dir/.libferry.so.tmp" "$dir/libferry.so"
+  gcc -std=c11 -fPIC -shared -O2 -Wall -Werror -fvisibility=hidden \
+    -Iinclude -I"$java_home/include" -I"$java_home/include/linux" \
+    jni/src/main/c/ferry_jni.c -o "$dir/libferry_jni.so" \
+    -L"$OUT" -l:libferry.so -Wl,-rpath,'$ORIGIN'
+  echo "build/native/linux-x86_64/libferry_jni.so (JDK $java_home)"
+}
+
 cmd_build() {
   log "build/libferry.so"
   build_lib "$OUT/libferry.so"
   echo "exports match include/ferry.h ($(abi_functions | wc -l) functions)"
+  log "build/native/linux-x86_64 (JNI glue)"
+  build_jni_glue
 }
 
 cmd_test() {
@@ -67,13 +95,27 @@ cmd_test() {
     "$OUT/ferry_harness"
   log "fuzz (short)"
   GOEXPERIMENT=cgocheck2 go test -run '^$' -fuzz FuzzProcess -fuzztime "${FUZZTIME:-20s}" ./capi/
+  log "JVM wrapper: Maven test suite against Flink 2.3.0"
+  mvn_ test
   log "all tests passed"
 }
 
-cmd_demo() {
+# Maven, online unless MVN_OFFLINE is set (for machines whose ~/.m2 already holds everything).
+mvn_() {
+  (cd jni && mvn -B -q $( [ -n "${MVN_OFFLINE:-}" ] && echo -o ) "$@")
+}
+
+cmd_jar() {
   cmd_build
-  build_harness "$OUT/libferry.so" "$OUT/ferry_harness"
-  "$OUT/ferry_harness" demo
+  log "jni/target/ferry-flink-0.1.0.jar"
+  mvn_ -DskipTests package
+  mvn_ dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=compile
+}
+
+cmd_demo() {
+  cmd_jar
+  log "./ferry sql examples/nexmark-groupby.sql --mode compare"
+  ./ferry sql examples/nexmark-groupby.sql --mode compare --max-rows 8
 }
 
 cmd_bench() {
@@ -83,7 +125,9 @@ cmd_bench() {
 case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
+  jar) cmd_jar ;;
   demo) cmd_demo ;;
   bench) cmd_bench ;;
-  *) echo "usage: $0 [build|test|demo|bench]" >&2; exit 2 ;;
+  jni) cmd_build; mvn_ test ;;
+  *) echo "usage: $0 [build|test|jar|demo|bench|jni]" >&2; exit 2 ;;
 esac

@@ -7,13 +7,15 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// numericCall builds the accumulator of SUM, AVG, MIN or MAX over the numeric type T, whose AVG
+// numericCall builds the accumulator of SUM, SUM0, AVG, MIN or MAX over the numeric type T, whose AVG
 // sums in S. This is the whole (aggregate, type) table for numeric arguments: one generic kernel
 // per aggregate kind, instantiated per physical type.
 func numericCall[T number, S int64 | float64](fn string, col int, retract bool) accumulator {
 	switch fn {
 	case "SUM":
 		return &sumAcc[T]{col: col, retract: retract}
+	case "SUM0":
+		return &sum0Acc[T]{col: col}
 	case "AVG":
 		return &avgAcc[T, S]{col: col}
 	case "MIN", "MAX":
@@ -34,14 +36,14 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool) accu
 	engine.Double:   numericCall[float64, float64],
 }
 
-// Support reports whether Ferry runs aggregate fn (COUNT, SUM, AVG, MIN, MAX) over an argument
+// Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX) over an argument
 // of type arg natively. The error wraps engine.ErrUnsupported and reads like
 // "AVG over DECIMAL(10, 2): not native yet".
 func Support(fn string, arg engine.Type) error {
 	switch fn {
 	case "COUNT":
 		return nil
-	case "SUM", "AVG", "MIN", "MAX":
+	case "SUM", "SUM0", "AVG", "MIN", "MAX":
 		if _, ok := numericCalls[arg.ID]; ok {
 			return nil
 		}
@@ -69,7 +71,7 @@ func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine
 			col = call.Args[0]
 		}
 		return &countAcc{col: col}, engine.Field{Name: name, Type: engine.Type{ID: engine.BigInt}}, nil
-	case "SUM", "AVG", "MIN", "MAX":
+	case "SUM", "SUM0", "AVG", "MIN", "MAX":
 	default:
 		return nil, engine.Field{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)
 	}
@@ -86,6 +88,6 @@ func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine
 		return nil, engine.Field{}, fmt.Errorf("%w: spec: %s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
 	}
 	out := arg
-	out.Nullable = true
+	out.Nullable = fn != "SUM0" // $SUM0 starts at 0 and is never NULL
 	return numericCalls[arg.ID](fn, col, call.Retract), engine.Field{Name: name, Type: out}, nil
 }

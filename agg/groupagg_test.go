@@ -90,7 +90,7 @@ func randomScenario(seed uint64) scenario {
 	needRetraction := r.IntN(2) == 0
 	var aggs []engine.AggCall
 	for i := range 1 + r.IntN(5) {
-		fn := []string{"COUNT", "SUM", "AVG", "MIN", "MAX"}[r.IntN(5)]
+		fn := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0"}[r.IntN(6)]
 		call := engine.AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}
 		if fn == "SUM" && needRetraction {
 			call.Retract = true

@@ -193,6 +193,26 @@ func (r *refSum) value() any {
 	return r.sum
 }
 
+// refSum0 is Sum0AggFunction: starts at 0, NULLs ignored, never NULL.
+type refSum0 struct {
+	t   engine.TypeID
+	sum any
+}
+
+func (r *refSum0) accumulate(v any) {
+	if v != nil {
+		r.sum = jAdd(r.t, r.sum, v)
+	}
+}
+
+func (r *refSum0) retract(v any) {
+	if v != nil {
+		r.sum = jSub(r.t, r.sum, v)
+	}
+}
+
+func (r *refSum0) value() any { return r.sum }
+
 // refAvg is AvgAggFunction: BIGINT or DOUBLE sum, BIGINT count, cast(sum / count).
 type refAvg struct {
 	t     engine.TypeID
@@ -365,6 +385,8 @@ func (r *refGroupAgg) create() []refAgg {
 			a = &refCount{star: len(c.Args) == 0}
 		case "SUM":
 			a = &refSum{t: t, withRetract: c.Retract}
+		case "SUM0":
+			a = &refSum0{t: t, sum: zero(t)}
 		case "AVG":
 			a = &refAvg{t: t}
 		case "MIN", "MAX":

@@ -1,0 +1,284 @@
+/*
+ * ferry_jni.c — the JNI glue between io.ferrystream.ferry.nativelib.FerryNative and libferry.so.
+ *
+ * Go never sees JNI: every native method here calls one ferry_* function of include/ferry.h and
+ * translates its result. For every call the glue
+ *  - zero-initialises the FerryError and memsets every output struct (ArrowArray, ArrowSchema,
+ *    FerryBlob) before the call (go-in-jvm.md §11: output structs must be zeroed);
+ *  - on a non-zero status throws FerryException(code, message) built from the native message,
+ *    and always calls err.release.
+ * Struct addresses come from arrow-java (ArrowArray/ArrowSchema.memoryAddress()); 0 means NULL.
+ * The natives are bound with RegisterNatives in JNI_OnLoad, so the library exports only
+ * JNI_OnLoad and a signature mismatch fails at load time rather than at the first call.
+ */
+#include <jni.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ferry.h"
+
+#define NATIVE_CLASS "io/ferrystream/ferry/nativelib/FerryNative"
+#define EXCEPTION_CLASS "io/ferrystream/ferry/nativelib/FerryException"
+
+static jclass g_exception_class;      /* global ref to FerryException */
+static jmethodID g_exception_factory; /* static FerryException fromNative(int, byte[]) */
+
+/* Throws FerryException(code, message); message is UTF-8 (not JNI's modified UTF-8, so it is
+ * handed to Java as bytes and decoded there). Leaves any already pending exception alone. */
+static void throw_ferry(JNIEnv* env, jint code, const char* message) {
+  if ((*env)->ExceptionCheck(env)) return;
+  size_t len = message ? strlen(message) : 0;
+  jbyteArray bytes = (*env)->NewByteArray(env, (jsize)len);
+  if (bytes == NULL) return; /* OutOfMemoryError pending */
+  if (len > 0) (*env)->SetByteArrayRegion(env, bytes, 0, (jsize)len, (const jbyte*)message);
+  jobject ex = (*env)->CallStaticObjectMethod(env, g_exception_class, g_exception_factory, code, bytes);
+  (*env)->DeleteLocalRef(env, bytes);
+  if (ex == NULL || (*env)->ExceptionCheck(env)) return;
+  (*env)->Throw(env, (jthrowable)ex);
+  (*env)->DeleteLocalRef(env, ex);
+}
+
+/* Converts a failed status into a pending FerryException and releases err. Returns 1 when the
+ * status was an error. */
+static int check(JNIEnv* env, int32_t status, struct FerryError* err) {
+  if (status == FERRY_OK) {
+    if (err->release != NULL) err->release(err); /* never expected, but never leak */
+    return 0;
+  }
+  throw_ferry(env, status, err->message != NULL ? err->message : "ferry: error without a message");
+  if (err->release != NULL) err->release(err);
+  return 1;
+}
+
+/* Encodes a Java string as NUL-terminated standard UTF-8 (supplementary characters as 4 bytes,
+ * unpaired surrogates as U+FFFD) into *out, which the caller frees. Throws nothing: on failure it
+ * returns a FERRY_E* code and sets *why, so the caller can clean up (e.g. release an exported
+ * Arrow struct, whose release callback calls into Java) before throwing. */
+static int32_t utf8_of(JNIEnv* env, jstring s, char** out, const char** why) {
+  *out = NULL;
+  if (s == NULL) {
+    *why = "ferry_jni: string argument must not be null";
+    return FERRY_EINVAL;
+  }
+  jsize n = (*env)->GetStringLength(env, s);
+  jchar* u = malloc((size_t)n * sizeof(jchar) + 1);
+  char* buf = malloc((size_t)n * 3 + 1); /* a UTF-16 unit never needs more than 3 bytes */
+  if (u == NULL || buf == NULL) {
+    free(u);
+    free(buf);
+    *why = "ferry_jni: cannot allocate a string buffer";
+    return FERRY_ENOMEM;
+  }
+  (*env)->GetStringRegion(env, s, 0, n, u);
+  size_t k = 0;
+  for (jsize i = 0; i < n; i++) {
+    uint32_t c = u[i];
+    if (c == 0) {
+      free(u);
+      free(buf);
+      *why = "ferry_jni: string argument contains a NUL character";
+      return FERRY_EINVAL;
+    }
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n && u[i + 1] >= 0xDC00 && u[i + 1] <= 0xDFFF) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (u[i + 1] - 0xDC00);
+      i++;
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+      c = 0xFFFD;
+    }
+    if (c < 0x80) {
+      buf[k++] = (char)c;
+    } else if (c < 0x800) {
+      buf[k++] = (char)(0xC0 | (c >> 6));
+      buf[k++] = (char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      buf[k++] = (char)(0xE0 | (c >> 12));
+      buf[k++] = (char)(0x80 | ((c >> 6) & 0x3F));
+      buf[k++] = (char)(0x80 | (c & 0x3F));
+    } else {
+      buf[k++] = (char)(0xF0 | (c >> 18));
+      buf[k++] = (char)(0x80 | ((c >> 12) & 0x3F));
+      buf[k++] = (char)(0x80 | ((c >> 6) & 0x3F));
+      buf[k++] = (char)(0x80 | (c & 0x3F));
+    }
+  }
+  buf[k] = '\0';
+  free(u);
+  *out = buf;
+  return FERRY_OK;
+}
+
+static inline void* ptr_of(jlong addr) { return (void*)(intptr_t)addr; }
+
+/* ---- natives of FerryNative ---- */
+
+static jint n_abi_version(JNIEnv* env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return ferry_abi_version();
+}
+
+static jstring n_version(JNIEnv* env, jclass cls) {
+  (void)cls;
+  return (*env)->NewStringUTF(env, ferry_version()); /* static ASCII */
+}
+
+static void n_init(JNIEnv* env, jclass cls, jstring options) {
+  (void)cls;
+  char* json;
+  const char* why;
+  int32_t rc = utf8_of(env, options, &json, &why);
+  if (rc != FERRY_OK) {
+    throw_ferry(env, rc, why);
+    return;
+  }
+  struct FerryError err = {0};
+  int32_t st = ferry_init(json, &err);
+  free(json);
+  check(env, st, &err);
+}
+
+static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jlong schema_addr) {
+  (void)cls;
+  struct ArrowSchema* schema = ptr_of(schema_addr);
+  char* json;
+  const char* why;
+  int32_t rc = utf8_of(env, spec, &json, &why);
+  if (rc != FERRY_OK) {
+    /* The ABI consumes the schema on every path; keep that promise when we never got there.
+     * Release first: arrow-java's release callback calls into Java, which must not happen with
+     * an exception pending. */
+    if (schema != NULL && schema->release != NULL) schema->release(schema);
+    throw_ferry(env, rc, why);
+    return 0;
+  }
+  struct FerryError err = {0};
+  FerryHandle h = 0;
+  int32_t st = ferry_operator_open(json, schema, &h, &err);
+  free(json);
+  if (check(env, st, &err)) return 0;
+  return (jlong)h;
+}
+
+static void n_output_schema(JNIEnv* env, jclass cls, jlong h, jlong schema_addr) {
+  (void)cls;
+  struct ArrowSchema* out = ptr_of(schema_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  struct FerryError err = {0};
+  check(env, ferry_operator_output_schema((FerryHandle)h, out, &err), &err);
+}
+
+static jboolean n_process(JNIEnv* env, jclass cls, jlong h, jlong in_addr, jlong now_ms, jlong out_addr) {
+  (void)cls;
+  struct ArrowArray* out = ptr_of(out_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  struct FerryError err = {0};
+  int32_t st = ferry_operator_process((FerryHandle)h, ptr_of(in_addr), (int64_t)now_ms, out, &err);
+  if (check(env, st, &err)) return JNI_FALSE;
+  return out != NULL && out->release != NULL ? JNI_TRUE : JNI_FALSE;
+}
+
+static jboolean n_advance(JNIEnv* env, jclass cls, jlong h, jlong wm, jlong now_ms, jlong out_addr) {
+  (void)cls;
+  struct ArrowArray* out = ptr_of(out_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  struct FerryError err = {0};
+  int32_t st = ferry_operator_advance((FerryHandle)h, (int64_t)wm, (int64_t)now_ms, out, &err);
+  if (check(env, st, &err)) return JNI_FALSE;
+  return out != NULL && out->release != NULL ? JNI_TRUE : JNI_FALSE;
+}
+
+static jboolean n_flush(JNIEnv* env, jclass cls, jlong h, jlong now_ms, jlong out_addr) {
+  (void)cls;
+  struct ArrowArray* out = ptr_of(out_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  struct FerryError err = {0};
+  int32_t st = ferry_operator_flush((FerryHandle)h, (int64_t)now_ms, out, &err);
+  if (check(env, st, &err)) return JNI_FALSE;
+  return out != NULL && out->release != NULL ? JNI_TRUE : JNI_FALSE;
+}
+
+static jbyteArray n_snapshot(JNIEnv* env, jclass cls, jlong h, jint key_group) {
+  (void)cls;
+  struct FerryBlob blob;
+  memset(&blob, 0, sizeof blob);
+  struct FerryError err = {0};
+  int32_t st = ferry_operator_snapshot((FerryHandle)h, (int32_t)key_group, &blob, &err);
+  if (check(env, st, &err)) {
+    if (blob.release != NULL) blob.release(&blob);
+    return NULL;
+  }
+  jbyteArray result = NULL;
+  if (blob.length > (int64_t)INT32_MAX - 8) {
+    throw_ferry(env, FERRY_ENOMEM, "ferry_operator_snapshot: state blob larger than a Java byte[]");
+  } else if (blob.data != NULL && blob.length > 0) {
+    result = (*env)->NewByteArray(env, (jsize)blob.length);
+    if (result != NULL) {
+      (*env)->SetByteArrayRegion(env, result, 0, (jsize)blob.length, (const jbyte*)blob.data);
+    }
+  }
+  if (blob.release != NULL) blob.release(&blob);
+  return result; /* NULL: empty key group (or an exception is pending) */
+}
+
+static void n_restore(JNIEnv* env, jclass cls, jlong h, jint key_group, jbyteArray blob) {
+  (void)cls;
+  jbyte* data = NULL;
+  jsize len = 0;
+  if (blob != NULL) {
+    len = (*env)->GetArrayLength(env, blob);
+    /* Not the critical variant: decoding may take a while and must not stall the GC. */
+    data = (*env)->GetByteArrayElements(env, blob, NULL);
+    if (data == NULL) return; /* OutOfMemoryError pending */
+  }
+  struct FerryError err = {0};
+  int32_t st = ferry_operator_restore((FerryHandle)h, (int32_t)key_group, (const uint8_t*)data, (int64_t)len, &err);
+  if (data != NULL) (*env)->ReleaseByteArrayElements(env, blob, data, JNI_ABORT);
+  check(env, st, &err);
+}
+
+static void n_close(JNIEnv* env, jclass cls, jlong h) {
+  (void)cls;
+  struct FerryError err = {0};
+  check(env, ferry_operator_close((FerryHandle)h, &err), &err);
+}
+
+static jlong n_outstanding_bytes(JNIEnv* env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jlong)ferry_output_bytes_outstanding();
+}
+
+static const JNINativeMethod g_methods[] = {
+    {"abiVersion", "()I", (void*)n_abi_version},
+    {"version", "()Ljava/lang/String;", (void*)n_version},
+    {"init", "(Ljava/lang/String;)V", (void*)n_init},
+    {"open", "(Ljava/lang/String;J)J", (void*)n_open},
+    {"outputSchema", "(JJ)V", (void*)n_output_schema},
+    {"process", "(JJJJ)Z", (void*)n_process},
+    {"advance", "(JJJJ)Z", (void*)n_advance},
+    {"flush", "(JJJ)Z", (void*)n_flush},
+    {"snapshot", "(JI)[B", (void*)n_snapshot},
+    {"restore", "(JI[B)V", (void*)n_restore},
+    {"close", "(J)V", (void*)n_close},
+    {"outstandingBytes", "()J", (void*)n_outstanding_bytes},
+};
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
+  (void)reserved;
+  JNIEnv* env;
+  if ((*vm)->GetEnv(vm, (void**)&env, JNI_VERSION_1_8) != JNI_OK) return JNI_ERR;
+  /* FindClass in JNI_OnLoad resolves through the class loader that called System.load. */
+  jclass ex = (*env)->FindClass(env, EXCEPTION_CLASS);
+  if (ex == NULL) return JNI_ERR;
+  g_exception_factory = (*env)->GetStaticMethodID(env, ex, "fromNative", "(I[B)L" EXCEPTION_CLASS ";");
+  if (g_exception_factory == NULL) return JNI_ERR;
+  g_exception_class = (*env)->NewGlobalRef(env, ex);
+  (*env)->DeleteLocalRef(env, ex);
+  if (g_exception_class == NULL) return JNI_ERR;
+  jclass nat = (*env)->FindClass(env, NATIVE_CLASS);
+  if (nat == NULL) return JNI_ERR;
+  jint rc = (*env)->RegisterNatives(env, nat, g_methods, (jint)(sizeof g_methods / sizeof g_methods[0]));
+  (*env)->DeleteLocalRef(env, nat);
+  return rc == 0 ? JNI_VERSION_1_8 : JNI_ERR;
+}

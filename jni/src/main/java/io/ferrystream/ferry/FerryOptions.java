@@ -1,0 +1,41 @@
+package io.ferrystream.ferry;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+import java.time.Duration;
+
+/** Ferry's configuration, read from the table config (SET, config.yaml, TableConfig#set). */
+public final class FerryOptions {
+    private FerryOptions() {}
+
+    public static final ConfigOption<Boolean> ENABLED =
+            ConfigOptions.key("ferry.enabled")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Run supported operators natively once Ferry is installed. When false,"
+                                    + " every operator is Flink's own.");
+
+    public static final ConfigOption<Boolean> GROUP_AGGREGATE_ENABLED =
+            ConfigOptions.key("ferry.group-aggregate.enabled")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription("Kill switch for the native GROUP BY (single-phase).");
+
+    public static final ConfigOption<Integer> BATCH_SIZE =
+            ConfigOptions.key("ferry.batch.size")
+                    .intType()
+                    .defaultValue(1024)
+                    .withDescription(
+                            "Rows a native operator collects before it calls Go. Results do not"
+                                    + " depend on it; larger batches amortise the JNI crossing.");
+
+    public static final ConfigOption<Duration> BATCH_MAX_DELAY =
+            ConfigOptions.key("ferry.batch.max-delay")
+                    .durationType()
+                    .defaultValue(Duration.ofMillis(100))
+                    .withDescription(
+                            "Longest time a row waits in a partly filled batch before the batch is"
+                                    + " processed (processing time). 0 processes every row at once.");
+}

@@ -1,0 +1,325 @@
+package io.ferrystream.ferry.arrow;
+
+import java.math.BigDecimal;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.FixedSizeBinaryVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeStampMilliVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.columnar.ColumnarRowData;
+import org.apache.flink.table.data.columnar.vector.BooleanColumnVector;
+import org.apache.flink.table.data.columnar.vector.ByteColumnVector;
+import org.apache.flink.table.data.columnar.vector.BytesColumnVector;
+import org.apache.flink.table.data.columnar.vector.ColumnVector;
+import org.apache.flink.table.data.columnar.vector.DecimalColumnVector;
+import org.apache.flink.table.data.columnar.vector.DoubleColumnVector;
+import org.apache.flink.table.data.columnar.vector.FloatColumnVector;
+import org.apache.flink.table.data.columnar.vector.IntColumnVector;
+import org.apache.flink.table.data.columnar.vector.LongColumnVector;
+import org.apache.flink.table.data.columnar.vector.ShortColumnVector;
+import org.apache.flink.table.data.columnar.vector.TimestampColumnVector;
+import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
+import org.apache.flink.types.RowKind;
+
+/**
+ * Exposes the rows of a batch root (columns of {@link ArrowTypes}, then {@code $row_kind}, e.g. a
+ * root of {@code NativeOperator.outputSchema()}) as Flink {@link RowData}.
+ *
+ * <p>Fixed-width values are read in place from the Arrow buffers through Flink's columnar vector
+ * interfaces; {@link #read(int)} returns one reused {@link ColumnarRowData} positioned at the row
+ * with its RowKind set. Strings are copied into a fresh {@code byte[]} per access (Flink's
+ * {@code BinaryStringData} needs heap bytes, and a string must stay valid after the batch is
+ * released), decimals and timestamps become new {@code DecimalData}/{@code TimestampData}.
+ *
+ * <p>Importing into a root replaces its buffers: call {@link #load()} after every import (and
+ * before the first read) to re-fetch them. Rows are valid until the root is reloaded or closed.
+ */
+public final class ArrowRowDataReader {
+    private final VectorSchemaRoot root;
+    private final ArrowColumn[] columns;
+    private final TinyIntVector rowKind;
+    private final VectorizedColumnBatch batch;
+    private final ColumnarRowData row;
+    private ArrowBuf kinds;
+    private int rowCount;
+
+    public ArrowRowDataReader(VectorSchemaRoot root) {
+        this.root = root;
+        List<FieldVector> vectors = root.getFieldVectors();
+        if (vectors.isEmpty() || !(vectors.get(vectors.size() - 1) instanceof TinyIntVector)) {
+            throw new IllegalArgumentException("the last column must be the TINYINT " + ArrowTypes.ROW_KIND_FIELD);
+        }
+        int n = vectors.size() - 1;
+        columns = new ArrowColumn[n];
+        for (int i = 0; i < n; i++) {
+            columns[i] = columnOf(vectors.get(i));
+        }
+        rowKind = (TinyIntVector) vectors.get(n);
+        batch = new VectorizedColumnBatch(columns);
+        row = new ColumnarRowData(batch);
+        load();
+    }
+
+    /** Re-fetches the root's buffers and row count; call after each import into the root. */
+    public void load() {
+        for (ArrowColumn c : columns) {
+            c.load();
+        }
+        kinds = rowKind.getDataBuffer();
+        rowCount = root.getRowCount();
+        batch.setNumRows(rowCount);
+    }
+
+    /** Rows of the loaded batch. */
+    public int rowCount() {
+        return rowCount;
+    }
+
+    /** Columns per row, RowKind not counted. */
+    public int arity() {
+        return columns.length;
+    }
+
+    /** The RowKind of row {@code i}. */
+    public RowKind rowKind(int i) {
+        return RowKind.fromByteValue(kinds.getByte(i));
+    }
+
+    /** Row {@code i} as a reused RowData (the next call re-positions the same object). */
+    public RowData read(int i) {
+        if (i < 0 || i >= rowCount) {
+            throw new IndexOutOfBoundsException("row " + i + " of " + rowCount);
+        }
+        row.setRowId(i);
+        row.setRowKind(RowKind.fromByteValue(kinds.getByte(i)));
+        return row;
+    }
+
+    private static ArrowColumn columnOf(FieldVector v) {
+        if (v instanceof BitVector) {
+            return new BooleanColumn(v);
+        } else if (v instanceof TinyIntVector) {
+            return new ByteColumn(v);
+        } else if (v instanceof SmallIntVector) {
+            return new ShortColumn(v);
+        } else if (v instanceof IntVector || v instanceof DateDayVector) {
+            return new IntColumn(v);
+        } else if (v instanceof BigIntVector) {
+            return new LongColumn(v);
+        } else if (v instanceof Float4Vector) {
+            return new FloatColumn(v);
+        } else if (v instanceof Float8Vector) {
+            return new DoubleColumn(v);
+        } else if (v instanceof DecimalVector) {
+            DecimalVector d = (DecimalVector) v;
+            return new DecimalColumn(v, d.getPrecision(), d.getScale());
+        } else if (v instanceof VarCharVector) {
+            return new StringColumn(v);
+        } else if (v instanceof TimeStampMilliVector) {
+            return new TimestampMilliColumn(v);
+        } else if (v instanceof FixedSizeBinaryVector
+                && ((FixedSizeBinaryVector) v).getByteWidth() == ArrowTypes.TIMESTAMP_WIDTH) {
+            return new TimestampColumn(v);
+        }
+        throw new UnsupportedOperationException("no Ferry column for Arrow field " + v.getField());
+    }
+
+    /** A column over one Arrow vector; {@link #load()} caches its current buffers. */
+    private abstract static class ArrowColumn implements ColumnVector {
+        final FieldVector vector;
+        ArrowBuf validity;
+        ArrowBuf data;
+
+        ArrowColumn(FieldVector vector) {
+            this.vector = vector;
+        }
+
+        void load() {
+            ArrowBuf v = vector.getValidityBuffer();
+            validity = v != null && v.capacity() > 0 ? v : null;
+            data = vector.getDataBuffer();
+        }
+
+        @Override
+        public final boolean isNullAt(int i) {
+            return validity != null && (validity.getByte(i >>> 3) & (1 << (i & 7))) == 0;
+        }
+    }
+
+    private static final class BooleanColumn extends ArrowColumn implements BooleanColumnVector {
+        BooleanColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public boolean getBoolean(int i) {
+            return (data.getByte(i >>> 3) & (1 << (i & 7))) != 0;
+        }
+    }
+
+    private static final class ByteColumn extends ArrowColumn implements ByteColumnVector {
+        ByteColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public byte getByte(int i) {
+            return data.getByte(i);
+        }
+    }
+
+    private static final class ShortColumn extends ArrowColumn implements ShortColumnVector {
+        ShortColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public short getShort(int i) {
+            return data.getShort((long) i * 2);
+        }
+    }
+
+    /** INT and DATE (days since epoch). */
+    private static final class IntColumn extends ArrowColumn implements IntColumnVector {
+        IntColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public int getInt(int i) {
+            return data.getInt((long) i * 4);
+        }
+    }
+
+    private static final class LongColumn extends ArrowColumn implements LongColumnVector {
+        LongColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public long getLong(int i) {
+            return data.getLong((long) i * 8);
+        }
+    }
+
+    private static final class FloatColumn extends ArrowColumn implements FloatColumnVector {
+        FloatColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public float getFloat(int i) {
+            return Float.intBitsToFloat(data.getInt((long) i * 4));
+        }
+    }
+
+    private static final class DoubleColumn extends ArrowColumn implements DoubleColumnVector {
+        DoubleColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public double getDouble(int i) {
+            return Double.longBitsToDouble(data.getLong((long) i * 8));
+        }
+    }
+
+    /** decimal128: 16-byte little-endian two's complement unscaled values. */
+    private static final class DecimalColumn extends ArrowColumn implements DecimalColumnVector {
+        final int precision;
+        final int scale;
+        final boolean compact;
+
+        DecimalColumn(FieldVector v, int precision, int scale) {
+            super(v);
+            this.precision = precision;
+            this.scale = scale;
+            this.compact = DecimalData.isCompact(precision);
+        }
+
+        @Override
+        public DecimalData getDecimal(int i, int wantPrecision, int wantScale) {
+            long at = (long) i * 16;
+            DecimalData d;
+            if (compact) {
+                d = DecimalData.fromUnscaledLong(data.getLong(at), precision, scale);
+            } else {
+                byte[] be = new byte[16];
+                for (int k = 0; k < 16; k++) {
+                    be[15 - k] = data.getByte(at + k);
+                }
+                d = DecimalData.fromUnscaledBytes(be, precision, scale);
+            }
+            if (d == null || (wantPrecision == precision && wantScale == scale)) {
+                return d;
+            }
+            BigDecimal bd = d.toBigDecimal();
+            return DecimalData.fromBigDecimal(bd, wantPrecision, wantScale);
+        }
+    }
+
+    /** VARCHAR/CHAR: int32 offsets and UTF-8 bytes, copied into a new array per access. */
+    private static final class StringColumn extends ArrowColumn implements BytesColumnVector {
+        ArrowBuf offsets;
+
+        StringColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        void load() {
+            super.load();
+            offsets = vector.getOffsetBuffer();
+        }
+
+        @Override
+        public Bytes getBytes(int i) {
+            int start = offsets.getInt((long) i * 4);
+            int len = offsets.getInt((long) i * 4 + 4) - start;
+            byte[] b = new byte[len];
+            if (len > 0) {
+                data.getBytes(start, b, 0, len);
+            }
+            return new Bytes(b, 0, len);
+        }
+    }
+
+    /** TIMESTAMP(p ≤ 3): epoch millis. */
+    private static final class TimestampMilliColumn extends ArrowColumn implements TimestampColumnVector {
+        TimestampMilliColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public TimestampData getTimestamp(int i, int precision) {
+            return TimestampData.fromEpochMillis(data.getLong((long) i * 8));
+        }
+    }
+
+    /** TIMESTAMP(p > 3): int64 epoch millis LE, then int32 nano-of-millisecond LE. */
+    private static final class TimestampColumn extends ArrowColumn implements TimestampColumnVector {
+        TimestampColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        public TimestampData getTimestamp(int i, int precision) {
+            long at = (long) i * ArrowTypes.TIMESTAMP_WIDTH;
+            return TimestampData.fromEpochMillis(data.getLong(at), data.getInt(at + 8));
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.ferrystream.ferry.arrow;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimestampType;
+
+/**
+ * The Arrow layout of Flink types across Ferry's boundary (docs/abi.md, "Columns across the
+ * boundary"): BOOLEAN {@code b}, TINYINT..BIGINT {@code c s i l}, FLOAT/DOUBLE {@code f g},
+ * DECIMAL(p,s) {@code d:p,s} (decimal128), CHAR/VARCHAR {@code u}, DATE {@code tdD},
+ * TIMESTAMP(p ≤ 3) {@code tsm:}, TIMESTAMP(p > 3) {@code w:12} (int64 epoch millis LE, int32
+ * nano-of-millisecond LE), and the hidden trailing non-null int8 {@value #ROW_KIND_FIELD} column
+ * holding {@code RowKind.toByteValue()}.
+ */
+public final class ArrowTypes {
+    /** Name of the hidden RowKind column that ends every batch. */
+    public static final String ROW_KIND_FIELD = "$row_kind";
+    /** Byte width of a TIMESTAMP(p > 3) value: int64 millis + int32 nano-of-millisecond. */
+    public static final int TIMESTAMP_WIDTH = 12;
+
+    private ArrowTypes() {}
+
+    /** The batch schema of a row type: one field per row field, then {@value #ROW_KIND_FIELD}. */
+    public static Schema schemaOf(RowType rowType) {
+        List<Field> fields = new ArrayList<>(rowType.getFieldCount() + 1);
+        for (RowType.RowField f : rowType.getFields()) {
+            fields.add(fieldOf(f.getName(), f.getType()));
+        }
+        fields.add(rowKindField());
+        return new Schema(fields);
+    }
+
+    /** The Arrow field of one column; nullable as the logical type. */
+    public static Field fieldOf(String name, LogicalType type) {
+        return new Field(name, new FieldType(type.isNullable(), arrowTypeOf(type), null), null);
+    }
+
+    /** The non-null int8 RowKind field. */
+    public static Field rowKindField() {
+        return new Field(ROW_KIND_FIELD, FieldType.notNullable(new ArrowType.Int(8, true)), null);
+    }
+
+    /** The Arrow type a logical type crosses the boundary as. */
+    public static ArrowType arrowTypeOf(LogicalType type) {
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return ArrowType.Bool.INSTANCE;
+            case TINYINT:
+                return new ArrowType.Int(8, true);
+            case SMALLINT:
+                return new ArrowType.Int(16, true);
+            case INTEGER:
+                return new ArrowType.Int(32, true);
+            case BIGINT:
+                return new ArrowType.Int(64, true);
+            case FLOAT:
+                return new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+            case DOUBLE:
+                return new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+            case DECIMAL: {
+                DecimalType d = (DecimalType) type;
+                return new ArrowType.Decimal(d.getPrecision(), d.getScale(), 128);
+            }
+            case CHAR:
+            case VARCHAR:
+                return ArrowType.Utf8.INSTANCE;
+            case DATE:
+                return new ArrowType.Date(DateUnit.DAY);
+            case TIMESTAMP_WITHOUT_TIME_ZONE: {
+                int p = ((TimestampType) type).getPrecision();
+                return p <= 3
+                        ? new ArrowType.Timestamp(TimeUnit.MILLISECOND, null)
+                        : new ArrowType.FixedSizeBinary(TIMESTAMP_WIDTH);
+            }
+            default:
+                throw unsupported(type);
+        }
+    }
+
+    /**
+     * The type name the operator spec uses for a logical type (docs/abi.md), with
+     * {@code NOT NULL} when not nullable, e.g. {@code "DECIMAL(10, 2)"}, {@code "TIMESTAMP(6)"}.
+     */
+    public static String specTypeOf(LogicalType type) {
+        arrowTypeOf(type); // rejects unsupported types
+        return type.asSerializableString();
+    }
+
+    static UnsupportedOperationException unsupported(LogicalType type) {
+        return new UnsupportedOperationException("Ferry does not carry the Flink type " + type.asSummaryString()
+                + " (" + type.getTypeRoot() + ") across the native boundary");
+    }
+}

@@ -1,0 +1,40 @@
+package io.ferrystream.ferry.nativelib;
+
+/**
+ * The natives of libferry_jni.so, one per function of {@code include/ferry.h}; bound by
+ * {@code RegisterNatives} when {@link NativeLibrary} loads the library. Every failure throws
+ * {@link FerryException} with the native code and message. Addresses are those of arrow-java
+ * {@code ArrowArray}/{@code ArrowSchema} structs ({@code memoryAddress()}); the glue zeroes
+ * output structs before each call. Use {@link NativeOperator} rather than these.
+ */
+final class FerryNative {
+    private FerryNative() {}
+
+    static native int abiVersion();
+
+    static native String version();
+
+    /** ferry_init with a JSON options object. */
+    static native void init(String optionsJson);
+
+    /** ferry_operator_open; {@code inputSchemaAddr} 0 = no schema check. The schema is consumed. */
+    static native long open(String specJson, long inputSchemaAddr);
+
+    static native void outputSchema(long handle, long schemaAddr);
+
+    /** Returns true when {@code outArrayAddr} was filled. The input is always consumed. */
+    static native boolean process(long handle, long inArrayAddr, long nowMs, long outArrayAddr);
+
+    static native boolean advance(long handle, long watermarkMs, long nowMs, long outArrayAddr);
+
+    static native boolean flush(long handle, long nowMs, long outArrayAddr);
+
+    /** The state blob of a key group, or null when the key group holds no state. */
+    static native byte[] snapshot(long handle, int keyGroup);
+
+    static native void restore(long handle, int keyGroup, byte[] blob);
+
+    static native void close(long handle);
+
+    static native long outstandingBytes();
+}

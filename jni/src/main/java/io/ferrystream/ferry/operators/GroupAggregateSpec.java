@@ -1,0 +1,189 @@
+package io.ferrystream.ferry.operators;
+
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The plan-time description of one native group aggregate: everything of Ferry's operator spec
+ * (docs/abi.md) except the subtask's key-group range, which {@link #toJson(int, int, int)} adds
+ * when the operator opens. Built by the planner from Flink's {@code StreamExecGroupAggregate}
+ * arguments; serializable so it travels inside the operator.
+ *
+ * <p>Only the fields the aggregation reads cross into Go: {@link #projection()} lists them (keys
+ * first, then arguments, each once), and the spec's key and argument indices refer to that
+ * projected row.
+ */
+public final class GroupAggregateSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** One aggregate call, in Flink's {@code aggCalls} order. */
+    public static final class Call implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        /** {@code COUNT}, {@code SUM}, {@code AVG}, {@code MIN} or {@code MAX}. */
+        public final String function;
+        /** Argument field indices of the input row; empty for {@code COUNT(*)}. */
+        public final int[] args;
+        /** Flink's {@code aggCallNeedRetractions[i]}: use the retracting variant. */
+        public final boolean retract;
+        /** Output field name. */
+        public final String name;
+
+        public Call(String function, int[] args, boolean retract, String name) {
+            this.function = Objects.requireNonNull(function);
+            this.args = args.clone();
+            this.retract = retract;
+            this.name = Objects.requireNonNull(name);
+        }
+    }
+
+    private final String name;
+    private final int[] projection;
+    private final RowType inputType;
+    private final int[] grouping;
+    private final List<Call> calls;
+    private final boolean needRetraction;
+    private final boolean generateUpdateBefore;
+    private final long stateTtlMs;
+
+    /**
+     * @param name the operator's description, used in messages
+     * @param fullInputType the input row type of Flink's aggregate
+     * @param grouping Flink's grouping field indices into fullInputType
+     * @param calls the aggregate calls, their arguments indexing fullInputType
+     */
+    public GroupAggregateSpec(
+            String name,
+            RowType fullInputType,
+            int[] grouping,
+            List<Call> calls,
+            boolean needRetraction,
+            boolean generateUpdateBefore,
+            long stateTtlMs) {
+        this.name = Objects.requireNonNull(name);
+        List<Integer> used = new ArrayList<>();
+        for (int g : grouping) {
+            if (!used.contains(g)) {
+                used.add(g);
+            }
+        }
+        for (Call c : calls) {
+            for (int a : c.args) {
+                if (!used.contains(a)) {
+                    used.add(a);
+                }
+            }
+        }
+        this.projection = used.stream().mapToInt(Integer::intValue).toArray();
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (int p : projection) {
+            fields.add(fullInputType.getFields().get(p));
+        }
+        this.inputType = new RowType(false, fields);
+        this.grouping = new int[grouping.length];
+        for (int i = 0; i < grouping.length; i++) {
+            this.grouping[i] = used.indexOf(grouping[i]);
+        }
+        List<Call> remapped = new ArrayList<>();
+        for (Call c : calls) {
+            int[] args = new int[c.args.length];
+            for (int i = 0; i < args.length; i++) {
+                args[i] = used.indexOf(c.args[i]);
+            }
+            remapped.add(new Call(c.function, args, c.retract, c.name));
+        }
+        this.calls = List.copyOf(remapped);
+        this.needRetraction = needRetraction;
+        this.generateUpdateBefore = generateUpdateBefore;
+        this.stateTtlMs = stateTtlMs;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** The input fields that cross into Go, as indices into Flink's input row. */
+    public int[] projection() {
+        return projection.clone();
+    }
+
+    /** The projected input row type Go sees. */
+    public RowType inputType() {
+        return inputType;
+    }
+
+    /** The spec JSON for a subtask owning key groups [keyGroupStart, keyGroupEnd]. */
+    public String toJson(int maxParallelism, int keyGroupStart, int keyGroupEnd) {
+        StringBuilder b = new StringBuilder(256);
+        b.append("{\"kind\":\"group_aggregate\",\"name\":");
+        quote(b, name);
+        b.append(",\"input\":[");
+        List<RowType.RowField> fields = inputType.getFields();
+        for (int i = 0; i < fields.size(); i++) {
+            LogicalType t = fields.get(i).getType();
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append("{\"name\":");
+            quote(b, fields.get(i).getName());
+            b.append(",\"type\":");
+            quote(b, t.copy(true).asSerializableString());
+            b.append(",\"nullable\":").append(t.isNullable()).append('}');
+        }
+        b.append("],\"keys\":").append(ints(grouping)).append(",\"aggs\":[");
+        for (int i = 0; i < calls.size(); i++) {
+            Call c = calls.get(i);
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append("{\"func\":");
+            quote(b, c.function);
+            b.append(",\"args\":").append(ints(c.args));
+            b.append(",\"retract\":").append(c.retract).append(",\"name\":");
+            quote(b, c.name);
+            b.append('}');
+        }
+        b.append("],\"need_retraction\":").append(needRetraction);
+        b.append(",\"generate_update_before\":").append(generateUpdateBefore);
+        b.append(",\"state_ttl_ms\":").append(Math.max(0, stateTtlMs));
+        b.append(",\"max_parallelism\":").append(maxParallelism);
+        b.append(",\"key_group_start\":").append(keyGroupStart);
+        b.append(",\"key_group_end\":").append(keyGroupEnd);
+        return b.append('}').toString();
+    }
+
+    private static String ints(int[] values) {
+        List<String> s = new ArrayList<>(values.length);
+        for (int v : values) {
+            s.add(Integer.toString(v));
+        }
+        return "[" + String.join(",", s) + "]";
+    }
+
+    private static void quote(StringBuilder b, String s) {
+        b.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"':
+                    b.append("\\\"");
+                    break;
+                case '\\':
+                    b.append("\\\\");
+                    break;
+                default:
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+            }
+        }
+        b.append('"');
+    }
+}

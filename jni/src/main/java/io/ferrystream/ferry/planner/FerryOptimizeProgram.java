@@ -1,0 +1,81 @@
+package io.ferrystream.ferry.planner;
+
+import org.apache.calcite.rel.RelNode;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
+import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The optimizer program {@link Ferry#install} appends after Flink's stream program. It walks the
+ * final physical plan bottom-up and replaces every candidate node: a supported one by its Ferry
+ * twin, an unsupported one by a fallback twin that only adds the reason to EXPLAIN. Candidates
+ * today: {@link StreamPhysicalGroupAggregate} (exactly that class, not subclasses). Shared
+ * sub-trees stay shared. A node whose matching throws keeps Flink's operator, with the error as
+ * its reason: Ferry never fails a query Flink could run.
+ *
+ * <p>Sub-plan reuse needs no per-instance digest: Ferry nodes print {@code ferry=[...]}, so they
+ * never share a digest with Flink's nodes, and two Ferry nodes with equal digests (same input, row
+ * type, changelog traits, hints, configuration) get the same decision and build the same operator,
+ * so merging them is exactly as correct as Flink merging its own.
+ */
+public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOptimizeContext> {
+    private static final Logger LOG = LoggerFactory.getLogger(FerryOptimizeProgram.class);
+
+    @Override
+    public RelNode optimize(RelNode root, StreamOptimizeContext context) {
+        return new Rewriter(context.getTableConfig()).visit(root);
+    }
+
+    private static final class Rewriter {
+        private final ReadableConfig config;
+        private final Map<RelNode, RelNode> done = new IdentityHashMap<>();
+
+        Rewriter(ReadableConfig config) {
+            this.config = config;
+        }
+
+        RelNode visit(RelNode node) {
+            RelNode result = done.get(node);
+            if (result != null) {
+                return result;
+            }
+            List<RelNode> inputs = node.getInputs();
+            List<RelNode> newInputs = new ArrayList<>(inputs.size());
+            boolean changed = false;
+            for (RelNode input : inputs) {
+                RelNode n = visit(input);
+                changed |= n != input;
+                newInputs.add(n);
+            }
+            result = changed ? node.copy(node.getTraitSet(), newInputs) : node;
+            if (result.getClass() == StreamPhysicalGroupAggregate.class) {
+                result = replace((StreamPhysicalGroupAggregate) result);
+            }
+            done.put(node, result);
+            return result;
+        }
+
+        private RelNode replace(StreamPhysicalGroupAggregate agg) {
+            GroupAggregateMatcher.Decision decision;
+            try {
+                decision = GroupAggregateMatcher.match(agg, config);
+            } catch (RuntimeException e) {
+                LOG.warn("Ferry: matching {} failed; Flink's operator is used", agg.getRelDetailedDescription(), e);
+                decision = GroupAggregateMatcher.Decision.fallback("planner error: " + e);
+            }
+            if (decision.isNative()) {
+                return FerryStreamPhysicalGroupAggregate.of(agg);
+            }
+            LOG.debug("Ferry: {} stays Flink's: {}", agg.getRelDetailedDescription(), decision.reason());
+            return FerryFallbackStreamPhysicalGroupAggregate.of(agg, decision.reason());
+        }
+    }
+}

@@ -1,0 +1,182 @@
+package io.ferrystream.ferry.planner;
+
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.operators.GroupAggregateSpec;
+
+import org.apache.calcite.rel.core.AggregateCall;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.api.config.ExecutionConfigOptions;
+import org.apache.flink.table.planner.hint.StateTtlHint;
+import org.apache.flink.table.planner.plan.PartialFinalType;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Decides whether one {@link StreamPhysicalGroupAggregate} (Flink's single-phase GROUP BY) runs
+ * natively, and records why not. The checks Java can make cheaply come first (options, mini-batch,
+ * distinct split, call shapes, TTL, types); libferry.so then has the last word on the exact spec
+ * the ExecNode will open ({@link NativeSupport}), so the planner never picks a node Go would refuse
+ * at run time.
+ */
+public final class GroupAggregateMatcher {
+    private GroupAggregateMatcher() {}
+
+    /** The outcome for one node: native, or the fallback reason shown in EXPLAIN. */
+    public static final class Decision {
+        private static final Decision NATIVE = new Decision(null);
+
+        private final String reason;
+
+        private Decision(String reason) {
+            this.reason = reason;
+        }
+
+        static Decision fallback(String reason) {
+            return new Decision(Objects.requireNonNull(reason));
+        }
+
+        public boolean isNative() {
+            return reason == null;
+        }
+
+        /** Why the node stays Flink's; null when native. */
+        public String reason() {
+            return reason;
+        }
+
+        @Override
+        public String toString() {
+            return isNative() ? "native" : reason;
+        }
+    }
+
+    /**
+     * @param agg a node of the final physical plan (changelog traits set)
+     * @param config the table configuration the query is planned with
+     */
+    public static Decision match(StreamPhysicalGroupAggregate agg, ReadableConfig config) {
+        if (!config.get(FerryOptions.ENABLED)) {
+            return Decision.fallback("disabled by " + FerryOptions.ENABLED.key() + "=false");
+        }
+        if (!config.get(FerryOptions.GROUP_AGGREGATE_ENABLED)) {
+            return Decision.fallback("disabled by " + FerryOptions.GROUP_AGGREGATE_ENABLED.key() + "=false");
+        }
+        // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction (flink-semantics.md §2.4)
+        if (config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_ENABLED)) {
+            return Decision.fallback("mini-batch GROUP BY: not native yet");
+        }
+        if (agg.partialFinalType() != PartialFinalType.NONE) {
+            return Decision.fallback("distinct split (partialFinalType=" + agg.partialFinalType() + "): not native yet");
+        }
+        List<AggregateCall> calls = JavaScalaConversionUtil.toJava(agg.aggCalls());
+        for (int i = 0; i < calls.size(); i++) {
+            String reason = callReason(calls.get(i));
+            if (reason != null) {
+                return Decision.fallback("aggs[" + i + "]: " + reason);
+            }
+        }
+        long ttl = stateTtlMs(agg, config);
+        if (ttl > 0) {
+            Long hint = StateTtlHint.getStateTtlFromHintOnSingleRel(agg.hints());
+            return Decision.fallback("idle-state TTL: not native yet (" + ttl + " ms from "
+                    + (hint != null ? "the STATE_TTL hint" : ExecutionConfigOptions.IDLE_STATE_RETENTION.key()) + ")");
+        }
+
+        // the arguments of the node Ferry would plan, so the spec (name included) is byte for byte
+        // the one FerryStreamExecGroupAggregate opens, and its translation-time check hits the cache
+        GroupAggregateArgs args = GroupAggregateArgs.of(FerryStreamPhysicalGroupAggregate.of(agg));
+        String typeReason = typeReason(args);
+        if (typeReason != null) {
+            return Decision.fallback(typeReason);
+        }
+        GroupAggregateSpec spec =
+                GroupAggregateSpecs.build(
+                        args.description,
+                        args.inputType,
+                        args.outputType,
+                        args.grouping,
+                        args.aggCalls,
+                        args.aggCallNeedRetractions,
+                        args.needRetraction,
+                        args.generateUpdateBefore,
+                        ttl);
+        Optional<String> refused = NativeSupport.check(spec);
+        return refused.map(Decision::fallback).orElse(Decision.NATIVE);
+    }
+
+    /** Why one call cannot be native, or null. */
+    static String callReason(AggregateCall call) {
+        String name = call.getAggregation().getName();
+        String function = GroupAggregateSpecs.functionName(call);
+        if (function == null) {
+            return "aggregate function " + name + ": not native yet";
+        }
+        if (call.isDistinct()) {
+            return "DISTINCT " + function + ": not native yet";
+        }
+        if (call.hasFilter()) {
+            return function + " with FILTER: not native yet";
+        }
+        if (call.isApproximate()) {
+            return "approximate " + function + ": not native yet";
+        }
+        int argc = call.getArgList().size();
+        if (function.equals("COUNT")) {
+            if (argc > 1) {
+                return "COUNT over " + argc + " arguments: not native yet";
+            }
+        } else if (argc != 1) {
+            return function + " over " + argc + " arguments: not native yet";
+        }
+        return null;
+    }
+
+    /** The idle-state retention Flink's ExecNode will use (hint first, then the table option). */
+    static long stateTtlMs(StreamPhysicalGroupAggregate agg, ReadableConfig config) {
+        Long hint = StateTtlHint.getStateTtlFromHintOnSingleRel(agg.hints());
+        return hint != null ? hint : config.get(ExecutionConfigOptions.IDLE_STATE_RETENTION).toMillis();
+    }
+
+    /** Why a key, argument or output field cannot cross the Arrow boundary, or null. */
+    private static String typeReason(GroupAggregateArgs args) {
+        RowType in = args.inputType;
+        for (int g : args.grouping) {
+            String r = carried("key", in.getFieldNames().get(g), in.getTypeAt(g));
+            if (r != null) {
+                return r;
+            }
+        }
+        for (AggregateCall call : args.aggCalls) {
+            for (int a : call.getArgList()) {
+                String r = carried("argument", in.getFieldNames().get(a), in.getTypeAt(a));
+                if (r != null) {
+                    return r;
+                }
+            }
+        }
+        RowType out = args.outputType;
+        for (int i = 0; i < out.getFieldCount(); i++) {
+            String r = carried("output field", out.getFieldNames().get(i), out.getTypeAt(i));
+            if (r != null) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    private static String carried(String role, String field, LogicalType type) {
+        try {
+            ArrowTypes.arrowTypeOf(type);
+            return null;
+        } catch (UnsupportedOperationException e) {
+            return role + " " + field + " of type " + type.asSummaryString() + ": not carried across the native boundary";
+        }
+    }
+}

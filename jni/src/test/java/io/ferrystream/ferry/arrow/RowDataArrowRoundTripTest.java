@@ -1,0 +1,205 @@
+package io.ferrystream.ferry.arrow;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.FixedSizeBinaryVector;
+import org.apache.arrow.vector.TimeStampMilliVector;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.core.memory.MemorySegmentFactory;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.VarBinaryType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.types.RowKind;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** RowData → Arrow → RowData in Java only: every type, NULLs, boundaries, RowKinds. */
+class RowDataArrowRoundTripTest {
+    private BufferAllocator allocator;
+
+    @BeforeEach
+    void setUp() {
+        allocator = new RootAllocator();
+    }
+
+    @AfterEach
+    void tearDown() {
+        allocator.close(); // fails on any leaked buffer
+    }
+
+    @Test
+    void schemaFollowsTheAbiTable() {
+        Schema s = ArrowTypes.schemaOf(AllTypes.ROW_TYPE);
+        List<Field> f = s.getFields();
+        assertEquals(AllTypes.NAMES.length + 1, f.size());
+        String[] want = {
+            "Int(32, true)", "Bool", "Int(8, true)", "Int(16, true)", "Int(32, true)", "Int(64, true)",
+            "FloatingPoint(SINGLE)", "FloatingPoint(DOUBLE)", "Decimal(10, 2, 128)", "Decimal(18, 4, 128)",
+            "Decimal(38, 0, 128)", "Decimal(38, 10, 128)", "Utf8", "Utf8", "Date(DAY)", "Timestamp(MILLISECOND, null)",
+            "Timestamp(MILLISECOND, null)", "FixedSizeBinary(12)", "FixedSizeBinary(12)", "Int(64, true)", "Utf8",
+            "FixedSizeBinary(12)", "Int(8, true)"
+        };
+        for (int i = 0; i < want.length; i++) {
+            assertEquals(want[i], f.get(i).getType().toString(), "field " + i);
+        }
+        for (int i = 0; i < AllTypes.NAMES.length; i++) {
+            assertEquals(AllTypes.NAMES[i], f.get(i).getName());
+            assertEquals(AllTypes.TYPES[i].isNullable(), f.get(i).isNullable(), "nullable " + i);
+        }
+        Field kind = f.get(f.size() - 1);
+        assertEquals(ArrowTypes.ROW_KIND_FIELD, kind.getName());
+        assertFalse(kind.isNullable());
+        assertEquals("TIMESTAMP(9) NOT NULL", ArrowTypes.specTypeOf(new TimestampType(false, 9)));
+    }
+
+    @Test
+    void unsupportedTypesAreNamed() {
+        for (LogicalType t : List.of(new VarBinaryType(10), new LocalZonedTimestampType(3), new ArrayType(new IntType()))) {
+            UnsupportedOperationException e =
+                    assertThrows(UnsupportedOperationException.class, () -> ArrowTypes.fieldOf("x", t));
+            assertTrue(e.getMessage().contains(t.getTypeRoot().toString()), e.getMessage());
+        }
+    }
+
+    @Test
+    void everyTypeRoundTripsFromGenericRows() {
+        roundTrip(AllTypes.rows(true), 8); // capacity 8: forces growth of every buffer
+    }
+
+    @Test
+    void everyTypeRoundTripsFromBinaryRows() {
+        RowDataSerializer ser = new RowDataSerializer(AllTypes.ROW_TYPE);
+        List<? extends RowData> rows = AllTypes.rows(true).stream().map(r -> ser.toBinaryRow(r).copy()).toList();
+        assertInstanceOf(BinaryRowData.class, rows.get(0));
+        roundTrip(rows, 1024);
+    }
+
+    private void roundTrip(List<? extends RowData> rows, int capacity) {
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(AllTypes.ROW_TYPE, allocator, capacity)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(w.root());
+            for (int round = 0; round < 3; round++) { // reuse: reset and refill the same root
+                for (RowData r : rows) {
+                    w.write(r);
+                }
+                w.finish();
+                assertEquals(rows.size(), w.count());
+                assertEquals(rows.size(), w.root().getRowCount());
+                reader.load();
+                assertEquals(rows.size(), reader.rowCount());
+                assertEquals(AllTypes.NAMES.length, reader.arity());
+                for (int i = 0; i < rows.size(); i++) {
+                    RowData got = reader.read(i);
+                    assertEquals(rows.get(i).getRowKind(), got.getRowKind(), "row " + i);
+                    AllTypes.assertRowEquals(AllTypes.ROW_TYPE, rows.get(i), got, "round " + round + ", row " + i);
+                    if (!got.isNullAt(12)) {
+                        assertInstanceOf(BinaryStringData.class, got.getString(12));
+                    }
+                }
+                w.reset();
+                assertEquals(0, w.count());
+            }
+        }
+    }
+
+    @Test
+    void timestampLayoutIsMillisThenNanoOfMilli() {
+        RowType t = RowType.of(new LogicalType[] {new TimestampType(9), new TimestampType(3)}, new String[] {"a", "b"});
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(t, allocator, 4)) {
+            GenericRowData r = GenericRowData.of(
+                    org.apache.flink.table.data.TimestampData.fromEpochMillis(-2, 999_999),
+                    org.apache.flink.table.data.TimestampData.fromEpochMillis(-1));
+            w.write(r);
+            w.finish();
+            FixedSizeBinaryVector v = (FixedSizeBinaryVector) w.root().getVector(0);
+            assertEquals(new ArrowType.FixedSizeBinary(12), v.getField().getType());
+            assertEquals(-2L, v.getDataBuffer().getLong(0));
+            assertEquals(999_999, v.getDataBuffer().getInt(8));
+            byte[] raw = v.get(0);
+            assertEquals((byte) 0xFE, raw[0]); // little-endian int64 -2
+            assertEquals((byte) 0xFF, raw[7]);
+            assertEquals((byte) 0x3F, raw[8]); // 999999 = 0x000F423F
+            assertEquals(-1L, ((TimeStampMilliVector) w.root().getVector(1)).get(0));
+        }
+    }
+
+    @Test
+    void stringsFromOffHeapAndMultiSegmentData() {
+        RowType t = RowType.of(new LogicalType[] {new VarCharType(100)}, new String[] {"s"});
+        byte[] text = "grüße, 世界 🌍!".getBytes(StandardCharsets.UTF_8);
+        MemorySegment a = MemorySegmentFactory.allocateOffHeapUnsafeMemory(8);
+        MemorySegment b = MemorySegmentFactory.allocateOffHeapUnsafeMemory(64);
+        try {
+            // the string starts at offset 3 of segment a and continues in segment b
+            a.put(3, text, 0, 5);
+            b.put(0, text, 5, text.length - 5);
+            BinaryStringData split = BinaryStringData.fromAddress(new MemorySegment[] {a, b}, 3, text.length);
+            MemorySegment c = MemorySegmentFactory.allocateOffHeapUnsafeMemory(64);
+            c.put(10, text, 0, text.length);
+            BinaryStringData offHeap = BinaryStringData.fromAddress(new MemorySegment[] {c}, 10, text.length);
+            try (RowDataArrowWriter w = RowDataArrowWriter.create(t, allocator, 2)) {
+                w.write(GenericRowData.ofKind(RowKind.UPDATE_AFTER, split));
+                w.write(GenericRowData.ofKind(RowKind.DELETE, offHeap));
+                w.finish();
+                ArrowRowDataReader reader = new ArrowRowDataReader(w.root());
+                for (int i = 0; i < 2; i++) {
+                    assertEquals("grüße, 世界 🌍!", reader.read(i).getString(0).toString());
+                }
+                assertEquals(RowKind.UPDATE_AFTER, reader.rowKind(0));
+                assertEquals(RowKind.DELETE, reader.read(1).getRowKind());
+            } finally {
+                c.free();
+            }
+        } finally {
+            a.free();
+            b.free();
+        }
+    }
+
+    @Test
+    void resetKeepsCapacityAndReaderRejectsRowsPastTheEnd() {
+        RowType t = RowType.of(new LogicalType[] {new IntType()}, new String[] {"x"});
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(t, allocator, 16)) {
+            for (int i = 0; i < 100; i++) {
+                w.write(GenericRowData.of(i));
+            }
+            w.finish();
+            long allocated = allocator.getAllocatedMemory();
+            w.reset();
+            for (int i = 0; i < 100; i++) {
+                w.write(GenericRowData.of(i % 3 == 0 ? null : i));
+            }
+            w.finish();
+            assertEquals(allocated, allocator.getAllocatedMemory(), "no growth after reset");
+            ArrowRowDataReader reader = new ArrowRowDataReader(w.root());
+            assertTrue(reader.read(99).isNullAt(0));
+            assertEquals(98, reader.read(98).getInt(0));
+            assertThrows(IndexOutOfBoundsException.class, () -> reader.read(100));
+            for (FieldVector v : w.root().getFieldVectors()) {
+                assertEquals(100, v.getValueCount());
+            }
+        }
+    }
+}

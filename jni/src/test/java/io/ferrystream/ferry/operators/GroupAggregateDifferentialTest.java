@@ -1,0 +1,323 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.planner.Ferry;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.streaming.api.graph.StreamNode;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
+import org.apache.flink.streaming.api.operators.StreamOperatorFactory;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
+import org.apache.flink.table.runtime.operators.aggregate.GroupAggFunction;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.InstantiationUtil;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Flink's own group-aggregate operator ({@code KeyedProcessOperator(GroupAggFunction)}, planned
+ * by Flink 2.3 with Ferry off) and Ferry's ({@link FerryGroupAggregateOperator}, planned for the
+ * same query with Ferry on), each in Flink's keyed operator test harness, fed the same randomized
+ * changelog — inserts, retractions of earlier rows, retractions before any insert, NULLs,
+ * extreme values — must emit identical output sequences. Both sides are snapshotted and restored
+ * into fresh operators mid-stream.
+ */
+class GroupAggregateDifferentialTest {
+
+    /** A planned group-aggregate operator with its state key selector. */
+    record Planned(
+            OneInputStreamOperator<RowData, RowData> operator,
+            KeySelector<RowData, RowData> keySelector,
+            TypeInformation<RowData> keyType,
+            RowType outputType) {}
+
+    /** One value column: SQL type and a generator of internal values. */
+    record Col(String name, String sqlType, java.util.function.Function<Random, Object> gen) {}
+
+    static Object maybeNull(Random r, Object v) {
+        return r.nextInt(8) == 0 ? null : v;
+    }
+
+    static final List<Col> VALUE_TYPES =
+            List.of(
+                    new Col("vb", "BIGINT", r -> maybeNull(r, pick(r, Long.MIN_VALUE, Long.MAX_VALUE, 0L, -1L, (long) r.nextInt(100) - 50, r.nextLong()))),
+                    new Col("vi", "INT", r -> maybeNull(r, pick(r, Integer.MIN_VALUE, Integer.MAX_VALUE, 0, -7, r.nextInt(100) - 50, r.nextInt()))),
+                    new Col("vs", "SMALLINT", r -> maybeNull(r, pick(r, Short.MIN_VALUE, Short.MAX_VALUE, (short) 0, (short) (r.nextInt(100) - 50)))),
+                    new Col("vt", "TINYINT", r -> maybeNull(r, pick(r, Byte.MIN_VALUE, Byte.MAX_VALUE, (byte) 0, (byte) (r.nextInt(20) - 10)))),
+                    new Col("vd", "DOUBLE", r -> maybeNull(r, pick(r, Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, -0.0d, 0.0d, 1e308, r.nextInt(100) * 0.25))),
+                    new Col("vf", "FLOAT", r -> maybeNull(r, pick(r, Float.NaN, Float.POSITIVE_INFINITY, -0.0f, 3.4e38f, r.nextInt(100) * 0.5f))));
+
+    @SafeVarargs
+    static <T> T pick(Random r, T... values) {
+        // The last value is the "ordinary" one and comes up half of the time.
+        return r.nextBoolean() ? values[values.length - 1] : values[r.nextInt(values.length)];
+    }
+
+    static final String AGGS =
+            "COUNT(*), COUNT(vb), SUM(vb), MIN(vb), MAX(vb), AVG(vb), SUM(vi), MIN(vi), MAX(vi), AVG(vi),"
+                    + " SUM(vs), AVG(vs), MIN(vs), SUM(vt), MAX(vt), AVG(vt), SUM(vd), MIN(vd), MAX(vd), AVG(vd),"
+                    + " SUM(vf), MIN(vf), MAX(vf), AVG(vf)";
+
+    static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+        tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.BATCH_SIZE, batchSize);
+        tEnv.getConfig().set(FerryOptions.BATCH_MAX_DELAY, java.time.Duration.ofHours(1));
+        Ferry.install(tEnv);
+        List<String> names = new ArrayList<>(List.of("k"));
+        List<TypeInformation<?>> types = new ArrayList<>(List.of(typeInfo(keyType)));
+        for (Col c : VALUE_TYPES) {
+            names.add(c.name());
+            types.add(typeInfo(c.sqlType()));
+        }
+        RowTypeInfo rowType = new RowTypeInfo(types.toArray(new TypeInformation<?>[0]), names.toArray(new String[0]));
+        // Only planned, never run: one placeholder row gives the stream its type.
+        DataStream<Row> source = env.fromData(List.of(new Row(names.size())), rowType);
+        Table t =
+                tEnv.fromChangelogStream(
+                        source,
+                        Schema.newBuilder().build(),
+                        changelog ? ChangelogMode.all() : ChangelogMode.insertOnly());
+        tEnv.createTemporaryView("T", t);
+        Table result = tEnv.sqlQuery("SELECT k, " + AGGS + " FROM T GROUP BY k");
+        tEnv.toChangelogStream(result).print();
+        StreamGraph graph = env.getStreamGraph();
+        for (StreamNode node : graph.getStreamNodes()) {
+            StreamOperatorFactory<?> factory = node.getOperatorFactory();
+            if (!(factory instanceof SimpleOperatorFactory)) {
+                continue;
+            }
+            Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
+            boolean stock = op instanceof KeyedProcessOperator
+                    && ((KeyedProcessOperator<?, ?, ?>) op).getUserFunction() instanceof GroupAggFunction;
+            if (stock || op instanceof FerryGroupAggregateOperator) {
+                assertEquals(ferry, op instanceof FerryGroupAggregateOperator, "planned operator " + op);
+                @SuppressWarnings("unchecked")
+                KeySelector<RowData, RowData> selector = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
+                @SuppressWarnings("unchecked")
+                OneInputStreamOperator<RowData, RowData> operator = (OneInputStreamOperator<RowData, RowData>) op;
+                // The aggregate's own output (a Calc may follow it), from its serializer's field types.
+                Field fieldTypes = RowDataSerializer.class.getDeclaredField("types");
+                fieldTypes.setAccessible(true);
+                RowType outputType = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializerOut()));
+                return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), outputType);
+            }
+        }
+        throw new AssertionError("no group aggregate in the plan");
+    }
+
+    static TypeInformation<?> typeInfo(String sqlType) {
+        switch (sqlType) {
+            case "BIGINT":
+                return Types.LONG;
+            case "INT":
+                return Types.INT;
+            case "SMALLINT":
+                return Types.SHORT;
+            case "TINYINT":
+                return Types.BYTE;
+            case "DOUBLE":
+                return Types.DOUBLE;
+            case "FLOAT":
+                return Types.FLOAT;
+            case "STRING":
+                return Types.STRING;
+            default:
+                throw new IllegalArgumentException(sqlType);
+        }
+    }
+
+    /** Random changelog rows over a small key domain. */
+    static List<RowData> input(long seed, String keyType, boolean changelog, int n) {
+        Random r = new Random(seed);
+        List<RowData> rows = new ArrayList<>();
+        List<RowData> sent = new ArrayList<>();
+        int keys = 1 + r.nextInt(8);
+        for (int i = 0; i < n; i++) {
+            RowKind kind = RowKind.INSERT;
+            GenericRowData row;
+            int x = r.nextInt(10);
+            if (changelog && x < 2 && !sent.isEmpty()) {
+                GenericRowData old = (GenericRowData) sent.remove(r.nextInt(sent.size()));
+                row = copy(old);
+                kind = r.nextBoolean() ? RowKind.UPDATE_BEFORE : RowKind.DELETE;
+            } else {
+                row = new GenericRowData(1 + VALUE_TYPES.size());
+                row.setField(0, key(r, keyType, keys));
+                for (int c = 0; c < VALUE_TYPES.size(); c++) {
+                    row.setField(1 + c, VALUE_TYPES.get(c).gen().apply(r));
+                }
+                if (changelog && x == 2) {
+                    kind = r.nextBoolean() ? RowKind.UPDATE_BEFORE : RowKind.DELETE; // never accumulated
+                } else if (changelog && x == 3) {
+                    kind = RowKind.UPDATE_AFTER;
+                }
+                if (kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER) {
+                    sent.add(row);
+                }
+            }
+            row.setRowKind(kind);
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    static GenericRowData copy(GenericRowData row) {
+        GenericRowData c = new GenericRowData(row.getArity());
+        for (int i = 0; i < row.getArity(); i++) {
+            c.setField(i, row.getField(i));
+        }
+        return c;
+    }
+
+    static Object key(Random r, String keyType, int keys) {
+        int k = r.nextInt(keys + 1);
+        if (k == keys) {
+            return null; // a NULL key is a group of its own
+        }
+        switch (keyType) {
+            case "BIGINT":
+                return (long) k * 1_000_000_007L;
+            case "INT":
+                return k - 3;
+            case "STRING":
+                return StringData.fromString(k % 2 == 0 ? "k" + k : "a longer key " + k + " ü😀");
+            default:
+                throw new IllegalArgumentException(keyType);
+        }
+    }
+
+    /** Runs rows through a fresh copy of the planned operator, snapshotting and restoring at the given row indices. */
+    static List<String> run(Planned p, List<RowData> rows, int[] restoreAt) throws Exception {
+        RowDataSerializer out = new RowDataSerializer(p.outputType());
+        List<String> result = new ArrayList<>();
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(p, out, null);
+        long cp = 0;
+        for (int i = 0; i < rows.size(); i++) {
+            if (Arrays.binarySearch(restoreAt, i) >= 0) {
+                h.prepareSnapshotPreBarrier(++cp);
+                OperatorSubtaskState state = h.snapshot(cp, cp);
+                collect(h, p.outputType(), result);
+                h.close();
+                h = harness(p, out, state);
+            }
+            h.processElement(new StreamRecord<>(rows.get(i)));
+        }
+        h.prepareSnapshotPreBarrier(++cp); // flushes Ferry's last batch
+        collect(h, p.outputType(), result);
+        h.close();
+        return result;
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> harness(
+            Planned p, RowDataSerializer out, OperatorSubtaskState state) throws Exception {
+        OneInputStreamOperator<RowData, RowData> operator = InstantiationUtil.clone(p.operator());
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h =
+                new KeyedOneInputStreamOperatorTestHarness<>(operator, p.keySelector(), p.keyType());
+        h.setup(out);
+        if (state != null) {
+            h.initializeState(state);
+        }
+        h.open();
+        return h;
+    }
+
+    static void collect(KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h, RowType type, List<String> into) {
+        for (RowData row : h.extractOutputValues()) {
+            into.add(render(row, type));
+        }
+        h.getOutput().clear();
+    }
+
+    /** A row as text; NaN compares as NaN whatever its bits, -0.0 stays apart from 0.0. */
+    static String render(RowData row, RowType type) {
+        StringBuilder b = new StringBuilder(row.getRowKind().shortString()).append('[');
+        for (int i = 0; i < type.getFieldCount(); i++) {
+            if (i > 0) {
+                b.append(", ");
+            }
+            LogicalType t = type.getTypeAt(i);
+            Object v = RowData.createFieldGetter(t, i).getFieldOrNull(row);
+            if (v instanceof Double && (Double) v == 0 && 1 / (Double) v < 0) {
+                b.append("-0.0");
+            } else if (v instanceof Float && (Float) v == 0 && 1 / (Float) v < 0) {
+                b.append("-0.0f");
+            } else {
+                b.append(v);
+                if (v instanceof Float) {
+                    b.append('f');
+                }
+            }
+        }
+        return b.append(']').toString();
+    }
+
+    void check(String keyType, boolean changelog, long seeds) throws Exception {
+        Planned stock = plan(keyType, changelog, false, 1);
+        for (int batch : new int[] {1, 3, 4096}) {
+            Planned ferry = plan(keyType, changelog, true, batch);
+            assertInstanceOf(FerryGroupAggregateOperator.class, ferry.operator());
+            for (long seed = 0; seed < seeds; seed++) {
+                List<RowData> rows = input(seed * 31 + batch, keyType, changelog, 400);
+                int[] restoreAt = {37, 100 + (int) (seed % 50), 399};
+                List<String> want = run(stock, rows, restoreAt);
+                List<String> got = run(ferry, rows, restoreAt);
+                assertTrue(want.size() > 0, "stock produced no output");
+                for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+                    assertEquals(want.get(i), got.get(i),
+                            "seed " + seed + " batch " + batch + ": first difference at output row " + i);
+                }
+                assertEquals(want.size(), got.size(), "seed " + seed + " batch " + batch + ": output length");
+            }
+        }
+    }
+
+    @Test
+    void insertOnlyBigintKeys() throws Exception {
+        check("BIGINT", false, 6);
+    }
+
+    @Test
+    void retractingIntKeys() throws Exception {
+        check("INT", true, 6);
+    }
+
+    @Test
+    void retractingStringKeys() throws Exception {
+        check("STRING", true, 4);
+    }
+}

@@ -1,0 +1,332 @@
+package io.ferrystream.ferry.planner;
+
+import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
+import static io.ferrystream.ferry.planner.PlannerTests.groupAggregateLines;
+import static io.ferrystream.ferry.planner.PlannerTests.newTableEnv;
+import static io.ferrystream.ferry.planner.PlannerTests.physicalPlan;
+import static io.ferrystream.ferry.planner.PlannerTests.withoutFerryTerms;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ferrystream.ferry.FerryOptions;
+
+import org.apache.flink.table.api.StatementSet;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.functions.AggregateFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.List;
+import java.util.Map;
+
+/** EXPLAIN of queries with Ferry installed: which GroupAggregates are native, and why not. */
+class FerryExplainTest {
+    private static String explain(String sql, Map<String, String> options) {
+        TableEnvironment tEnv = newTableEnv(true);
+        options.forEach((k, v) -> tEnv.getConfig().set(k, v));
+        String explained = tEnv.explainSql(sql);
+        // Ferry changes nothing but its own terms: same plan, traits, retraction flags
+        TableEnvironment stock = newTableEnv(false);
+        options.forEach((k, v) -> stock.getConfig().set(k, v));
+        assertEquals(stock.explainSql(sql), withoutFerryTerms(explained).stripTrailing() + "\n", sql);
+        return physicalPlan(explained);
+    }
+
+    private static String explain(String sql) {
+        return explain(sql, Map.of());
+    }
+
+    /** The ferry terms of the plan's GroupAggregates; each GroupAggregate must have one. */
+    private static List<String> decisions(String sql, Map<String, String> options) {
+        String plan = explain(sql, options);
+        List<String> terms = ferryTerms(plan);
+        assertEquals(groupAggregateLines(plan).size(), terms.size(), plan);
+        assertFalse(terms.isEmpty(), plan);
+        return terms;
+    }
+
+    private static List<String> decisions(String sql) {
+        return decisions(sql, Map.of());
+    }
+
+    private static void assertFallback(String expectedReason, String sql, Map<String, String> options) {
+        assertEquals(List.of(expectedReason), decisions(sql, options), sql);
+    }
+
+    private static void assertFallback(String expectedReason, String sql) {
+        assertFallback(expectedReason, sql, Map.of());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"t", "s", "i", "b", "f", "d"})
+    void everyNativeFunctionOverEveryNumericType(String x) {
+        String sql = String.format(
+                "SELECT k, SUM(%1$s), COUNT(*), COUNT(%1$s), MIN(%1$s), MAX(%1$s) FROM T GROUP BY k", x);
+        assertEquals(List.of("native"), decisions(sql), sql);
+        sql = String.format("SELECT k, SUM(%1$s), AVG(%1$s), COUNT(*) FROM T GROUP BY k", x);
+        assertEquals(List.of("native"), decisions(sql), sql);
+    }
+
+    @Test
+    void mixedTypesAndKeys() {
+        assertEquals(
+                List.of("native"),
+                decisions("SELECT k, k2, SUM(b), COUNT(*), COUNT(i), MIN(d), MAX(f), AVG(i) FROM T GROUP BY k, k2"));
+        // keys of any carried type, COUNT over any carried type
+        assertEquals(
+                List.of("native"),
+                decisions("SELECT ts, m, COUNT(*), COUNT(m), COUNT(ts), SUM(b) FROM T GROUP BY ts, m"));
+    }
+
+    @Test
+    void globalAggregation() {
+        assertEquals(List.of("native"), decisions("SELECT COUNT(*), SUM(b), MIN(d), MAX(i), AVG(f) FROM T"));
+    }
+
+    /**
+     * With COUNT(v) and AVG(v) on the same column Calcite's cost-based
+     * AggregateReduceFunctionsRule rewrites AVG(v) to SUM/COUNT and SUM(v) to
+     * CASE(COUNT(v) = 0, NULL, $SUM0(v)); Go runs $SUM0 natively.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"b", "i", "d"})
+    void avgWithCountOfTheSameColumnBecomesSum0(String v) {
+        String sql = String.format(
+                "SELECT k, SUM(%1$s), COUNT(*), COUNT(%1$s), MIN(%1$s), MAX(%1$s), AVG(%1$s) FROM T GROUP BY k", v);
+        String plan = explain(sql);
+        assertTrue(plan.contains("$SUM0(" + v + ")"), plan);
+        assertEquals(List.of("native"), ferryTerms(plan));
+    }
+
+    @Test
+    void groupByOverGroupByIsNativeOnBothNodes() {
+        String plan =
+                explain("SELECT c, COUNT(*), SUM(s), MIN(mx), MAX(mx), AVG(a) FROM ("
+                        + " SELECT k, COUNT(*) AS c, SUM(b) AS s, MAX(d) AS mx, AVG(i) AS a FROM T GROUP BY k"
+                        + ") GROUP BY c");
+        assertEquals(List.of("native", "native"), ferryTerms(plan));
+        // the outer node consumes the inner one's retractions
+        assertTrue(plan.contains("MIN_RETRACT(mx)"), plan);
+    }
+
+    /** Ferry nodes inside larger plans: everything around them stays Flink's, byte for byte. */
+    @Test
+    void surroundingPlansAreUnchanged() {
+        List<String> queries =
+                List.of(
+                        // a join of two aggregates
+                        "SELECT a.k, a.c, b.s FROM (SELECT k, COUNT(*) AS c FROM T GROUP BY k) a"
+                                + " JOIN (SELECT k, SUM(b) AS s FROM T GROUP BY k) b ON a.k = b.k",
+                        // UNION ALL of aggregates, then an aggregate over the union
+                        "SELECT k, SUM(c) FROM (SELECT k, COUNT(*) AS c FROM T GROUP BY k"
+                                + " UNION ALL SELECT k, MAX(b) AS c FROM T GROUP BY k) GROUP BY k",
+                        // Top-N over an aggregate
+                        "SELECT * FROM (SELECT k, s, ROW_NUMBER() OVER (ORDER BY s DESC) AS rn FROM"
+                                + " (SELECT k, SUM(b) AS s FROM T GROUP BY k)) WHERE rn <= 3",
+                        // a filter and a projection over an aggregate
+                        "SELECT k, s * 2 FROM (SELECT k, SUM(b) AS s, MIN(d) AS m FROM T GROUP BY k) WHERE m > 0");
+        for (String sql : queries) {
+            List<String> terms = decisions(sql);
+            assertTrue(terms.stream().allMatch("native"::equals), sql + ": " + terms);
+        }
+        // the non-deterministic-update resolver rewrites the plan after optimization (copying rels)
+        List<String> terms =
+                decisions(
+                        "SELECT k, COUNT(*), SUM(b) FROM T GROUP BY k",
+                        Map.of("table.optimizer.non-deterministic-update.strategy", "TRY_RESOLVE"));
+        assertEquals(List.of("native"), terms);
+    }
+
+    @Test
+    void distinct() {
+        assertFallback("aggs[1]: DISTINCT COUNT: not native yet", "SELECT k, SUM(b), COUNT(DISTINCT i) FROM T GROUP BY k");
+    }
+
+    @Test
+    void filter() {
+        assertFallback(
+                "aggs[0]: SUM with FILTER: not native yet", "SELECT k, SUM(b) FILTER (WHERE i > 0) FROM T GROUP BY k");
+    }
+
+    @Test
+    void avgOverDecimalIsRefusedByGo() {
+        assertFallback("aggs[0]: AVG over DECIMAL(10, 2): not native yet", "SELECT k, AVG(m) FROM T GROUP BY k");
+    }
+
+    @Test
+    void minOverVarcharIsRefusedByGo() {
+        assertFallback("aggs[1]: MIN over VARCHAR: not native yet", "SELECT k2, COUNT(*), MIN(k) FROM T GROUP BY k2");
+    }
+
+    @Test
+    void miniBatch() {
+        Map<String, String> miniBatch =
+                Map.of(
+                        "table.exec.mini-batch.enabled", "true",
+                        "table.exec.mini-batch.allow-latency", "1 s",
+                        "table.exec.mini-batch.size", "100",
+                        "table.optimizer.agg-phase-strategy", "ONE_PHASE");
+        assertFallback("mini-batch GROUP BY: not native yet", "SELECT k, SUM(b) FROM T GROUP BY k", miniBatch);
+    }
+
+    @Test
+    void twoPhaseMiniBatchHasNoCandidate() {
+        Map<String, String> miniBatch =
+                Map.of(
+                        "table.exec.mini-batch.enabled", "true",
+                        "table.exec.mini-batch.allow-latency", "1 s",
+                        "table.exec.mini-batch.size", "100");
+        String plan = explain("SELECT k, SUM(b) FROM T GROUP BY k", miniBatch);
+        assertTrue(plan.contains("LocalGroupAggregate") && plan.contains("GlobalGroupAggregate"), plan);
+        assertEquals(List.of(), ferryTerms(plan));
+    }
+
+    @Test
+    void ttlFromConfiguration() {
+        assertFallback(
+                "idle-state TTL: not native yet (3600000 ms from table.exec.state.ttl)",
+                "SELECT k, SUM(b) FROM T GROUP BY k",
+                Map.of("table.exec.state.ttl", "1 h"));
+    }
+
+    @Test
+    void ttlFromHint() {
+        assertFallback(
+                "idle-state TTL: not native yet (86400000 ms from the STATE_TTL hint)",
+                "SELECT /*+ STATE_TTL('T' = '1d') */ k, SUM(b) FROM T GROUP BY k");
+    }
+
+    @Test
+    void zeroTtlHintOverridesConfiguration() {
+        assertEquals(
+                List.of("native"),
+                decisions(
+                        "SELECT /*+ STATE_TTL('T' = '0s') */ k, SUM(b) FROM T GROUP BY k",
+                        Map.of("table.exec.state.ttl", "1 h")));
+    }
+
+    @Test
+    void disabledByOption() {
+        String sql = "SELECT k, SUM(b) FROM T GROUP BY k";
+        assertFallback("disabled by ferry.enabled=false", sql, Map.of(FerryOptions.ENABLED.key(), "false"));
+        assertFallback(
+                "disabled by ferry.group-aggregate.enabled=false",
+                sql,
+                Map.of(FerryOptions.GROUP_AGGREGATE_ENABLED.key(), "false"));
+    }
+
+    @Test
+    void distinctSplit() {
+        Map<String, String> split =
+                Map.of(
+                        "table.optimizer.distinct-agg.split.enabled", "true",
+                        "table.exec.mini-batch.enabled", "false");
+        List<String> terms = decisions("SELECT k, COUNT(DISTINCT i) FROM T GROUP BY k", split);
+        assertEquals(2, terms.size(), terms.toString());
+        assertTrue(terms.stream().anyMatch(t -> t.startsWith("distinct split (partialFinalType=PARTIAL)")), terms.toString());
+        assertTrue(terms.stream().anyMatch(t -> t.startsWith("distinct split (partialFinalType=FINAL)")), terms.toString());
+    }
+
+    @Test
+    void otherFunctions() {
+        // SINGLE_VALUE: a scalar sub-query
+        String plan = explain("SELECT k2, (SELECT b FROM T WHERE b = 1) FROM T GROUP BY k2");
+        assertTrue(ferryTerms(plan).contains("aggs[0]: aggregate function SINGLE_VALUE: not native yet"), plan);
+        // STDDEV_POP is reduced to Flink's internal $WELFORD_M2
+        assertFallback(
+                "aggs[0]: aggregate function $WELFORD_M2$1: not native yet", "SELECT k, STDDEV_POP(d) FROM T GROUP BY k");
+        assertFallback("aggs[0]: aggregate function LISTAGG: not native yet", "SELECT k2, LISTAGG(k) FROM T GROUP BY k2");
+    }
+
+    /** A user-defined aggregate function, even one named like a built-in. */
+    @Test
+    void userDefinedAggregateFunction() {
+        TableEnvironment tEnv = newTableEnv(true);
+        tEnv.createTemporarySystemFunction("MY_SUM", MySum.class);
+        String plan = physicalPlan(tEnv.explainSql("SELECT k, MY_SUM(b) FROM T GROUP BY k"));
+        assertEquals(List.of("aggs[0]: aggregate function MY_SUM: not native yet"), ferryTerms(plan), plan);
+    }
+
+    /** SUM over BIGINT as a UDAF. */
+    public static class MySum extends AggregateFunction<Long, MySum.Acc> {
+        /** Accumulator. */
+        public static class Acc {
+            public long sum;
+        }
+
+        @Override
+        public Acc createAccumulator() {
+            return new Acc();
+        }
+
+        public void accumulate(Acc acc, Long v) {
+            if (v != null) {
+                acc.sum += v;
+            }
+        }
+
+        @Override
+        public Long getValue(Acc acc) {
+            return acc.sum;
+        }
+    }
+
+    @Test
+    void typesTheArrowLayerCannotCarry() {
+        assertFallback(
+                "key ltz of type TIMESTAMP_LTZ(3): not carried across the native boundary",
+                "SELECT ltz, COUNT(*) FROM T GROUP BY ltz");
+        assertFallback(
+                "argument arr of type ARRAY<INT>: not carried across the native boundary",
+                "SELECT k, COUNT(arr) FROM T GROUP BY k");
+    }
+
+    @Test
+    void plansWithoutCandidatesAreUnchanged() {
+        for (String sql : List.of(
+                "SELECT k, b * 2 FROM T WHERE i > 3",
+                "SELECT k, b, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) FROM T",
+                "SELECT DISTINCT k FROM T WHERE 1 = 0")) {
+            String plan = explain(sql); // also compares with Flink alone
+            assertEquals(List.of(), ferryTerms(plan), plan);
+        }
+    }
+
+    /**
+     * Sub-plan reuse merges two equal Ferry nodes into one, as Flink merges its own: Ferry nodes
+     * need no per-instance digest (each prints ferry=[...], and equal digests mean equal decisions).
+     */
+    @Test
+    void subPlanReuseMergesEqualFerryNodes() {
+        String[] explained = new String[2];
+        for (int ferry = 0; ferry < 2; ferry++) {
+            TableEnvironment tEnv = newTableEnv(ferry == 1);
+            tEnv.executeSql("CREATE TEMPORARY TABLE S1 (k STRING, c BIGINT) WITH ('connector' = 'blackhole')");
+            tEnv.executeSql("CREATE TEMPORARY TABLE S2 (k STRING, c BIGINT) WITH ('connector' = 'blackhole')");
+            StatementSet set = tEnv.createStatementSet();
+            set.addInsertSql("INSERT INTO S1 SELECT k, SUM(b) FROM T GROUP BY k");
+            set.addInsertSql("INSERT INTO S2 SELECT k, SUM(b) FROM T GROUP BY k");
+            explained[ferry] = set.explain();
+        }
+        assertEquals(explained[0], withoutFerryTerms(explained[1]).stripTrailing() + "\n");
+        String execPlan = explained[1].substring(explained[1].indexOf("== Optimized Execution Plan =="));
+        assertTrue(execPlan.contains("ferry=[native])(reuse_id=[1])"), execPlan);
+        assertEquals(1, groupAggregateLines(execPlan).size(), execPlan);
+        assertEquals(2, execPlan.split("Reused\\(reference_id=\\[1\\]\\)", -1).length - 1, execPlan);
+    }
+
+    /**
+     * A compiled plan (FLIP-190) serialises a Ferry node as Flink's stream-exec-group-aggregate_1:
+     * compiling works, and a plan loaded later runs Flink's operator.
+     */
+    @Test
+    void compiledPlansRecordFlinksNode() {
+        TableEnvironment tEnv = newTableEnv(true);
+        tEnv.executeSql("CREATE TEMPORARY TABLE S1 (k STRING, c BIGINT) WITH ('connector' = 'blackhole')");
+        String json = tEnv.compilePlanSql("INSERT INTO S1 SELECT k, SUM(b) FROM T GROUP BY k").asJsonString();
+        assertTrue(json.contains("\"stream-exec-group-aggregate_1\""), json);
+        assertFalse(json.contains("Ferry"), json);
+    }
+}

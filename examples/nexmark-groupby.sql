@@ -6,7 +6,7 @@ CREATE TABLE bid_source (
   'connector' = 'datagen',
   'fields.id.kind' = 'sequence',
   'fields.id.start' = '1',
-  'fields.id.end' = '200000'
+  'fields.id.end' = '50000'
 );
 
 CREATE TEMPORARY VIEW bid AS
@@ -36,7 +36,7 @@ SELECT bids_bucket,
        MAX(top) AS max_top,
        AVG(top) AS avg_top
 FROM (
-  SELECT auction, MAX(price) AS top, COUNT(*) / 50 AS bids_bucket
+  SELECT auction, MAX(price) AS top, COUNT(*) / 10 AS bids_bucket
   FROM bid
   GROUP BY auction
 )

@@ -47,6 +47,7 @@ type GroupAggregate struct {
 	usePrev  []bool  // output row carries the values before its input row
 	outKinds []engine.RowKind
 	varBytes []int
+	snapIDs  []int32 // groups of the key group being snapshotted
 }
 
 var _ engine.Operator = (*GroupAggregate)(nil)
@@ -259,22 +260,24 @@ func (g *GroupAggregate) Flush(_ int64, out *engine.OutBatch) error {
 	return nil
 }
 
-// SnapshotKeyGroup implements engine.Operator. Payload: the number of groups, then per group
-// its encoded key, its record count (retracting input only) and each aggregate's state.
-func (g *GroupAggregate) SnapshotKeyGroup(kg int, dst []byte) ([]byte, error) {
+// SnapshotKeyGroup implements engine.Operator. The payload is a sequence of groups: each its
+// encoded key (length-prefixed), its record count (retracting input only) and each aggregate's
+// state. Groups are taken in the key group's slot order.
+func (g *GroupAggregate) SnapshotKeyGroup(kg, from int, dst []byte, limit int) (int, []byte, error) {
 	if g.panicIn == "snapshot" {
 		var p *GroupAggregate
 		_ = p.label // test hook: nil dereference
 	}
 	if err := g.checkKeyGroup(kg); err != nil {
-		return dst, err
+		return -1, dst, err
 	}
-	count := g.table.KeyGroupLen(kg)
-	if count == 0 {
-		return dst, nil
-	}
-	dst = putVarint(dst, int64(count))
-	for _, id := range g.table.AppendKeyGroup(kg, nil) {
+	g.snapIDs = g.table.AppendKeyGroup(kg, g.snapIDs[:0])
+	start := len(dst)
+	for i := from; i < len(g.snapIDs); i++ {
+		if len(dst)-start >= limit {
+			return i, dst, nil
+		}
+		id := g.snapIDs[i]
 		key := g.table.Key(id)
 		dst = putVarint(dst, int64(len(key)))
 		dst = append(dst, key...)
@@ -285,11 +288,15 @@ func (g *GroupAggregate) SnapshotKeyGroup(kg int, dst []byte) ([]byte, error) {
 			dst = c.save(dst, id)
 		}
 	}
-	return dst, nil
+	return -1, dst, nil
 }
 
-// RestoreKeyGroup implements engine.Operator. Every key is checked to hash into kg. On error
-// the key group is left empty.
+// HasState implements engine.Operator.
+func (g *GroupAggregate) HasState(kg int) bool {
+	return g.checkKeyGroup(kg) == nil && g.table.KeyGroupLen(kg) > 0
+}
+
+// RestoreKeyGroup implements engine.Operator. Every key is checked to hash into kg and to be new.
 func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
 	if g.panicIn == "restore" {
 		var s []int
@@ -297,9 +304,6 @@ func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
 	}
 	if err := g.checkKeyGroup(kg); err != nil {
 		return err
-	}
-	if g.table.KeyGroupLen(kg) > 0 {
-		return fmt.Errorf("%w: key group %d already holds state", engine.ErrInvalid, kg)
 	}
 	var added []int32
 	defer func() {
@@ -313,14 +317,7 @@ func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
 			err = fmt.Errorf("key group %d: %w", kg, err)
 		}
 	}()
-	count, src, err := getVarint(payload)
-	if err != nil {
-		return err
-	}
-	if count < 1 || count > int64(len(src)) {
-		return fmt.Errorf("%w: group count %d out of range", engine.ErrData, count)
-	}
-	for range count {
+	for src := payload; len(src) > 0; {
 		var n int64
 		if n, src, err = getVarint(src); err != nil {
 			return err
@@ -344,15 +341,15 @@ func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
 			if g.counter[id], src, err = getVarint(src); err != nil {
 				return err
 			}
+			if g.counter[id] == 0 {
+				return fmt.Errorf("%w: a live key with record count 0", engine.ErrData)
+			}
 		}
 		for _, c := range g.calls {
 			if src, err = c.load(src, id); err != nil {
 				return err
 			}
 		}
-	}
-	if len(src) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", engine.ErrData, len(src))
 	}
 	return nil
 }

@@ -190,15 +190,23 @@ func snapshotRestore(t *testing.T, op *GroupAggregate, spec *engine.Spec) *Group
 	}
 	groups := 0
 	for kg := 0; kg < spec.MaxParallelism; kg++ {
-		payload, err := op.SnapshotKeyGroup(kg, nil)
-		if err != nil {
-			t.Fatal(err)
+		// Small, varying chunk limits: every key group is restored from several payloads.
+		for from := 0; from >= 0; {
+			next, payload, err := op.SnapshotKeyGroup(kg, from, nil, 1+kg%97)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(payload) > 0 {
+				if err := fresh.RestoreKeyGroup(kg, payload); err != nil {
+					t.Fatal(err)
+				}
+			} else if next >= 0 {
+				t.Fatalf("key group %d: empty payload before the end", kg)
+			}
+			from = next
 		}
-		if len(payload) == 0 {
-			continue
-		}
-		if err := fresh.RestoreKeyGroup(kg, payload); err != nil {
-			t.Fatal(err)
+		if op.HasState(kg) != fresh.HasState(kg) {
+			t.Fatalf("key group %d: HasState %v after restore, %v before", kg, fresh.HasState(kg), op.HasState(kg))
 		}
 	}
 	groups = fresh.Groups()

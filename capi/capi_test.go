@@ -312,11 +312,11 @@ func TestChangelogRandom(t *testing.T) {
 // ---- versions and NULL arguments ----
 
 func TestVersion(t *testing.T) {
-	if v := ferry_abi_version(); v != 1 {
-		t.Errorf("ferry_abi_version() = %d, want 1", v)
+	if v := ferry_abi_version(); v != abiVersion {
+		t.Errorf("ferry_abi_version() = %d, want %d", v, abiVersion)
 	}
 	v := goString(ferry_version())
-	if v != "ferry "+Version+" (abi 1)" {
+	if v != fmt.Sprintf("ferry %s (abi %d)", Version, abiVersion) {
 		t.Errorf("ferry_version() = %q", v)
 	}
 	if ferry_version() != ferry_version() {
@@ -1052,13 +1052,18 @@ func TestSnapshotRestore(t *testing.T) {
 		}
 		wantCode(t, "restore split", restoreKG(t, dst.h, kg, blob), codeOK)
 	}
-	// Snapshots of the restored operator hold the same state: same size (entry order within a
-	// group's MIN/MAX value multiset may differ, so not byte-identical), and they restore again.
+	// Snapshots of the restored operator hold the same state: the same payload size (group order
+	// and the entry order of a MIN/MAX value multiset may differ, so neither the payload bytes
+	// nor the compressed size are equal), and they restore again.
 	c := openOp(t, s)
+	hdr := snapshot.Header{Kind: "group_aggregate", MaxParallelism: 128, Fingerprint: p.Fingerprint()}
 	for kg, blob := range blobs {
 		again, _ := snapshotKG(t, b.h, kg)
-		if len(again) != len(blob) {
-			t.Fatalf("key group %d: snapshot after restore is %d bytes, was %d", kg, len(again), len(blob))
+		hdr.KeyGroup = kg
+		_, p1, err1 := snapshot.Decode(blob, hdr, nil)
+		_, p2, err2 := snapshot.Decode(again, hdr, nil)
+		if err1 != nil || err2 != nil || len(p1) != len(p2) {
+			t.Fatalf("key group %d: payload after restore is %d bytes, was %d (%v, %v)", kg, len(p2), len(p1), err1, err2)
 		}
 		wantCode(t, "restore of a re-snapshot", restoreKG(t, c.h, kg, again), codeOK)
 	}
@@ -1112,11 +1117,14 @@ func TestSnapshotRestore(t *testing.T) {
 	fresh := func() *testOp { return openOp(t, s) }
 	mutate := func(f func(b []byte) []byte) []byte { return f(slices.Clone(blob)) }
 	reencode := func(payload []byte, h snapshot.Header) []byte {
-		out := make([]byte, snapshot.Size(len(payload)))
-		snapshot.Encode(out, h, payload)
-		return out
+		h.Last = true
+		return snapshot.Encode(nil, h, payload)
 	}
-	hdr := snapshot.Header{Kind: "group_aggregate", MaxParallelism: 128, KeyGroup: kg, Fingerprint: p.Fingerprint()}
+	hdr.KeyGroup = kg
+	_, payload, err := snapshot.Decode(blob, hdr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	errCases := []struct {
 		name string
 		kg   int
@@ -1125,20 +1133,22 @@ func TestSnapshotRestore(t *testing.T) {
 		msg  []string
 	}{
 		{"empty", kg, nil, codeData, []string{"truncated: 0 bytes"}},
-		{"truncated header", kg, blob[:snapshot.HeaderSize-1], codeData, []string{"truncated: 39 bytes, header needs 40"}},
-		{"truncated payload", kg, blob[:len(blob)-1], codeData, []string{"payload length"}},
-		{"padded", kg, append(slices.Clone(blob), 0), codeData, []string{"payload length"}},
-		{"corrupt payload", kg, mutate(func(b []byte) []byte { b[len(b)-1] ^= 0x40; return b }), codeData, []string{"checksum mismatch"}},
+		{"truncated header", kg, blob[:snapshot.HeaderSize-1], codeData, []string{"truncated: 47 bytes, the header needs 48"}},
+		{"truncated payload", kg, blob[:len(blob)-1], codeData, []string{"stored length"}},
+		{"padded", kg, append(slices.Clone(blob), 0), codeData, []string{"stored length"}},
+		{"corrupt payload", kg, mutate(func(b []byte) []byte { b[len(b)-1] ^= 0x40; return b }), codeData, []string{"payload checksum mismatch"}},
+		{"corrupt header", kg, mutate(func(b []byte) []byte { b[17] ^= 0x01; return b }), codeData, []string{"header checksum mismatch"}},
 		{"foreign", kg, []byte("PK\x03\x04 this is a zip file, not a Ferry blob at all........."), codeData, []string{"not a Ferry state blob"}},
-		{"future version", kg, mutate(func(b []byte) []byte { b[4] = 2; return b }), codeData, []string{"unknown format version 2"}},
-		{"other operator kind", kg, reencode(blob[snapshot.HeaderSize:], snapshot.Header{Kind: "window_aggregate", MaxParallelism: 128, KeyGroup: kg, Fingerprint: hdr.Fingerprint}), codeData, []string{"another operator kind"}},
-		{"other max parallelism", kg, reencode(blob[snapshot.HeaderSize:], snapshot.Header{Kind: "group_aggregate", MaxParallelism: 256, KeyGroup: kg, Fingerprint: hdr.Fingerprint}), codeData, []string{"max parallelism changed from 256 to 128"}},
+		{"future version", kg, mutate(func(b []byte) []byte { b[4] = 9; return b }), codeData, []string{"unknown format version 9"}},
+		{"other operator kind", kg, reencode(payload, snapshot.Header{Kind: "window_aggregate", MaxParallelism: 128, KeyGroup: kg, Fingerprint: hdr.Fingerprint}), codeData, []string{"another operator kind"}},
+		{"other max parallelism", kg, reencode(payload, snapshot.Header{Kind: "group_aggregate", MaxParallelism: 256, KeyGroup: kg, Fingerprint: hdr.Fingerprint}), codeData, []string{"max parallelism changed from 256 to 128"}},
 		{"wrong key group", empty, blob, codeData, []string{fmt.Sprintf("holds key group %d", kg)}},
-		{"other spec", kg, reencode(blob[snapshot.HeaderSize:], snapshot.Header{Kind: "group_aggregate", MaxParallelism: 128, KeyGroup: kg, Fingerprint: hdr.Fingerprint ^ 1}), codeData, []string{"different spec"}},
+		{"other spec", kg, reencode(payload, snapshot.Header{Kind: "group_aggregate", MaxParallelism: 128, KeyGroup: kg, Fingerprint: hdr.Fingerprint ^ 1}), codeData, []string{"different spec"}},
 		{"garbage payload, valid envelope", kg, reencode([]byte{0x02, 0xff, 0xff, 0xff}, hdr), codeData, []string{fmt.Sprintf("key group %d", kg)}},
-		{"zero groups", kg, reencode([]byte{0x00}, hdr), codeData, []string{"group count 0"}},
-		{"trailing payload bytes", kg, reencode(append(slices.Clone(blob[snapshot.HeaderSize:]), 0), hdr), codeData, []string{"trailing bytes"}},
-		{"key of another key group", empty, reencode(blob[snapshot.HeaderSize:], snapshot.Header{Kind: "group_aggregate", MaxParallelism: 128, KeyGroup: empty, Fingerprint: hdr.Fingerprint}), codeData, []string{"hashes to key group"}},
+		{"empty key", kg, reencode([]byte{0x00}, hdr), codeData, []string{"key length 0 invalid"}},
+		{"trailing payload bytes", kg, reencode(append(slices.Clone(payload), 0), hdr), codeData, []string{"key length 0 invalid"}},
+		{"key of another key group", empty, reencode(payload, snapshot.Header{Kind: "group_aggregate", MaxParallelism: 128, KeyGroup: empty, Fingerprint: hdr.Fingerprint}), codeData, []string{"hashes to key group"}},
+		{"chunk out of sequence", kg, func() []byte { h := hdr; h.Chunk = 1; return snapshot.Encode(nil, h, payload) }(), codeData, []string{"chunk 1 out of sequence (expected chunk 0)"}},
 	}
 	for _, c := range errCases {
 		t.Run("restore/"+c.name, func(t *testing.T) {
@@ -1428,4 +1438,68 @@ func TestParallelOperatorsUnderGC(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	t.Logf("%d GC cycles during the run", <-gcDone)
+}
+
+// TestSnapshotChunks checks a key group larger than one chunk: it snapshots as a sequence of
+// chunks (only the last flagged), restores only in order, refuses work while a sequence is
+// unfinished, and restored state continues exactly like the original.
+func TestSnapshotChunks(t *testing.T) {
+	s := spec{engine.Spec{
+		Kind: "group_aggregate", Input: fields("k", "BIGINT", "v", "BIGINT"), Keys: []int{0},
+		Aggs:           []engine.AggCall{{Func: "COUNT"}, {Func: "SUM", Args: []int{1}}},
+		MaxParallelism: 1, // one key group holds every key
+	}}
+	a := openOp(t, s)
+	defer a.close()
+	const keys = 200_000 // about 8 MiB of state: three chunks of at most 4 MiB
+	for start := 0; start < keys; start += 4096 {
+		var rows [][]any
+		for k := start; k < min(start+4096, keys); k++ {
+			rows = append(rows, []any{int64(k) * 7919, int64(k)})
+		}
+		rec := buildRecord(a.in, rows, make([]int8, len(rows)))
+		a.process(rec, 0)
+		rec.Release()
+	}
+	var chunks [][]byte
+	for {
+		b, res := snapshotKG(t, a.h, 0)
+		wantCode(t, "snapshot", res, codeOK)
+		if b == nil {
+			break
+		}
+		chunks = append(chunks, b)
+		if len(chunks) > 10 {
+			t.Fatal("the snapshot sequence does not end")
+		}
+	}
+	if len(chunks) < 2 {
+		t.Fatalf("%d chunk(s) for %d keys", len(chunks), keys)
+	}
+	hdr := snapshot.Header{Kind: "group_aggregate", MaxParallelism: 1, Fingerprint: s.parsed(t).Fingerprint()}
+	for i, c := range chunks {
+		h, _, err := snapshot.Decode(c, hdr, nil)
+		if err != nil || h.Chunk != i || h.Last != (i == len(chunks)-1) {
+			t.Fatalf("chunk %d: header %+v, %v", i, h, err)
+		}
+	}
+
+	b := openOp(t, s)
+	defer b.close()
+	wantCode(t, "restore chunk 1 first", restoreKG(t, b.h, 0, chunks[1]), codeData, "chunk 1 out of sequence (expected chunk 0)")
+	wantCode(t, "restore chunk 0", restoreKG(t, b.h, 0, chunks[0]), codeOK)
+	next := buildRecord(b.in, [][]any{{int64(7919), int64(5)}, {int64(-1), int64(9)}}, []int8{0, 0})
+	defer next.Release()
+	_, res := b.tryProcess(next)
+	wantCode(t, "process during an unfinished restore", res, codeData, "restore of key group 0 stopped after chunk 0")
+	_, res = snapshotKG(t, b.h, 0)
+	wantCode(t, "snapshot during an unfinished restore", res, codeData, "stopped after chunk 0")
+	for _, c := range chunks[1:] {
+		wantCode(t, "restore", restoreKG(t, b.h, 0, c), codeOK)
+	}
+	want := a.process(next, 0)
+	got := b.process(next, 0)
+	if !slices.Equal(got, want) || len(want) != 2 {
+		t.Fatalf("after restore: got %v, want %v", got, want)
+	}
 }

@@ -36,7 +36,18 @@ type operator struct {
 	alloc       cAllocator
 	busy        atomic.Bool
 	broken      string // set when a call failed after changing state
-	payload     []byte
+	payload     []byte // snapshot payload and restore scratch
+	chunk       []byte // encoded snapshot chunk
+
+	// snap is the key group whose chunks ferry_operator_snapshot is handing out.
+	snap struct {
+		active bool
+		kg     int
+		chunk  int // index of the next chunk
+		from   int // the operator's position to continue from; -1 once the last chunk went out
+	}
+	// restoring maps key groups whose restore has begun but not ended to their next chunk index.
+	restoring map[int]int
 
 	nulls []C.int64_t
 	nbufs []C.int32_t
@@ -203,6 +214,9 @@ func ferry_operator_process(h C.FerryHandle, in *C.struct_ArrowArray, nowMs C.in
 		}
 		return with(h, func(o *operator) error {
 			defer o.batch.Forget()
+			if err := o.checkRestored(); err != nil {
+				return err
+			}
 			if err := o.importer.Import((*engine.CArray)(unsafe.Pointer(in)), &o.batch); err != nil {
 				return err
 			}
@@ -222,6 +236,9 @@ func ferry_operator_advance(h C.FerryHandle, watermarkMs, nowMs C.int64_t, out *
 			return fmt.Errorf("%w: output must not be NULL", engine.ErrInvalid)
 		}
 		return with(h, func(o *operator) error {
+			if err := o.checkRestored(); err != nil {
+				return err
+			}
 			o.out.Len = 0
 			if err := o.op.Advance(int64(watermarkMs), int64(nowMs), &o.out); err != nil {
 				return err
@@ -238,6 +255,9 @@ func ferry_operator_flush(h C.FerryHandle, nowMs C.int64_t, out *C.struct_ArrowA
 			return fmt.Errorf("%w: output must not be NULL", engine.ErrInvalid)
 		}
 		return with(h, func(o *operator) error {
+			if err := o.checkRestored(); err != nil {
+				return err
+			}
 			o.out.Len = 0
 			if err := o.op.Flush(int64(nowMs), &o.out); err != nil {
 				return err
@@ -297,6 +317,14 @@ func (o *operator) header(kg int) snapshot.Header {
 	return snapshot.Header{Kind: o.spec.Kind, MaxParallelism: o.spec.MaxParallelism, KeyGroup: kg, Fingerprint: o.fingerprint}
 }
 
+// checkRestored fails while a key group's restore is missing chunks: the state is incomplete.
+func (o *operator) checkRestored() error {
+	for kg, next := range o.restoring {
+		return fmt.Errorf("%w: the restore of key group %d stopped after chunk %d of an unfinished sequence", engine.ErrData, kg, next-1)
+	}
+	return nil
+}
+
 //export ferry_operator_snapshot
 func ferry_operator_snapshot(h C.FerryHandle, keyGroup C.int32_t, blob *C.struct_FerryBlob, cerr *C.struct_FerryError) C.int32_t {
 	return call("ferry_operator_snapshot", cerr, func() error {
@@ -304,17 +332,38 @@ func ferry_operator_snapshot(h C.FerryHandle, keyGroup C.int32_t, blob *C.struct
 			return fmt.Errorf("%w: blob must not be NULL", engine.ErrInvalid)
 		}
 		return with(h, func(o *operator) error {
-			payload, err := o.op.SnapshotKeyGroup(int(keyGroup), o.payload[:0])
-			o.payload = payload[:0]
-			if err != nil || len(payload) == 0 {
+			if err := o.checkRestored(); err != nil {
 				return err
 			}
-			size := snapshot.Size(len(payload))
-			p := C.ferry_blob_alloc(blob, C.int64_t(size))
-			if p == nil {
-				return fmt.Errorf("%w: cannot allocate a %d-byte state blob", engine.ErrMemory, size)
+			kg := int(keyGroup)
+			s := &o.snap
+			if s.active && s.kg == kg && s.from < 0 {
+				s.active = false // the key group's last chunk went out: this call ends the sequence
+				return nil
 			}
-			snapshot.Encode(unsafe.Slice((*byte)(p), size), o.header(int(keyGroup)), payload)
+			if !s.active || s.kg != kg {
+				s.active, s.kg, s.chunk, s.from = true, kg, 0, 0
+			}
+			next, payload, err := o.op.SnapshotKeyGroup(kg, s.from, o.payload[:0], snapshot.MaxChunk)
+			o.payload = payload[:0]
+			if err != nil {
+				s.active = false
+				return err
+			}
+			if len(payload) == 0 {
+				s.active = false // no state in this key group
+				return nil
+			}
+			hd := o.header(kg)
+			hd.Chunk, hd.Last = s.chunk, next < 0
+			o.chunk = snapshot.Encode(o.chunk[:0], hd, payload)
+			s.chunk, s.from = s.chunk+1, next
+			p := C.ferry_blob_alloc(blob, C.int64_t(len(o.chunk)))
+			if p == nil {
+				s.active = false
+				return fmt.Errorf("%w: cannot allocate a %d-byte state blob", engine.ErrMemory, len(o.chunk))
+			}
+			copy(unsafe.Slice((*byte)(p), len(o.chunk)), o.chunk)
 			return nil
 		})
 	})
@@ -327,18 +376,37 @@ func ferry_operator_restore(h C.FerryHandle, keyGroup C.int32_t, data *C.ferry_c
 			return fmt.Errorf("%w: data is NULL or length %d negative", engine.ErrInvalid, length)
 		}
 		return with(h, func(o *operator) error {
-			if start, end := o.spec.KeyGroupRange(); int(keyGroup) < start || int(keyGroup) > end {
-				return fmt.Errorf("%w: key group %d outside this operator's range [%d, %d]", engine.ErrInvalid, keyGroup, start, end)
+			kg := int(keyGroup)
+			if start, end := o.spec.KeyGroupRange(); kg < start || kg > end {
+				return fmt.Errorf("%w: key group %d outside this operator's range [%d, %d]", engine.ErrInvalid, kg, start, end)
 			}
 			var blob []byte
 			if length > 0 {
 				blob = unsafe.Slice((*byte)(unsafe.Pointer(data)), int(length))
 			}
-			payload, err := snapshot.Decode(blob, o.header(int(keyGroup)))
+			hd, payload, err := snapshot.Decode(blob, o.header(kg), o.payload)
 			if err != nil {
 				return err
 			}
-			return o.op.RestoreKeyGroup(int(keyGroup), payload)
+			next, restoring := o.restoring[kg]
+			switch {
+			case hd.Chunk == 0 && (restoring || o.op.HasState(kg)):
+				return fmt.Errorf("%w: key group %d already holds state", engine.ErrInvalid, kg)
+			case hd.Chunk > 0 && (!restoring || hd.Chunk != next):
+				return fmt.Errorf("%w: state blob for key group %d: chunk %d out of sequence (expected chunk %d)", engine.ErrData, kg, hd.Chunk, next)
+			}
+			if err := o.op.RestoreKeyGroup(kg, payload); err != nil {
+				return err
+			}
+			if hd.Last {
+				delete(o.restoring, kg)
+			} else {
+				if o.restoring == nil {
+					o.restoring = map[int]int{}
+				}
+				o.restoring[kg] = hd.Chunk + 1
+			}
+			return nil
 		})
 	})
 }

@@ -15,11 +15,16 @@ type Operator interface {
 	Advance(watermarkMs, nowMs int64, out *OutBatch) error
 	// Flush emits everything the operator buffers.
 	Flush(nowMs int64, out *OutBatch) error
-	// SnapshotKeyGroup appends the state of key group kg to dst; it appends nothing when the key
-	// group holds no state.
-	SnapshotKeyGroup(kg int, dst []byte) ([]byte, error)
-	// RestoreKeyGroup loads key group kg from a payload SnapshotKeyGroup wrote.
+	// SnapshotKeyGroup appends state of key group kg to dst, starting at position from of the key
+	// group's snapshot order and stopping once dst has grown by at least limit bytes. It returns
+	// the position to continue from, or -1 when the key group is complete; a key group without
+	// state appends nothing. State must not change between the calls of one key group.
+	SnapshotKeyGroup(kg, from int, dst []byte, limit int) (next int, out []byte, err error)
+	// RestoreKeyGroup adds to key group kg the state of one payload SnapshotKeyGroup wrote. On
+	// error the payload's part of the state is rolled back.
 	RestoreKeyGroup(kg int, payload []byte) error
+	// HasState reports whether key group kg holds any state.
+	HasState(kg int) bool
 	// Close frees the operator's state.
 	Close()
 }

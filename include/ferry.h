@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 1
+#define FERRY_ABI_VERSION 2
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -157,14 +157,20 @@ int32_t ferry_operator_advance(FerryHandle h, int64_t watermark_ms, int64_t now_
 int32_t ferry_operator_flush(FerryHandle h, int64_t now_ms, struct ArrowArray* output,
                              struct FerryError* err);
 
-/* Serialises the state of one key group into *out (empty when the key group holds no state).
- * key_group must lie in the operator's key-group range. */
+/* Serialises the state of one key group as a sequence of chunks (docs/abi.md, snapshot/blob.go):
+ * each call fills *out with the key group's next chunk, each chunk self-delimiting, checksummed
+ * and zstd-compressed, holding at most about 4 MiB of state. The call after the last chunk (which
+ * is flagged as last) leaves *out empty and ends the sequence; so does the first call for a key
+ * group without state. Calling for another key group abandons an unfinished sequence. The
+ * operator's state must not change between the calls of one sequence. key_group must lie in the
+ * operator's key-group range. */
 int32_t ferry_operator_snapshot(FerryHandle h, int32_t key_group, struct FerryBlob* out,
                                 struct FerryError* err);
 
-/* Restores one key group from a blob written by ferry_operator_snapshot. The blob is validated
- * before it is read; data is only read during the call. The key group must lie in the operator's
- * range and must not already hold state. */
+/* Restores one chunk written by ferry_operator_snapshot. The chunk is validated before it is
+ * read; data is only read during the call. The key group must lie in the operator's range; its
+ * first chunk requires that it holds no state, later chunks must follow in order, and until the
+ * last chunk arrives every call but restore fails (the state would be incomplete). */
 int32_t ferry_operator_restore(FerryHandle h, int32_t key_group, const uint8_t* data,
                                int64_t length, struct FerryError* err);
 

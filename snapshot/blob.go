@@ -1,20 +1,25 @@
-// Package snapshot frames the state of one Flink key group as a self-delimiting, validated blob.
-// The host writes one blob per non-empty key group into Flink's raw keyed state; on restore
-// every field is checked before the operator reads a byte of the payload.
+// Package snapshot frames the state of one Flink key group as a sequence of self-delimiting,
+// validated, zstd-compressed chunks. The host writes the chunks of every non-empty key group into
+// Flink's raw keyed state; on restore every header field and checksum is checked before the
+// operator reads a byte of the payload. Chunks bound memory: a huge key group is written and read
+// MaxChunk payload bytes at a time.
 //
-// Layout (little-endian):
+// Chunk layout (little-endian):
 //
 //	offset size field
 //	0      4    magic "FRYS"
-//	4      2    format version (1)
-//	6      2    reserved, 0
+//	4      2    format version (2)
+//	6      2    flags: bit 0 last chunk of the key group, bit 1 payload is zstd-compressed
 //	8      4    operator kind id (FNV-32a of the kind name)
 //	12     4    max parallelism
 //	16     4    key group
-//	20     8    spec fingerprint (engine.Spec.Fingerprint)
-//	28     8    payload length in bytes
-//	36     4    CRC32C of the payload
-//	40     …    payload
+//	20     4    chunk index within the key group, from 0
+//	24     8    spec fingerprint (engine.Spec.Fingerprint)
+//	32     4    payload length before compression
+//	36     4    stored length: the bytes that follow the header
+//	40     4    CRC32C of the stored bytes
+//	44     4    CRC32C of header bytes 0..43
+//	48     …    stored bytes
 package snapshot
 
 import (
@@ -23,85 +28,152 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Version is the blob format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes and reads.
+const Version = 2
 
-// HeaderSize is the size of the fixed header before the payload.
-const HeaderSize = 40
+// HeaderSize is the size of a chunk's fixed header.
+const HeaderSize = 48
+
+// MaxChunk is the payload size after which an operator starts a new chunk. Chosen to keep the
+// per-call memory of snapshot and restore small while compressing well (4 MiB, as StreamFusion).
+const MaxChunk = 4 << 20
+
+// maxPayload bounds a chunk's payload on restore (a chunk may exceed MaxChunk by one group).
+const maxPayload = 1 << 30
+
+const (
+	flagLast = 1 << 0
+	flagZstd = 1 << 1
+)
 
 const magic = "FRYS"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Header identifies whose state a blob holds.
+// One encoder and one decoder for the whole process: both are safe for concurrent EncodeAll and
+// DecodeAll calls and allocate their internal state once.
+var (
+	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPayload))
+)
+
+// Header identifies whose state a chunk holds and where it sits in its key group.
 type Header struct {
 	Kind           string
 	MaxParallelism int
 	KeyGroup       int
 	Fingerprint    uint64
+	Chunk          int  // index within the key group
+	Last           bool // the key group's last chunk
 }
 
-// KindID is the 32-bit id of an operator kind name stored in blobs.
+// KindID is the 32-bit id of an operator kind name stored in chunks.
 func KindID(kind string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(kind))
 	return h.Sum32()
 }
 
-// Size is the blob size for a payload of n bytes.
-func Size(n int) int { return HeaderSize + n }
-
-// Encode writes the blob for payload into dst, which must hold Size(len(payload)) bytes.
-func Encode(dst []byte, h Header, payload []byte) {
-	copy(dst, magic)
-	binary.LittleEndian.PutUint16(dst[4:], Version)
-	binary.LittleEndian.PutUint16(dst[6:], 0)
-	binary.LittleEndian.PutUint32(dst[8:], KindID(h.Kind))
-	binary.LittleEndian.PutUint32(dst[12:], uint32(h.MaxParallelism))
-	binary.LittleEndian.PutUint32(dst[16:], uint32(h.KeyGroup))
-	binary.LittleEndian.PutUint64(dst[20:], h.Fingerprint)
-	binary.LittleEndian.PutUint64(dst[28:], uint64(len(payload)))
-	binary.LittleEndian.PutUint32(dst[36:], crc32.Checksum(payload, castagnoli))
-	copy(dst[HeaderSize:], payload)
+// Encode appends the chunk for payload to dst. The payload is stored zstd-compressed unless
+// compression does not make it smaller.
+func Encode(dst []byte, h Header, payload []byte) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	flags := uint16(0)
+	if h.Last {
+		flags |= flagLast
+	}
+	dst = encoder.EncodeAll(payload, dst)
+	if len(dst)-start-HeaderSize >= len(payload) {
+		dst = append(dst[:start+HeaderSize], payload...)
+	} else {
+		flags |= flagZstd
+	}
+	stored := dst[start+HeaderSize:]
+	hd := dst[start : start+HeaderSize]
+	copy(hd, magic)
+	binary.LittleEndian.PutUint16(hd[4:], Version)
+	binary.LittleEndian.PutUint16(hd[6:], flags)
+	binary.LittleEndian.PutUint32(hd[8:], KindID(h.Kind))
+	binary.LittleEndian.PutUint32(hd[12:], uint32(h.MaxParallelism))
+	binary.LittleEndian.PutUint32(hd[16:], uint32(h.KeyGroup))
+	binary.LittleEndian.PutUint32(hd[20:], uint32(h.Chunk))
+	binary.LittleEndian.PutUint64(hd[24:], h.Fingerprint)
+	binary.LittleEndian.PutUint32(hd[32:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(hd[36:], uint32(len(stored)))
+	binary.LittleEndian.PutUint32(hd[40:], crc32.Checksum(stored, castagnoli))
+	binary.LittleEndian.PutUint32(hd[44:], crc32.Checksum(hd[:44], castagnoli))
+	return dst
 }
 
-// Decode validates blob against the state the restoring operator expects and returns its
-// payload, which aliases blob. Errors wrap engine.ErrData and say precisely what is wrong.
-func Decode(blob []byte, want Header) ([]byte, error) {
-	bad := func(format string, args ...any) ([]byte, error) {
-		return nil, fmt.Errorf("%w: state blob for key group %d: %s", engine.ErrData, want.KeyGroup, fmt.Sprintf(format, args...))
+// Decode validates chunk against the state the restoring operator expects (want's kind, max
+// parallelism, key group and fingerprint) and returns its header and payload. The payload is
+// decompressed into scratch (reused) or aliases chunk. Errors wrap engine.ErrData and say
+// precisely what is wrong.
+func Decode(chunk []byte, want Header, scratch []byte) (Header, []byte, error) {
+	bad := func(format string, args ...any) (Header, []byte, error) {
+		return Header{}, nil, fmt.Errorf("%w: state blob for key group %d: %s", engine.ErrData, want.KeyGroup, fmt.Sprintf(format, args...))
 	}
-	if len(blob) < HeaderSize {
-		return bad("truncated: %d bytes, header needs %d", len(blob), HeaderSize)
+	if len(chunk) < HeaderSize {
+		return bad("truncated: %d bytes, the header needs %d", len(chunk), HeaderSize)
 	}
-	if string(blob[:4]) != magic {
-		return bad("not a Ferry state blob (magic %q)", blob[:4])
+	if string(chunk[:4]) != magic {
+		return bad("not a Ferry state blob (magic %q)", chunk[:4])
 	}
-	if v := binary.LittleEndian.Uint16(blob[4:]); v != Version {
+	if v := binary.LittleEndian.Uint16(chunk[4:]); v != Version {
 		return bad("unknown format version %d (this library reads version %d)", v, Version)
 	}
-	if k := binary.LittleEndian.Uint32(blob[8:]); k != KindID(want.Kind) {
+	if binary.LittleEndian.Uint32(chunk[44:]) != crc32.Checksum(chunk[:44], castagnoli) {
+		return bad("header checksum mismatch: the blob is corrupt")
+	}
+	flags := binary.LittleEndian.Uint16(chunk[6:])
+	if flags&^(flagLast|flagZstd) != 0 {
+		return bad("unknown flags %#x", flags)
+	}
+	if k := binary.LittleEndian.Uint32(chunk[8:]); k != KindID(want.Kind) {
 		return bad("written by another operator kind (id %#x), not %s", k, want.Kind)
 	}
-	if mp := int(binary.LittleEndian.Uint32(blob[12:])); mp != want.MaxParallelism {
+	if mp := int(binary.LittleEndian.Uint32(chunk[12:])); mp != want.MaxParallelism {
 		return bad("max parallelism changed from %d to %d; Flink cannot redistribute key groups across a change of max parallelism", mp, want.MaxParallelism)
 	}
-	if kg := int(binary.LittleEndian.Uint32(blob[16:])); kg != want.KeyGroup {
+	if kg := int(binary.LittleEndian.Uint32(chunk[16:])); kg != want.KeyGroup {
 		return bad("holds key group %d", kg)
 	}
-	if fp := binary.LittleEndian.Uint64(blob[20:]); fp != want.Fingerprint {
+	if fp := binary.LittleEndian.Uint64(chunk[24:]); fp != want.Fingerprint {
 		return bad("written by an operator with a different spec (fingerprint %016x, expected %016x): the query or its state layout changed", fp, want.Fingerprint)
 	}
-	n := binary.LittleEndian.Uint64(blob[28:])
-	if n != uint64(len(blob)-HeaderSize) {
-		return bad("payload length %d, but %d bytes follow the header (truncated or padded)", n, len(blob)-HeaderSize)
+	raw := int(binary.LittleEndian.Uint32(chunk[32:]))
+	stored := chunk[HeaderSize:]
+	if n := int(binary.LittleEndian.Uint32(chunk[36:])); n != len(stored) {
+		return bad("stored length %d, but %d bytes follow the header (truncated or padded)", n, len(stored))
 	}
-	payload := blob[HeaderSize:]
-	if sum := crc32.Checksum(payload, castagnoli); sum != binary.LittleEndian.Uint32(blob[36:]) {
-		return bad("checksum mismatch: the blob is corrupt")
+	if binary.LittleEndian.Uint32(chunk[40:]) != crc32.Checksum(stored, castagnoli) {
+		return bad("payload checksum mismatch: the blob is corrupt")
 	}
-	return payload, nil
+	if raw > maxPayload {
+		return bad("payload of %d bytes exceeds the %d-byte limit", raw, maxPayload)
+	}
+	h := Header{
+		Kind: want.Kind, MaxParallelism: want.MaxParallelism, KeyGroup: want.KeyGroup, Fingerprint: want.Fingerprint,
+		Chunk: int(binary.LittleEndian.Uint32(chunk[20:])), Last: flags&flagLast != 0,
+	}
+	if flags&flagZstd == 0 {
+		if raw != len(stored) {
+			return bad("payload length %d differs from the %d stored bytes", raw, len(stored))
+		}
+		return h, stored, nil
+	}
+	payload, err := decoder.DecodeAll(stored, scratch[:0])
+	if err != nil {
+		return bad("cannot decompress: %v", err)
+	}
+	if len(payload) != raw {
+		return bad("decompressed to %d bytes, header says %d", len(payload), raw)
+	}
+	return h, payload, nil
 }

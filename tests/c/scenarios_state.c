@@ -6,7 +6,7 @@
 #include "harness.h"
 
 #define NKG 128
-#define HEADER 40 /* snapshot blob header size (snapshot/blob.go) */
+#define HEADER 48 /* snapshot chunk header size (snapshot/blob.go) */
 
 const char* harness_spec_retracting(void);
 

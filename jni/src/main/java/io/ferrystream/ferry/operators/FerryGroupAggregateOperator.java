@@ -9,6 +9,8 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.runtime.checkpoint.CheckpointType;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
@@ -36,8 +38,9 @@ import java.io.InputStream;
  * before a watermark is forwarded, before a checkpoint barrier and at the end of input, so a
  * checkpoint never holds buffered rows.
  *
- * <p>State lives in Go and is checkpointed as one blob per non-empty key group through Flink's
- * raw keyed state, so Flink's rescaling redistributes it. The operator keeps Flink's state key
+ * <p>State lives in Go and is checkpointed through Flink's raw keyed state as a sequence of
+ * self-delimiting, checksummed, compressed chunks per non-empty key group (at most about 4 MiB of
+ * state each), so Flink's rescaling redistributes it and no key group needs one huge buffer. The operator keeps Flink's state key
  * selector (the exchange and key groups stay Flink's) but never asks the framework to extract
  * keys per record: Go encodes and hashes keys itself.
  */
@@ -45,8 +48,10 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         implements OneInputStreamOperator<RowData, RowData> {
     private static final long serialVersionUID = 1L;
 
-    /** Bytes of the blob header before the payload (snapshot/blob.go). */
-    private static final int BLOB_HEADER = 40;
+    /** Bytes of a state chunk's header (snapshot/blob.go): flags at 6, stored length at 36. */
+    private static final int CHUNK_HEADER = 48;
+
+    private static final int FLAG_LAST = 1;
 
     private final GroupAggregateSpec spec;
     private final int batchSize;
@@ -88,6 +93,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
+        checkBackend();
         TaskInfo task = getRuntimeContext().getTaskInfo();
         int maxParallelism = task.getMaxNumberOfParallelSubtasks();
         KeyGroupRange range =
@@ -100,29 +106,53 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
                         ArrowTypes.schemaOf(spec.inputType()),
                         allocator);
         for (KeyGroupStatePartitionStreamProvider p : context.getRawKeyedStateInputs()) {
-            byte[] blob = readBlob(p.getStream(), p.getKeyGroupId());
-            nativeOp.restore(p.getKeyGroupId(), blob);
+            DataInputStream in = new DataInputStream(p.getStream());
+            byte[] chunk;
+            do {
+                chunk = readChunk(in, p.getKeyGroupId());
+                nativeOp.restore(p.getKeyGroupId(), chunk);
+            } while ((chunk[6] & FLAG_LAST) == 0);
         }
     }
 
-    /** Reads one self-delimiting state blob: the fixed header, then the payload it announces. */
-    private static byte[] readBlob(InputStream in, int keyGroup) throws IOException {
-        DataInputStream data = new DataInputStream(in);
-        byte[] header = new byte[BLOB_HEADER];
+    /**
+     * Native state rides raw keyed state, which Flink cannot share with timers written
+     * synchronously into the same stream (RocksDB with heap timers; flink-semantics.md §3.3): such
+     * a job would fail at its first checkpoint, so it fails now, saying what to change.
+     */
+    private void checkBackend() {
+        Object backend = getKeyedStateBackend();
+        if (backend instanceof AbstractKeyedStateBackend
+                && ((AbstractKeyedStateBackend<?>) backend)
+                        .requiresLegacySynchronousTimerSnapshots(CheckpointType.CHECKPOINT)) {
+            throw new IllegalStateException(
+                    "Ferry's native operator "
+                            + spec.name()
+                            + " keeps its state in raw keyed state, which the state backend "
+                            + backend.getClass().getSimpleName()
+                            + " cannot checkpoint next to heap timers. Set"
+                            + " state.backend.rocksdb.timer-service.factory: ROCKSDB (Flink's default),"
+                            + " or ferry.enabled: false for this job.");
+        }
+    }
+
+    /** Reads one self-delimiting state chunk: the fixed header, then the bytes it announces. */
+    private static byte[] readChunk(DataInputStream in, int keyGroup) throws IOException {
+        byte[] header = new byte[CHUNK_HEADER];
         try {
-            data.readFully(header);
-            long payload = 0;
-            for (int i = 7; i >= 0; i--) {
-                payload = (payload << 8) | (header[28 + i] & 0xff);
+            in.readFully(header);
+            long stored = 0;
+            for (int i = 3; i >= 0; i--) {
+                stored = (stored << 8) | (header[36 + i] & 0xff);
             }
-            if (payload < 0 || payload > Integer.MAX_VALUE - BLOB_HEADER) {
+            if (stored > Integer.MAX_VALUE - CHUNK_HEADER) {
                 throw new IOException(
-                        "Ferry state of key group " + keyGroup + ": payload length " + payload + " is invalid");
+                        "Ferry state of key group " + keyGroup + ": chunk length " + stored + " is invalid");
             }
-            byte[] blob = new byte[BLOB_HEADER + (int) payload];
-            System.arraycopy(header, 0, blob, 0, BLOB_HEADER);
-            data.readFully(blob, BLOB_HEADER, (int) payload);
-            return blob;
+            byte[] chunk = new byte[CHUNK_HEADER + (int) stored];
+            System.arraycopy(header, 0, chunk, 0, CHUNK_HEADER);
+            in.readFully(chunk, CHUNK_HEADER, (int) stored);
+            return chunk;
         } catch (EOFException e) {
             throw new IOException("Ferry state of key group " + keyGroup + " is truncated", e);
         }
@@ -202,11 +232,15 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         super.snapshotState(context);
         KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
         for (int keyGroup : out.getKeyGroupList()) {
-            byte[] blob = nativeOp.snapshot(keyGroup);
-            if (blob != null) {
-                out.startNewKeyGroup(keyGroup);
-                out.write(blob);
+            byte[] chunk = nativeOp.snapshot(keyGroup);
+            if (chunk == null) {
+                continue; // no state: nothing is written for this key group
             }
+            out.startNewKeyGroup(keyGroup);
+            do {
+                out.write(chunk);
+                chunk = nativeOp.snapshot(keyGroup);
+            } while (chunk != null);
         }
     }
 

@@ -5,6 +5,8 @@ import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.hint.StateTtlHint;
@@ -68,6 +70,10 @@ public final class GroupAggregateMatcher {
         if (!config.get(FerryOptions.GROUP_AGGREGATE_ENABLED)) {
             return Decision.fallback("disabled by " + FerryOptions.GROUP_AGGREGATE_ENABLED.key() + "=false");
         }
+        String backendReason = backendReason(config);
+        if (backendReason != null) {
+            return Decision.fallback(backendReason);
+        }
         // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction (flink-semantics.md §2.4)
         if (config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_ENABLED)) {
             return Decision.fallback("mini-batch GROUP BY: not native yet");
@@ -112,6 +118,23 @@ public final class GroupAggregateMatcher {
     }
 
     /** Why one call cannot be native, or null. */
+    private static final ConfigOption<String> BACKEND =
+            ConfigOptions.key("state.backend.type").stringType().defaultValue("hashmap");
+    private static final ConfigOption<String> ROCKSDB_TIMERS =
+            ConfigOptions.key("state.backend.rocksdb.timer-service.factory").stringType().defaultValue("ROCKSDB");
+
+    /**
+     * Native state rides raw keyed state, which RocksDB cannot checkpoint next to heap timers
+     * (flink-semantics.md §3.3); the operator would fail its first checkpoint.
+     */
+    static String backendReason(ReadableConfig config) {
+        if (config.get(BACKEND).equalsIgnoreCase("rocksdb") && config.get(ROCKSDB_TIMERS).equalsIgnoreCase("HEAP")) {
+            return "RocksDB with heap timers (state.backend.rocksdb.timer-service.factory=HEAP) cannot checkpoint"
+                    + " native state next to them";
+        }
+        return null;
+    }
+
     static String callReason(AggregateCall call) {
         String name = call.getAggregation().getName();
         String function = GroupAggregateSpecs.functionName(call);

@@ -62,7 +62,7 @@ class NativeOperatorTest {
         assertSame(lib, NativeLibrary.load());
         assertTrue(NativeLibrary.isLoaded());
         assertEquals(NativeLibrary.ABI_VERSION, FerryNative.abiVersion());
-        assertTrue(lib.version().startsWith("ferry ") && lib.version().endsWith("(abi 1)"), lib.version());
+        assertTrue(lib.version().startsWith("ferry ") && lib.version().endsWith("(abi " + NativeLibrary.ABI_VERSION + ")"), lib.version());
         assertEquals(Runtime.getRuntime().availableProcessors(), lib.options().maxProcs());
         assertTrue(Files.isRegularFile(lib.directory().resolve("libferry.so")));
         assertTrue(Files.exists(Paths.get(lib.options().crashOutput())), "ferry_init opened the crash file");

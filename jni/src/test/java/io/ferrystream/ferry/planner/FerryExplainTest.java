@@ -218,6 +218,19 @@ class FerryExplainTest {
     }
 
     @Test
+    void rocksDbWithHeapTimersFallsBack() {
+        String sql = "SELECT k, SUM(b) FROM T GROUP BY k";
+        assertFallback(
+                "RocksDB with heap timers (state.backend.rocksdb.timer-service.factory=HEAP) cannot checkpoint"
+                        + " native state next to them",
+                sql,
+                Map.of("state.backend.type", "rocksdb", "state.backend.rocksdb.timer-service.factory", "HEAP"));
+        assertEquals(
+                List.of("native"),
+                decisions(sql, Map.of("state.backend.type", "rocksdb", "state.backend.rocksdb.timer-service.factory", "ROCKSDB")));
+    }
+
+    @Test
     void distinctSplit() {
         Map<String, String> split =
                 Map.of(

@@ -7,6 +7,7 @@
 #   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses
 #   ./build.sh demo       build everything and run examples/nexmark-groupby.sql in compare mode
 #   ./build.sh bench      Go benchmarks of the group aggregate (direct and through the C ABI)
+#   ./build.sh perf       the perf harness (tests/perf): rows/s tables against a limit baseline
 #   ./build.sh jni        build, then the JVM wrapper's tests (cd jni && mvn test)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -122,12 +123,22 @@ cmd_bench() {
   go test -run '^$' -bench . -benchmem ./agg/ ./capi/
 }
 
+# The perf harness (tests/perf): the group aggregate through Go directly and through the C ABI,
+# against a limit baseline; markdown tables on stdout, build/perf.csv. Arguments pass through:
+# ./build.sh perf -quick, -keys 64,1M -batch 4096 -mode go, -h for the rest.
+cmd_perf() {
+  cmd_build
+  log "go run ./tests/perf $*"
+  go run ./tests/perf "$@"
+}
+
 case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
   jar) cmd_jar ;;
   demo) cmd_demo ;;
   bench) cmd_bench ;;
+  perf) shift; cmd_perf "$@" ;;
   jni) cmd_build; mvn_ test ;;
-  *) echo "usage: $0 [build|test|jar|demo|bench|jni]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|jar|demo|bench|perf|jni]" >&2; exit 2 ;;
 esac

@@ -14,9 +14,9 @@ type accumulator interface {
 	// rows with gids[i] < 0 are skipped. It records each row's value before and after folding
 	// and sets changed[i] when the two differ under Flink's equaliser.
 	fold(in *engine.Batch, gids []int32, changed []bool)
-	// write fills output row j with the value before (usePrev[j]) or after row src[j] of the
-	// last fold.
-	write(out *engine.OutColumn, src []int32, usePrev []bool)
+	// write fills output row j with the value of the last fold picked by pick[j]: 2i for row
+	// i's value before folding, 2i+1 after (rowValues).
+	write(out *engine.OutColumn, pick []int32)
 	// save appends the state of group g to dst; load reads it back into group g, which is in
 	// the initial state, and returns the rest of src.
 	save(dst []byte, g int32) []byte

@@ -8,25 +8,25 @@ import "github.com/ferrystream/ferry/engine"
 // integers — cast back to T. The same function serves append-only and retracting input.
 type avgAcc[T number, S int64 | float64] struct {
 	col int
-	sum []S
-	cnt []int64
+	st  []avgState[S] // per group
 	rowValues[T]
 }
 
-func (a *avgAcc[T, S]) grow(n int)    { a.sum, a.cnt = extend(a.sum, n), extend(a.cnt, n) }
-func (a *avgAcc[T, S]) reset(g int32) { a.sum[g], a.cnt[g] = 0, 0 }
-func (a *avgAcc[T, S]) bytes() int64  { return int64(cap(a.sum))*8 + int64(cap(a.cnt))*8 }
-
-func (a *avgAcc[T, S]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
-	a.rowValues.write(out, src, usePrev)
+// avgState is one group's AVG accumulator.
+type avgState[S int64 | float64] struct {
+	sum S
+	cnt int64
 }
 
-func (a *avgAcc[T, S]) value(g int32) (T, bool) {
-	c := a.cnt[g]
-	if c == 0 {
+func (a *avgAcc[T, S]) grow(n int)    { a.st = extend(a.st, n) }
+func (a *avgAcc[T, S]) reset(g int32) { a.st[g] = avgState[S]{} }
+func (a *avgAcc[T, S]) bytes() int64  { return int64(cap(a.st)) * 16 }
+
+func value[T number, S int64 | float64](s *avgState[S]) (T, bool) {
+	if s.cnt == 0 {
 		return 0, true
 	}
-	return T(a.sum[g] / S(c)), false
+	return T(s.sum / S(s.cnt)), false
 }
 
 func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, changed []bool) {
@@ -39,30 +39,32 @@ func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, changed []bool) {
 		if g < 0 {
 			continue
 		}
-		pv, pn := a.value(g)
+		s := &a.st[g]
+		pv, pn := value[T](s)
 		if !col.IsNull(i) {
 			if engine.IsAccumulate(kinds[i]) {
-				a.sum[g] += S(vals[i])
-				a.cnt[g]++
+				s.sum += S(vals[i])
+				s.cnt++
 			} else {
-				a.sum[g] -= S(vals[i])
-				a.cnt[g]--
+				s.sum -= S(vals[i])
+				s.cnt--
 			}
 		}
-		nv, nn := a.value(g)
+		nv, nn := value[T](s)
 		a.record(i, pv, pn, nv, nn, changed)
 	}
 }
 
 func (a *avgAcc[T, S]) save(dst []byte, g int32) []byte {
-	return putVarint(putScalar(dst, a.sum[g]), a.cnt[g])
+	return putVarint(putScalar(dst, a.st[g].sum), a.st[g].cnt)
 }
 
 func (a *avgAcc[T, S]) load(src []byte, g int32) ([]byte, error) {
+	s := &a.st[g]
 	var err error
-	if a.sum[g], src, err = getScalar[S](src); err != nil {
+	if s.sum, src, err = getScalar[S](src); err != nil {
 		return nil, err
 	}
-	a.cnt[g], src, err = getVarint(src)
+	s.cnt, src, err = getVarint(src)
 	return src, err
 }

@@ -14,9 +14,6 @@ type countAcc struct {
 func (a *countAcc) grow(n int)    { a.cnt = extend(a.cnt, n) }
 func (a *countAcc) reset(g int32) { a.cnt[g] = 0 }
 func (a *countAcc) bytes() int64  { return int64(cap(a.cnt)) * 8 }
-func (a *countAcc) write(out *engine.OutColumn, src []int32, usePrev []bool) {
-	a.rowValues.write(out, src, usePrev)
-}
 
 func (a *countAcc) fold(in *engine.Batch, gids []int32, changed []bool) {
 	a.rowValues.reset(in.Len)

@@ -44,7 +44,7 @@ type GroupAggregate struct {
 	gone     []bool  // the row's retraction brought the record count to zero
 	changed  []bool  // some aggregate value differs before and after the row
 	src      []int32 // input row of each output row
-	usePrev  []bool  // output row carries the values before its input row
+	pick     []int32 // entry of the rows' before/after values each output row carries (rowValues)
 	outKinds []engine.RowKind
 	varBytes []int
 	snapIDs  []int32 // groups of the key group being snapshotted
@@ -58,12 +58,13 @@ func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
 		return nil, fmt.Errorf("%w: state_ttl_ms: idle-state TTL: not native yet", engine.ErrUnsupported)
 	}
 	start, end := spec.KeyGroupRange()
+	keys := engine.NewKeyEncoder(spec.Keys, spec.InputTypes)
 	g := &GroupAggregate{
 		spec:    spec,
 		label:   spec.Label(),
 		keyCols: spec.Keys,
-		keys:    engine.NewKeyEncoder(spec.Keys, spec.InputTypes),
-		table:   engine.NewGroupTable(spec.MaxParallelism, start, end),
+		keys:    keys,
+		table:   engine.NewGroupTable(spec.MaxParallelism, start, end, keys.FixedSize()),
 	}
 	if spec.Test != nil {
 		g.panicIn = spec.Test.Panic
@@ -201,10 +202,14 @@ func (g *GroupAggregate) resetGroup(id int32) {
 
 // emit decides each row's output rows and writes the output batch.
 func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
-	g.src, g.usePrev, g.outKinds = g.src[:0], g.usePrev[:0], g.outKinds[:0]
+	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
 	add := func(i int, prev bool, k engine.RowKind) {
+		p := int32(2*i + 1)
+		if prev {
+			p--
+		}
 		g.src = append(g.src, int32(i))
-		g.usePrev = append(g.usePrev, prev)
+		g.pick = append(g.pick, p)
 		g.outKinds = append(g.outKinds, k)
 	}
 	for i, id := range g.gids[:in.Len] {
@@ -241,7 +246,7 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 		engine.Gather(&out.Cols[k], &in.Cols[c], g.src)
 	}
 	for j, c := range g.calls {
-		c.write(&out.Cols[len(g.keyCols)+j], g.src, g.usePrev)
+		c.write(&out.Cols[len(g.keyCols)+j], g.pick)
 	}
 	copy(out.Kinds(), g.outKinds)
 	out.Finish()

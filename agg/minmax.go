@@ -11,18 +11,19 @@ import "github.com/ferrystream/ferry/engine"
 type minMaxAcc[T number] struct {
 	col int
 	max bool
-	val []T
-	has []bool
+	st  []minMaxState[T] // per group
 	rowValues[T]
 }
 
-func (a *minMaxAcc[T]) grow(n int)    { a.val, a.has = extend(a.val, n), extend(a.has, n) }
-func (a *minMaxAcc[T]) reset(g int32) { a.val[g], a.has[g] = 0, false }
-func (a *minMaxAcc[T]) bytes() int64  { return int64(cap(a.val))*8 + int64(cap(a.has)) }
-
-func (a *minMaxAcc[T]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
-	a.rowValues.write(out, src, usePrev)
+// minMaxState is one group's MIN or MAX accumulator.
+type minMaxState[T number] struct {
+	val T
+	has bool // val is not NULL
 }
+
+func (a *minMaxAcc[T]) grow(n int)    { a.st = extend(a.st, n) }
+func (a *minMaxAcc[T]) reset(g int32) { a.st[g] = minMaxState[T]{} }
+func (a *minMaxAcc[T]) bytes() int64  { return int64(cap(a.st)) * 16 }
 
 func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 	a.rowValues.reset(in.Len)
@@ -34,25 +35,27 @@ func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 		if g < 0 {
 			continue
 		}
-		pv, pn := a.val[g], !a.has[g]
+		s := &a.st[g]
+		pv, pn := s.val, !s.has
 		if !col.IsNull(i) && engine.IsAccumulate(kinds[i]) {
 			if v := vals[i]; pn || (a.max && v > pv) || (!a.max && v < pv) {
-				a.val[g], a.has[g] = v, true
+				s.val, s.has = v, true
 			}
 		}
-		a.record(i, pv, pn, a.val[g], !a.has[g], changed)
+		a.record(i, pv, pn, s.val, !s.has, changed)
 	}
 }
 
 func (a *minMaxAcc[T]) save(dst []byte, g int32) []byte {
-	return putScalar(putBool(dst, a.has[g]), a.val[g])
+	return putScalar(putBool(dst, a.st[g].has), a.st[g].val)
 }
 
 func (a *minMaxAcc[T]) load(src []byte, g int32) ([]byte, error) {
+	s := &a.st[g]
 	var err error
-	if a.has[g], src, err = getBool(src); err != nil {
+	if s.has, src, err = getBool(src); err != nil {
 		return nil, err
 	}
-	a.val[g], src, err = getScalar[T](src)
+	s.val, src, err = getScalar[T](src)
 	return src, err
 }

@@ -35,10 +35,6 @@ func (a *minMaxRetractAcc[T]) bytes() int64 {
 	return int64(cap(a.ext))*8 + int64(cap(a.hasExt)) + int64(cap(a.mapSize))*8 + a.counts.bytes()
 }
 
-func (a *minMaxRetractAcc[T]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
-	a.rowValues.write(out, src, usePrev)
-}
-
 func (a *minMaxRetractAcc[T]) value(g int32) (T, bool) {
 	if a.mapSize[g] > 0 && a.hasExt[g] {
 		return a.ext[g], false

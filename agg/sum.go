@@ -12,31 +12,26 @@ import "github.com/ferrystream/ferry/engine"
 type sumAcc[T number] struct {
 	col     int
 	retract bool
-	sum     []T
-	has     []bool // sum is not NULL
-	cnt     []int64
+	st      []sumState[T] // per group
 	rowValues[T]
 }
 
-func (a *sumAcc[T]) grow(n int) {
-	a.sum, a.has, a.cnt = extend(a.sum, n), extend(a.has, n), extend(a.cnt, n)
+// sumState is one group's SUM accumulator; one struct keeps a group's fields in one cache line.
+type sumState[T number] struct {
+	sum T
+	cnt int64
+	has bool // sum is not NULL
 }
 
-func (a *sumAcc[T]) reset(g int32) { a.sum[g], a.has[g], a.cnt[g] = 0, false, 0 }
+func (a *sumAcc[T]) grow(n int)    { a.st = extend(a.st, n) }
+func (a *sumAcc[T]) reset(g int32) { a.st[g] = sumState[T]{} }
+func (a *sumAcc[T]) bytes() int64  { return int64(cap(a.st)) * 24 }
 
-func (a *sumAcc[T]) bytes() int64 {
-	return int64(cap(a.sum))*8 + int64(cap(a.has)) + int64(cap(a.cnt))*8
-}
-
-func (a *sumAcc[T]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
-	a.rowValues.write(out, src, usePrev)
-}
-
-func (a *sumAcc[T]) value(g int32) (T, bool) {
+func (a *sumAcc[T]) value(s *sumState[T]) (T, bool) {
 	if a.retract {
-		return a.sum[g], a.cnt[g] == 0
+		return s.sum, s.cnt == 0
 	}
-	return a.sum[g], !a.has[g]
+	return s.sum, !s.has
 }
 
 func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
@@ -49,44 +44,45 @@ func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 		if g < 0 {
 			continue
 		}
-		pv, pn := a.value(g)
+		s := &a.st[g]
+		pv, pn := a.value(s)
 		if !col.IsNull(i) {
 			v := vals[i]
 			if engine.IsAccumulate(kinds[i]) {
-				if a.has[g] {
-					a.sum[g] += v
+				if s.has {
+					s.sum += v
 				} else {
-					a.sum[g], a.has[g] = v, true
+					s.sum, s.has = v, true
 				}
-				a.cnt[g]++
+				s.cnt++
 			} else {
-				if a.has[g] {
-					a.sum[g] -= v
+				if s.has {
+					s.sum -= v
 				} else {
-					a.sum[g], a.has[g] = 0-v, true
+					s.sum, s.has = 0-v, true
 				}
-				a.cnt[g]--
+				s.cnt--
 			}
 		}
-		nv, nn := a.value(g)
+		nv, nn := a.value(s)
 		a.record(i, pv, pn, nv, nn, changed)
 	}
 }
 
 func (a *sumAcc[T]) save(dst []byte, g int32) []byte {
-	dst = putBool(dst, a.has[g])
-	dst = putScalar(dst, a.sum[g])
-	return putVarint(dst, a.cnt[g])
+	s := &a.st[g]
+	return putVarint(putScalar(putBool(dst, s.has), s.sum), s.cnt)
 }
 
 func (a *sumAcc[T]) load(src []byte, g int32) ([]byte, error) {
+	s := &a.st[g]
 	var err error
-	if a.has[g], src, err = getBool(src); err != nil {
+	if s.has, src, err = getBool(src); err != nil {
 		return nil, err
 	}
-	if a.sum[g], src, err = getScalar[T](src); err != nil {
+	if s.sum, src, err = getScalar[T](src); err != nil {
 		return nil, err
 	}
-	a.cnt[g], src, err = getVarint(src)
+	s.cnt, src, err = getVarint(src)
 	return src, err
 }

@@ -15,10 +15,6 @@ func (a *sum0Acc[T]) grow(n int)    { a.sum = extend(a.sum, n) }
 func (a *sum0Acc[T]) reset(g int32) { a.sum[g] = 0 }
 func (a *sum0Acc[T]) bytes() int64  { return int64(cap(a.sum)) * 8 }
 
-func (a *sum0Acc[T]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
-	a.rowValues.write(out, src, usePrev)
-}
-
 func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]

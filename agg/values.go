@@ -11,46 +11,41 @@ type number interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~float32 | ~float64
 }
 
-// rowValues records, for each row of the current batch, an aggregate's value before (prev) and
-// after (next) the row was folded. The group aggregate emits -U/-D rows from prev and +I/+U rows
-// from next. Owned by one accumulator, reused across batches.
+// rowValues records, for each row of the current batch, an aggregate's value before and after
+// the row was folded, interleaved: entry 2i is row i's value before, 2i+1 after. The group
+// aggregate emits -U/-D rows from the former and +I/+U rows from the latter, picking entries by
+// index with no branch. Owned by one accumulator, reused across batches.
 type rowValues[T number] struct {
-	prev, next         []T
-	prevNull, nextNull []bool
+	vals  []T
+	nulls []bool
 }
 
 func (v *rowValues[T]) reset(n int) {
-	v.prev = resize(v.prev, n)
-	v.next = resize(v.next, n)
-	v.prevNull = resize(v.prevNull, n)
-	v.nextNull = resize(v.nextNull, n)
-	clear(v.prevNull)
-	clear(v.nextNull)
+	v.vals = resize(v.vals, 2*n)
+	v.nulls = resize(v.nulls, 2*n)
+	clear(v.nulls)
 }
 
 // record stores row i's values before (pv, pn = NULL) and after (nv, nn) folding, and flags the
 // row as changed when Flink's equaliser would: it compares with Java's ==, so NaN differs from
 // itself and -0.0 equals 0.0.
 func (v *rowValues[T]) record(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
-	v.prev[i], v.prevNull[i], v.next[i], v.nextNull[i] = pv, pn, nv, nn
+	v.vals[2*i], v.vals[2*i+1] = pv, nv
+	v.nulls[2*i], v.nulls[2*i+1] = pn, nn
 	if pn != nn || (!nn && pv != nv) {
 		changed[i] = true
 	}
 }
 
-// write fills output rows j with the value before (usePrev[j]) or after row src[j].
-func (v *rowValues[T]) write(out *engine.OutColumn, src []int32, usePrev []bool) {
-	dst := engine.OutValues[T](out)
-	for j, i := range src {
-		val, null := v.next[i], v.nextNull[i]
-		if usePrev[j] {
-			val, null = v.prev[i], v.prevNull[i]
-		}
-		if null {
+// write fills output row j with entry pick[j] (see rowValues).
+func (v *rowValues[T]) write(out *engine.OutColumn, pick []int32) {
+	dst := engine.OutValues[T](out)[:len(pick)]
+	vals, nulls := v.vals, v.nulls
+	for j, p := range pick {
+		dst[j] = vals[p]
+		if nulls[p] {
 			out.SetNull(j)
-			continue
 		}
-		dst[j] = val
 	}
 }
 

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // GroupTable interns encoded keys (KeyEncoder output) into dense group ids and remembers the
 // key group of each, partitioned so that all groups of one key group can be listed without
@@ -8,15 +11,22 @@ import "fmt"
 // slices indexed by group id, and each key group has an open-addressing (linear probing) slot
 // array holding hash<<32 | id+1. The Go GC therefore never scans per-group memory.
 //
+// When every key has the same size (no VARCHAR field), key id lives at arena[id*size:], so a
+// lookup touches one slot and one key, and removal leaves no garbage; otherwise keys are
+// appended to the arena with an offset per id, and the arena is compacted when mostly garbage.
+//
 // Ids of removed groups are reserved until EndBatch, so a batch can still address state by the
 // ids it saw; afterwards they are reused.
 type GroupTable struct {
 	maxParallelism int
+	kgMask         int // maxParallelism-1 when it is a power of two, else -1
 	kgStart, kgEnd int
 	parts          []groupPart // indexed by keyGroup - kgStart
 
-	keyOff  []int64 // arena offset of each group's key; -1 when the id is free
-	keyLen  []int32
+	keySize int     // bytes of every key when fixed, else 0
+	ids     int     // ids handed out: per-group slices have this length
+	keyOff  []int64 // variable-size keys: arena offset of each group's key; -1 when the id is free
+	keyLen  []int32 // variable-size keys: key length
 	keyHash []int32
 	keyKG   []uint16 // key group - kgStart
 	arena   []byte
@@ -33,12 +43,19 @@ type groupPart struct {
 }
 
 // NewGroupTable returns an empty table for the inclusive key-group range [kgStart, kgEnd].
-func NewGroupTable(maxParallelism, kgStart, kgEnd int) *GroupTable {
+// keySize is the size of every key when it is fixed (KeyEncoder.FixedSize), else 0.
+func NewGroupTable(maxParallelism, kgStart, kgEnd, keySize int) *GroupTable {
+	mask := -1
+	if maxParallelism&(maxParallelism-1) == 0 {
+		mask = maxParallelism - 1
+	}
 	return &GroupTable{
 		maxParallelism: maxParallelism,
+		kgMask:         mask,
 		kgStart:        kgStart,
 		kgEnd:          kgEnd,
 		parts:          make([]groupPart, kgEnd-kgStart+1),
+		keySize:        keySize,
 	}
 }
 
@@ -46,11 +63,16 @@ func NewGroupTable(maxParallelism, kgStart, kgEnd int) *GroupTable {
 func (t *GroupTable) Len() int { return t.live }
 
 // Cap is one more than the largest id ever handed out: per-group slices must have this length.
-func (t *GroupTable) Cap() int { return len(t.keyOff) }
+func (t *GroupTable) Cap() int { return t.ids }
 
 // KeyGroupOf maps a key hash to its key group and checks that it lies in the table's range.
 func (t *GroupTable) KeyGroupOf(hash int32) (int, error) {
-	kg := KeyGroup(hash, t.maxParallelism)
+	var kg int
+	if t.kgMask >= 0 { // MurmurHashInt is non-negative, so the mask equals the modulo
+		kg = int(MurmurHashInt(hash)) & t.kgMask
+	} else {
+		kg = KeyGroup(hash, t.maxParallelism)
+	}
 	if kg < t.kgStart || kg > t.kgEnd {
 		return kg, fmt.Errorf("%w: key belongs to key group %d, outside this operator's range [%d, %d] (max parallelism %d)",
 			ErrData, kg, t.kgStart, t.kgEnd, t.maxParallelism)
@@ -87,17 +109,26 @@ func (t *GroupTable) Insert(key []byte, hash int32, kg int) int32 {
 		id = t.free[n-1]
 		t.free = t.free[:n-1]
 	} else {
-		id = int32(len(t.keyOff))
-		t.keyOff = append(t.keyOff, 0)
-		t.keyLen = append(t.keyLen, 0)
+		id = int32(t.ids)
+		t.ids++
 		t.keyHash = append(t.keyHash, 0)
 		t.keyKG = append(t.keyKG, 0)
+		if t.keySize > 0 {
+			t.arena = append(t.arena, make([]byte, t.keySize)...)
+		} else {
+			t.keyOff = append(t.keyOff, 0)
+			t.keyLen = append(t.keyLen, 0)
+		}
 	}
-	t.keyOff[id] = int64(len(t.arena))
-	t.keyLen[id] = int32(len(key))
 	t.keyHash[id] = hash
 	t.keyKG[id] = uint16(kg - t.kgStart)
-	t.arena = append(t.arena, key...)
+	if t.keySize > 0 {
+		copy(t.arena[int(id)*t.keySize:], key)
+	} else {
+		t.keyOff[id] = int64(len(t.arena))
+		t.keyLen[id] = int32(len(key))
+		t.arena = append(t.arena, key...)
+	}
 	p := &t.parts[kg-t.kgStart]
 	if (p.count+1)*4 > len(p.slots)*3 {
 		t.resize(p)
@@ -125,8 +156,10 @@ func (t *GroupTable) Remove(id int32) {
 			s := p.slots[j]
 			if s == 0 {
 				p.count--
-				t.garbage += int(t.keyLen[id])
-				t.keyOff[id] = -1
+				if t.keySize == 0 {
+					t.garbage += int(t.keyLen[id])
+					t.keyOff[id] = -1
+				}
 				t.pending = append(t.pending, id)
 				t.live--
 				return
@@ -157,6 +190,10 @@ func (t *GroupTable) EndBatch() []int32 {
 
 // Key returns the encoded key of a live group.
 func (t *GroupTable) Key(id int32) []byte {
+	if t.keySize > 0 {
+		off := int(id) * t.keySize
+		return t.arena[off : off+t.keySize]
+	}
 	off := t.keyOff[id]
 	return t.arena[off : off+int64(t.keyLen[id])]
 }
@@ -183,11 +220,28 @@ func (t *GroupTable) Bytes() int64 {
 	return n
 }
 
+// keyEquals compares a stored key with key 8 bytes at a time: encoded keys are BinaryRowData
+// rows, always a multiple of 8 bytes long, and mostly short (16 bytes for one BIGINT).
 func (t *GroupTable) keyEquals(id int32, key []byte) bool {
-	if int(t.keyLen[id]) != len(key) {
+	var stored []byte
+	if t.keySize > 0 {
+		off := int(id) * t.keySize
+		stored = t.arena[off : off+t.keySize]
+	} else {
+		if int(t.keyLen[id]) != len(key) {
+			return false
+		}
+		stored = t.arena[t.keyOff[id] : t.keyOff[id]+int64(len(key))]
+	}
+	if len(stored) != len(key) {
 		return false
 	}
-	return string(t.arena[t.keyOff[id]:t.keyOff[id]+int64(len(key))]) == string(key)
+	for i := 0; i+8 <= len(key); i += 8 {
+		if binary.LittleEndian.Uint64(stored[i:]) != binary.LittleEndian.Uint64(key[i:]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *GroupTable) resize(p *groupPart) {

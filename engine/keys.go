@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // KeyEncoder encodes the grouping key of every row of a batch exactly as Flink's key selector
@@ -108,6 +109,14 @@ func (e *KeyEncoder) Encode(b *Batch) error {
 	return nil
 }
 
+// FixedSize is the size of every encoded key when it does not vary (no VARCHAR field), else 0.
+func (e *KeyEncoder) FixedSize() int {
+	if e.hasVarchar {
+		return 0
+	}
+	return e.fixedSize + e.fixedVar
+}
+
 // Key returns the encoded key of row i of the last encoded batch.
 func (e *KeyEncoder) Key(i int) []byte { return e.buf[e.offs[i]:e.offs[i+1]] }
 
@@ -117,28 +126,31 @@ func (e *KeyEncoder) Hash(i int) int32 { return e.hashes[i] }
 func (e *KeyEncoder) encodeField(k int, col *Column, rows int) {
 	t := e.types[k]
 	slot := e.headerSize + 8*k
-	nullByte, nullBit := (k+8)>>3, byte(1)<<((k+8)&7)
 	buf, offs := e.buf, e.offs
-	for i := 0; i < rows; i++ {
-		row := buf[offs[i]:offs[i+1]]
-		null := col.IsNull(i)
-		if null {
-			row[nullByte] |= nullBit
+	if col.Valid != nil {
+		nullByte, nullBit := (k+8)>>3, byte(1)<<((k+8)&7)
+		for i := 0; i < rows; i++ {
+			if col.IsNull(i) {
+				buf[int(offs[i])+nullByte] |= nullBit
+			}
 		}
-		s := row[slot : slot+8]
-		switch t.ID {
-		case Boolean:
-			if !null && col.Bool(i) {
-				s[0] = 1
+	}
+	// One loop per layout, so no per-row type switch; NULL slots stay zero (BinaryRowWriter's
+	// setNullAt), except that non-compact DECIMAL/TIMESTAMP reserve their variable part anyway.
+	switch {
+	case t.ID == Boolean:
+		for i := 0; i < rows; i++ {
+			if !col.IsNull(i) && col.Bool(i) {
+				buf[int(offs[i])+slot] = 1
 			}
-		case TinyInt, SmallInt, Int, BigInt, Float, Double, Date:
-			if !null {
-				copy(s, col.Fixed(i))
-			}
-		case Varchar:
-			if null {
+		}
+	case t.ID == Varchar:
+		for i := 0; i < rows; i++ {
+			if col.IsNull(i) {
 				continue
 			}
+			row := buf[offs[i]:offs[i+1]]
+			s := row[slot : slot+8]
 			v := col.Bytes(i)
 			if len(v) <= 7 {
 				copy(s, v)
@@ -149,38 +161,63 @@ func (e *KeyEncoder) encodeField(k int, col *Column, rows int) {
 				binary.LittleEndian.PutUint64(s, uint64(cur)<<32|uint64(len(v)))
 				e.cursor[i] = cur + int32((len(v)+7)&^7)
 			}
-		case Decimal:
-			if t.Compact() {
-				if !null {
-					copy(s, col.Fixed(i)[:8]) // the unscaled value fits the low 8 bytes
-				}
-				continue
-			}
+		}
+	case t.ID == Decimal && t.Compact():
+		// The unscaled value fits the low 8 bytes of the 16-byte Arrow decimal.
+		encodeFixed(buf, offs, slot, col, rows, Values[int64](&Column{Data: col.Data, Offset: 2 * col.Offset}, 2*rows), 2)
+	case t.ID == Decimal:
+		for i := 0; i < rows; i++ {
+			row := buf[offs[i]:offs[i+1]]
 			cur := e.cursor[i]
 			e.cursor[i] = cur + 16
-			if null {
-				binary.LittleEndian.PutUint64(s, uint64(cur)<<32)
+			if col.IsNull(i) {
+				binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32)
 				continue
 			}
 			n := putUnscaledBytes(row[cur:cur+16], col.Fixed(i))
-			binary.LittleEndian.PutUint64(s, uint64(cur)<<32|uint64(n))
-		case Timestamp:
-			if t.Compact() {
-				if !null {
-					copy(s, col.Fixed(i))
-				}
-				continue
-			}
+			binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32|uint64(n))
+		}
+	case t.ID == Timestamp && !t.Compact():
+		for i := 0; i < rows; i++ {
+			row := buf[offs[i]:offs[i+1]]
 			cur := e.cursor[i]
 			e.cursor[i] = cur + 8
-			if null {
-				binary.LittleEndian.PutUint64(s, uint64(cur)<<32)
+			if col.IsNull(i) {
+				binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32)
 				continue
 			}
 			v := col.Fixed(i)
 			copy(row[cur:cur+8], v[:8])
 			nano := binary.LittleEndian.Uint32(v[8:12])
-			binary.LittleEndian.PutUint64(s, uint64(cur)<<32|uint64(nano))
+			binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32|uint64(nano))
+		}
+	default: // fixed width: TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DATE, TIMESTAMP(p<=3)
+		switch t.Width() {
+		case 1:
+			encodeFixed(buf, offs, slot, col, rows, Values[int8](col, rows), 1)
+		case 2:
+			encodeFixed(buf, offs, slot, col, rows, Values[int16](col, rows), 1)
+		case 4:
+			encodeFixed(buf, offs, slot, col, rows, Values[int32](col, rows), 1)
+		default:
+			encodeFixed(buf, offs, slot, col, rows, Values[int64](col, rows), 1)
+		}
+	}
+}
+
+// encodeFixed stores the raw little-endian bits of vals[i*stride] into the slot of row i, for
+// rows that are not NULL; the slot's remaining bytes stay zero (no sign extension, as
+// BinaryRowWriter.writeInt and friends).
+func encodeFixed[T Scalar](buf []byte, offs []int32, slot int, col *Column, rows int, vals []T, stride int) {
+	if col.Valid == nil {
+		for i := 0; i < rows; i++ {
+			*(*T)(unsafe.Pointer(&buf[int(offs[i])+slot])) = vals[i*stride]
+		}
+		return
+	}
+	for i := 0; i < rows; i++ {
+		if !col.IsNull(i) {
+			*(*T)(unsafe.Pointer(&buf[int(offs[i])+slot])) = vals[i*stride]
 		}
 	}
 }

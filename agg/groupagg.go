@@ -48,6 +48,7 @@ type GroupAggregate struct {
 	outKinds []engine.RowKind
 	varBytes []int
 	snapIDs  []int32 // groups of the key group being snapshotted
+	snapKG   int     // the key group snapIDs lists
 }
 
 var _ engine.Operator = (*GroupAggregate)(nil)
@@ -276,7 +277,9 @@ func (g *GroupAggregate) SnapshotKeyGroup(kg, from int, dst []byte, limit int) (
 	if err := g.checkKeyGroup(kg); err != nil {
 		return -1, dst, err
 	}
-	g.snapIDs = g.table.AppendKeyGroup(kg, g.snapIDs[:0])
+	if from == 0 || kg != g.snapKG { // continuations reuse the list: state is unchanged between calls
+		g.snapIDs, g.snapKG = g.table.AppendKeyGroup(kg, g.snapIDs[:0]), kg
+	}
 	start := len(dst)
 	for i := from; i < len(g.snapIDs); i++ {
 		if len(dst)-start >= limit {

@@ -354,6 +354,10 @@ func ferry_operator_snapshot(h C.FerryHandle, keyGroup C.int32_t, blob *C.struct
 				s.active = false // no state in this key group
 				return nil
 			}
+			if len(payload) > snapshot.MaxPayload {
+				s.active = false
+				return fmt.Errorf("%w: key group %d: the state of one key exceeds %d bytes, more than a state chunk can hold", engine.ErrUnsupported, kg, snapshot.MaxPayload)
+			}
 			hd := o.header(kg)
 			hd.Chunk, hd.Last = s.chunk, next < 0
 			o.chunk = snapshot.Encode(o.chunk[:0], hd, payload)

@@ -43,8 +43,9 @@ const HeaderSize = 48
 // per-call memory of snapshot and restore small while compressing well (4 MiB, as StreamFusion).
 const MaxChunk = 4 << 20
 
-// maxPayload bounds a chunk's payload on restore (a chunk may exceed MaxChunk by one group).
-const maxPayload = 1 << 30
+// MaxPayload bounds a chunk's payload (a chunk may exceed MaxChunk by one group's state); restore
+// refuses larger ones, so snapshot must not write them.
+const MaxPayload = 1 << 30
 
 const (
 	flagLast = 1 << 0
@@ -59,7 +60,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // DecodeAll calls and allocate their internal state once.
 var (
 	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPayload))
+	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxPayload))
 )
 
 // Header identifies whose state a chunk holds and where it sits in its key group.
@@ -155,8 +156,8 @@ func Decode(chunk []byte, want Header, scratch []byte) (Header, []byte, error) {
 	if binary.LittleEndian.Uint32(chunk[40:]) != crc32.Checksum(stored, castagnoli) {
 		return bad("payload checksum mismatch: the blob is corrupt")
 	}
-	if raw > maxPayload {
-		return bad("payload of %d bytes exceeds the %d-byte limit", raw, maxPayload)
+	if raw > MaxPayload {
+		return bad("payload of %d bytes exceeds the %d-byte limit", raw, MaxPayload)
 	}
 	h := Header{
 		Kind: want.Kind, MaxParallelism: want.MaxParallelism, KeyGroup: want.KeyGroup, Fingerprint: want.Fingerprint,

@@ -3,6 +3,7 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -27,7 +28,7 @@ import org.apache.flink.table.data.utils.ProjectedRowData;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
+import java.util.zip.CRC32C;
 
 /**
  * Flink's single-phase group aggregate ({@code GroupAggFunction}) running in Go.
@@ -52,6 +53,9 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     private static final int CHUNK_HEADER = 48;
 
     private static final int FLAG_LAST = 1;
+
+    /** Largest stored chunk the library writes: its 1 GiB payload limit plus zstd's overhead. */
+    private static final long MAX_STORED = (1L << 30) + (1 << 20);
 
     private final GroupAggregateSpec spec;
     private final int batchSize;
@@ -137,25 +141,44 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     }
 
     /** Reads one self-delimiting state chunk: the fixed header, then the bytes it announces. */
-    private static byte[] readChunk(DataInputStream in, int keyGroup) throws IOException {
+    private byte[] readChunk(DataInputStream in, int keyGroup) throws IOException {
         byte[] header = new byte[CHUNK_HEADER];
         try {
             in.readFully(header);
-            long stored = 0;
-            for (int i = 3; i >= 0; i--) {
-                stored = (stored << 8) | (header[36 + i] & 0xff);
-            }
-            if (stored > Integer.MAX_VALUE - CHUNK_HEADER) {
-                throw new IOException(
-                        "Ferry state of key group " + keyGroup + ": chunk length " + stored + " is invalid");
-            }
-            byte[] chunk = new byte[CHUNK_HEADER + (int) stored];
-            System.arraycopy(header, 0, chunk, 0, CHUNK_HEADER);
-            in.readFully(chunk, CHUNK_HEADER, (int) stored);
-            return chunk;
         } catch (EOFException e) {
-            throw new IOException("Ferry state of key group " + keyGroup + " is truncated", e);
+            throw truncated(keyGroup, "in a chunk header", e);
         }
+        // Trust the length only once the header is known to be Ferry's and intact: otherwise let
+        // the library say what is wrong with it (magic, version, header checksum).
+        CRC32C crc = new CRC32C();
+        crc.update(header, 0, 44);
+        if (header[0] != 'F' || header[1] != 'R' || header[2] != 'Y' || header[3] != 'S'
+                || (int) crc.getValue() != le32(header, 44)) {
+            nativeOp.restore(keyGroup, header); // throws FerryException(EDATA)
+            throw new FerryException(FerryException.EDATA, "Ferry state of key group " + keyGroup + ": invalid chunk header");
+        }
+        long stored = le32(header, 36) & 0xffffffffL;
+        if (stored > MAX_STORED) {
+            throw new FerryException(FerryException.EDATA,
+                    "Ferry state of key group " + keyGroup + ": chunk length " + stored + " is invalid");
+        }
+        byte[] chunk = new byte[CHUNK_HEADER + (int) stored];
+        System.arraycopy(header, 0, chunk, 0, CHUNK_HEADER);
+        try {
+            in.readFully(chunk, CHUNK_HEADER, (int) stored);
+        } catch (EOFException e) {
+            throw truncated(keyGroup, "in a chunk of " + stored + " bytes", e);
+        }
+        return chunk;
+    }
+
+    private static int le32(byte[] b, int at) {
+        return (b[at] & 0xff) | (b[at + 1] & 0xff) << 8 | (b[at + 2] & 0xff) << 16 | (b[at + 3] & 0xff) << 24;
+    }
+
+    private static FerryException truncated(int keyGroup, String where, EOFException e) {
+        return new FerryException(FerryException.EDATA,
+                "Ferry state of key group " + keyGroup + " is truncated: the stream ends " + where, e);
     }
 
     @Override

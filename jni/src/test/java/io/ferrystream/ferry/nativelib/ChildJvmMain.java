@@ -86,7 +86,7 @@ public final class ChildJvmMain {
             } catch (FerryException e) {
                 check(e.code() == FerryException.EPOISONED, "open: EPOISONED, got " + e);
             }
-            check(FerryNative.abiVersion() == 1 && FerryNative.version().startsWith("ferry"), "version still works");
+            check(FerryNative.abiVersion() == NativeLibrary.ABI_VERSION && FerryNative.version().startsWith("ferry"), "version still works");
             check(NativeLibrary.outstandingBytes() == 0, "no output outstanding");
             try {
                 doomed.close();

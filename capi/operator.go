@@ -214,17 +214,12 @@ func ferry_operator_process(h C.FerryHandle, in *C.struct_ArrowArray, nowMs C.in
 		}
 		return with(h, func(o *operator) error {
 			defer o.batch.Forget()
-			if err := o.checkRestored(); err != nil {
-				return err
-			}
-			if err := o.importer.Import((*engine.CArray)(unsafe.Pointer(in)), &o.batch); err != nil {
-				return err
-			}
-			o.out.Len = 0
-			if err := o.op.Process(&o.batch, int64(nowMs), &o.out); err != nil {
-				return err
-			}
-			return o.export(out)
+			return o.produce(out, func() error {
+				if err := o.importer.Import((*engine.CArray)(unsafe.Pointer(in)), &o.batch); err != nil {
+					return err
+				}
+				return o.op.Process(&o.batch, int64(nowMs), &o.out)
+			})
 		})
 	})
 }
@@ -236,14 +231,7 @@ func ferry_operator_advance(h C.FerryHandle, watermarkMs, nowMs C.int64_t, out *
 			return fmt.Errorf("%w: output must not be NULL", engine.ErrInvalid)
 		}
 		return with(h, func(o *operator) error {
-			if err := o.checkRestored(); err != nil {
-				return err
-			}
-			o.out.Len = 0
-			if err := o.op.Advance(int64(watermarkMs), int64(nowMs), &o.out); err != nil {
-				return err
-			}
-			return o.export(out)
+			return o.produce(out, func() error { return o.op.Advance(int64(watermarkMs), int64(nowMs), &o.out) })
 		})
 	})
 }
@@ -255,16 +243,22 @@ func ferry_operator_flush(h C.FerryHandle, nowMs C.int64_t, out *C.struct_ArrowA
 			return fmt.Errorf("%w: output must not be NULL", engine.ErrInvalid)
 		}
 		return with(h, func(o *operator) error {
-			if err := o.checkRestored(); err != nil {
-				return err
-			}
-			o.out.Len = 0
-			if err := o.op.Flush(int64(nowMs), &o.out); err != nil {
-				return err
-			}
-			return o.export(out)
+			return o.produce(out, func() error { return o.op.Flush(int64(nowMs), &o.out) })
 		})
 	})
+}
+
+// produce runs one call that fills the operator's output batch (run writes into o.out), once the
+// state is complete, and hands the batch to the caller.
+func (o *operator) produce(out *C.struct_ArrowArray, run func() error) error {
+	if err := o.checkRestored(); err != nil {
+		return err
+	}
+	o.out.Len = 0
+	if err := run(); err != nil {
+		return err
+	}
+	return o.export(out)
 }
 
 // export hands the operator's output batch to the caller; an empty batch leaves out untouched.

@@ -361,7 +361,8 @@ public final class NativeLibrary {
         }
     }
 
-    static void appendJsonString(StringBuilder b, String s) {
+    /** Appends s to b as a JSON string literal. */
+    public static void appendJsonString(StringBuilder b, String s) {
         b.append('"');
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);

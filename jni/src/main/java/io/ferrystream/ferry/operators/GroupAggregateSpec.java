@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.nativelib.NativeLibrary;
+
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
@@ -121,7 +123,7 @@ public final class GroupAggregateSpec implements Serializable {
     public String toJson(int maxParallelism, int keyGroupStart, int keyGroupEnd) {
         StringBuilder b = new StringBuilder(256);
         b.append("{\"kind\":\"group_aggregate\",\"name\":");
-        quote(b, name);
+        NativeLibrary.appendJsonString(b, name);
         b.append(",\"input\":[");
         List<RowType.RowField> fields = inputType.getFields();
         for (int i = 0; i < fields.size(); i++) {
@@ -130,9 +132,9 @@ public final class GroupAggregateSpec implements Serializable {
                 b.append(',');
             }
             b.append("{\"name\":");
-            quote(b, fields.get(i).getName());
+            NativeLibrary.appendJsonString(b, fields.get(i).getName());
             b.append(",\"type\":");
-            quote(b, t.copy(true).asSerializableString());
+            NativeLibrary.appendJsonString(b, t.copy(true).asSerializableString());
             b.append(",\"nullable\":").append(t.isNullable()).append('}');
         }
         b.append("],\"keys\":").append(ints(grouping)).append(",\"aggs\":[");
@@ -142,10 +144,10 @@ public final class GroupAggregateSpec implements Serializable {
                 b.append(',');
             }
             b.append("{\"func\":");
-            quote(b, c.function);
+            NativeLibrary.appendJsonString(b, c.function);
             b.append(",\"args\":").append(ints(c.args));
             b.append(",\"retract\":").append(c.retract).append(",\"name\":");
-            quote(b, c.name);
+            NativeLibrary.appendJsonString(b, c.name);
             b.append('}');
         }
         b.append("],\"need_retraction\":").append(needRetraction);
@@ -163,27 +165,5 @@ public final class GroupAggregateSpec implements Serializable {
             s.add(Integer.toString(v));
         }
         return "[" + String.join(",", s) + "]";
-    }
-
-    private static void quote(StringBuilder b, String s) {
-        b.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"':
-                    b.append("\\\"");
-                    break;
-                case '\\':
-                    b.append("\\\\");
-                    break;
-                default:
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-            }
-        }
-        b.append('"');
     }
 }

@@ -8,6 +8,9 @@
 #   ./build.sh demo       build everything and run examples/nexmark-groupby.sql in compare mode
 #   ./build.sh bench      Go benchmarks of the group aggregate (direct and through the C ABI)
 #   ./build.sh perf       the perf harness (tests/perf): rows/s tables against a limit baseline
+#   ./build.sh bench-jvm  Flink's group aggregate (heap, RocksDB) against Ferry's in one JVM:
+#                         operators side by side, SQL jobs on a MiniCluster, Ferry's per-stage
+#                         split; `bench-jvm jfr` profiles Ferry's operator with JFR
 #   ./build.sh jni        build, then the JVM wrapper's tests (cd jni && mvn test)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -132,6 +135,91 @@ cmd_perf() {
   go run ./tests/perf "$@"
 }
 
+# The JVM side-by-side benchmark (jni/src/test/java/io/ferrystream/ferry/bench, run from the test
+# classpath): markdown tables on stdout, progress on stderr. Arguments pass through: a section
+# (all, operator, sql, split, ferry-only) and flags (-quick, -rows, -keys, -reps, -batch,
+# -sql-rows, -sql-keys, -variants; -h lists them). `./build.sh bench-jvm jfr [SECTION] [flags]`
+# runs Ferry's operator alone (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry) or
+# only one-row-batch calls (one-row) under JFR (build/bench-jvm-SECTION.jfr) and prints the
+# hottest methods.
+cmd_bench_jvm() {
+  cmd_build
+  log "jni: test classes and the test classpath"
+  mvn_ -DskipTests test-compile
+  mvn_ dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt -Dmdep.includeScope=test
+  local cp="$ROOT/jni/target/test-classes:$ROOT/jni/target/classes:$(cat "$ROOT/jni/target/test-classpath.txt")"
+  # The JDK 17 module openings of ./ferry (Flink's and Arrow's); a heap that holds 1 M keys of
+  # Flink heap state next to the input rows without GC thrashing, touched at startup: otherwise
+  # the first use of each heap page (a 2 MiB clear with transparent huge pages) lands in whichever
+  # variant happens to be running, slowing it several times over for seconds.
+  local opts=(
+    --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED
+    --add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
+    --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+    --add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED
+    --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+    --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
+    --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
+    --add-opens=java.base/java.nio=org.apache.arrow.memory.core,ALL-UNNAMED
+    -Xms6g -Xmx6g -XX:+AlwaysPreTouch -Dlog4j2.level=WARN
+  )
+  if [ "${1:-}" = jfr ]; then
+    shift
+    local section=ferry-only
+    case "${1:-}" in ferry-only|sql-ferry|one-row) section=$1; shift ;; esac
+    local rec=$OUT/bench-jvm-$section.jfr
+    log "JFR: bench-jvm $section $* ($rec)"
+    java "${opts[@]}" -XX:StartFlightRecording=filename="$rec",settings=profile \
+      -cp "$cp" io.ferrystream.ferry.bench.Bench "$section" "$@"
+    case $section in
+      ferry-only) jfr_top "$rec" 'FerryGroupAggregateOperator[.]processElement' ;; # the operator only
+      one-row) jfr_top "$rec" 'NativeOperator[.]process' ;;
+      *) jfr_top "$rec" ;;
+    esac
+    return
+  fi
+  log "bench-jvm $*"
+  java "${opts[@]}" -cp "$cp" io.ferrystream.ferry.bench.Bench "$@"
+}
+
+# Hottest methods of a JFR recording: the top frame of every jdk.ExecutionSample (Java code), and
+# of every jdk.NativeMethodSample (threads inside native code, e.g. in libferry.so). With a second
+# argument, only samples whose stack has a frame matching that awk regex count, and the frames the
+# matching one called (its callee in each sample) are counted too.
+jfr_top() {
+  local rec=$1 filter=${2:-} event
+  for event in jdk.ExecutionSample jdk.NativeMethodSample; do
+    jfr print --stack-depth 128 --events "$event" "$rec" > "$rec.$event.txt"
+    log "$event: top frames${filter:+ (stacks through $filter)}"
+    jfr_frames "$rec.$event.txt" "$filter" top
+    if [ -n "$filter" ]; then
+      log "$event: callees of $filter"
+      jfr_frames "$rec.$event.txt" "$filter" callee
+    fi
+    rm -f "$rec.$event.txt"
+  done
+}
+
+# jfr_frames FILE FILTER top|callee: counts the top frame, or the callee of the frame matching
+# FILTER, of every stack of a `jfr print` listing (stacks printed innermost frame first).
+jfr_frames() {
+  awk -v filter="$2" -v what="$3" '
+    /stackTrace = \[/ { in_stack = 1; depth = 0; key = ""; prev = "(top)"; next }
+    in_stack && /^[ \t]*\]/ {
+      in_stack = 0
+      if (depth > 0 && (filter == "" || key != "")) { n[what == "top" ? top : key]++; total++ }
+      next
+    }
+    in_stack {
+      f = $0; sub(/^[ \t]+/, "", f); sub(/[ \t]+line:.*$/, "", f)
+      if (++depth == 1) top = f
+      if (filter != "" && key == "" && f ~ filter) key = prev
+      prev = f
+    }
+    END { for (f in n) printf "%7d %5.1f%%  %s\n", n[f], 100 * n[f] / total, f; printf "%7d total\n", total }' "$1" |
+    sort -rn | head -20
+}
+
 case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
@@ -139,6 +227,7 @@ case "${1:-build}" in
   demo) cmd_demo ;;
   bench) cmd_bench ;;
   perf) shift; cmd_perf "$@" ;;
+  bench-jvm) shift; cmd_bench_jvm "$@" ;;
   jni) cmd_build; mvn_ test ;;
-  *) echo "usage: $0 [build|test|jar|demo|bench|perf|jni]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|jar|demo|bench|perf|bench-jvm|jni]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,284 @@
+package io.ferrystream.ferry.bench;
+
+import org.apache.flink.test.util.MiniClusterWithClientResource;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The JVM side-by-side benchmark ({@code ./build.sh bench-jvm}): Flink's own group aggregate
+ * against Ferry's, in one JVM. Sections (first argument, default {@code all}):
+ *
+ * <ul>
+ *   <li>{@code operator}: the operators in Flink's test harness, heap / RocksDB / Ferry
+ *       interleaved ({@link OperatorBench});
+ *   <li>{@code sql}: SQL jobs on a MiniCluster, Ferry off / on interleaved ({@link SqlBench});
+ *   <li>{@code split}: where a Ferry batch's time goes ({@link StageSplit});
+ *   <li>{@code ferry-only}: only Ferry's operator through the operator driver, for profiling
+ *       (JFR); {@code sql-ferry}: only the Ferry-on SQL jobs, likewise; {@code one-row}: only
+ *       Ferry calls of one-row batches (the fixed cost of a call from Java), likewise;
+ *   <li>{@code all}: operator, sql, split.
+ * </ul>
+ *
+ * Flags: {@code -rows N} operator rows per pass (default 2M), {@code -keys 10K,1M},
+ * {@code -reps 3}, {@code -batch 1024}, {@code -sql-rows N} (default 2M), {@code -sql-keys N}
+ * (default 100K), {@code -quick} (small sizes, one repetition). Progress goes to stderr,
+ * markdown tables to stdout.
+ */
+public final class Bench {
+    private Bench() {}
+
+    static final String USAGE =
+            "usage: bench-jvm [all|operator|sql|split|ferry-only|sql-ferry|one-row] [-rows N] [-keys 10K,1M] [-reps N]"
+                    + " [-batch N] [-sql-rows N] [-sql-keys N] [-variants heap,rocksdb,ferry] [-quick]";
+
+    static void log(String format, Object... args) {
+        System.err.printf(Locale.ROOT, format + "%n", args);
+        System.err.flush();
+    }
+
+    static String rate(double rowsPerSecond) {
+        if (rowsPerSecond >= 1e6) {
+            return String.format(Locale.ROOT, "%.2f M", rowsPerSecond / 1e6);
+        }
+        return String.format(Locale.ROOT, "%.0f K", rowsPerSecond / 1e3);
+    }
+
+    static String count(long n) {
+        if (n >= 1_000_000 && n % 1_000_000 == 0) {
+            return n / 1_000_000 + " M";
+        }
+        if (n >= 1_000 && n % 1_000 == 0) {
+            return n / 1_000 + " K";
+        }
+        return Long.toString(n);
+    }
+
+    static long parseCount(String s) {
+        String t = s.trim().toUpperCase(Locale.ROOT);
+        long mul = 1;
+        if (t.endsWith("K")) {
+            mul = 1_000;
+            t = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("M")) {
+            mul = 1_000_000;
+            t = t.substring(0, t.length() - 1);
+        }
+        return Long.parseLong(t) * mul;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String section = "all";
+        int rows = 2_000_000;
+        int[] keys = {10_000, 1_000_000};
+        int reps = 3;
+        int batch = 1024;
+        long sqlRows = 2_000_000;
+        int sqlKeys = 100_000;
+        String variantsArg = "heap,rocksdb,ferry";
+        List<String> rest = new ArrayList<>(Arrays.asList(args));
+        if (!rest.isEmpty() && !rest.get(0).startsWith("-")) {
+            section = rest.remove(0);
+        }
+        for (int i = 0; i < rest.size(); i++) {
+            String a = rest.get(i);
+            String v = i + 1 < rest.size() ? rest.get(i + 1) : null;
+            switch (a) {
+                case "-rows": rows = (int) parseCount(v); i++; break;
+                case "-keys": keys = Arrays.stream(v.split(",")).mapToInt(k -> (int) parseCount(k)).toArray(); i++; break;
+                case "-reps": reps = Integer.parseInt(v); i++; break;
+                case "-batch": batch = Integer.parseInt(v); i++; break;
+                case "-sql-rows": sqlRows = parseCount(v); i++; break;
+                case "-sql-keys": sqlKeys = (int) parseCount(v); i++; break;
+                case "-variants": variantsArg = v; i++; break;
+                case "-quick":
+                    rows = 200_000;
+                    keys = new int[] {10_000, 100_000};
+                    reps = 1;
+                    sqlRows = 100_000;
+                    sqlKeys = 10_000;
+                    break;
+                case "-h":
+                case "-help":
+                    System.err.println(USAGE);
+                    return;
+                default:
+                    throw new IllegalArgumentException("unknown flag " + a + "\n" + USAGE);
+            }
+        }
+        List<OperatorBench.Variant> variants = new ArrayList<>();
+        for (String v : variantsArg.split(",")) {
+            variants.add(OperatorBench.Variant.valueOf(v.trim().toUpperCase(Locale.ROOT)));
+        }
+        Runtime rt = Runtime.getRuntime();
+        String env = String.format(Locale.ROOT, "JDK %s (%s), %d CPUs, max heap %d MiB, Flink %s",
+                System.getProperty("java.version"), System.getProperty("java.vm.name"), rt.availableProcessors(),
+                rt.maxMemory() >> 20, org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
+        log("bench-jvm %s: %s", section, env);
+        StringBuilder out = new StringBuilder();
+        out.append("<!-- ").append(env).append(" -->\n\n");
+        long start = System.nanoTime();
+        switch (section) {
+            case "all":
+                List<OperatorBench.Result> ops = operator(out, keys, rows, reps, batch, variants);
+                sql(out, sqlRows, sqlKeys, reps, false);
+                split(out, keys, rows, reps, batch, ops);
+                break;
+            case "operator":
+                operator(out, keys, rows, reps, batch, variants);
+                break;
+            case "sql":
+                sql(out, sqlRows, sqlKeys, reps, false);
+                break;
+            case "split":
+                split(out, keys, rows, reps, batch, List.of());
+                break;
+            case "ferry-only":
+                operator(out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
+                break;
+            case "sql-ferry":
+                sql(out, sqlRows, sqlKeys, reps, true);
+                break;
+            case "one-row":
+                out.append("### Ferry, batches of one row (ns per call, last of ").append(reps).append(" rounds)\n\n")
+                        .append("| keys | ns per call |\n|---:|---:|\n");
+                for (int k : keys) {
+                    double ns = StageSplit.oneRowOnly(k, 200_000, reps);
+                    out.append(String.format(Locale.ROOT, "| %s | %.0f |%n", count(k), ns));
+                }
+                OperatorBench.Planned p = OperatorBench.plan(true, batch);
+                double[] trip = StageSplit.javaArrowRoundTrip(
+                        ((io.ferrystream.ferry.operators.FerryGroupAggregateOperator) p.operator()).spec(),
+                        BenchBids.row(1000, 100), 200_000, reps);
+                out.append(String.format(Locale.ROOT,
+                        "%nArrow Java C Data Interface alone (the one-row input batch, no Go): export %.0f ns,"
+                                + " import %.0f ns per call%n%n", trip[0], trip[1]));
+                break;
+            default:
+                throw new IllegalArgumentException("unknown section " + section);
+        }
+        log("bench-jvm %s done in %.0f s", section, (System.nanoTime() - start) / 1e9);
+        System.out.print(out);
+        System.out.flush();
+        // MiniCluster and RocksDB leave non-daemon threads behind.
+        System.exit(0);
+    }
+
+    static List<OperatorBench.Result> operator(
+            StringBuilder out, int[] keys, int rows, int reps, int batch, List<OperatorBench.Variant> variants)
+            throws Exception {
+        List<OperatorBench.Result> results = new ArrayList<>();
+        for (int k : keys) {
+            results.add(OperatorBench.run(k, rows, reps, batch, variants));
+        }
+        out.append(String.format(Locale.ROOT,
+                "### Operators side by side (%s rows per pass, batch %d, median of %d interleaved passes; min–max)%n%n",
+                count(rows), batch, reps));
+        StringBuilder head = new StringBuilder("| keys |");
+        StringBuilder rule = new StringBuilder("|---:|");
+        for (OperatorBench.Variant v : variants) {
+            head.append(' ').append(v.label).append(": rows/s |");
+            rule.append("---:|");
+        }
+        boolean ratios = variants.contains(OperatorBench.Variant.FERRY) && variants.size() > 1;
+        if (ratios) {
+            for (OperatorBench.Variant v : variants) {
+                if (v != OperatorBench.Variant.FERRY) {
+                    head.append(" Ferry / ").append(v == OperatorBench.Variant.HEAP ? "heap" : "RocksDB").append(" |");
+                    rule.append("---:|");
+                }
+            }
+        }
+        out.append(head).append('\n').append(rule).append('\n');
+        for (OperatorBench.Result r : results) {
+            out.append("| ").append(count(r.keys())).append(" |");
+            for (OperatorBench.Variant v : variants) {
+                double[] all = r.of(v).stream().mapToDouble(OperatorBench.Pass::rowsPerSecond).toArray();
+                out.append(' ').append(rate(r.median(v))).append(" (").append(rate(Stats.min(all)))
+                        .append("–").append(rate(Stats.max(all))).append(") |");
+            }
+            if (ratios) {
+                for (OperatorBench.Variant v : variants) {
+                    if (v != OperatorBench.Variant.FERRY) {
+                        out.append(String.format(Locale.ROOT, " %.1f× |", r.median(OperatorBench.Variant.FERRY) / r.median(v)));
+                    }
+                }
+            }
+            out.append('\n');
+        }
+        out.append('\n');
+        for (OperatorBench.Result r : results) {
+            for (String d : r.operators()) {
+                out.append("<!-- ").append(count(r.keys())).append(" keys: ").append(d).append(" -->\n");
+            }
+        }
+        out.append('\n');
+        return results;
+    }
+
+    static void sql(StringBuilder out, long rows, int keys, int reps, boolean ferryOnly) throws Exception {
+        MiniClusterWithClientResource cluster = SqlBench.startCluster();
+        List<SqlBench.Result> results = new ArrayList<>();
+        try {
+            for (SqlBench.Query q : List.of(SqlBench.Q17, SqlBench.Q4)) {
+                results.add(SqlBench.run(q, rows, keys, reps, ferryOnly));
+            }
+        } finally {
+            cluster.after();
+        }
+        out.append(String.format(Locale.ROOT,
+                "### SQL end to end (MiniCluster, 1 TaskManager, parallelism 1, heap backend, mini-batch off;"
+                        + " %s input rows, %s auctions; median of %d interleaved runs; min–max)%n%n",
+                count(rows), count(keys), reps));
+        out.append("| query | Ferry off: rows/s | Ferry on: rows/s | Ferry / Flink |"
+                + " no aggregate (source + Calc → blackhole): rows/s |\n|---|---:|---:|---:|---:|\n");
+        for (SqlBench.Result r : results) {
+            double ratio = r.median(SqlBench.Mode.FERRY) / r.median(SqlBench.Mode.STOCK);
+            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", r.query().name(),
+                    spread(r.median(SqlBench.Mode.STOCK), r.rates(SqlBench.Mode.STOCK)),
+                    spread(r.median(SqlBench.Mode.FERRY), r.rates(SqlBench.Mode.FERRY)),
+                    Double.isNaN(ratio) ? "–" : String.format(Locale.ROOT, "%.2f×", ratio),
+                    spread(r.median(SqlBench.Mode.BASELINE), r.rates(SqlBench.Mode.BASELINE))));
+        }
+        out.append('\n');
+    }
+
+    /** "median (min–max)", or "–" without runs. */
+    static String spread(double median, double[] all) {
+        if (all.length == 0) {
+            return "–";
+        }
+        return rate(median) + " (" + rate(Stats.min(all)) + "–" + rate(Stats.max(all)) + ")";
+    }
+
+    static void split(StringBuilder out, int[] keys, int rows, int reps, int batch, List<OperatorBench.Result> ops)
+            throws Exception {
+        List<StageSplit.Result> results = new ArrayList<>();
+        for (int k : keys) {
+            results.add(StageSplit.run(k, rows, reps, batch));
+        }
+        out.append(String.format(Locale.ROOT,
+                "### Ferry per stage (ns per input row, median of %d passes of %s rows, batch %d)%n%n",
+                reps, count(rows), batch));
+        out.append("| keys | RowData→Arrow | native call | emit | operator path | operator bench, Ferry |"
+                + " downstream: field reads of the Arrow-backed rows | downstream: serialize them |"
+                + " one-row batches: ns per call |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (StageSplit.Result r : results) {
+            double[] s = r.nsPerRow();
+            double t = r.totalNsPerRow();
+            String op = "–";
+            for (OperatorBench.Result o : ops) {
+                if (o.keys() == r.keys() && !o.of(OperatorBench.Variant.FERRY).isEmpty()) {
+                    op = String.format(Locale.ROOT, "%.0f", 1e9 / o.median(OperatorBench.Variant.FERRY));
+                }
+            }
+            out.append(String.format(Locale.ROOT,
+                    "| %s | %.0f (%.0f %%) | %.0f (%.0f %%) | %.0f (%.0f %%) | %.0f | %s | %.0f | %.0f | %.0f |%n",
+                    count(r.keys()), s[0], 100 * s[0] / t, s[1], 100 * s[1] / t, s[3], 100 * s[3] / t, t, op,
+                    s[2], s[4], r.oneRowCallNs()));
+        }
+        out.append('\n');
+    }
+}

@@ -1,0 +1,328 @@
+package io.ferrystream.ferry.bench;
+
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.planner.Ferry;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.event.WatermarkEvent;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.streaming.api.graph.StreamNode;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
+import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
+import org.apache.flink.streaming.api.operators.StreamOperatorFactory;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.io.RecordProcessorUtils;
+import org.apache.flink.streaming.runtime.streamrecord.LatencyMarker;
+import org.apache.flink.streaming.runtime.streamrecord.RecordAttributes;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
+import org.apache.flink.table.runtime.operators.aggregate.GroupAggFunction;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.InstantiationUtil;
+import org.apache.flink.util.OutputTag;
+import org.apache.flink.util.function.ThrowingConsumer;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Operator side by side: the same pre-generated bids through Flink's own group aggregate
+ * ({@code KeyedProcessOperator(GroupAggFunction)}, planned by Flink 2.3 with Ferry off) on the
+ * heap and on the RocksDB backend, and through Ferry's {@link FerryGroupAggregateOperator}
+ * (planned with Ferry on), each in Flink's keyed test harness and driven by one driver: the
+ * record processor a StreamTask uses ({@link RecordProcessorUtils#getRecordProcessor}, which sets
+ * the key context only for operators that ask for it), a reused StreamRecord, and an Output that
+ * counts records and drops them. Each timed pass ends with {@code prepareSnapshotPreBarrier},
+ * which makes Ferry process its last partial batch.
+ */
+final class OperatorBench {
+    private OperatorBench() {}
+
+    static final String QUERY =
+            "SELECT auction, COUNT(*), SUM(price), MAX(price), AVG(price) FROM bids GROUP BY auction";
+    static final int MAX_PARALLELISM = 128;
+
+    enum Variant {
+        HEAP("Flink, heap backend"),
+        ROCKSDB("Flink, RocksDB backend"),
+        FERRY("Ferry");
+
+        final String label;
+
+        Variant(String label) {
+            this.label = label;
+        }
+    }
+
+    /** A planned group-aggregate operator with its state key selector and row types. */
+    record Planned(
+            OneInputStreamOperator<RowData, RowData> operator,
+            KeySelector<RowData, RowData> keySelector,
+            TypeInformation<RowData> keyType,
+            RowType inputType,
+            RowType outputType) {}
+
+    /**
+     * Plans {@link #QUERY} over an insert-only stream of {@code (auction BIGINT, price BIGINT)}
+     * into a retract changelog sink (so {@code generate_update_before} is on, as in the Go perf
+     * harness), with Ferry off or on, and returns the aggregate operator of the StreamGraph.
+     */
+    static Planned plan(boolean ferry, int batchSize) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+        tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.BATCH_SIZE, batchSize);
+        tEnv.getConfig().set("table.exec.mini-batch.enabled", "false");
+        Ferry.install(tEnv);
+        // Only planned, never run: one placeholder row gives the stream its type.
+        DataStream<Row> source =
+                env.fromData(List.of(Row.of(0L, 0L)), Types.ROW_NAMED(new String[] {"auction", "price"}, Types.LONG, Types.LONG));
+        Table t = tEnv.fromDataStream(source);
+        tEnv.createTemporaryView("bids", t);
+        tEnv.toChangelogStream(tEnv.sqlQuery(QUERY)).print();
+        StreamGraph graph = env.getStreamGraph();
+        Field fieldTypes = RowDataSerializer.class.getDeclaredField("types");
+        fieldTypes.setAccessible(true);
+        for (StreamNode node : graph.getStreamNodes()) {
+            StreamOperatorFactory<?> factory = node.getOperatorFactory();
+            if (!(factory instanceof SimpleOperatorFactory)) {
+                continue;
+            }
+            Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
+            if (isFlinkGroupAggregate(op) || op instanceof FerryGroupAggregateOperator) {
+                if (ferry != op instanceof FerryGroupAggregateOperator) {
+                    throw new IllegalStateException("planned with ferry=" + ferry + " but got " + op.getClass().getName());
+                }
+                @SuppressWarnings("unchecked")
+                KeySelector<RowData, RowData> selector = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
+                @SuppressWarnings("unchecked")
+                OneInputStreamOperator<RowData, RowData> operator = (OneInputStreamOperator<RowData, RowData>) op;
+                RowType in = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializersIn()[0]));
+                RowType out = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializerOut()));
+                if (in.getFieldCount() != 2) {
+                    throw new IllegalStateException("aggregate input is " + in + ", want (auction, price)");
+                }
+                return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), in, out);
+            }
+        }
+        throw new IllegalStateException("no group aggregate in the plan");
+    }
+
+    static boolean isFlinkGroupAggregate(Object op) {
+        return op instanceof KeyedProcessOperator
+                && ((KeyedProcessOperator<?, ?, ?>) op).getUserFunction() instanceof GroupAggFunction;
+    }
+
+    /** An Output that counts records and drops them. */
+    static final class CountingOutput implements Output<StreamRecord<RowData>> {
+        long records;
+
+        @Override
+        public void collect(StreamRecord<RowData> record) {
+            records++;
+        }
+
+        @Override
+        public <X> void collect(OutputTag<X> outputTag, StreamRecord<X> record) {
+            throw new UnsupportedOperationException("side output");
+        }
+
+        @Override
+        public void emitWatermark(Watermark mark) {}
+
+        @Override
+        public void emitWatermarkStatus(WatermarkStatus watermarkStatus) {}
+
+        @Override
+        public void emitLatencyMarker(LatencyMarker latencyMarker) {}
+
+        @Override
+        public void emitRecordAttributes(RecordAttributes recordAttributes) {}
+
+        @Override
+        public void emitWatermark(WatermarkEvent watermark) {}
+
+        @Override
+        public void close() {}
+    }
+
+    /** One timed pass. */
+    record Pass(Variant variant, long rows, long nanos, long cpuNanos, long outputs) {
+        double rowsPerSecond() {
+            return rows * 1e9 / nanos;
+        }
+
+        double cpuShare() {
+            return cpuNanos < 0 ? Double.NaN : (double) cpuNanos / nanos;
+        }
+    }
+
+    static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+    static long threadCpu() {
+        return THREADS.isCurrentThreadCpuTimeSupported() ? THREADS.getCurrentThreadCpuTime() : -1;
+    }
+
+    static StateBackend backendOf(Variant v) {
+        switch (v) {
+            case ROCKSDB:
+                EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(false);
+                // The test harness gives the operator no managed memory: give RocksDB a fixed
+                // budget instead, the size of a TaskManager slot's default managed memory order.
+                rocks.getMemoryConfiguration().setFixedMemoryPerSlot("512mb");
+                return rocks;
+            case HEAP:
+            case FERRY: // Ferry keeps its state in Go; the backend holds nothing of it
+            default:
+                return new HashMapStateBackend();
+        }
+    }
+
+    /** One operator instance in a harness, fed through the StreamTask's record processor. */
+    static final class Driver implements AutoCloseable {
+        final Variant variant;
+        final OneInputStreamOperator<RowData, RowData> op;
+        final KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> harness;
+        final ThrowingConsumer<StreamRecord<RowData>, Exception> processor;
+        final CountingOutput out = new CountingOutput();
+        final StreamRecord<RowData> record = new StreamRecord<>(null);
+        long checkpoint;
+
+        Driver(Variant variant, Planned p) throws Exception {
+            this.variant = variant;
+            op = InstantiationUtil.clone(p.operator());
+            boolean ferry = op instanceof FerryGroupAggregateOperator;
+            if (ferry != (variant == Variant.FERRY) || (!ferry && !isFlinkGroupAggregate(op))) {
+                throw new IllegalStateException(variant + " would run " + op.getClass().getName());
+            }
+            harness = new KeyedOneInputStreamOperatorTestHarness<>(op, p.keySelector(), p.keyType(), MAX_PARALLELISM, 1, 0);
+            harness.setStateBackend(backendOf(variant));
+            harness.setOutputCreator(serializer -> out);
+            harness.setup(new RowDataSerializer(p.outputType()));
+            harness.open();
+            String backend = ((AbstractStreamOperator<?>) op).getKeyedStateBackend().getClass().getSimpleName();
+            if (variant == Variant.ROCKSDB ? !backend.contains("RocksDB") : !backend.contains("Heap")) {
+                throw new IllegalStateException(variant + " runs on " + backend);
+            }
+            processor = RecordProcessorUtils.getRecordProcessor(op);
+        }
+
+        String describe() {
+            String fn = op instanceof KeyedProcessOperator
+                    ? "(" + ((KeyedProcessOperator<?, ?, ?>) op).getUserFunction().getClass().getSimpleName() + ")"
+                    : "";
+            return op.getClass().getSimpleName() + fn + " on "
+                    + ((AbstractStreamOperator<?>) op).getKeyedStateBackend().getClass().getSimpleName();
+        }
+
+        Pass run(RowData[] rows) throws Exception {
+            long outBefore = out.records;
+            long cpu0 = threadCpu();
+            long t0 = System.nanoTime();
+            for (RowData row : rows) {
+                processor.accept(record.replace(row));
+            }
+            op.prepareSnapshotPreBarrier(++checkpoint); // Ferry: process the last partial batch
+            long t1 = System.nanoTime();
+            long cpu1 = threadCpu();
+            return new Pass(variant, rows.length, t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore);
+        }
+
+        @Override
+        public void close() throws Exception {
+            harness.close();
+        }
+    }
+
+    /** Results of one key cardinality. */
+    record Result(int keys, int rows, List<Pass> passes, List<String> operators) {
+        List<Pass> of(Variant v) {
+            List<Pass> l = new ArrayList<>();
+            for (Pass p : passes) {
+                if (p.variant() == v) {
+                    l.add(p);
+                }
+            }
+            return l;
+        }
+
+        double median(Variant v) {
+            return Stats.median(of(v).stream().mapToDouble(Pass::rowsPerSecond).toArray());
+        }
+    }
+
+    /**
+     * Runs one key cardinality: every variant gets the prefill (one row per key) and one pass of
+     * the data untimed, then {@code reps} timed passes of the same data, interleaved heap,
+     * RocksDB, Ferry, heap, ... Every pass updates live keys only, so each variant must emit two
+     * rows (-U, +U) per input row; the counts are checked against each other.
+     */
+    static Result run(int keys, int rows, int reps, int batchSize, List<Variant> variants) throws Exception {
+        Planned stock = plan(false, batchSize);
+        Planned ferry = plan(true, batchSize);
+        RowData[] prefill = BenchBids.prefill(keys);
+        RowData[] data = BenchBids.generate(keys, rows);
+        List<Driver> drivers = new ArrayList<>();
+        List<Pass> passes = new ArrayList<>();
+        List<String> operators = new ArrayList<>();
+        try {
+            for (Variant v : variants) {
+                Driver d = new Driver(v, v == Variant.FERRY ? ferry : stock);
+                drivers.add(d);
+                operators.add(v.label + ": " + d.describe());
+                Bench.log("%s: %s", v.label, d.describe());
+            }
+            for (Driver d : drivers) {
+                Pass p1 = d.run(prefill);
+                Pass p2 = d.run(data);
+                Bench.log("warm-up %-24s keys %-8s prefill %s, data %s", d.variant.label, Bench.count(keys),
+                        Bench.rate(p1.rowsPerSecond()), Bench.rate(p2.rowsPerSecond()));
+            }
+            for (int rep = 1; rep <= reps; rep++) {
+                long outputs = -1;
+                for (Driver d : drivers) {
+                    System.gc();
+                    Pass p = d.run(data);
+                    passes.add(p);
+                    Bench.log("rep %d %-24s keys %-8s %s rows/s (cpu share %.2f, %d outputs)", rep, d.variant.label,
+                            Bench.count(keys), Bench.rate(p.rowsPerSecond()), p.cpuShare(), p.outputs());
+                    if (p.outputs() != 2L * rows || (outputs >= 0 && outputs != p.outputs())) {
+                        throw new IllegalStateException(String.format(Locale.ROOT,
+                                "%s emitted %d rows for %d input rows (want %d)", d.variant, p.outputs(), rows, 2L * rows));
+                    }
+                    outputs = p.outputs();
+                }
+            }
+        } finally {
+            for (Driver d : drivers) {
+                d.close();
+            }
+        }
+        return new Result(keys, rows, passes, operators);
+    }
+}

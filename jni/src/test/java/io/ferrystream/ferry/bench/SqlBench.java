@@ -1,0 +1,214 @@
+package io.ferrystream.ferry.bench;
+
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.planner.Ferry;
+
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.ExplainDetail;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.test.util.MiniClusterWithClientResource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * SQL end to end on a MiniCluster (1 TaskManager, 1 slot, parallelism 1, mini-batch off, heap
+ * state backend): a bounded {@code datagen} sequence with derived bid columns, a GROUP BY, a
+ * {@code blackhole} sink; Ferry off, Ferry on and a baseline without the aggregation,
+ * interleaved. Rows/s is input rows over the job's net runtime (JobMaster: from submission to the
+ * end of the job, deployment included).
+ */
+final class SqlBench {
+    private SqlBench() {}
+
+    /**
+     * A benchmark query: an INSERT into a blackhole sink, how many GroupAggregates it plans, and
+     * its baseline: the same source and projections into a blackhole without the aggregation (one
+     * chained task, no exchange), the ceiling the rest of the pipeline puts on the job.
+     */
+    record Query(String name, String sinkDdl, String insert, int groupAggregates, String baseSinkDdl, String baseInsert) {}
+
+    /** How a query runs: Flink's aggregates, Ferry's, or the baseline without aggregates. */
+    enum Mode {
+        STOCK("stock"),
+        FERRY("ferry"),
+        BASELINE("no aggregate");
+
+        final String label;
+
+        Mode(String label) {
+            this.label = label;
+        }
+    }
+
+    /**
+     * Nexmark q17 without its three {@code COUNT(*) FILTER (WHERE ...)} terms (FILTER is not
+     * native yet): per auction and day, COUNT(*), MIN, MAX, AVG, SUM of the price.
+     */
+    static final Query Q17 = new Query(
+            "q17 (no FILTER terms)",
+            "CREATE TEMPORARY TABLE sink_q17 (auction BIGINT, `day` STRING, total_bids BIGINT, min_price BIGINT,"
+                    + " max_price BIGINT, avg_price BIGINT, sum_price BIGINT) WITH ('connector' = 'blackhole')",
+            "INSERT INTO sink_q17 SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`, COUNT(*) AS total_bids,"
+                    + " MIN(price) AS min_price, MAX(price) AS max_price, AVG(price) AS avg_price, SUM(price) AS sum_price"
+                    + " FROM bid GROUP BY auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')",
+            1,
+            "CREATE TEMPORARY TABLE base_q17 (auction BIGINT, `day` STRING, price BIGINT) WITH ('connector' = 'blackhole')",
+            "INSERT INTO base_q17 SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd'), price FROM bid");
+
+    /**
+     * Nexmark q4's aggregation stages over one generated table instead of the auction-bid join:
+     * the highest price per auction and category (a MAX that updates), then the average of those
+     * per category (an AVG over a retracting input).
+     */
+    static final Query Q4 = new Query(
+            "q4 aggregation stages",
+            "CREATE TEMPORARY TABLE sink_q4 (category BIGINT, avg_final BIGINT) WITH ('connector' = 'blackhole')",
+            "INSERT INTO sink_q4 SELECT category, AVG(final) FROM"
+                    + " (SELECT id, category, MAX(price) AS final FROM bid GROUP BY id, category) GROUP BY category",
+            2,
+            "CREATE TEMPORARY TABLE base_q4 (id BIGINT, category BIGINT, price BIGINT) WITH ('connector' = 'blackhole')",
+            "INSERT INTO base_q4 SELECT id, category, price FROM bid");
+
+    /**
+     * The source: {@code seq} 0..rows-1 from datagen's sequence generator, and a view deriving
+     * Nexmark-shaped bid columns from it with multiplicative hashes (deterministic): half of the
+     * bids on 16 hot auctions, the rest uniform over {@code keys} auctions; price uniform in
+     * [100, 10^7); event time 200 ms apart from 2026-01-01 (rows * 0.2 s spans several days);
+     * category = 10 + auction mod 5 (Nexmark's five categories), id = auction.
+     */
+    static void createSource(StreamTableEnvironment tEnv, long rows, int keys) {
+        tEnv.executeSql("CREATE TEMPORARY TABLE gen (seq BIGINT) WITH ('connector' = 'datagen',"
+                + " 'fields.seq.kind' = 'sequence', 'fields.seq.start' = '0', 'fields.seq.end' = '" + (rows - 1) + "',"
+                + " 'rows-per-second' = '1000000000')");
+        long hotStride = Math.max(1, keys / 16);
+        tEnv.executeSql("CREATE TEMPORARY VIEW hashed AS SELECT seq,"
+                + " MOD(seq * 2654435761, 4294967291) AS h1, MOD(seq * 40503 + 12345, 2147483647) AS h2 FROM gen");
+        tEnv.executeSql("CREATE TEMPORARY VIEW bid AS SELECT auction, auction AS id, 10 + MOD(auction, 5) AS category,"
+                + " price, `dateTime` FROM (SELECT"
+                + " CASE WHEN MOD(h1, 2) = 0 THEN 1000 + MOD(h1 / 2, 16) * " + hotStride
+                + " ELSE 1000 + MOD(h1 / 2, " + keys + ") END AS auction,"
+                + " 100 + MOD(h2, 9999900) AS price,"
+                + " CAST(TO_TIMESTAMP_LTZ(1767225600000 + seq * 200, 3) AS TIMESTAMP(3)) AS `dateTime`"
+                + " FROM hashed)");
+    }
+
+    static StreamTableEnvironment tableEnv(boolean ferry, long rows, int keys, String sinkDdl) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
+        tEnv.getConfig().set("table.exec.resource.default-parallelism", "1");
+        tEnv.getConfig().set("table.exec.mini-batch.enabled", "false");
+        tEnv.getConfig().set("table.local-time-zone", "UTC");
+        tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.BATCH_SIZE, 1024);
+        Ferry.install(tEnv);
+        createSource(tEnv, rows, keys);
+        tEnv.executeSql(sinkDdl);
+        return tEnv;
+    }
+
+    /**
+     * Checks the plan: with Ferry on every GroupAggregate of the optimized plan is
+     * {@code ferry=[native]} and the job graph runs FerryGroupAggregate operators; with Ferry off
+     * none is. Returns the GroupAggregate lines of the optimized physical plan.
+     */
+    static List<String> checkPlan(StreamTableEnvironment tEnv, String insert, int groupAggregates, boolean ferry) {
+        String plan = tEnv.explainSql(insert, ExplainDetail.JSON_EXECUTION_PLAN);
+        int at = plan.indexOf("== Optimized Physical Plan ==");
+        int end = plan.indexOf("== Optimized Execution Plan ==");
+        if (at < 0 || end < 0) {
+            throw new IllegalStateException("unexpected EXPLAIN output:\n" + plan);
+        }
+        List<String> aggs = new ArrayList<>();
+        for (String line : plan.substring(at, end).split("\n")) {
+            if (line.contains("GroupAggregate(")) {
+                aggs.add(line.trim());
+                if (line.contains("ferry=[native]") != ferry) {
+                    throw new IllegalStateException("ferry=" + ferry + " but the plan has " + line.trim() + "\n" + plan);
+                }
+            }
+        }
+        if (aggs.size() != groupAggregates) {
+            throw new IllegalStateException(groupAggregates + " GroupAggregates expected:\n" + plan);
+        }
+        int natives = plan.split("FerryGroupAggregate", -1).length - 1;
+        if (ferry ? natives == 0 : natives != 0) {
+            throw new IllegalStateException("ferry=" + ferry + " but the job graph has " + natives
+                    + " FerryGroupAggregate mentions:\n" + plan);
+        }
+        return aggs;
+    }
+
+    /** One job run. */
+    record Run(String query, Mode mode, long rows, long netMillis, long clientMillis) {
+        double rowsPerSecond() {
+            return rows * 1000.0 / netMillis;
+        }
+    }
+
+    static Run runOnce(Query q, Mode mode, long rows, int keys, boolean printPlan) throws Exception {
+        boolean base = mode == Mode.BASELINE;
+        StreamTableEnvironment tEnv = tableEnv(mode == Mode.FERRY, rows, keys, base ? q.baseSinkDdl() : q.sinkDdl());
+        String insert = base ? q.baseInsert() : q.insert();
+        List<String> aggs = checkPlan(tEnv, insert, base ? 0 : q.groupAggregates(), mode == Mode.FERRY);
+        if (printPlan) {
+            for (String a : aggs) {
+                Bench.log("  %s: %s", mode.label, a);
+            }
+        }
+        long t0 = System.nanoTime();
+        TableResult result = tEnv.executeSql(insert);
+        JobExecutionResult job = result.getJobClient().orElseThrow().getJobExecutionResult().get();
+        long t1 = System.nanoTime();
+        return new Run(q.name(), mode, rows, job.getNetRuntime(TimeUnit.MILLISECONDS), (t1 - t0) / 1_000_000);
+    }
+
+    /** Results of one query: the Ferry-off and Ferry-on runs after warm-up. */
+    record Result(Query query, long rows, int keys, List<Run> runs) {
+        double[] rates(Mode mode) {
+            return runs.stream().filter(r -> r.mode() == mode).mapToDouble(Run::rowsPerSecond).toArray();
+        }
+
+        double median(Mode mode) {
+            return Stats.median(rates(mode));
+        }
+    }
+
+    static MiniClusterWithClientResource startCluster() throws Exception {
+        MiniClusterWithClientResource cluster = new MiniClusterWithClientResource(
+                new MiniClusterResourceConfiguration.Builder()
+                        .setNumberTaskManagers(1)
+                        .setNumberSlotsPerTaskManager(1)
+                        .build());
+        cluster.before(); // also makes it the context environment
+        return cluster;
+    }
+
+    static Result run(Query q, long rows, int keys, int reps, boolean ferryOnly) throws Exception {
+        Mode[] modes = ferryOnly ? new Mode[] {Mode.FERRY} : Mode.values();
+        Bench.log("%s: %s", q.name(), q.insert());
+        // Warm-up: one small job each way (class loading, JIT) before the timed runs.
+        for (Mode mode : modes) {
+            Run w = runOnce(q, mode, Math.max(1, rows / 4), keys, true);
+            Bench.log("warm-up %-12s %s rows/s (%d ms)", mode.label, Bench.rate(w.rowsPerSecond()), w.netMillis());
+        }
+        List<Run> runs = new ArrayList<>();
+        for (int rep = 1; rep <= reps; rep++) {
+            for (Mode mode : modes) {
+                System.gc();
+                Run r = runOnce(q, mode, rows, keys, false);
+                runs.add(r);
+                Bench.log(String.format(Locale.ROOT, "rep %d %-12s %s rows/s (net %d ms, client %d ms)", rep,
+                        mode.label, Bench.rate(r.rowsPerSecond()), r.netMillis(), r.clientMillis()));
+            }
+        }
+        return new Result(q, rows, keys, runs);
+    }
+}

@@ -1,0 +1,281 @@
+package io.ferrystream.ferry.bench;
+
+import io.ferrystream.ferry.arrow.ArrowRowDataReader;
+import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.nativelib.NativeOperator;
+import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.operators.GroupAggregateSpec;
+
+import org.apache.arrow.c.ArrowArray;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.utils.ProjectedRowData;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * Where a Ferry batch's time goes, per stage, without touching the operator: the batch loop of
+ * {@link FerryGroupAggregateOperator} (processElement, processBatch, emit) re-run step by step
+ * with the same classes (ProjectedRowData, RowDataArrowWriter, NativeOperator,
+ * ArrowRowDataReader) on the spec Flink's planner gave the operator, a clock read between stages:
+ *
+ * <ol>
+ *   <li>{@code write}: RowData to Arrow ({@code writer.write} per row, {@code finish}, and the
+ *       {@code reset} after the call);
+ *   <li>{@code native}: {@code NativeOperator.process}: the Java-side Arrow C Data export and
+ *       import, the JNI crossing, and in Go the import, kernel and export;
+ *   <li>{@code read}: Arrow to RowData: {@code reader.load}, {@code reader.read(i)} and every
+ *       field of every output row read once ({@code isNullAt}, {@code getLong}), what any
+ *       consumer of the row does at least;
+ *   <li>{@code emit}: the operator's emit loop ({@code reader.read(i)}, {@code output.collect}) into
+ *       the counting Output of the side-by-side bench.
+ * </ol>
+ *
+ * Also timed, in a pass of its own, as context and outside the operator: serializing each output
+ * row with Flink's RowDataSerializer into a byte buffer, what the network writer does downstream
+ * with every row the operator emits when an exchange follows (Flink's own operator's rows pay it
+ * too). In the operator the field reads of {@code read} happen downstream as well: it emits
+ * positioned views over the Arrow output.
+ */
+final class StageSplit {
+    private StageSplit() {}
+
+    static final String[] STAGES = {"write", "native", "read", "emit", "serialize"};
+
+    /**
+     * Median nanoseconds per input row of each stage (serialize: from its own pass) and of the
+     * operator's own path: write + native + emit (the field reads of {@code read} happen
+     * downstream of the operator, like {@code serialize}).
+     */
+    record Result(int keys, int rows, int batch, double[] nsPerRow, double totalNsPerRow, long outputs, double oneRowCallNs) {}
+
+    /** Calls of one row each in the per-call measurement. */
+    static final int ONE_ROW_CALLS = Integer.getInteger("bench.onerow.calls", 100_000);
+
+    /**
+     * The fixed cost of a call from Java: {@code rounds} rounds of {@code calls} batches of one
+     * row each (live keys; two output rows per call): write, process, load, reset. Returns the
+     * last round's nanoseconds per call. Compare with the C ABI at batch 1 (./build.sh perf).
+     */
+    static double oneRowCalls(RowDataArrowWriter writer, ProjectedRowData projected, NativeOperator nativeOp,
+            VectorSchemaRoot outRoot, ArrowRowDataReader reader, RowData[] data, int calls, int rounds) {
+        double ns = Double.NaN;
+        long sink = 0;
+        for (int round = 0; round < rounds; round++) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < calls; i++) {
+                writer.write(projected.replaceRow(data[i % data.length]));
+                writer.finish();
+                if (nativeOp.process(writer.root(), 0, outRoot)) {
+                    reader.load();
+                    sink += reader.rowCount();
+                }
+                writer.reset();
+            }
+            ns = (double) (System.nanoTime() - t0) / calls;
+            Bench.log("one-row batches, round %d: %.0f ns per call (%d output rows)", round + 1, ns, sink);
+        }
+        return ns;
+    }
+
+    /**
+     * Arrow Java's C Data Interface alone, no Go: {@code calls} times, export a one-row batch of
+     * the operator's input schema ({@code Data.exportVectorSchemaRoot}) and import it back into a
+     * root ({@code Data.importIntoVectorSchemaRoot}, which also releases the previous import).
+     * Returns {export, import} nanoseconds per call of the last round.
+     */
+    static double[] javaArrowRoundTrip(GroupAggregateSpec spec, RowData row, int calls, int rounds) {
+        double[] ns = {Double.NaN, Double.NaN};
+        try (BufferAllocator allocator = new RootAllocator(Long.MAX_VALUE);
+                RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, 1024);
+                VectorSchemaRoot back = VectorSchemaRoot.create(ArrowTypes.schemaOf(spec.inputType()), allocator);
+                ArrowArray array = ArrowArray.allocateNew(allocator)) {
+            writer.write(ProjectedRowData.from(spec.projection()).replaceRow(row));
+            writer.finish();
+            for (int round = 0; round < rounds; round++) {
+                long export = 0;
+                long imp = 0;
+                for (int i = 0; i < calls; i++) {
+                    long t0 = System.nanoTime();
+                    Data.exportVectorSchemaRoot(allocator, writer.root(), null, array);
+                    long t1 = System.nanoTime();
+                    Data.importIntoVectorSchemaRoot(allocator, array, back, null, false);
+                    long t2 = System.nanoTime();
+                    export += t1 - t0;
+                    imp += t2 - t1;
+                }
+                ns = new double[] {(double) export / calls, (double) imp / calls};
+                Bench.log("Java-only Arrow round trip, round %d: export %.0f ns, import %.0f ns per call", round + 1, ns[0], ns[1]);
+            }
+        }
+        return ns;
+    }
+
+    /** Only the one-row-batch calls (after the prefill): for profiling the per-call cost. */
+    static double oneRowOnly(int keys, int calls, int rounds) throws Exception {
+        OperatorBench.Planned planned = OperatorBench.plan(true, 1024);
+        GroupAggregateSpec spec = ((FerryGroupAggregateOperator) planned.operator()).spec();
+        RowData[] prefill = BenchBids.prefill(keys);
+        RowData[] data = BenchBids.generate(keys, Math.min(calls, 1_000_000));
+        try (BufferAllocator allocator = new RootAllocator(Long.MAX_VALUE);
+                NativeOperator nativeOp = NativeOperator.open(
+                        spec.toJson(OperatorBench.MAX_PARALLELISM, 0, OperatorBench.MAX_PARALLELISM - 1),
+                        ArrowTypes.schemaOf(spec.inputType()), allocator);
+                RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, 1024);
+                VectorSchemaRoot outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(outRoot);
+            ProjectedRowData projected = ProjectedRowData.from(spec.projection());
+            for (int from = 0; from < prefill.length; from += 1024) {
+                for (int i = from; i < Math.min(prefill.length, from + 1024); i++) {
+                    writer.write(projected.replaceRow(prefill[i]));
+                }
+                writer.finish();
+                nativeOp.process(writer.root(), 0, outRoot);
+                writer.reset();
+            }
+            return oneRowCalls(writer, projected, nativeOp, outRoot, reader, data, calls, rounds);
+        }
+    }
+
+    static Result run(int keys, int rows, int reps, int batchSize) throws Exception {
+        OperatorBench.Planned planned = OperatorBench.plan(true, batchSize);
+        if (!(planned.operator() instanceof FerryGroupAggregateOperator)) {
+            throw new IllegalStateException("not a Ferry operator: " + planned.operator());
+        }
+        GroupAggregateSpec spec = ((FerryGroupAggregateOperator) planned.operator()).spec();
+        RowData[] prefill = BenchBids.prefill(keys);
+        RowData[] data = BenchBids.generate(keys, rows);
+        RowType outType = planned.outputType();
+        RowData.FieldGetter[] getters = new RowData.FieldGetter[outType.getFieldCount()];
+        for (int i = 0; i < getters.length; i++) {
+            getters[i] = RowData.createFieldGetter(outType.getTypeAt(i), i);
+        }
+        // The bench query's output is all BIGINT: read it with typed getters (no boxing).
+        int arity = outType.getFieldCount();
+        boolean allBigint = outType.getChildren().stream().allMatch(t -> t.getTypeRoot() == LogicalTypeRoot.BIGINT);
+        RowDataSerializer serializer = new RowDataSerializer(outType);
+        DataOutputSerializer buffer = new DataOutputSerializer(1 << 20);
+        OperatorBench.CountingOutput output = new OperatorBench.CountingOutput();
+        StreamRecord<RowData> outRecord = new StreamRecord<>(null);
+        double[][] perRep = new double[reps][STAGES.length + 1];
+        long outputs = 0;
+        double serializeNs = Double.NaN;
+        double oneRowCallNs = Double.NaN;
+        try (BufferAllocator allocator = new RootAllocator(Long.MAX_VALUE);
+                NativeOperator nativeOp = NativeOperator.open(
+                        spec.toJson(OperatorBench.MAX_PARALLELISM, 0, OperatorBench.MAX_PARALLELISM - 1),
+                        ArrowTypes.schemaOf(spec.inputType()), allocator);
+                RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, batchSize);
+                VectorSchemaRoot outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(outRoot);
+            ProjectedRowData projected = ProjectedRowData.from(spec.projection());
+            long sink = 0;
+            // Two untimed passes (the prefill, then the data), reps timed passes, and one more
+            // pass that also serializes the output (kept apart: it evicts the kernel's cache lines).
+            for (int pass = -2; pass <= reps; pass++) {
+                RowData[] rows1 = pass == -2 ? prefill : data;
+                boolean serialize = pass == reps;
+                long[] t = new long[STAGES.length];
+                long outBefore = output.records;
+                long start = System.nanoTime();
+                for (int from = 0; from < rows1.length; from += batchSize) {
+                    int to = Math.min(rows1.length, from + batchSize);
+                    long a = System.nanoTime();
+                    for (int i = from; i < to; i++) {
+                        writer.write(projected.replaceRow(rows1[i]));
+                    }
+                    writer.finish();
+                    long b = System.nanoTime();
+                    boolean produced = nativeOp.process(writer.root(), 0, outRoot);
+                    long c = System.nanoTime();
+                    writer.reset();
+                    long d = System.nanoTime();
+                    if (!produced) {
+                        t[0] += b - a + d - c;
+                        t[1] += c - b;
+                        continue;
+                    }
+                    reader.load();
+                    int n = reader.rowCount();
+                    for (int i = 0; i < n; i++) {
+                        RowData row = reader.read(i);
+                        sink += row.getRowKind().toByteValue();
+                        if (allBigint) {
+                            for (int f = 0; f < arity; f++) {
+                                if (!row.isNullAt(f)) {
+                                    sink += row.getLong(f);
+                                }
+                            }
+                        } else {
+                            for (RowData.FieldGetter g : getters) {
+                                Object v = g.getFieldOrNull(row);
+                                if (v != null) {
+                                    sink += v.hashCode();
+                                }
+                            }
+                        }
+                    }
+                    long e = System.nanoTime();
+                    for (int i = 0; i < n; i++) {
+                        output.collect(outRecord.replace(reader.read(i)));
+                    }
+                    long f = System.nanoTime();
+                    if (serialize) {
+                        buffer.clear();
+                        for (int i = 0; i < n; i++) {
+                            serializer.serialize(reader.read(i), buffer);
+                        }
+                    }
+                    long g = System.nanoTime();
+                    t[0] += b - a + d - c;
+                    t[1] += c - b;
+                    t[2] += e - d;
+                    t[3] += f - e;
+                    t[4] += g - f;
+                }
+                long end = System.nanoTime();
+                if (serialize) {
+                    serializeNs = (double) t[4] / rows1.length;
+                    Bench.log("split keys %-8s serializing the output: %.0f ns/row", Bench.count(keys), serializeNs);
+                } else if (pass >= 0) {
+                    for (int s = 0; s < STAGES.length; s++) {
+                        perRep[pass][s] = (double) t[s] / rows1.length;
+                    }
+                    perRep[pass][STAGES.length] = (double) (t[0] + t[1] + t[3]) / rows1.length;
+                    outputs = output.records - outBefore;
+                    Bench.log("split keys %-8s rep %d: write %.0f, native %.0f, read %.0f, emit %.0f ns/row;"
+                                    + " loop %.0f ns/row",
+                            Bench.count(keys), pass + 1, perRep[pass][0], perRep[pass][1], perRep[pass][2],
+                            perRep[pass][3], (double) (end - start) / rows1.length);
+                }
+            }
+            oneRowCallNs = oneRowCalls(writer, projected, nativeOp, outRoot, reader, data,
+                    ONE_ROW_CALLS, Integer.getInteger("bench.onerow.rounds", 2));
+            Bench.log("split keys %-8s one-row batches: %.0f ns per call", Bench.count(keys), oneRowCallNs);
+            if (sink == 42) {
+                Bench.log("(sink %d)", sink); // keeps the field reads alive
+            }
+        }
+        double[] med = new double[STAGES.length];
+        for (int s = 0; s < STAGES.length; s++) {
+            double[] v = new double[reps];
+            for (int r = 0; r < reps; r++) {
+                v[r] = perRep[r][s];
+            }
+            med[s] = Stats.median(v);
+        }
+        med[4] = serializeNs;
+        double[] tot = new double[reps];
+        for (int r = 0; r < reps; r++) {
+            tot[r] = perRep[r][STAGES.length];
+        }
+        return new Result(keys, rows, batchSize, med, Stats.median(tot), outputs, oneRowCallNs);
+    }
+}

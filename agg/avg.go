@@ -29,11 +29,11 @@ func value[T number, S int64 | float64](s *avgState[S]) (T, bool) {
 	return T(s.sum / S(s.cnt)), false
 }
 
-func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, changed []bool) {
+func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
-	kinds := in.Kinds[:in.Len]
+	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
@@ -41,8 +41,8 @@ func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, changed []bool) {
 		}
 		s := &a.st[g]
 		pv, pn := value[T](s)
-		if !col.IsNull(i) {
-			if engine.IsAccumulate(kinds[i]) {
+		if d := act[i]; d != 0 && !col.IsNull(i) {
+			if d > 0 {
 				s.sum += S(vals[i])
 				s.cnt++
 			} else {

@@ -61,6 +61,14 @@ func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine
 		name = fmt.Sprintf("agg%d", i)
 	}
 	fn := strings.ToUpper(call.Func)
+	if call.Distinct {
+		switch {
+		case fn == "AVG":
+			return nil, engine.Field{}, fmt.Errorf("%w: %s: AVG(DISTINCT): not native yet", engine.ErrUnsupported, field)
+		case len(call.Args) != 1:
+			return nil, engine.Field{}, fmt.Errorf("%w: %s: DISTINCT over %d arguments: not native yet", engine.ErrUnsupported, field, len(call.Args))
+		}
+	}
 	switch fn {
 	case "COUNT":
 		if len(call.Args) > 1 {

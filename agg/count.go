@@ -15,13 +15,13 @@ func (a *countAcc) grow(n int)    { a.cnt = extend(a.cnt, n) }
 func (a *countAcc) reset(g int32) { a.cnt[g] = 0 }
 func (a *countAcc) bytes() int64  { return int64(cap(a.cnt)) * 8 }
 
-func (a *countAcc) fold(in *engine.Batch, gids []int32, changed []bool) {
+func (a *countAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	var col *engine.Column
 	if a.col >= 0 {
 		col = &in.Cols[a.col]
 	}
-	kinds := in.Kinds[:in.Len]
+	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
@@ -29,12 +29,8 @@ func (a *countAcc) fold(in *engine.Batch, gids []int32, changed []bool) {
 		}
 		c := a.cnt[g]
 		n := c
-		if col == nil || !col.IsNull(i) {
-			if engine.IsAccumulate(kinds[i]) {
-				n++
-			} else {
-				n--
-			}
+		if d := act[i]; d != 0 && (col == nil || !col.IsNull(i)) {
+			n += int64(d)
 			a.cnt[g] = n
 		}
 		a.record(i, c, false, n, false, changed)

@@ -33,22 +33,28 @@ type GroupAggregate struct {
 	// nil for insert-only input, where a group lives forever (AccumulationRecordCounter).
 	counter  []int64
 	calls    []accumulator
+	filters  []int          // per call: FILTER column, or -1
+	sets     []*distinctSet // the value sets of DISTINCT calls, one per argument column
+	states   []groupState   // calls, then sets: everything per group that resets and snapshots
 	output   []engine.Field
 	outTypes []engine.Type
 	panicIn  string
 
 	// Per-batch scratch, reused.
-	kgs      []int32
-	gids     []int32 // group of each row, -1 for dropped rows
-	first    []bool  // the row created its group
-	gone     []bool  // the row's retraction brought the record count to zero
-	changed  []bool  // some aggregate value differs before and after the row
-	src      []int32 // input row of each output row
-	pick     []int32 // entry of the rows' before/after values each output row carries (rowValues)
-	outKinds []engine.RowKind
-	varBytes []int
-	snapIDs  []int32 // groups of the key group being snapshotted
-	snapKG   int     // the key group snapIDs lists
+	kgs        []int32
+	gids       []int32  // group of each row, -1 for dropped rows
+	act        []int8   // +1 for rows that accumulate, -1 for rows that retract
+	callActs   [][]int8 // per call: the actions its accumulator folds (act, filtered or distinct)
+	filterActs [][]int8 // per call with a plain FILTER: its own action buffer
+	first      []bool   // the row created its group
+	gone       []bool   // the row's retraction brought the record count to zero
+	changed    []bool   // some aggregate value differs before and after the row
+	src        []int32  // input row of each output row
+	pick       []int32  // entry of the rows' before/after values each output row carries (rowValues)
+	outKinds   []engine.RowKind
+	varBytes   []int
+	snapIDs    []int32 // groups of the key group being snapshotted
+	snapKG     int     // the key group snapIDs lists
 }
 
 var _ engine.Operator = (*GroupAggregate)(nil)
@@ -77,6 +83,7 @@ func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
 		f := engine.Field{Name: spec.Input[k].Name, Type: spec.InputTypes[k]}
 		g.output = append(g.output, f)
 	}
+	sets := map[int]*distinctSet{} // by argument column
 	for i, call := range spec.Aggs {
 		acc, field, err := newCall(i, call, spec)
 		if err != nil {
@@ -84,6 +91,28 @@ func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
 		}
 		g.calls = append(g.calls, acc)
 		g.output = append(g.output, field)
+		filter := -1
+		if call.Filter != nil {
+			filter = *call.Filter
+		}
+		g.filters = append(g.filters, filter)
+		g.callActs = append(g.callActs, nil)
+		g.filterActs = append(g.filterActs, nil)
+		if call.Distinct {
+			set := sets[call.Args[0]]
+			if set == nil {
+				set = newDistinctSet(call.Args[0], spec.NeedRetraction)
+				sets[call.Args[0]] = set
+				g.sets = append(g.sets, set)
+			}
+			set.addCall(i, filter)
+		}
+	}
+	for _, c := range g.calls {
+		g.states = append(g.states, c)
+	}
+	for _, d := range g.sets {
+		g.states = append(g.states, d)
 	}
 	for _, f := range g.output {
 		g.outTypes = append(g.outTypes, f.Type)
@@ -132,8 +161,9 @@ func (g *GroupAggregate) Process(in *engine.Batch, _ int64, out *engine.OutBatch
 		g.kgs[i] = int32(kg)
 	}
 	g.resolveGroups(in)
-	for _, c := range g.calls {
-		c.fold(in, g.gids, g.changed)
+	g.resolveActions(in)
+	for i, c := range g.calls {
+		c.fold(in, g.gids, g.callActs[i], g.changed)
 	}
 	err := g.emit(in, out)
 	for _, id := range g.table.EndBatch() {
@@ -182,13 +212,50 @@ func (g *GroupAggregate) resolveGroups(in *engine.Batch) {
 	}
 }
 
+// resolveActions decides, per call and row, whether the call accumulates (+1), retracts (-1)
+// or skips (0) the row: the row's kind, gated by the call's FILTER, and for DISTINCT calls by
+// the distinct value set, which sees the rows in order.
+func (g *GroupAggregate) resolveActions(in *engine.Batch) {
+	n := in.Len
+	g.act = resize(g.act, n)
+	for i, k := range in.Kinds[:n] {
+		g.act[i] = 1
+		if !engine.IsAccumulate(k) {
+			g.act[i] = -1
+		}
+	}
+	for _, d := range g.sets {
+		d.resolve(in, g.gids, g.act)
+		for c, call := range d.calls {
+			g.callActs[call] = d.acts[c]
+		}
+	}
+	for i, f := range g.filters {
+		switch {
+		case g.spec.Aggs[i].Distinct: // resolved by its set
+		case f < 0:
+			g.callActs[i] = g.act
+		default:
+			acts := resize(g.filterActs[i], n)
+			col := &in.Cols[f]
+			for r := range acts {
+				acts[r] = 0
+				if passes(col, r) {
+					acts[r] = g.act[r]
+				}
+			}
+			g.filterActs[i], g.callActs[i] = acts, acts
+		}
+	}
+}
+
 func (g *GroupAggregate) grow() {
 	n := g.table.Cap()
 	if g.counter != nil {
 		g.counter = extend(g.counter, n)
 	}
-	for _, c := range g.calls {
-		c.grow(n)
+	for _, s := range g.states {
+		s.grow(n)
 	}
 }
 
@@ -196,8 +263,8 @@ func (g *GroupAggregate) resetGroup(id int32) {
 	if g.counter != nil {
 		g.counter[id] = 0
 	}
-	for _, c := range g.calls {
-		c.reset(id)
+	for _, s := range g.states {
+		s.reset(id)
 	}
 }
 
@@ -292,8 +359,8 @@ func (g *GroupAggregate) SnapshotKeyGroup(kg, from int, dst []byte, limit int) (
 		if g.counter != nil {
 			dst = putVarint(dst, g.counter[id])
 		}
-		for _, c := range g.calls {
-			dst = c.save(dst, id)
+		for _, st := range g.states {
+			dst = st.save(dst, id)
 		}
 	}
 	return -1, dst, nil
@@ -353,8 +420,8 @@ func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
 				return fmt.Errorf("%w: a live key with record count 0", engine.ErrData)
 			}
 		}
-		for _, c := range g.calls {
-			if src, err = c.load(src, id); err != nil {
+		for _, st := range g.states {
+			if src, err = st.load(src, id); err != nil {
 				return err
 			}
 		}
@@ -373,8 +440,8 @@ func (g *GroupAggregate) checkKeyGroup(kg int) error {
 // Bytes estimates the memory the operator's state owns.
 func (g *GroupAggregate) Bytes() int64 {
 	n := g.table.Bytes() + int64(cap(g.counter))*8
-	for _, c := range g.calls {
-		n += c.bytes()
+	for _, s := range g.states {
+		n += s.bytes()
 	}
 	return n
 }

@@ -88,15 +88,29 @@ func randomScenario(seed uint64) scenario {
 		keys = append(keys, add(fmt.Sprintf("k%d", i), keyTypeNames[r.IntN(len(keyTypeNames))], r.IntN(3) > 0))
 	}
 	needRetraction := r.IntN(2) == 0
+	var filters, values []int
+	for i := range r.IntN(3) {
+		filters = append(filters, add(fmt.Sprintf("f%d", i), "BOOLEAN", r.IntN(2) == 0))
+	}
 	var aggs []engine.AggCall
-	for i := range 1 + r.IntN(5) {
+	for i := range 1 + r.IntN(6) {
 		fn := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0"}[r.IntN(6)]
 		call := engine.AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}
 		if fn == "SUM" && needRetraction {
 			call.Retract = true
 		}
 		if fn != "COUNT" || r.IntN(2) == 0 {
-			call.Args = []int{add(fmt.Sprintf("v%d", i), argTypeNames[r.IntN(len(argTypeNames))], r.IntN(4) > 0)}
+			// Reuse a value column now and then, so DISTINCT calls share a value set.
+			if len(values) > 0 && r.IntN(3) == 0 {
+				call.Args = []int{values[r.IntN(len(values))]}
+			} else {
+				call.Args = []int{add(fmt.Sprintf("v%d", i), argTypeNames[r.IntN(len(argTypeNames))], r.IntN(4) > 0)}
+				values = append(values, call.Args[0])
+			}
+			call.Distinct = fn != "AVG" && r.IntN(3) == 0
+		}
+		if len(filters) > 0 && r.IntN(3) == 0 {
+			call.Filter = &filters[r.IntN(len(filters))]
 		}
 		aggs = append(aggs, call)
 	}

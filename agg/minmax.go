@@ -25,11 +25,11 @@ func (a *minMaxAcc[T]) grow(n int)    { a.st = extend(a.st, n) }
 func (a *minMaxAcc[T]) reset(g int32) { a.st[g] = minMaxState[T]{} }
 func (a *minMaxAcc[T]) bytes() int64  { return int64(cap(a.st)) * 16 }
 
-func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
+func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
-	kinds := in.Kinds[:in.Len]
+	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
@@ -37,7 +37,7 @@ func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 		}
 		s := &a.st[g]
 		pv, pn := s.val, !s.has
-		if !col.IsNull(i) && engine.IsAccumulate(kinds[i]) {
+		if act[i] > 0 && !col.IsNull(i) {
 			if v := vals[i]; pn || (a.max && v > pv) || (!a.max && v < pv) {
 				s.val, s.has = v, true
 			}

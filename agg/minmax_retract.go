@@ -50,19 +50,19 @@ func (a *minMaxRetractAcc[T]) beyond(ext, v T) bool {
 	return compare(ext, v) > 0
 }
 
-func (a *minMaxRetractAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
+func (a *minMaxRetractAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
-	kinds := in.Kinds[:in.Len]
+	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
 		pv, pn := a.value(g)
-		if !col.IsNull(i) {
-			if engine.IsAccumulate(kinds[i]) {
+		if d := act[i]; d != 0 && !col.IsNull(i) {
+			if d > 0 {
 				a.accumulate(g, vals[i])
 			} else {
 				a.retract(g, vals[i])

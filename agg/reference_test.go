@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ferrystream/ferry/engine"
@@ -365,11 +366,18 @@ func (r *refMinMaxRetract) value() any {
 // refGroupAgg is GroupAggFunction.processElement with the record counter of §2.3.
 type refGroupAgg struct {
 	spec  *engine.Spec
-	state map[string][]refAgg // key → accumulators, plus the count1 last when retracting
+	state map[string]*refKey
+}
+
+// refKey is one key's state: the accumulators (plus the count1 last when retracting) and, per
+// argument column of DISTINCT calls, the MapView from distinct value to per-call bit or count.
+type refKey struct {
+	accs     []refAgg
+	distinct map[int]map[string][]int64
 }
 
 func newRefGroupAgg(spec *engine.Spec) *refGroupAgg {
-	return &refGroupAgg{spec: spec, state: map[string][]refAgg{}}
+	return &refGroupAgg{spec: spec, state: map[string]*refKey{}}
 }
 
 func (r *refGroupAgg) create() []refAgg {
@@ -419,26 +427,117 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind) []enginetest.Row {
 	}
 	key := keyString(keyVals)
 	accumulate := engine.IsAccumulate(kind)
-	accs, ok := r.state[key]
+	st, ok := r.state[key]
 	first := false
 	if !ok {
 		if !accumulate {
 			return nil
 		}
 		first = true
-		accs = r.create()
+		st = &refKey{accs: r.create(), distinct: map[int]map[string][]int64{}}
 	}
+	accs := st.accs
 	prev := r.values(accs)
-	for i, a := range accs {
+	apply := func(i int, add bool) {
 		var v any
 		if i < len(r.spec.Aggs) && len(r.spec.Aggs[i].Args) > 0 {
 			v = row[r.spec.Aggs[i].Args[0]]
 		}
-		if accumulate {
-			a.accumulate(v)
+		if add {
+			accs[i].accumulate(v)
 		} else {
-			a.retract(v)
+			accs[i].retract(v)
 		}
+	}
+	filterPasses := func(i int) bool {
+		f := r.spec.Aggs[i].Filter
+		return f == nil || row[*f] == true
+	}
+	// DISTINCT calls, per argument column, as DistinctAggCodeGen generates them.
+	byArg := map[int][]int{}
+	var argOrder []int
+	for i, c := range r.spec.Aggs {
+		if c.Distinct {
+			if _, seen := byArg[c.Args[0]]; !seen {
+				argOrder = append(argOrder, c.Args[0])
+			}
+			byArg[c.Args[0]] = append(byArg[c.Args[0]], i)
+		}
+	}
+	for _, arg := range argOrder {
+		calls := byArg[arg]
+		guarded, anyPasses := true, false
+		for _, i := range calls {
+			if r.spec.Aggs[i].Filter == nil {
+				guarded = false
+			}
+			if filterPasses(i) {
+				anyPasses = true
+			}
+		}
+		if guarded && !anyPasses {
+			continue
+		}
+		m := st.distinct[arg]
+		if m == nil {
+			m = map[string][]int64{}
+			st.distinct[arg] = m
+		}
+		id := "null"
+		if v := row[arg]; v != nil {
+			id = enginetest.Format(v)
+			if _, isFloat := v.(float32); isFloat {
+				id = fmt.Sprint(jBits(v))
+			} else if _, isDouble := v.(float64); isDouble {
+				id = fmt.Sprint(jBits(v))
+			}
+		}
+		val := m[id]
+		if val == nil {
+			val = make([]int64, len(calls))
+		}
+		changed := false
+		for j, i := range calls {
+			if !filterPasses(i) {
+				continue
+			}
+			switch {
+			case !r.spec.NeedRetraction:
+				if val[j] == 0 {
+					val[j], changed = 1, true
+					apply(i, true)
+				}
+			case accumulate:
+				if val[j]++; val[j] == 1 {
+					apply(i, true)
+				}
+			default:
+				if val[j]--; val[j] == 0 {
+					apply(i, false)
+				}
+			}
+		}
+		if r.spec.NeedRetraction {
+			empty := true
+			for _, x := range val {
+				if x != 0 {
+					empty = false
+				}
+			}
+			if empty {
+				delete(m, id)
+			} else {
+				m[id] = val
+			}
+		} else if changed {
+			m[id] = val
+		}
+	}
+	for i := range accs {
+		if i < len(r.spec.Aggs) && (r.spec.Aggs[i].Distinct || !filterPasses(i)) {
+			continue
+		}
+		apply(i, accumulate)
 	}
 	next := r.values(accs)
 	out := func(k engine.RowKind, vals []any) enginetest.Row {
@@ -446,7 +545,7 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind) []enginetest.Row {
 	}
 	countZero := r.spec.NeedRetraction && accs[len(accs)-1].value().(int64) == 0
 	if !countZero {
-		r.state[key] = accs
+		r.state[key] = st
 		if first {
 			return []enginetest.Row{out(engine.Insert, next)}
 		}

@@ -34,11 +34,11 @@ func (a *sumAcc[T]) value(s *sumState[T]) (T, bool) {
 	return s.sum, !s.has
 }
 
-func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
+func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
-	kinds := in.Kinds[:in.Len]
+	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
@@ -46,9 +46,9 @@ func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
 		}
 		s := &a.st[g]
 		pv, pn := a.value(s)
-		if !col.IsNull(i) {
+		if d := act[i]; d != 0 && !col.IsNull(i) {
 			v := vals[i]
-			if engine.IsAccumulate(kinds[i]) {
+			if d > 0 {
 				if s.has {
 					s.sum += v
 				} else {

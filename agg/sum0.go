@@ -15,19 +15,19 @@ func (a *sum0Acc[T]) grow(n int)    { a.sum = extend(a.sum, n) }
 func (a *sum0Acc[T]) reset(g int32) { a.sum[g] = 0 }
 func (a *sum0Acc[T]) bytes() int64  { return int64(cap(a.sum)) * 8 }
 
-func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, changed []bool) {
+func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
-	kinds := in.Kinds[:in.Len]
+	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
 		pv := a.sum[g]
-		if !col.IsNull(i) {
-			if engine.IsAccumulate(kinds[i]) {
+		if d := act[i]; d != 0 && !col.IsNull(i) {
+			if d > 0 {
 				a.sum[g] += vals[i]
 			} else {
 				a.sum[g] -= vals[i]

@@ -40,6 +40,10 @@ type AggCall struct {
 	Args    []int  `json:"args"`
 	Retract bool   `json:"retract,omitempty"`
 	Name    string `json:"name,omitempty"`
+	// Distinct makes the call see each argument value once per key (Flink's DISTINCT).
+	Distinct bool `json:"distinct,omitempty"`
+	// Filter is the BOOLEAN input column of FILTER (WHERE ...): only rows where it is TRUE fold.
+	Filter *int `json:"filter,omitempty"`
 }
 
 // TestHooks are test-only fault injections, accepted only when the host enabled test hooks.
@@ -91,6 +95,14 @@ func ParseSpec(data []byte, testHooks bool) (*Spec, error) {
 		for j, c := range a.Args {
 			if c < 0 || c >= len(s.Input) {
 				return nil, bad(fmt.Sprintf("aggs[%d].args[%d]", i, j), "column %d out of range (input has %d columns)", c, len(s.Input))
+			}
+		}
+		if f := a.Filter; f != nil {
+			if *f < 0 || *f >= len(s.Input) {
+				return nil, bad(fmt.Sprintf("aggs[%d].filter", i), "column %d out of range (input has %d columns)", *f, len(s.Input))
+			}
+			if s.InputTypes[*f].ID != Boolean {
+				return nil, bad(fmt.Sprintf("aggs[%d].filter", i), "column %d is %s, not BOOLEAN", *f, s.InputTypes[*f])
 			}
 		}
 	}

@@ -26,6 +26,7 @@ type changelogCase struct {
 	spec  engine.Spec
 	in    [][]any
 	kinds []engine.RowKind
+	times []int64 // processing time per row; nil means 0
 	want  []string
 }
 
@@ -121,11 +122,22 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 			want:  []string{"+I[null, 1]", `+I["short", 1]`, `+I["a much longer key", 1]`, "+U[null, 2]", `+U["short", 2]`},
 		},
 	}
+	cases = append(cases, changelogCase{
+		name: "idle-state TTL: unchanged results re-emit, expiry is inclusive, expired state is absent",
+		spec: engine.Spec{Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true, GenerateUpdateBefore: true,
+			StateTTLMs: 10, Aggs: []engine.AggCall{{Func: "MAX", Args: []int{1}}}},
+		in:    [][]any{{int64(1), int64(5)}, {int64(1), int64(3)}, {int64(1), int64(7)}, {int64(1), int64(7)}, {int64(1), int64(2)}},
+		kinds: []engine.RowKind{I, I, I, D, I},
+		times: []int64{0, 5, 15, 40, 49},
+		// t=5: MAX unchanged but re-emitted; t=15 = 5+10: expired, +I from scratch; t=40: the
+		// retraction finds no state and is dropped; t=49: +I again.
+		want: []string{"+I[1, 5]", "-U[1, 5]", "+U[1, 5]", "+I[1, 7]", "+I[1, 2]"},
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.spec.Kind, c.spec.MaxParallelism = "group_aggregate", 128
 			spec := mustParse(&c.spec)
-			sc := scenario{spec: spec, rows: c.in, kinds: c.kinds}
+			sc := scenario{spec: spec, rows: c.in, kinds: c.kinds, times: c.times}
 			r := rand.New(rand.NewPCG(1, 1))
 			for _, size := range []func() int{func() int { return 1 }, func() int { return 3 }, func() int { return 1 + r.IntN(4) }, func() int { return 4096 }} {
 				got := runOperator(t, sc, size, 0, nil)
@@ -141,7 +153,11 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 			ref := newRefGroupAgg(spec)
 			var rs []string
 			for i, row := range c.in {
-				for _, o := range ref.process(row, c.kinds[i]) {
+				now := int64(0)
+				if c.times != nil {
+					now = c.times[i]
+				}
+				for _, o := range ref.process(row, c.kinds[i], now) {
 					rs = append(rs, o.String())
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/ttl"
 )
 
 // GroupAggregate is Flink's single-phase group aggregate without mini-batch
@@ -31,14 +32,19 @@ type GroupAggregate struct {
 	table   *engine.GroupTable
 	// counter is the record count per group (Flink's count1 behind RetractionRecordCounter);
 	// nil for insert-only input, where a group lives forever (AccumulationRecordCounter).
-	counter  []int64
-	calls    []accumulator
-	filters  []int          // per call: FILTER column, or -1
-	sets     []*distinctSet // the value sets of DISTINCT calls, one per argument column
-	states   []groupState   // calls, then sets: everything per group that resets and snapshots
-	output   []engine.Field
-	outTypes []engine.Type
-	panicIn  string
+	counter []int64
+	// ttl is the idle-state retention; lastWrite the processing time each group's state was
+	// last written (Flink's OnCreateAndWrite), kept only when TTL is enabled.
+	ttl       ttl.Policy
+	lastWrite []int64
+	sweep     ttl.Sweeper
+	calls     []accumulator
+	filters   []int          // per call: FILTER column, or -1
+	sets      []*distinctSet // the value sets of DISTINCT calls, one per argument column
+	states    []groupState   // calls, then sets: everything per group that resets and snapshots
+	output    []engine.Field
+	outTypes  []engine.Type
+	panicIn   string
 
 	// Per-batch scratch, reused.
 	kgs        []int32
@@ -62,7 +68,13 @@ var _ engine.Operator = (*GroupAggregate)(nil)
 // NewGroupAggregate builds a group aggregate from a validated spec of kind "group_aggregate".
 func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
 	if spec.StateTTLMs > 0 {
-		return nil, fmt.Errorf("%w: state_ttl_ms: idle-state TTL: not native yet", engine.ErrUnsupported)
+		for i, c := range spec.Aggs {
+			if c.Distinct || (c.Retract && (c.Func == "MIN" || c.Func == "MAX")) {
+				// Flink keeps these in MapViews whose entries expire one by one, apart from the key.
+				return nil, fmt.Errorf("%w: aggs[%d]: idle-state TTL with %s: not native yet (its map state expires per entry)",
+					engine.ErrUnsupported, i, mapViewCall(c))
+			}
+		}
 	}
 	start, end := spec.KeyGroupRange()
 	keys := engine.NewKeyEncoder(spec.Keys, spec.InputTypes)
@@ -78,6 +90,10 @@ func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
 	}
 	if spec.NeedRetraction {
 		g.counter = []int64{}
+	}
+	g.ttl = ttl.Policy{TTLMs: spec.StateTTLMs}
+	if g.ttl.Enabled() {
+		g.lastWrite = []int64{}
 	}
 	for _, k := range spec.Keys {
 		f := engine.Field{Name: spec.Input[k].Name, Type: spec.InputTypes[k]}
@@ -127,8 +143,9 @@ func (g *GroupAggregate) Output() []engine.Field { return g.output }
 // Groups is the number of keys holding state.
 func (g *GroupAggregate) Groups() int { return g.table.Len() }
 
-// Process implements engine.Operator. The clock is unused until idle-state TTL is native.
-func (g *GroupAggregate) Process(in *engine.Batch, _ int64, out *engine.OutBatch) error {
+// Process implements engine.Operator. nowMs is the processing time idle-state TTL reads and
+// writes for the whole batch.
+func (g *GroupAggregate) Process(in *engine.Batch, nowMs int64, out *engine.OutBatch) error {
 	if g.panicIn == "process" {
 		var m map[int]int
 		m[0] = 1 // test hook: a runtime panic inside the kernel
@@ -160,7 +177,7 @@ func (g *GroupAggregate) Process(in *engine.Batch, _ int64, out *engine.OutBatch
 		}
 		g.kgs[i] = int32(kg)
 	}
-	g.resolveGroups(in)
+	g.resolveGroups(in, nowMs)
 	g.resolveActions(in)
 	for i, c := range g.calls {
 		c.fold(in, g.gids, g.callActs[i], g.changed)
@@ -169,12 +186,42 @@ func (g *GroupAggregate) Process(in *engine.Batch, _ int64, out *engine.OutBatch
 	for _, id := range g.table.EndBatch() {
 		g.resetGroup(id)
 	}
+	g.sweepExpired(nowMs)
 	return err
 }
 
+// sweepBudget is how many group ids each call inspects for expired, never-read state.
+const sweepBudget = 1024
+
+// sweepExpired removes expired state of groups no row reads again, a bounded slice per call,
+// so idle keys do not hold memory forever. Reading them would find them absent anyway.
+func (g *GroupAggregate) sweepExpired(nowMs int64) {
+	if !g.ttl.Enabled() {
+		return
+	}
+	from, to := g.sweep.Next(g.table.Cap(), sweepBudget)
+	for id := int32(from); id < int32(to); id++ {
+		if g.table.Live(id) && g.ttl.Expired(g.lastWrite[id], nowMs) {
+			g.table.Remove(id)
+		}
+	}
+	for _, id := range g.table.EndBatch() {
+		g.resetGroup(id)
+	}
+}
+
+// mapViewCall names a call whose state Flink keeps in a MapView.
+func mapViewCall(c engine.AggCall) string {
+	if c.Distinct {
+		return c.Func + "(DISTINCT)"
+	}
+	return c.Func + " with retraction"
+}
+
 // resolveGroups is the sequential pass: it maps each row to its group, creating groups on the
-// first accumulate and removing them when the record count reaches zero.
-func (g *GroupAggregate) resolveGroups(in *engine.Batch) {
+// first accumulate and removing them when the record count reaches zero. With idle-state TTL an
+// expired group reads as absent (and is removed), and every row that keeps its group writes it.
+func (g *GroupAggregate) resolveGroups(in *engine.Batch, nowMs int64) {
 	n := in.Len
 	g.gids = resize(g.gids, n)
 	g.first = resize(g.first, n)
@@ -187,6 +234,10 @@ func (g *GroupAggregate) resolveGroups(in *engine.Batch) {
 		acc := engine.IsAccumulate(in.Kinds[i])
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
 		id := g.table.Find(key, hash, kg)
+		if id >= 0 && g.lastWrite != nil && g.ttl.Expired(g.lastWrite[id], nowMs) {
+			g.table.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
+			id = -1
+		}
 		if id < 0 {
 			if !acc {
 				g.gids[i] = -1 // retraction before any accumulate: dropped
@@ -197,6 +248,9 @@ func (g *GroupAggregate) resolveGroups(in *engine.Batch) {
 			g.first[i] = true
 		}
 		g.gids[i] = id
+		if g.lastWrite != nil {
+			g.lastWrite[id] = nowMs // OnCreateAndWrite; a removed group's stamp is reset with it
+		}
 		if g.counter == nil {
 			continue
 		}
@@ -254,6 +308,9 @@ func (g *GroupAggregate) grow() {
 	if g.counter != nil {
 		g.counter = extend(g.counter, n)
 	}
+	if g.lastWrite != nil {
+		g.lastWrite = extend(g.lastWrite, n)
+	}
 	for _, s := range g.states {
 		s.grow(n)
 	}
@@ -262,6 +319,9 @@ func (g *GroupAggregate) grow() {
 func (g *GroupAggregate) resetGroup(id int32) {
 	if g.counter != nil {
 		g.counter[id] = 0
+	}
+	if g.lastWrite != nil {
+		g.lastWrite[id] = 0
 	}
 	for _, s := range g.states {
 		s.reset(id)
@@ -289,7 +349,7 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 			}
 		case g.first[i]:
 			add(i, false, engine.Insert)
-		case g.changed[i]:
+		case g.changed[i] || g.ttl.Enabled(): // with TTL Flink re-emits unchanged results too
 			if g.spec.GenerateUpdateBefore {
 				add(i, true, engine.UpdateBefore)
 			}
@@ -359,6 +419,9 @@ func (g *GroupAggregate) SnapshotKeyGroup(kg, from int, dst []byte, limit int) (
 		if g.counter != nil {
 			dst = putVarint(dst, g.counter[id])
 		}
+		if g.lastWrite != nil {
+			dst = putVarint(dst, g.lastWrite[id])
+		}
 		for _, st := range g.states {
 			dst = st.save(dst, id)
 		}
@@ -420,6 +483,11 @@ func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
 				return fmt.Errorf("%w: a live key with record count 0", engine.ErrData)
 			}
 		}
+		if g.lastWrite != nil {
+			if g.lastWrite[id], src, err = getVarint(src); err != nil {
+				return err
+			}
+		}
 		for _, st := range g.states {
 			if src, err = st.load(src, id); err != nil {
 				return err
@@ -439,7 +507,7 @@ func (g *GroupAggregate) checkKeyGroup(kg int) error {
 
 // Bytes estimates the memory the operator's state owns.
 func (g *GroupAggregate) Bytes() int64 {
-	n := g.table.Bytes() + int64(cap(g.counter))*8
+	n := g.table.Bytes() + int64(cap(g.counter))*8 + int64(cap(g.lastWrite))*8
 	for _, s := range g.states {
 		n += s.bytes()
 	}

@@ -372,8 +372,9 @@ type refGroupAgg struct {
 // refKey is one key's state: the accumulators (plus the count1 last when retracting) and, per
 // argument column of DISTINCT calls, the MapView from distinct value to per-call bit or count.
 type refKey struct {
-	accs     []refAgg
-	distinct map[int]map[string][]int64
+	accs      []refAgg
+	distinct  map[int]map[string][]int64
+	lastWrite int64 // processing time of the last accState.update (TTL OnCreateAndWrite)
 }
 
 func newRefGroupAgg(spec *engine.Spec) *refGroupAgg {
@@ -420,7 +421,7 @@ func (r *refGroupAgg) values(accs []refAgg) []any {
 	return out
 }
 
-func (r *refGroupAgg) process(row []any, kind engine.RowKind) []enginetest.Row {
+func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []enginetest.Row {
 	var keyVals []any
 	for _, k := range r.spec.Keys {
 		keyVals = append(keyVals, row[k])
@@ -428,6 +429,10 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind) []enginetest.Row {
 	key := keyString(keyVals)
 	accumulate := engine.IsAccumulate(kind)
 	st, ok := r.state[key]
+	if ttl := r.spec.StateTTLMs; ok && ttl > 0 && st.lastWrite+ttl <= now {
+		delete(r.state, key) // expired: NeverReturnExpired reads null and clears it
+		ok = false
+	}
 	first := false
 	if !ok {
 		if !accumulate {
@@ -545,13 +550,14 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind) []enginetest.Row {
 	}
 	countZero := r.spec.NeedRetraction && accs[len(accs)-1].value().(int64) == 0
 	if !countZero {
+		st.lastWrite = now
 		r.state[key] = st
 		if first {
 			return []enginetest.Row{out(engine.Insert, next)}
 		}
-		equal := true
+		equal := r.spec.StateTTLMs == 0 // with TTL Flink skips the equaliser
 		for i := range prev {
-			if !jPrimEq(prev[i], next[i]) {
+			if equal && !jPrimEq(prev[i], next[i]) {
 				equal = false
 			}
 		}

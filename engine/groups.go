@@ -29,6 +29,7 @@ type GroupTable struct {
 	keyLen  []int32 // variable-size keys: key length
 	keyHash []int32
 	keyKG   []uint16 // key group - kgStart
+	alive   []bool   // the id belongs to a live group
 	arena   []byte
 	garbage int // arena bytes of removed keys
 
@@ -113,6 +114,7 @@ func (t *GroupTable) Insert(key []byte, hash int32, kg int) int32 {
 		t.ids++
 		t.keyHash = append(t.keyHash, 0)
 		t.keyKG = append(t.keyKG, 0)
+		t.alive = append(t.alive, false)
 		if t.keySize > 0 {
 			t.arena = append(t.arena, make([]byte, t.keySize)...)
 		} else {
@@ -135,6 +137,7 @@ func (t *GroupTable) Insert(key []byte, hash int32, kg int) int32 {
 	}
 	p.put(hash, id)
 	t.live++
+	t.alive[id] = true
 	return id
 }
 
@@ -162,6 +165,7 @@ func (t *GroupTable) Remove(id int32) {
 				}
 				t.pending = append(t.pending, id)
 				t.live--
+				t.alive[id] = false
 				return
 			}
 			home := slotIndex(int32(s>>32), mask)
@@ -187,6 +191,9 @@ func (t *GroupTable) EndBatch() []int32 {
 	}
 	return done
 }
+
+// Live reports whether id belongs to a live group (ids below Cap may be free or pending).
+func (t *GroupTable) Live(id int32) bool { return t.alive[id] }
 
 // Key returns the encoded key of a live group.
 func (t *GroupTable) Key(id int32) []byte {

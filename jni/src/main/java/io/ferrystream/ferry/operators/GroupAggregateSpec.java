@@ -17,7 +17,7 @@ import java.util.Objects;
  * arguments; serializable so it travels inside the operator.
  *
  * <p>Only the fields the aggregation reads cross into Go: {@link #projection()} lists them (keys
- * first, then arguments, each once), and the spec's key and argument indices refer to that
+ * first, then arguments and FILTER fields, each once), and the spec's indices refer to that
  * projected row.
  */
 public final class GroupAggregateSpec implements Serializable {
@@ -35,12 +35,22 @@ public final class GroupAggregateSpec implements Serializable {
         public final boolean retract;
         /** Output field name. */
         public final String name;
+        /** DISTINCT: the call sees each argument value once per key. */
+        public final boolean distinct;
+        /** The BOOLEAN field of FILTER (WHERE ...), or -1. */
+        public final int filter;
 
         public Call(String function, int[] args, boolean retract, String name) {
+            this(function, args, retract, name, false, -1);
+        }
+
+        public Call(String function, int[] args, boolean retract, String name, boolean distinct, int filter) {
             this.function = Objects.requireNonNull(function);
             this.args = args.clone();
             this.retract = retract;
             this.name = Objects.requireNonNull(name);
+            this.distinct = distinct;
+            this.filter = filter;
         }
     }
 
@@ -80,6 +90,9 @@ public final class GroupAggregateSpec implements Serializable {
                     used.add(a);
                 }
             }
+            if (c.filter >= 0 && !used.contains(c.filter)) {
+                used.add(c.filter);
+            }
         }
         this.projection = used.stream().mapToInt(Integer::intValue).toArray();
         List<RowType.RowField> fields = new ArrayList<>();
@@ -97,7 +110,7 @@ public final class GroupAggregateSpec implements Serializable {
             for (int i = 0; i < args.length; i++) {
                 args[i] = used.indexOf(c.args[i]);
             }
-            remapped.add(new Call(c.function, args, c.retract, c.name));
+            remapped.add(new Call(c.function, args, c.retract, c.name, c.distinct, c.filter < 0 ? -1 : used.indexOf(c.filter)));
         }
         this.calls = List.copyOf(remapped);
         this.needRetraction = needRetraction;
@@ -148,6 +161,12 @@ public final class GroupAggregateSpec implements Serializable {
             b.append(",\"args\":").append(ints(c.args));
             b.append(",\"retract\":").append(c.retract).append(",\"name\":");
             NativeLibrary.appendJsonString(b, c.name);
+            if (c.distinct) {
+                b.append(",\"distinct\":true");
+            }
+            if (c.filter >= 0) {
+                b.append(",\"filter\":").append(c.filter);
+            }
             b.append('}');
         }
         b.append("],\"need_retraction\":").append(needRetraction);

@@ -42,7 +42,7 @@ import java.util.Optional;
  * type (Flink's exchange and key groups stay valid) but has its own name,
  * {@value #FERRY_GROUP_AGGREGATE_TRANSFORMATION}, and UID, because its state layout differs.
  *
- * <p>Translation re-checks what the planner checked (options, mini-batch, TTL, Go's verdict on the
+ * <p>Translation re-checks what the planner checked (options, mini-batch, Go's verdict on the
  * exact spec); should anything have changed since planning, it builds Flink's operator instead.
  */
 public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
@@ -110,7 +110,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final ExecEdge inputEdge = getInputEdges().get(0);
         final RowType inputRowType = (RowType) inputEdge.getOutputType();
 
-        String reason = recheck(config, stateRetentionTime);
+        String reason = recheck(config);
         GroupAggregateSpec spec = null;
         if (reason == null) {
             spec =
@@ -156,7 +156,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
     }
 
     /** The planner's checks that depend on configuration, repeated at translation; null if all pass. */
-    private static String recheck(ReadableConfig config, long stateRetentionTime) {
+    private static String recheck(ReadableConfig config) {
         if (!config.get(FerryOptions.ENABLED)) {
             return "disabled by " + FerryOptions.ENABLED.key() + "=false";
         }
@@ -165,9 +165,6 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         }
         if (config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_ENABLED)) {
             return "mini-batch GROUP BY: not native yet";
-        }
-        if (stateRetentionTime > 0) {
-            return "idle-state TTL: not native yet";
         }
         return null;
     }

@@ -89,11 +89,6 @@ public final class GroupAggregateMatcher {
             }
         }
         long ttl = stateTtlMs(agg, config);
-        if (ttl > 0) {
-            Long hint = StateTtlHint.getStateTtlFromHintOnSingleRel(agg.hints());
-            return Decision.fallback("idle-state TTL: not native yet (" + ttl + " ms from "
-                    + (hint != null ? "the STATE_TTL hint" : ExecutionConfigOptions.IDLE_STATE_RETENTION.key()) + ")");
-        }
 
         // the arguments of the node Ferry would plan, so the spec (name included) is byte for byte
         // the one FerryStreamExecGroupAggregate opens, and its translation-time check hits the cache
@@ -117,7 +112,6 @@ public final class GroupAggregateMatcher {
         return refused.map(Decision::fallback).orElse(Decision.NATIVE);
     }
 
-    /** Why one call cannot be native, or null. */
     private static final ConfigOption<String> BACKEND =
             ConfigOptions.key("state.backend.type").stringType().defaultValue("hashmap");
     private static final ConfigOption<String> ROCKSDB_TIMERS =
@@ -135,17 +129,12 @@ public final class GroupAggregateMatcher {
         return null;
     }
 
+    /** Why one call cannot be native, or null; Go decides the rest (types, DISTINCT, FILTER, TTL). */
     static String callReason(AggregateCall call) {
         String name = call.getAggregation().getName();
         String function = GroupAggregateSpecs.functionName(call);
         if (function == null) {
             return "aggregate function " + name + ": not native yet";
-        }
-        if (call.isDistinct()) {
-            return "DISTINCT " + function + ": not native yet";
-        }
-        if (call.hasFilter()) {
-            return function + " with FILTER: not native yet";
         }
         if (call.isApproximate()) {
             return "approximate " + function + ": not native yet";

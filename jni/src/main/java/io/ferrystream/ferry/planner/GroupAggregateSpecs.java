@@ -64,7 +64,8 @@ final class GroupAggregateSpecs {
             }
             int[] args = call.getArgList().stream().mapToInt(Integer::intValue).toArray();
             String fieldName = outputType.getFieldNames().get(grouping.length + i);
-            calls.add(new GroupAggregateSpec.Call(function, args, aggCallNeedRetractions[i], fieldName));
+            calls.add(new GroupAggregateSpec.Call(
+                    function, args, aggCallNeedRetractions[i], fieldName, call.isDistinct(), call.filterArg));
         }
         return new GroupAggregateSpec(
                 name, inputType, grouping, calls, needRetraction, generateUpdateBefore, stateTtlMs);

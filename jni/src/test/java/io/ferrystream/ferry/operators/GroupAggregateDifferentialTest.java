@@ -77,7 +77,10 @@ class GroupAggregateDifferentialTest {
                     new Col("vs", "SMALLINT", r -> maybeNull(r, pick(r, Short.MIN_VALUE, Short.MAX_VALUE, (short) 0, (short) (r.nextInt(100) - 50)))),
                     new Col("vt", "TINYINT", r -> maybeNull(r, pick(r, Byte.MIN_VALUE, Byte.MAX_VALUE, (byte) 0, (byte) (r.nextInt(20) - 10)))),
                     new Col("vd", "DOUBLE", r -> maybeNull(r, pick(r, Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, -0.0d, 0.0d, 1e308, r.nextInt(100) * 0.25))),
-                    new Col("vf", "FLOAT", r -> maybeNull(r, pick(r, Float.NaN, Float.POSITIVE_INFINITY, -0.0f, 3.4e38f, r.nextInt(100) * 0.5f))));
+                    new Col("vf", "FLOAT", r -> maybeNull(r, pick(r, Float.NaN, Float.POSITIVE_INFINITY, -0.0f, 3.4e38f, r.nextInt(100) * 0.5f))),
+                    // NOT NULL, so FILTER (WHERE fa) reads the column itself (no Calc before the aggregate)
+                    new Col("fa", "BOOLEAN NOT NULL", Random::nextBoolean),
+                    new Col("fb", "BOOLEAN NOT NULL", r -> r.nextInt(4) == 0));
 
     @SafeVarargs
     static <T> T pick(Random r, T... values) {
@@ -88,21 +91,41 @@ class GroupAggregateDifferentialTest {
     static final String AGGS =
             "COUNT(*), COUNT(vb), SUM(vb), MIN(vb), MAX(vb), AVG(vb), SUM(vi), MIN(vi), MAX(vi), AVG(vi),"
                     + " SUM(vs), AVG(vs), MIN(vs), SUM(vt), MAX(vt), AVG(vt), SUM(vd), MIN(vd), MAX(vd), AVG(vd),"
-                    + " SUM(vf), MIN(vf), MAX(vf), AVG(vf)";
+                    + " SUM(vf), MIN(vf), MAX(vf), AVG(vf), COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb)";
+
+    /** DISTINCT calls sharing and not sharing value sets, with and without FILTER. */
+    static final String DISTINCT_AND_FILTER_AGGS =
+            "COUNT(DISTINCT vb), COUNT(DISTINCT vb) FILTER (WHERE fa), SUM(DISTINCT vi), SUM(DISTINCT vb) FILTER (WHERE fb),"
+                    + " MIN(DISTINCT vs), MAX(DISTINCT vd) FILTER (WHERE fa), COUNT(DISTINCT vd), COUNT(DISTINCT vf),"
+                    + " COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb), MAX(vi) FILTER (WHERE fa), AVG(vd) FILTER (WHERE fb),"
+                    + " COUNT(vt)";
+
+    /** What idle-state TTL runs natively with on retracting input: no MapView state. (Every query
+     * reads every column, so no projection stands between the source rows and the aggregate.) */
+    static final String TTL_AGGS =
+            "COUNT(*), SUM(vb), COUNT(vf), AVG(vd), SUM(vi) FILTER (WHERE fa), AVG(vt), COUNT(vs) FILTER (WHERE fb)";
 
     static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize) throws Exception {
+        return plan(keyType, changelog, ferry, batchSize, AGGS, java.util.Map.of());
+    }
+
+    static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize, String aggs, java.util.Map<String, String> options)
+            throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
         tEnv.getConfig().set(FerryOptions.BATCH_SIZE, batchSize);
         tEnv.getConfig().set(FerryOptions.BATCH_MAX_DELAY, java.time.Duration.ofHours(1));
+        options.forEach((k, v) -> tEnv.getConfig().set(k, v));
         Ferry.install(tEnv);
         List<String> names = new ArrayList<>(List.of("k"));
         List<TypeInformation<?>> types = new ArrayList<>(List.of(typeInfo(keyType)));
+        Schema.Builder schema = Schema.newBuilder().column("k", keyType);
         for (Col c : VALUE_TYPES) {
             names.add(c.name());
-            types.add(typeInfo(c.sqlType()));
+            types.add(typeInfo(c.sqlType().replace(" NOT NULL", "")));
+            schema.column(c.name(), c.sqlType());
         }
         RowTypeInfo rowType = new RowTypeInfo(types.toArray(new TypeInformation<?>[0]), names.toArray(new String[0]));
         // Only planned, never run: one placeholder row gives the stream its type.
@@ -110,10 +133,10 @@ class GroupAggregateDifferentialTest {
         Table t =
                 tEnv.fromChangelogStream(
                         source,
-                        Schema.newBuilder().build(),
+                        schema.build(),
                         changelog ? ChangelogMode.all() : ChangelogMode.insertOnly());
         tEnv.createTemporaryView("T", t);
-        Table result = tEnv.sqlQuery("SELECT k, " + AGGS + " FROM T GROUP BY k");
+        Table result = tEnv.sqlQuery("SELECT k, " + aggs + " FROM T GROUP BY k");
         tEnv.toChangelogStream(result).print();
         StreamGraph graph = env.getStreamGraph();
         for (StreamNode node : graph.getStreamNodes()) {
@@ -134,6 +157,9 @@ class GroupAggregateDifferentialTest {
                 Field fieldTypes = RowDataSerializer.class.getDeclaredField("types");
                 fieldTypes.setAccessible(true);
                 RowType outputType = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializerOut()));
+                // The harness feeds source rows: the aggregate must read them as they are.
+                LogicalType[] in = (LogicalType[]) fieldTypes.get(node.getTypeSerializersIn()[0]);
+                assertEquals(1 + VALUE_TYPES.size(), in.length, "the aggregate reads the source row unchanged");
                 return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), outputType);
             }
         }
@@ -156,6 +182,8 @@ class GroupAggregateDifferentialTest {
                 return Types.FLOAT;
             case "STRING":
                 return Types.STRING;
+            case "BOOLEAN":
+                return Types.BOOLEAN;
             default:
                 throw new IllegalArgumentException(sqlType);
         }
@@ -223,17 +251,35 @@ class GroupAggregateDifferentialTest {
 
     /** Runs rows through a fresh copy of the planned operator, snapshotting and restoring at the given row indices. */
     static List<String> run(Planned p, List<RowData> rows, int[] restoreAt) throws Exception {
+        return run(p, rows, restoreAt, null);
+    }
+
+    /**
+     * @param times processing time per row (non-decreasing), or null: Flink's state TTL reads its
+     *     TTL clock, Ferry the processing-time service when a batch is processed, so each time step
+     *     first flushes Ferry's batch (a checkpoint-barrier flush, harmless for Flink's operator)
+     */
+    static List<String> run(Planned p, List<RowData> rows, int[] restoreAt, long[] times) throws Exception {
         RowDataSerializer out = new RowDataSerializer(p.outputType());
         List<String> result = new ArrayList<>();
         KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(p, out, null);
         long cp = 0;
         for (int i = 0; i < rows.size(); i++) {
+            if (times != null && (i == 0 || times[i] != times[i - 1])) {
+                h.prepareSnapshotPreBarrier(++cp);
+                h.setProcessingTime(times[i]);
+                h.setStateTtlProcessingTime(times[i]);
+            }
             if (Arrays.binarySearch(restoreAt, i) >= 0) {
                 h.prepareSnapshotPreBarrier(++cp);
                 OperatorSubtaskState state = h.snapshot(cp, cp);
                 collect(h, p.outputType(), result);
                 h.close();
                 h = harness(p, out, state);
+                if (times != null) {
+                    h.setProcessingTime(times[i]);
+                    h.setStateTtlProcessingTime(times[i]);
+                }
             }
             h.processElement(new StreamRecord<>(rows.get(i)));
         }
@@ -287,15 +333,28 @@ class GroupAggregateDifferentialTest {
     }
 
     void check(String keyType, boolean changelog, long seeds) throws Exception {
-        Planned stock = plan(keyType, changelog, false, 1);
+        check(keyType, changelog, seeds, AGGS, java.util.Map.of(), false);
+    }
+
+    void check(String keyType, boolean changelog, long seeds, String aggs, java.util.Map<String, String> options, boolean clock)
+            throws Exception {
+        Planned stock = plan(keyType, changelog, false, 1, aggs, options);
         for (int batch : new int[] {1, 3, 4096}) {
-            Planned ferry = plan(keyType, changelog, true, batch);
+            Planned ferry = plan(keyType, changelog, true, batch, aggs, options);
             assertInstanceOf(FerryGroupAggregateOperator.class, ferry.operator());
             for (long seed = 0; seed < seeds; seed++) {
                 List<RowData> rows = input(seed * 31 + batch, keyType, changelog, 400);
+                long[] times = null;
+                if (clock) { // steps of up to 40 ms against a TTL of 50 ms
+                    Random r = new Random(seed);
+                    times = new long[rows.size()];
+                    for (int i = 1; i < times.length; i++) {
+                        times[i] = times[i - 1] + (r.nextInt(10) == 0 ? r.nextInt(40) : 0);
+                    }
+                }
                 int[] restoreAt = {37, 100 + (int) (seed % 50), 399};
-                List<String> want = run(stock, rows, restoreAt);
-                List<String> got = run(ferry, rows, restoreAt);
+                List<String> want = run(stock, rows, restoreAt, times);
+                List<String> got = run(ferry, rows, restoreAt, times);
                 assertTrue(want.size() > 0, "stock produced no output");
                 for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
                     assertEquals(want.get(i), got.get(i),
@@ -304,6 +363,23 @@ class GroupAggregateDifferentialTest {
                 assertEquals(want.size(), got.size(), "seed " + seed + " batch " + batch + ": output length");
             }
         }
+    }
+
+    @Test
+    void distinctAndFilterInsertOnly() throws Exception {
+        check("BIGINT", false, 4, DISTINCT_AND_FILTER_AGGS, java.util.Map.of(), false);
+    }
+
+    @Test
+    void distinctAndFilterRetracting() throws Exception {
+        check("STRING", true, 4, DISTINCT_AND_FILTER_AGGS, java.util.Map.of(), false);
+    }
+
+    @Test
+    void idleStateTtl() throws Exception {
+        java.util.Map<String, String> ttl = java.util.Map.of("table.exec.state.ttl", "50 ms");
+        check("INT", true, 4, TTL_AGGS, ttl, true);
+        check("BIGINT", false, 3, AGGS, ttl, true); // insert-only: plain MIN/MAX, no MapView
     }
 
     @Test

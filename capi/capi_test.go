@@ -746,7 +746,7 @@ func TestSpecErrors(t *testing.T) {
 		{"SUM without retract on retracting input", `{` + base + `,"need_retraction":true,"aggs":[{"func":"SUM","args":[1]}]}`, codeInval, []string{"aggs[0].retract"}},
 		// Unsupported: valid requests the planner must run in Flink.
 		{"other kind", `{"kind":"window_aggregate","max_parallelism":128}`, codeUnsupported, []string{"spec: kind:", "window_aggregate"}},
-		{"state ttl", `{` + base + `,"state_ttl_ms":1000}`, codeUnsupported, []string{"state_ttl_ms"}},
+		{"state ttl with DISTINCT", `{` + base + `,"state_ttl_ms":1000,"aggs":[{"func":"COUNT","args":[1],"distinct":true}]}`, codeUnsupported, []string{"aggs[0]", "idle-state TTL"}},
 		{"unknown function", `{` + base + `,"aggs":[{"func":"LISTAGG","args":[0]}]}`, codeUnsupported, []string{"aggs[0].func", "LISTAGG"}},
 		{"AVG over DECIMAL", `{"kind":"group_aggregate","input":[{"name":"a","type":"DECIMAL(10,2)"}],"aggs":[{"func":"AVG","args":[0]}],"max_parallelism":128}`, codeUnsupported, []string{"aggs[0]", "AVG over DECIMAL(10, 2)"}},
 		{"MAX over VARCHAR", `{"kind":"group_aggregate","input":[{"name":"a","type":"VARCHAR"}],"aggs":[{"func":"MAX","args":[0]}],"max_parallelism":128}`, codeUnsupported, []string{"aggs[0]", "MAX over VARCHAR"}},

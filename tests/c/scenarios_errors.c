@@ -416,8 +416,9 @@ static void bad_specs(void) {
        "\"keys\":[0],\"aggs\":[{\"func\":\"LISTAGG\",\"args\":[0]}],\"max_parallelism\":128}",
        FERRY_EUNSUPPORTED, "LISTAGG"},
       {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[0],\"aggs\":[],\"state_ttl_ms\":60000,\"max_parallelism\":128}",
-       FERRY_EUNSUPPORTED, "state_ttl_ms"},
+       "\"keys\":[0],\"aggs\":[{\"func\":\"COUNT\",\"args\":[0],\"distinct\":true}],"
+       "\"state_ttl_ms\":60000,\"max_parallelism\":128}",
+       FERRY_EUNSUPPORTED, "idle-state TTL"},
       {"{\"kind\":\"interval_join\",\"input\":[],\"keys\":[],\"max_parallelism\":128}",
        FERRY_EUNSUPPORTED, "interval_join"},
   };

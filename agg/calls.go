@@ -37,14 +37,18 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool) accu
 }
 
 // Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX) over an argument
-// of type arg natively. The error wraps engine.ErrUnsupported and reads like
-// "AVG over DECIMAL(10, 2): not native yet".
+// of type arg natively: every function over the numeric types and DECIMAL, MIN and MAX over
+// VARCHAR, COUNT over anything. The error wraps engine.ErrUnsupported and reads like
+// "SUM over VARCHAR: not native yet".
 func Support(fn string, arg engine.Type) error {
 	switch fn {
 	case "COUNT":
 		return nil
 	case "SUM", "SUM0", "AVG", "MIN", "MAX":
-		if _, ok := numericCalls[arg.ID]; ok {
+		if _, ok := numericCalls[arg.ID]; ok || arg.ID == engine.Decimal {
+			return nil
+		}
+		if arg.ID == engine.Varchar && (fn == "MIN" || fn == "MAX") {
 			return nil
 		}
 		arg.Nullable = true
@@ -94,6 +98,18 @@ func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine
 	if fn == "SUM" && spec.NeedRetraction && !call.Retract {
 		// Flink's SumAggFunction has no retract; the planner never pairs it with retracting input.
 		return nil, engine.Field{}, fmt.Errorf("%w: spec: %s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
+	}
+	switch arg.ID {
+	case engine.Decimal:
+		acc, out := decimalCall(fn, col, arg, call.Retract)
+		return acc, engine.Field{Name: name, Type: out}, nil
+	case engine.Varchar:
+		java := -1
+		if call.JavaStrings != nil {
+			java = *call.JavaStrings
+		}
+		acc, out := varcharCall(fn, col, java, arg, call.Retract)
+		return acc, engine.Field{Name: name, Type: out}, nil
 	}
 	out := arg
 	out.Nullable = fn != "SUM0" // $SUM0 starts at 0 and is never NULL

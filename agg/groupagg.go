@@ -367,6 +367,9 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 			g.varBytes[k] = engine.GatherBytes(&in.Cols[c], g.src)
 		}
 	}
+	if err := callVarBytes(g.calls, g.pick, g.varBytes[len(g.keyCols):]); err != nil {
+		return err
+	}
 	if err := out.Init(g.outTypes, rows, g.varBytes); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package agg
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -59,8 +58,7 @@ func randomValue(r *rand.Rand, t engine.Type, pool int) any {
 		}
 		return f
 	case engine.Varchar:
-		words := []string{"", "a", "abcdefg", "abcdefgh", "日本語", "😀 emoji", "é", strings.Repeat("long", 9)}
-		return words[pick%len(words)] + fmt.Sprint(pick/len(words))
+		return randomString(pick) // reference_decimal_test.go
 	case engine.Timestamp:
 		ts := enginetest.Timestamp{Millis: int64(pick)*86_400_000 - 5_000_000_000_000}
 		if !t.Compact() {
@@ -68,11 +66,7 @@ func randomValue(r *rand.Rand, t engine.Type, pool int) any {
 		}
 		return ts
 	case engine.Decimal:
-		v := big.NewInt(int64(pick) - int64(pool/2))
-		if t.Precision > 18 {
-			v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Precision-3)), nil))
-		}
-		return v
+		return randomDecimal(r, t, pick, pool) // reference_decimal_test.go
 	}
 	panic(t)
 }
@@ -102,10 +96,10 @@ func randomScenario(seed uint64) scenario {
 		}
 		if fn != "COUNT" || r.IntN(2) == 0 {
 			// Reuse a value column now and then, so DISTINCT calls share a value set.
-			if len(values) > 0 && r.IntN(3) == 0 {
-				call.Args = []int{values[r.IntN(len(values))]}
+			if j := r.IntN(len(values) + 1); j < len(values) && r.IntN(3) == 0 && argTypeFits(fn, input[values[j]].Type) {
+				call.Args = []int{values[j]}
 			} else {
-				call.Args = []int{add(fmt.Sprintf("v%d", i), argTypeNames[r.IntN(len(argTypeNames))], r.IntN(4) > 0)}
+				call.Args = []int{add(fmt.Sprintf("v%d", i), randomArgType(r, fn), r.IntN(4) > 0)}
 				values = append(values, call.Args[0])
 			}
 			call.Distinct = fn != "AVG" && r.IntN(3) == 0

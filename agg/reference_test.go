@@ -3,6 +3,7 @@ package agg
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
@@ -80,6 +81,10 @@ func jPrimEq(a, b any) bool {
 		return x == b.(float32)
 	case float64:
 		return x == b.(float64)
+	case *big.Int: // DecimalData: compareTo == 0
+		return x.Cmp(b.(*big.Int)) == 0
+	case string: // BinaryStringData.equals
+		return x == b.(string)
 	}
 	return a.(int64) == b.(int64)
 }
@@ -405,6 +410,9 @@ func (r *refGroupAgg) create() []refAgg {
 				a = &refMinMax{max: c.Func == "MAX"}
 			}
 		}
+		if o := refObjAgg(r.spec, c); o != nil { // DECIMAL and VARCHAR (reference_decimal_test.go)
+			a = o
+		}
 		accs = append(accs, a)
 	}
 	if r.spec.NeedRetraction {
@@ -447,6 +455,9 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 		var v any
 		if i < len(r.spec.Aggs) && len(r.spec.Aggs[i].Args) > 0 {
 			v = row[r.spec.Aggs[i].Args[0]]
+			if j := r.spec.Aggs[i].JavaStrings; j != nil && v != nil && row[*j] == true {
+				v = javaString(v.(string))
+			}
 		}
 		if add {
 			accs[i].accumulate(v)

@@ -748,8 +748,8 @@ func TestSpecErrors(t *testing.T) {
 		{"other kind", `{"kind":"window_aggregate","max_parallelism":128}`, codeUnsupported, []string{"spec: kind:", "window_aggregate"}},
 		{"state ttl with DISTINCT", `{` + base + `,"state_ttl_ms":1000,"aggs":[{"func":"COUNT","args":[1],"distinct":true}]}`, codeUnsupported, []string{"aggs[0]", "idle-state TTL"}},
 		{"unknown function", `{` + base + `,"aggs":[{"func":"LISTAGG","args":[0]}]}`, codeUnsupported, []string{"aggs[0].func", "LISTAGG"}},
-		{"AVG over DECIMAL", `{"kind":"group_aggregate","input":[{"name":"a","type":"DECIMAL(10,2)"}],"aggs":[{"func":"AVG","args":[0]}],"max_parallelism":128}`, codeUnsupported, []string{"aggs[0]", "AVG over DECIMAL(10, 2)"}},
-		{"MAX over VARCHAR", `{"kind":"group_aggregate","input":[{"name":"a","type":"VARCHAR"}],"aggs":[{"func":"MAX","args":[0]}],"max_parallelism":128}`, codeUnsupported, []string{"aggs[0]", "MAX over VARCHAR"}},
+		{"AVG over VARCHAR", `{"kind":"group_aggregate","input":[{"name":"a","type":"VARCHAR"}],"aggs":[{"func":"AVG","args":[0]}],"max_parallelism":128}`, codeUnsupported, []string{"aggs[0]", "AVG over VARCHAR"}},
+		{"SUM over BOOLEAN", `{"kind":"group_aggregate","input":[{"name":"a","type":"BOOLEAN"}],"aggs":[{"func":"SUM","args":[0]}],"max_parallelism":128}`, codeUnsupported, []string{"aggs[0]", "SUM over BOOLEAN"}},
 		{"COUNT of two columns", `{` + base + `,"aggs":[{"func":"COUNT","args":[0,1]}]}`, codeUnsupported, []string{"aggs[0]", "COUNT over 2 arguments"}},
 	}
 	for _, c := range cases {

@@ -44,6 +44,11 @@ type AggCall struct {
 	Distinct bool `json:"distinct,omitempty"`
 	// Filter is the BOOLEAN input column of FILTER (WHERE ...): only rows where it is TRUE fold.
 	Filter *int `json:"filter,omitempty"`
+	// JavaStrings is, for MIN and MAX over VARCHAR, the BOOLEAN input column that is TRUE where
+	// the host holds the argument as a Java String (Flink's BinaryStringData with its javaObject
+	// set, as rows built in the JVM are before any serialization): Flink compares two such
+	// strings with String.compareTo (UTF-16 order), every other pair by UTF-8 bytes.
+	JavaStrings *int `json:"java_strings,omitempty"`
 }
 
 // TestHooks are test-only fault injections, accepted only when the host enabled test hooks.
@@ -103,6 +108,19 @@ func ParseSpec(data []byte, testHooks bool) (*Spec, error) {
 			}
 			if s.InputTypes[*f].ID != Boolean {
 				return nil, bad(fmt.Sprintf("aggs[%d].filter", i), "column %d is %s, not BOOLEAN", *f, s.InputTypes[*f])
+			}
+		}
+		if j := a.JavaStrings; j != nil {
+			field := fmt.Sprintf("aggs[%d].java_strings", i)
+			if *j < 0 || *j >= len(s.Input) {
+				return nil, bad(field, "column %d out of range (input has %d columns)", *j, len(s.Input))
+			}
+			if t := s.InputTypes[*j]; t.ID != Boolean || t.Nullable {
+				return nil, bad(field, "column %d is %s, not BOOLEAN NOT NULL", *j, t)
+			}
+			if (a.Func != "MIN" && a.Func != "MAX") || len(a.Args) != 1 || a.Args[0] < 0 || a.Args[0] >= len(s.Input) ||
+				s.InputTypes[a.Args[0]].ID != Varchar {
+				return nil, bad(field, "only MIN and MAX over VARCHAR compare strings")
 			}
 		}
 	}

@@ -405,13 +405,13 @@ static void bad_specs(void) {
        FERRY_EINVAL, "test"},
       /* Valid specs Ferry does not run natively. */
       {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
-       "{\"name\":\"p\",\"type\":\"DECIMAL(10,2)\"}],\"keys\":[0],"
+       "{\"name\":\"s\",\"type\":\"VARCHAR\"}],\"keys\":[0],"
        "\"aggs\":[{\"func\":\"SUM\",\"args\":[1]}],\"max_parallelism\":128}",
-       FERRY_EUNSUPPORTED, "DECIMAL(10, 2)"},
+       FERRY_EUNSUPPORTED, "SUM over VARCHAR"},
       {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
        "{\"name\":\"s\",\"type\":\"VARCHAR\"}],\"keys\":[0],"
-       "\"aggs\":[{\"func\":\"MAX\",\"args\":[1]}],\"max_parallelism\":128}",
-       FERRY_EUNSUPPORTED, "MAX"},
+       "\"aggs\":[{\"func\":\"AVG\",\"args\":[1]}],\"max_parallelism\":128}",
+       FERRY_EUNSUPPORTED, "AVG over VARCHAR"},
       {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
        "\"keys\":[0],\"aggs\":[{\"func\":\"LISTAGG\",\"args\":[0]}],\"max_parallelism\":128}",
        FERRY_EUNSUPPORTED, "LISTAGG"},

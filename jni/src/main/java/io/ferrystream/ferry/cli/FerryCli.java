@@ -46,7 +46,7 @@ public final class FerryCli {
     private int maxRows = 20;
     private boolean explainOnly;
 
-    private FerryCli(PrintStream out) {
+    FerryCli(PrintStream out) {
         this.out = out;
     }
 

@@ -18,12 +18,12 @@ import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
 import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.data.utils.ProjectedRowData;
 
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -66,7 +66,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     private transient RowDataArrowWriter writer;
     private transient VectorSchemaRoot outRoot;
     private transient ArrowRowDataReader reader;
-    private transient ProjectedRowData projected;
+    private transient NativeInputRow inputRow;
     private transient StreamRecord<RowData> outRecord;
     private transient boolean timerPending;
 
@@ -187,13 +187,13 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         writer = RowDataArrowWriter.create(spec.inputType(), allocator, batchSize);
         outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
         reader = new ArrowRowDataReader(outRoot);
-        projected = ProjectedRowData.from(spec.projection());
+        inputRow = new NativeInputRow(spec, getKeyedStateBackend() instanceof HeapKeyedStateBackend);
         outRecord = new StreamRecord<>(null);
     }
 
     @Override
     public void processElement(StreamRecord<RowData> element) throws Exception {
-        writer.write(projected.replaceRow(element.getValue()));
+        writer.write(inputRow.of(element.getValue()));
         if (writer.count() >= batchSize) {
             processBatch();
         } else if (writer.count() == 1 && maxDelayMs > 0 && !timerPending) {

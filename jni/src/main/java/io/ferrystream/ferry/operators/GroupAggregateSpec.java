@@ -2,7 +2,9 @@ package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.nativelib.NativeLibrary;
 
+import org.apache.flink.table.types.logical.BooleanType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.io.Serializable;
@@ -18,7 +20,10 @@ import java.util.Objects;
  *
  * <p>Only the fields the aggregation reads cross into Go: {@link #projection()} lists them (keys
  * first, then arguments and FILTER fields, each once), and the spec's indices refer to that
- * projected row.
+ * projected row. After them come the Java-String flags: for each string argument of MIN or MAX,
+ * a BOOLEAN NOT NULL field (listed by {@link #javaStringSources()}) that is TRUE where the string
+ * still holds the Java String it was built from — Flink compares two such strings in UTF-16
+ * order, any other pair by UTF-8 bytes (docs/operators/group-by.md).
  */
 public final class GroupAggregateSpec implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -39,23 +44,31 @@ public final class GroupAggregateSpec implements Serializable {
         public final boolean distinct;
         /** The BOOLEAN field of FILTER (WHERE ...), or -1. */
         public final int filter;
+        /** The Java-String flag field of a MIN/MAX string argument, or -1. */
+        final int javaStrings;
 
         public Call(String function, int[] args, boolean retract, String name) {
             this(function, args, retract, name, false, -1);
         }
 
         public Call(String function, int[] args, boolean retract, String name, boolean distinct, int filter) {
+            this(function, args, retract, name, distinct, filter, -1);
+        }
+
+        private Call(String function, int[] args, boolean retract, String name, boolean distinct, int filter, int javaStrings) {
             this.function = Objects.requireNonNull(function);
             this.args = args.clone();
             this.retract = retract;
             this.name = Objects.requireNonNull(name);
             this.distinct = distinct;
             this.filter = filter;
+            this.javaStrings = javaStrings;
         }
     }
 
     private final String name;
     private final int[] projection;
+    private final int[] javaStringSources;
     private final RowType inputType;
     private final int[] grouping;
     private final List<Call> calls;
@@ -99,19 +112,33 @@ public final class GroupAggregateSpec implements Serializable {
         for (int p : projection) {
             fields.add(fullInputType.getFields().get(p));
         }
-        this.inputType = new RowType(false, fields);
         this.grouping = new int[grouping.length];
         for (int i = 0; i < grouping.length; i++) {
             this.grouping[i] = used.indexOf(grouping[i]);
         }
+        List<Integer> javaSources = new ArrayList<>();
         List<Call> remapped = new ArrayList<>();
         for (Call c : calls) {
             int[] args = new int[c.args.length];
             for (int i = 0; i < args.length; i++) {
                 args[i] = used.indexOf(c.args[i]);
             }
-            remapped.add(new Call(c.function, args, c.retract, c.name, c.distinct, c.filter < 0 ? -1 : used.indexOf(c.filter)));
+            int javaStrings = -1;
+            if ((c.function.equals("MIN") || c.function.equals("MAX")) && args.length == 1
+                    && fields.get(args[0]).getType().is(LogicalTypeFamily.CHARACTER_STRING)) {
+                if (!javaSources.contains(args[0])) {
+                    javaSources.add(args[0]);
+                }
+                javaStrings = projection.length + javaSources.indexOf(args[0]);
+            }
+            remapped.add(new Call(c.function, args, c.retract, c.name, c.distinct,
+                    c.filter < 0 ? -1 : used.indexOf(c.filter), javaStrings));
         }
+        this.javaStringSources = javaSources.stream().mapToInt(Integer::intValue).toArray();
+        for (int src : javaStringSources) {
+            fields.add(new RowType.RowField(fields.get(src).getName() + "$java", new BooleanType(false)));
+        }
+        this.inputType = new RowType(false, fields);
         this.calls = List.copyOf(remapped);
         this.needRetraction = needRetraction;
         this.generateUpdateBefore = generateUpdateBefore;
@@ -127,7 +154,15 @@ public final class GroupAggregateSpec implements Serializable {
         return projection.clone();
     }
 
-    /** The projected input row type Go sees. */
+    /**
+     * Per Java-String flag field (they follow the projected fields), the projected field whose
+     * string it describes.
+     */
+    public int[] javaStringSources() {
+        return javaStringSources.clone();
+    }
+
+    /** The projected input row type Go sees, Java-String flags included. */
     public RowType inputType() {
         return inputType;
     }
@@ -166,6 +201,9 @@ public final class GroupAggregateSpec implements Serializable {
             }
             if (c.filter >= 0) {
                 b.append(",\"filter\":").append(c.filter);
+            }
+            if (c.javaStrings >= 0) {
+                b.append(",\"java_strings\":").append(c.javaStrings);
             }
             b.append('}');
         }

@@ -22,11 +22,14 @@ import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.operators.aggregate.GroupAggFunction;
+import org.apache.flink.table.runtime.typeutils.BigDecimalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
@@ -37,6 +40,7 @@ import org.apache.flink.util.InstantiationUtil;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Field;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -70,6 +74,9 @@ class GroupAggregateDifferentialTest {
         return r.nextInt(8) == 0 ? null : v;
     }
 
+    /** The largest DECIMAL(38, 4). */
+    static final BigDecimal MAX38_4 = new BigDecimal(java.math.BigInteger.TEN.pow(38).subtract(java.math.BigInteger.ONE), 4);
+
     static final List<Col> VALUE_TYPES =
             List.of(
                     new Col("vb", "BIGINT", r -> maybeNull(r, pick(r, Long.MIN_VALUE, Long.MAX_VALUE, 0L, -1L, (long) r.nextInt(100) - 50, r.nextLong()))),
@@ -78,9 +85,24 @@ class GroupAggregateDifferentialTest {
                     new Col("vt", "TINYINT", r -> maybeNull(r, pick(r, Byte.MIN_VALUE, Byte.MAX_VALUE, (byte) 0, (byte) (r.nextInt(20) - 10)))),
                     new Col("vd", "DOUBLE", r -> maybeNull(r, pick(r, Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, -0.0d, 0.0d, 1e308, r.nextInt(100) * 0.25))),
                     new Col("vf", "FLOAT", r -> maybeNull(r, pick(r, Float.NaN, Float.POSITIVE_INFINITY, -0.0f, 3.4e38f, r.nextInt(100) * 0.5f))),
+                    new Col("vm", "DECIMAL(10, 2)", r -> maybeNull(r, pick(r, dec("99999999.99", 10, 2), dec("-99999999.99", 10, 2),
+                            dec("0.00", 10, 2), dec("-0.01", 10, 2), dec(BigDecimal.valueOf(r.nextInt(2000) - 1000, 2), 10, 2)))),
+                    // 38 digits: two maxima overflow a sum (NULL, then SUM restarts, $SUM0/AVG stay NULL)
+                    new Col("vw", "DECIMAL(38, 4)", r -> maybeNull(r, pick(r, dec(MAX38_4, 38, 4), dec(MAX38_4.negate(), 38, 4),
+                            dec(new BigDecimal(new java.math.BigInteger(120, r), 4), 38, 4), dec(BigDecimal.valueOf(r.nextInt(100) - 50, 4), 38, 4)))),
+                    new Col("vc", "STRING", r -> maybeNull(r, StringData.fromString(
+                            pick(r, "", "\u0000", "a", "ab", "ü", "\uD83D\uDE00", "\uFFFF", "Z" + (char) ('a' + r.nextInt(6)))))),
                     // NOT NULL, so FILTER (WHERE fa) reads the column itself (no Calc before the aggregate)
                     new Col("fa", "BOOLEAN NOT NULL", Random::nextBoolean),
                     new Col("fb", "BOOLEAN NOT NULL", r -> r.nextInt(4) == 0));
+
+    static DecimalData dec(String v, int p, int s) {
+        return dec(new BigDecimal(v), p, s);
+    }
+
+    static DecimalData dec(BigDecimal v, int p, int s) {
+        return DecimalData.fromBigDecimal(v, p, s);
+    }
 
     @SafeVarargs
     static <T> T pick(Random r, T... values) {
@@ -91,19 +113,23 @@ class GroupAggregateDifferentialTest {
     static final String AGGS =
             "COUNT(*), COUNT(vb), SUM(vb), MIN(vb), MAX(vb), AVG(vb), SUM(vi), MIN(vi), MAX(vi), AVG(vi),"
                     + " SUM(vs), AVG(vs), MIN(vs), SUM(vt), MAX(vt), AVG(vt), SUM(vd), MIN(vd), MAX(vd), AVG(vd),"
-                    + " SUM(vf), MIN(vf), MAX(vf), AVG(vf), COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb)";
+                    + " SUM(vf), MIN(vf), MAX(vf), AVG(vf), COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb),"
+                    + " SUM(vm), AVG(vm), MIN(vm), MAX(vm), COUNT(vm), SUM(vw), AVG(vw), MIN(vw), MAX(vw),"
+                    + " MIN(vc), MAX(vc), COUNT(vc), MAX(vc) FILTER (WHERE fa), SUM(vw) FILTER (WHERE fb)";
 
     /** DISTINCT calls sharing and not sharing value sets, with and without FILTER. */
     static final String DISTINCT_AND_FILTER_AGGS =
             "COUNT(DISTINCT vb), COUNT(DISTINCT vb) FILTER (WHERE fa), SUM(DISTINCT vi), SUM(DISTINCT vb) FILTER (WHERE fb),"
                     + " MIN(DISTINCT vs), MAX(DISTINCT vd) FILTER (WHERE fa), COUNT(DISTINCT vd), COUNT(DISTINCT vf),"
                     + " COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb), MAX(vi) FILTER (WHERE fa), AVG(vd) FILTER (WHERE fb),"
-                    + " COUNT(vt)";
+                    + " COUNT(vt), COUNT(DISTINCT vc), MAX(DISTINCT vc) FILTER (WHERE fb), COUNT(DISTINCT vm) FILTER (WHERE fa),"
+                    + " SUM(DISTINCT vw), MIN(vw) FILTER (WHERE fa), MAX(vm), MIN(vc)";
 
     /** What idle-state TTL runs natively with on retracting input: no MapView state. (Every query
      * reads every column, so no projection stands between the source rows and the aggregate.) */
     static final String TTL_AGGS =
-            "COUNT(*), SUM(vb), COUNT(vf), AVG(vd), SUM(vi) FILTER (WHERE fa), AVG(vt), COUNT(vs) FILTER (WHERE fb)";
+            "COUNT(*), SUM(vb), COUNT(vf), AVG(vd), SUM(vi) FILTER (WHERE fa), AVG(vt), COUNT(vs) FILTER (WHERE fb),"
+                    + " SUM(vm), AVG(vw), COUNT(vc)";
 
     static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize) throws Exception {
         return plan(keyType, changelog, ferry, batchSize, AGGS, java.util.Map.of());
@@ -184,6 +210,17 @@ class GroupAggregateDifferentialTest {
                 return Types.STRING;
             case "BOOLEAN":
                 return Types.BOOLEAN;
+            case "TINYINT NOT NULL": // a NOT NULL key: no NULL group
+                return Types.BYTE;
+            case "DATE":
+                return Types.LOCAL_DATE;
+            case "TIMESTAMP(3)":
+            case "TIMESTAMP(9)":
+                return Types.LOCAL_DATE_TIME;
+            case "DECIMAL(10, 2)":
+                return BigDecimalTypeInfo.of(10, 2);
+            case "DECIMAL(38, 4)":
+                return BigDecimalTypeInfo.of(38, 4);
             default:
                 throw new IllegalArgumentException(sqlType);
         }
@@ -234,7 +271,7 @@ class GroupAggregateDifferentialTest {
 
     static Object key(Random r, String keyType, int keys) {
         int k = r.nextInt(keys + 1);
-        if (k == keys) {
+        if (k == keys && !keyType.endsWith("NOT NULL")) {
             return null; // a NULL key is a group of its own
         }
         switch (keyType) {
@@ -244,6 +281,22 @@ class GroupAggregateDifferentialTest {
                 return k - 3;
             case "STRING":
                 return StringData.fromString(k % 2 == 0 ? "k" + k : "a longer key " + k + " ü😀");
+            case "SMALLINT":
+                return (short) (k * 4000 - 16000);
+            case "TINYINT NOT NULL":
+                return (byte) (k * 37 - 128);
+            case "BOOLEAN":
+                return k % 2 == 0;
+            case "DATE":
+                return k * 10_000 - 40_000; // days since 1970, before and after
+            case "TIMESTAMP(3)":
+                return TimestampData.fromEpochMillis(k * 86_400_123L - 300_000_000L);
+            case "TIMESTAMP(9)":
+                return TimestampData.fromEpochMillis(k * 86_400_123L - 300_000_000L, k * 111);
+            case "DECIMAL(10, 2)":
+                return dec(BigDecimal.valueOf(k * 12_345_678L - 40_000_000L, 2), 10, 2);
+            case "DECIMAL(38, 4)":
+                return dec(k == 0 ? MAX38_4 : BigDecimal.valueOf(k * 1_000_000_007L, 4).negate(), 38, 4);
             default:
                 throw new IllegalArgumentException(keyType);
         }
@@ -395,5 +448,14 @@ class GroupAggregateDifferentialTest {
     @Test
     void retractingStringKeys() throws Exception {
         check("STRING", true, 4);
+    }
+
+    /** Every other key type Ferry hashes (BinaryRowData layout, key groups), NULL keys included. */
+    @Test
+    void otherKeyTypes() throws Exception {
+        for (String keyType : List.of("SMALLINT", "TINYINT NOT NULL", "BOOLEAN", "DATE", "TIMESTAMP(3)", "TIMESTAMP(9)",
+                "DECIMAL(10, 2)", "DECIMAL(38, 4)")) {
+            check(keyType, true, 1);
+        }
     }
 }

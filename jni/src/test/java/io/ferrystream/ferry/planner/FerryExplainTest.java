@@ -91,7 +91,7 @@ class FerryExplainTest {
      * CASE(COUNT(v) = 0, NULL, $SUM0(v)); Go runs $SUM0 natively.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"b", "i", "d"})
+    @ValueSource(strings = {"b", "i", "d", "m"})
     void avgWithCountOfTheSameColumnBecomesSum0(String v) {
         String sql = String.format(
                 "SELECT k, SUM(%1$s), COUNT(*), COUNT(%1$s), MIN(%1$s), MAX(%1$s), AVG(%1$s) FROM T GROUP BY k", v);
@@ -155,13 +155,9 @@ class FerryExplainTest {
     }
 
     @Test
-    void avgOverDecimalIsRefusedByGo() {
-        assertFallback("aggs[0]: AVG over DECIMAL(10, 2): not native yet", "SELECT k, AVG(m) FROM T GROUP BY k");
-    }
-
-    @Test
-    void minOverVarcharIsRefusedByGo() {
-        assertFallback("aggs[1]: MIN over VARCHAR: not native yet", "SELECT k2, COUNT(*), MIN(k) FROM T GROUP BY k2");
+    void decimalAndStringAggregatesAreNative() {
+        assertEquals(List.of("native"),
+                decisions("SELECT k2, SUM(m), AVG(m), MIN(m), MAX(m), COUNT(DISTINCT m), MIN(k), MAX(k), COUNT(k) FROM T GROUP BY k2"));
     }
 
     @Test

@@ -52,7 +52,8 @@ class GroupAggregateMatcherTest {
         assertEquals(null, GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.SUM0, false, false, List.of(1), -1)));
     }
 
-    private static GroupAggregateSpec spec(String function, boolean decimal) {
+    /** A probe spec calling function over v (BIGINT), or over k (VARCHAR) when overString. */
+    private static GroupAggregateSpec spec(String function, boolean overString) {
         RowType input =
                 RowType.of(
                         new org.apache.flink.table.types.logical.LogicalType[] {
@@ -63,7 +64,7 @@ class GroupAggregateMatcherTest {
                 "probe",
                 input,
                 new int[] {0},
-                List.of(new GroupAggregateSpec.Call(function, new int[] {decimal ? 2 : 1}, false, "x")),
+                List.of(new GroupAggregateSpec.Call(function, new int[] {overString ? 0 : 1}, false, "x")),
                 false,
                 false,
                 0);
@@ -74,7 +75,7 @@ class GroupAggregateMatcherTest {
         NativeSupport.clearCache();
         assertEquals(Optional.empty(), NativeSupport.check(spec("SUM", false)));
         assertEquals(
-                Optional.of("aggs[0]: AVG over DECIMAL(10, 2): not native yet"), NativeSupport.check(spec("AVG", true)));
+                Optional.of("aggs[0]: AVG over VARCHAR: not native yet"), NativeSupport.check(spec("AVG", true)));
         assertEquals(2, NativeSupport.cacheSize());
         assertEquals(Optional.empty(), NativeSupport.check(spec("SUM", false)));
         assertEquals(2, NativeSupport.cacheSize());

@@ -28,6 +28,7 @@ import org.apache.flink.table.data.RowData;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
 /**
@@ -57,6 +58,9 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     /** Largest stored chunk the library writes: its 1 GiB payload limit plus zstd's overhead. */
     private static final long MAX_STORED = (1L << 30) + (1 << 20);
 
+    /** Operators opened in this JVM (Ferry#nativeOperatorsOpened, for test reports). */
+    private static final AtomicLong OPENED = new AtomicLong();
+
     private final GroupAggregateSpec spec;
     private final int batchSize;
     private final long maxDelayMs;
@@ -81,6 +85,11 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
 
     public GroupAggregateSpec spec() {
         return spec;
+    }
+
+    /** How many of these operators were opened in this JVM. */
+    public static long openedCount() {
+        return OPENED.get();
     }
 
     @Override
@@ -184,6 +193,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     @Override
     public void open() throws Exception {
         super.open();
+        OPENED.incrementAndGet();
         writer = RowDataArrowWriter.create(spec.inputType(), allocator, batchSize);
         outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
         reader = new ArrowRowDataReader(outRoot);

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.planner.calcite.CalciteConfig;
@@ -7,6 +9,8 @@ import org.apache.flink.table.planner.plan.optimize.program.FlinkChainedProgram;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkStreamProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
+
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Installs Ferry into a table environment's planner (flink-semantics.md §1.5 option D, §1.6).
@@ -25,7 +29,26 @@ public final class Ferry {
     /** Name of the optimizer program Ferry appends to the stream program chain. */
     public static final String PROGRAM_NAME = "ferry";
 
+    private static final AtomicLong NATIVE_NODES_PLANNED = new AtomicLong();
+
     private Ferry() {}
+
+    /**
+     * Nodes this JVM's planners replaced with a native Ferry node since it started (every
+     * optimisation counts, EXPLAIN included). For test reports; not a metric.
+     */
+    public static long nativeNodesPlanned() {
+        return NATIVE_NODES_PLANNED.get();
+    }
+
+    /** Native operators opened in this JVM since it started. For test reports; not a metric. */
+    public static long nativeOperatorsOpened() {
+        return FerryGroupAggregateOperator.openedCount();
+    }
+
+    static void countNativeNode() {
+        NATIVE_NODES_PLANNED.incrementAndGet();
+    }
 
     /** {@link #install(TableConfig)} on the environment's configuration. */
     public static void install(TableEnvironment tEnv) {

@@ -72,6 +72,7 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
                 decision = GroupAggregateMatcher.Decision.fallback("planner error: " + e);
             }
             if (decision.isNative()) {
+                Ferry.countNativeNode();
                 return FerryStreamPhysicalGroupAggregate.of(agg);
             }
             LOG.debug("Ferry: {} stays Flink's: {}", agg.getRelDetailedDescription(), decision.reason());

@@ -19,15 +19,19 @@ import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.RowType;
 
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
@@ -45,6 +49,15 @@ import java.util.zip.CRC32C;
  * state each), so Flink's rescaling redistributes it and no key group needs one huge buffer. The operator keeps Flink's state key
  * selector (the exchange and key groups stay Flink's) but never asks the framework to extract
  * keys per record: Go encodes and hashes keys itself.
+ *
+ * <p>Output rows are {@link org.apache.flink.table.data.binary.BinaryRowData}, one reused object
+ * (like Flink's own operators, a row is valid until the next is emitted): a plain heap row that
+ * any copier handles, including the generic (Kryo) copy of Flink's test harness. The Arrow batch
+ * Go returns is read in place and never escapes the operator.
+ *
+ * <p>Idle-state TTL reads the clock Flink's state TTL reads, the keyed state backend's {@link
+ * TtlTimeProvider} (wall-clock time in a job; what {@code setStateTtlProcessingTime} drives in
+ * Flink's test harness), so expiry happens at the same instants as in Flink's operator.
  */
 public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         implements OneInputStreamOperator<RowData, RowData> {
@@ -62,6 +75,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     private static final AtomicLong OPENED = new AtomicLong();
 
     private final GroupAggregateSpec spec;
+    private final RowType outputType;
     private final int batchSize;
     private final long maxDelayMs;
 
@@ -71,14 +85,21 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     private transient VectorSchemaRoot outRoot;
     private transient ArrowRowDataReader reader;
     private transient NativeInputRow inputRow;
+    private transient RowDataSerializer outputRows;
+    private transient TtlTimeProvider ttlClock;
     private transient StreamRecord<RowData> outRecord;
     private transient boolean timerPending;
 
-    public FerryGroupAggregateOperator(GroupAggregateSpec spec, int batchSize, long maxDelayMs) {
+    /**
+     * @param outputType the aggregate's output row type (Flink's: the grouping keys, then one
+     *     field per call), the layout of the rows this operator emits
+     */
+    public FerryGroupAggregateOperator(GroupAggregateSpec spec, RowType outputType, int batchSize, long maxDelayMs) {
         if (batchSize < 1) {
             throw new IllegalArgumentException("ferry.batch.size must be at least 1, got " + batchSize);
         }
         this.spec = spec;
+        this.outputType = outputType;
         this.batchSize = batchSize;
         this.maxDelayMs = Math.max(0, maxDelayMs);
     }
@@ -112,6 +133,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         KeyGroupRange range =
                 KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
                         maxParallelism, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask());
+        ttlClock = ttlClock();
         allocator = new RootAllocator(Long.MAX_VALUE);
         nativeOp =
                 NativeOperator.open(
@@ -147,6 +169,29 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
                             + " state.backend.rocksdb.timer-service.factory: ROCKSDB (Flink's default),"
                             + " or ferry.enabled: false for this job.");
         }
+    }
+
+    /**
+     * The keyed state backend's TTL clock, the one Flink's state TTL reads. Flink 2.3 keeps it in
+     * a protected field of {@link AbstractKeyedStateBackend} without a getter; a backend that is
+     * not one (e.g. the changelog wrapper) gives the processing-time service, which in a job reads
+     * the same wall clock as {@link TtlTimeProvider#DEFAULT}.
+     */
+    private TtlTimeProvider ttlClock() {
+        Object backend = getKeyedStateBackend();
+        if (backend instanceof AbstractKeyedStateBackend) {
+            try {
+                Field f = AbstractKeyedStateBackend.class.getDeclaredField("ttlTimeProvider");
+                f.setAccessible(true);
+                Object clock = f.get(backend);
+                if (clock instanceof TtlTimeProvider) {
+                    return (TtlTimeProvider) clock;
+                }
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                // not Flink 2.3's field: use processing time, below
+            }
+        }
+        return () -> getProcessingTimeService().getCurrentProcessingTime();
     }
 
     /** Reads one self-delimiting state chunk: the fixed header, then the bytes it announces. */
@@ -198,6 +243,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
         reader = new ArrowRowDataReader(outRoot);
         inputRow = new NativeInputRow(spec, getKeyedStateBackend() instanceof HeapKeyedStateBackend);
+        outputRows = new RowDataSerializer(outputType);
         outRecord = new StreamRecord<>(null);
     }
 
@@ -237,12 +283,13 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         reader.load();
         int rows = reader.rowCount();
         for (int i = 0; i < rows; i++) {
-            output.collect(outRecord.replace(reader.read(i)));
+            output.collect(outRecord.replace(outputRows.toBinaryRow(reader.read(i))));
         }
     }
 
+    /** The time Go's idle-state TTL compares against: see {@link #ttlClock()}. */
     private long now() {
-        return getProcessingTimeService().getCurrentProcessingTime();
+        return ttlClock.currentTimestamp();
     }
 
     @Override

@@ -136,6 +136,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final FerryGroupAggregateOperator operator =
                 new FerryGroupAggregateOperator(
                         spec,
+                        (RowType) getOutputType(),
                         config.get(FerryOptions.BATCH_SIZE),
                         config.get(FerryOptions.BATCH_MAX_DELAY).toMillis());
         final OneInputTransformation<RowData, RowData> transform =

@@ -128,7 +128,11 @@ public final class NativeOperator implements AutoCloseable {
                 throw e;
             }
         } catch (RuntimeException | Error e) {
-            exportAllocator.close();
+            try {
+                exportAllocator.close(); // reports what the failed export left allocated
+            } catch (RuntimeException leak) {
+                e.addSuppressed(leak); // never in place of the cause
+            }
             throw e;
         }
     }

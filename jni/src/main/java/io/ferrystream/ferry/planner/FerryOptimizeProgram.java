@@ -67,7 +67,9 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
             GroupAggregateMatcher.Decision decision;
             try {
                 decision = GroupAggregateMatcher.match(agg, config);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError e) {
+                // a LinkageError is a broken installation (e.g. Arrow's jars missing from lib/):
+                // the query still runs, on Flink's operator, with the reason in EXPLAIN
                 LOG.warn("Ferry: matching {} failed; Flink's operator is used", agg.getRelDetailedDescription(), e);
                 decision = GroupAggregateMatcher.Decision.fallback("planner error: " + e);
             }

@@ -2,14 +2,18 @@ package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
 
+import org.apache.calcite.rel.RelNode;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.config.OptimizerConfigOptions;
 import org.apache.flink.table.planner.calcite.CalciteConfig;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkChainedProgram;
-import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkStreamProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
 
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -58,28 +62,67 @@ public final class Ferry {
     /**
      * Appends Ferry's optimizer program to the stream program of {@code config}. Idempotent. A
      * custom stream program already set through a {@link CalciteConfig} is kept (Ferry runs after
-     * it); otherwise the chain is Flink's {@link FlinkStreamProgram#buildProgram}, built now from
-     * {@code config}. Flink reads only {@code table.optimizer.join-reorder-enabled} while building
-     * it, so set that option before installing Ferry. The existing chain object is not modified:
-     * Ferry installs a copy with its program appended.
+     * it; the existing chain object is not modified: Ferry installs a copy with its program
+     * appended). Without one, the chain is Flink's {@link FlinkStreamProgram}, which follows the
+     * table configuration as Flink's own does: an option it reads may still be changed after Ferry
+     * is installed (the planner shim installs Ferry when a table environment is created, before
+     * any {@code SET}); see {@link FlinkStreamProgramThenFerry}.
      */
     public static synchronized void install(TableConfig config) {
         CalciteConfig calciteConfig =
                 config.getPlannerConfig().unwrap(CalciteConfig.class).orElse(CalciteConfig.DEFAULT());
-        FlinkChainedProgram<StreamOptimizeContext> current =
-                calciteConfig.getStreamProgram().isDefined()
-                        ? calciteConfig.getStreamProgram().get()
-                        : FlinkStreamProgram.buildProgram(config);
-        if (current.get(PROGRAM_NAME).isDefined()) {
-            return;
-        }
-        FlinkChainedProgram<StreamOptimizeContext> chain = new FlinkChainedProgram<>();
-        for (String name : current.getProgramNames()) {
-            FlinkOptimizeProgram<StreamOptimizeContext> program = current.get(name).get();
-            chain.addLast(name, program);
+        FlinkChainedProgram<StreamOptimizeContext> chain;
+        if (calciteConfig.getStreamProgram().isDefined()) {
+            FlinkChainedProgram<StreamOptimizeContext> current = calciteConfig.getStreamProgram().get();
+            if (current.get(PROGRAM_NAME).isDefined()) {
+                return;
+            }
+            chain = new FlinkChainedProgram<>();
+            for (String name : current.getProgramNames()) {
+                chain.addLast(name, current.get(name).get());
+            }
+        } else {
+            chain = new FlinkStreamProgramThenFerry(config);
         }
         chain.addLast(PROGRAM_NAME, new FerryOptimizeProgram());
         config.setPlannerConfig(CalciteConfig.createBuilder(calciteConfig).replaceStreamProgram(chain).build());
+    }
+
+    /**
+     * Flink's default stream program, then Ferry's. Flink builds its program anew for every
+     * optimisation from the table configuration, and {@code buildProgram} reads {@code
+     * table.optimizer.join-reorder-enabled} (only that, in 2.3.0; it adds a program when true).
+     * This chain holds Flink's programs as built at install and runs them while that option keeps
+     * its value; once it has changed, it runs Flink's program built from the current
+     * configuration instead, then the programs that are not Flink's (Ferry's).
+     */
+    static final class FlinkStreamProgramThenFerry extends FlinkChainedProgram<StreamOptimizeContext> {
+        private final boolean joinReorder;
+        private final Set<String> flinkPrograms = new HashSet<>();
+
+        FlinkStreamProgramThenFerry(ReadableConfig config) {
+            joinReorder = config.get(OptimizerConfigOptions.TABLE_OPTIMIZER_JOIN_REORDER_ENABLED);
+            FlinkChainedProgram<StreamOptimizeContext> flinks = FlinkStreamProgram.buildProgram(config);
+            for (String name : flinks.getProgramNames()) {
+                flinkPrograms.add(name);
+                addLast(name, flinks.get(name).get());
+            }
+        }
+
+        @Override
+        public RelNode optimize(RelNode root, StreamOptimizeContext context) {
+            TableConfig config = context.getTableConfig();
+            if (config.get(OptimizerConfigOptions.TABLE_OPTIMIZER_JOIN_REORDER_ENABLED) == joinReorder) {
+                return super.optimize(root, context);
+            }
+            RelNode rel = FlinkStreamProgram.buildProgram(config).optimize(root, context);
+            for (String name : getProgramNames()) {
+                if (!flinkPrograms.contains(name)) {
+                    rel = get(name).get().optimize(rel, context);
+                }
+            }
+            return rel;
+        }
     }
 
     /** Whether {@link #install} has run on {@code config}. */

@@ -141,9 +141,9 @@ int32_t ferry_operator_open(const char* spec_json, struct ArrowSchema* input_sch
 int32_t ferry_operator_output_schema(FerryHandle h, struct ArrowSchema* out,
                                      struct FerryError* err);
 
-/* Processes one input batch at processing time now_ms (epoch milliseconds, from the host's
- * processing-time service) and fills *output with the changelog it produces, in order. input is
- * always consumed. */
+/* Processes one input batch at processing time now_ms (epoch milliseconds, the host's clock for
+ * idle-state TTL: the JVM wrapper passes the clock Flink's state TTL reads, the wall clock in a
+ * job) and fills *output with the changelog it produces, in order. input is always consumed. */
 int32_t ferry_operator_process(FerryHandle h, struct ArrowArray* input, int64_t now_ms,
                                struct ArrowArray* output, struct FerryError* err);
 

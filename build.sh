@@ -3,8 +3,10 @@
 #   ./build.sh            build build/libferry.so (and check its exports against include/ferry.h),
 #                         then the JNI glue into build/native/linux-x86_64/ when a JDK is found
 #   ./build.sh test       vet, Go tests (race on pure packages, cgocheck2 on capi), C harness
-#                         under valgrind, short fuzz runs, the JVM wrapper's Maven tests
-#   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses
+#                         under valgrind, short fuzz runs, the JVM wrapper's Maven tests, the
+#                         planner shim's tests, the fast subset of `flink-suites`
+#   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses,
+#                         and the planner shim (shim/target/ferry-flink-shim.jar, docs/install.md)
 #   ./build.sh demo       build everything and run examples/nexmark-groupby.sql in compare mode
 #   ./build.sh bench      Go benchmarks of the group aggregate (direct and through the C ABI)
 #   ./build.sh perf       the perf harness (tests/perf): rows/s tables against a limit baseline
@@ -12,6 +14,10 @@
 #                         operators side by side, SQL jobs on a MiniCluster, Ferry's per-stage
 #                         split; `bench-jvm jfr` profiles Ferry's operator with JFR
 #   ./build.sh jni        build, then the JVM wrapper's tests (cd jni && mvn test)
+#   ./build.sh flink-suites  Flink 2.3.0's own stream aggregate test suites, unmodified, with Ferry
+#                         injected by the planner shim (flink-suites/, docs/flink-suite.md);
+#                         prints tests run/passed/failed/skipped and how many ran Ferry natively;
+#                         `flink-suites fast` runs the subset ./build.sh test runs
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -101,6 +107,10 @@ cmd_test() {
   GOEXPERIMENT=cgocheck2 go test -run '^$' -fuzz FuzzProcess -fuzztime "${FUZZTIME:-20s}" ./capi/
   log "JVM wrapper: Maven test suite against Flink 2.3.0"
   mvn_ test
+  log "jni/target/ferry-flink-0.1.0.jar"
+  mvn_ -DskipTests package
+  build_shim
+  cmd_flink_suites fast
   log "all tests passed"
 }
 
@@ -114,6 +124,125 @@ cmd_jar() {
   log "jni/target/ferry-flink-0.1.0.jar"
   mvn_ -DskipTests package
   mvn_ dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=compile
+  build_shim -DskipTests
+}
+
+# Maven in another project directory of this repository (shim, flink-suites), online unless
+# MVN_OFFLINE is set, like mvn_.
+mvn_at() {
+  local dir=$1; shift
+  (cd "$ROOT/$dir" && mvn -B -q $( [ -n "${MVN_OFFLINE:-}" ] && echo -o ) "$@")
+}
+
+# The planner shim (shim/target/ferry-flink-shim.jar, docs/install.md): one class that shadows
+# Flink 2.3.0's DefaultPlannerFactory and installs Ferry into every streaming planner. Its tests
+# need jni/target/ferry-flink-0.1.0.jar; pass -DskipTests to build the jar alone.
+build_shim() {
+  log "shim/target/ferry-flink-shim.jar"
+  mvn_at shim package "$@"
+}
+
+# Flink's own test suites with Ferry injected through the shim (flink-suites/pom.xml runs the
+# classes of flink-table-planner_2.12-2.3.0-tests.jar; docs/flink-suite.md). `./build.sh
+# flink-suites` runs the full selection; `./build.sh flink-suites fast` the subset ./build.sh test
+# runs, with the jars it has just built (built here only when missing). Other arguments pass
+# through to Maven (e.g. -Dsuite.batched=... -Dsuite.unbatched=...). Fails when a test fails that
+# flink-suites/expected-failures.tsv does not list or a test it lists passes, when the shim was not
+# the factory the tests loaded, or when no test ran a native operator.
+cmd_flink_suites() {
+  local args=()
+  if [ "${1:-}" = fast ]; then
+    shift
+    args=("-Dsuite.batched=$FLINK_SUITES_FAST_BATCHED" "-Dsuite.unbatched=$FLINK_SUITES_FAST_UNBATCHED")
+    [ -f jni/target/ferry-flink-0.1.0.jar ] && [ -f shim/target/ferry-flink-shim.jar ] || cmd_jar
+  else
+    cmd_jar
+  fi
+  rm -rf "$ROOT/flink-suites/target/ferry-suite" "$ROOT/flink-suites/target/surefire-reports"
+  log "flink-suites: Flink 2.3.0's planner tests with Ferry injected ${args[*]:-(full selection)} $*"
+  local start=$SECONDS
+  mvn_at flink-suites test "${args[@]}" "$@" || { echo "flink-suites: Maven failed" >&2; exit 1; }
+  flink_suites_report "$ROOT/flink-suites/target/ferry-suite" "$((SECONDS - start))"
+}
+
+# The fast subset ./build.sh test runs (a minute or two on 2 cores): the native-heavy suites of
+# the full selection, and the group aggregate harness tests.
+FLINK_SUITES_FAST_BATCHED='org.apache.flink.table.planner.runtime.stream.table.AggregateITCase,org.apache.flink.table.planner.runtime.stream.table.RetractionITCase'
+FLINK_SUITES_FAST_UNBATCHED='org.apache.flink.table.planner.runtime.harness.GroupAggregateHarnessTest'
+
+# Prints the counts of every execution's report (written by flink-suites' FerrySuiteListener)
+# and their totals, the fallback-reason histogram, and checks them: see cmd_flink_suites.
+flink_suites_report() {
+  local dir=$1 secs=$2 expected=$ROOT/flink-suites/expected-failures.tsv status=0 label
+  local labels=()
+  for label in "$dir"/*/summary.properties; do
+    [ -f "$label" ] && labels+=("$(basename "$(dirname "$label")")")
+  done
+  if [ ${#labels[@]} -eq 0 ]; then
+    echo "flink-suites: no report in $dir (did the test JVM crash? see flink-suites/target/surefire-reports)" >&2
+    exit 1
+  fi
+  log "flink-suites report (${secs}s)"
+  for label in "${labels[@]}"; do
+    awk -F= -v label="$label" '
+      { v[$1] = substr($0, length($1) + 2) }
+      END { print label, v["tests.run"], v["tests.passed"], v["tests.failed"], v["tests.skipped"],
+              v["tests.native.opened"], v["tests.passed.native.opened"], v["native.planned"],
+              v["native.opened"], v["fallback.nodes"] }' "$dir/$label/summary.properties"
+  done > "$dir/counts.txt"
+  awk '
+    function row(a, b, c, d, e, f, g, h, i, j) { printf "%-10s %5s %6s %6s %7s %12s %13s %11s %10s %14s\n", a, b, c, d, e, f, g, h, i, j }
+    BEGIN { row("execution", "run", "passed", "failed", "skipped", "native-tests", "native-passed",
+                "native-plan", "native-ops", "fallback-nodes") }
+    { row($1, $2, $3, $4, $5, $6, $7, $8, $9, $10); for (i = 2; i <= 10; i++) t[i] += $i }
+    END { row("total", t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10]) }' "$dir/counts.txt"
+  echo "native-tests: tests that ran at least one native operator (native-passed: and passed);"
+  echo "native-plan: GROUP BY nodes planned native (EXPLAIN included); native-ops: native operators"
+  echo "opened (one per parallel subtask); fallback-nodes: GROUP BY nodes that stayed Flink's, by reason:"
+  cat "$dir"/*/fallbacks.tsv | awk -F'\t' '$1 != "nodes" { n[$2] += $1 } END { for (r in n) printf "%6d  %s\n", n[r], r }' |
+    sort -k1,1nr -k2 | tee "$dir/fallback-histogram.txt"
+
+  for label in "${labels[@]}"; do
+    local props=$dir/$label/summary.properties
+    if ! grep -qx 'shim.loaded=true' "$props" || ! grep -q '^shim.location=.*ferry-flink-shim\.jar$' "$props"; then
+      echo "flink-suites[$label]: the shim's DefaultPlannerFactory was not the one loaded:" >&2
+      grep '^shim\.' "$props" >&2
+      status=1
+    elif [ "$(sed -n 's/^shim.planners=//p' "$props")" -le 0 ]; then
+      echo "flink-suites[$label]: the shim created no planner" >&2
+      status=1
+    fi
+  done
+  if [ "$(awk '{ s += $6 } END { print s + 0 }' "$dir/counts.txt")" -le 0 ]; then
+    echo "flink-suites: no test ran a native operator: a pass would prove nothing" >&2
+    status=1
+  fi
+
+  # Each test's outcome against flink-suites/expected-failures.tsv (execution, test pattern with *,
+  # category, reason; tab separated): a failure it does not list, and a listed test that passed,
+  # both fail the run, so the list (and docs/flink-suite.md) stays exact.
+  local verdicts
+  verdicts=$(for label in "${labels[@]}"; do
+    awk -F'\t' -v label="$label" '
+      FNR == NR { if ($0 !~ /^#/ && NF >= 4 && ($1 == label || $1 == "*")) {
+                    re = $2; gsub(/[][().+?^$|{}\\]/, "\\\\&", re); gsub(/\*/, ".*", re); pat[++n] = "^" re "$" }
+                  next }
+      FNR == 1 { next }
+      { listed = 0; for (i = 1; i <= n; i++) if ($4 ~ pat[i]) { listed = 1; break }
+        failed = $1 == "FAILED" || $1 == "CONTAINER_FAILED"
+        if (failed && listed) print "KNOWN"
+        else if (failed) printf "UNEXPECTED FAILURE [%s] %s (native %s/%s)\n    %s\n", label, $4, $2, $3, $6
+        else if (listed && $1 == "PASSED") printf "UNEXPECTED PASS [%s] %s: listed in expected-failures.tsv\n", label, $4 }
+    ' "$expected" "$dir/$label/tests.tsv"
+  done)
+  echo
+  echo "failures listed in flink-suites/expected-failures.tsv (docs/flink-suite.md): $(grep -c '^KNOWN$' <<<"$verdicts")"
+  if grep -v '^KNOWN$' <<<"$verdicts" | grep -q .; then
+    grep -v '^KNOWN$' <<<"$verdicts" >&2
+    status=1
+  fi
+  echo "per-test detail: flink-suites/target/ferry-suite/<execution>/tests.tsv"
+  [ "$status" -eq 0 ] || { echo "flink-suites: FAILED" >&2; exit 1; }
 }
 
 cmd_demo() {
@@ -229,5 +358,6 @@ case "${1:-build}" in
   perf) shift; cmd_perf "$@" ;;
   bench-jvm) shift; cmd_bench_jvm "$@" ;;
   jni) cmd_build; mvn_ test ;;
-  *) echo "usage: $0 [build|test|jar|demo|bench|perf|bench-jvm|jni]" >&2; exit 2 ;;
+  flink-suites) shift; cmd_flink_suites "$@" ;;
+  *) echo "usage: $0 [build|test|jar|demo|bench|perf|bench-jvm|jni|flink-suites]" >&2; exit 2 ;;
 esac

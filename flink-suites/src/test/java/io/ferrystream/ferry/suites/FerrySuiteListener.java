@@ -1,0 +1,341 @@
+package io.ferrystream.ferry.suites;
+
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Configuration;
+import org.apache.logging.log4j.core.config.LoggerConfig;
+import org.apache.logging.log4j.core.config.Property;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.engine.TestSource;
+import org.junit.platform.engine.support.descriptor.ClassSource;
+import org.junit.platform.engine.support.descriptor.MethodSource;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.CodeSource;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * Records, for every test Flink's suites run in this JVM, its outcome and what Ferry did during it:
+ * GROUP BY nodes planned native ({@code Ferry.nativeNodesPlanned()}), native operators opened
+ * ({@code Ferry.nativeOperatorsOpened()}), and the reasons of the nodes that stayed Flink's (the
+ * planner's DEBUG log). It also records whether {@code DefaultPlannerFactory} is the shim's (the
+ * proof that Ferry was injected by the class path alone) and how many planners it created.
+ *
+ * <p>Registered through {@code META-INF/services}; writes into the directory named by the system
+ * property {@code ferry.suite.report}: {@code summary.properties}, {@code tests.tsv} and
+ * {@code fallbacks.tsv}, rewritten after every test class and when the run ends, so a crashed JVM
+ * still leaves what it had.
+ */
+public final class FerrySuiteListener implements TestExecutionListener {
+    private static final String FERRY = "io.ferrystream.ferry.planner.Ferry";
+    private static final String FACTORY = "org.apache.flink.table.planner.delegation.DefaultPlannerFactory";
+    private static final String PROGRAM_LOGGER = "io.ferrystream.ferry.planner.FerryOptimizeProgram";
+    private static final String EXEC_NODE_LOGGER = "io.ferrystream.ferry.planner.FerryStreamExecGroupAggregate";
+
+    private final Path dir;
+    private final String label;
+    private final Map<String, Started> running = new LinkedHashMap<>();
+    private final List<Result> results = new ArrayList<>();
+    private final List<String> containerFailures = new ArrayList<>();
+    private final Map<String, Integer> fallbacks = new TreeMap<>();
+    /** Reasons logged since the last test started (the planner logs on the test's thread). */
+    private final List<String> reasons = new ArrayList<>();
+    private final List<String> translationFallbacks = new ArrayList<>();
+    private String shimLocation = "";
+    private boolean shimLoaded;
+    private String plannerLocation = "";
+    private TestPlan plan;
+
+    public FerrySuiteListener() {
+        String report = System.getProperty("ferry.suite.report");
+        this.dir = report == null ? null : Paths.get(report);
+        this.label = System.getProperty("ferry.suite.label", "suite");
+    }
+
+    private static final class Started {
+        final long planned;
+        final long opened;
+
+        Started(long planned, long opened) {
+            this.planned = planned;
+            this.opened = opened;
+        }
+    }
+
+    private static final class Result {
+        final String name;
+        final String status;
+        final long planned;
+        final long opened;
+        final List<String> reasons;
+        final List<String> translationFallbacks;
+        final String failure;
+
+        Result(String name, String status, long planned, long opened, List<String> reasons,
+                List<String> translationFallbacks, String failure) {
+            this.name = name;
+            this.status = status;
+            this.planned = planned;
+            this.opened = opened;
+            this.reasons = reasons;
+            this.translationFallbacks = translationFallbacks;
+            this.failure = failure;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    @Override
+    public void testPlanExecutionStarted(TestPlan testPlan) {
+        if (dir == null) {
+            return;
+        }
+        plan = testPlan;
+        try {
+            Class<?> factory = Class.forName(FACTORY);
+            shimLoaded = hasMethod(factory, "ferryPlannersCreated");
+            shimLocation = location(factory);
+            plannerLocation = location(Class.forName("org.apache.flink.table.planner.delegation.StreamPlanner"));
+        } catch (ClassNotFoundException e) {
+            shimLocation = "not found: " + e;
+        }
+        captureFerryLogs();
+    }
+
+    @Override
+    public synchronized void executionStarted(TestIdentifier id) {
+        if (dir == null || !id.isTest()) {
+            return;
+        }
+        reasons.clear();
+        translationFallbacks.clear();
+        running.put(id.getUniqueId(), new Started(counter(FERRY, "nativeNodesPlanned"), counter(FERRY, "nativeOperatorsOpened")));
+    }
+
+    @Override
+    public synchronized void executionSkipped(TestIdentifier id, String reason) {
+        if (dir == null) {
+            return;
+        }
+        if (id.isTest()) {
+            results.add(new Result(name(id), "SKIPPED", 0, 0, List.of(), List.of(), reason));
+        } else if (plan != null) {
+            // a disabled class or template: every test under it is skipped
+            for (TestIdentifier t : plan.getDescendants(id)) {
+                if (t.isTest()) {
+                    results.add(new Result(name(t), "SKIPPED", 0, 0, List.of(), List.of(), reason));
+                }
+            }
+        }
+    }
+
+    @Override
+    public synchronized void executionFinished(TestIdentifier id, TestExecutionResult result) {
+        if (dir == null) {
+            return;
+        }
+        String failure = result.getThrowable().map(t -> firstLine(t.toString())).orElse("");
+        if (id.isTest()) {
+            Started s = running.remove(id.getUniqueId());
+            long planned = s == null ? 0 : counter(FERRY, "nativeNodesPlanned") - s.planned;
+            long opened = s == null ? 0 : counter(FERRY, "nativeOperatorsOpened") - s.opened;
+            String status;
+            switch (result.getStatus()) {
+                case SUCCESSFUL: status = "PASSED"; break;
+                case ABORTED: status = "SKIPPED"; break; // an assumption did not hold
+                default: status = "FAILED";
+            }
+            List<String> rs = new ArrayList<>(reasons);
+            for (String r : rs) {
+                fallbacks.merge(normalize(r), 1, Integer::sum);
+            }
+            results.add(new Result(name(id), status, planned, opened, rs, new ArrayList<>(translationFallbacks), failure));
+            reasons.clear();
+            translationFallbacks.clear();
+        } else {
+            if (result.getStatus() == TestExecutionResult.Status.FAILED) {
+                containerFailures.add(name(id) + "\t" + failure);
+            }
+            if (id.getSource().filter(ClassSource.class::isInstance).isPresent()) {
+                write();
+            }
+        }
+    }
+
+    @Override
+    public void testPlanExecutionFinished(TestPlan testPlan) {
+        if (dir != null) {
+            write();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    private synchronized void write() {
+        long passed = results.stream().filter(r -> r.status.equals("PASSED")).count();
+        long failed = results.stream().filter(r -> r.status.equals("FAILED")).count();
+        long skipped = results.stream().filter(r -> r.status.equals("SKIPPED")).count();
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("label", label);
+        s.put("shim.loaded", shimLoaded);
+        s.put("shim.location", shimLocation);
+        s.put("planner.location", plannerLocation);
+        s.put("shim.planners", counter(FACTORY, "ferryPlannersCreated"));
+        s.put("ferry.defaults", System.getProperty("ferry.defaults", ""));
+        s.put("tests.run", results.size());
+        s.put("tests.passed", passed);
+        s.put("tests.failed", failed);
+        s.put("tests.skipped", skipped);
+        s.put("containers.failed", containerFailures.size());
+        s.put("native.planned", results.stream().mapToLong(r -> r.planned).sum());
+        s.put("native.opened", results.stream().mapToLong(r -> r.opened).sum());
+        s.put("tests.native.planned", results.stream().filter(r -> r.planned > 0).count());
+        s.put("tests.native.opened", results.stream().filter(r -> r.opened > 0).count());
+        s.put("tests.passed.native.opened",
+                results.stream().filter(r -> r.opened > 0 && r.status.equals("PASSED")).count());
+        s.put("tests.translation.fallbacks", results.stream().filter(r -> !r.translationFallbacks.isEmpty()).count());
+        s.put("fallback.nodes", fallbacks.values().stream().mapToInt(Integer::intValue).sum());
+
+        StringBuilder summary = new StringBuilder();
+        s.forEach((k, v) -> summary.append(k).append('=').append(String.valueOf(v).replace("\\", "\\\\")).append('\n'));
+
+        StringBuilder tests = new StringBuilder("status\tnative_planned\tnative_opened\ttest\tfallback_reasons\tfailure\n");
+        for (Result r : results) {
+            tests.append(r.status).append('\t').append(r.planned).append('\t').append(r.opened).append('\t')
+                    .append(r.name.replace('\t', ' ')).append('\t')
+                    .append(orDash(String.join(" | ", r.reasons)
+                            + (r.translationFallbacks.isEmpty() ? "" : " | translation: " + String.join(" | ", r.translationFallbacks))))
+                    .append('\t').append(orDash(r.failure)).append('\n');
+        }
+        for (String c : containerFailures) {
+            tests.append("CONTAINER_FAILED\t0\t0\t").append(c.replaceFirst("\t", "\t-\t")).append('\n');
+        }
+        StringBuilder fb = new StringBuilder("nodes\treason\n");
+        fallbacks.entrySet().stream()
+                .sorted(Map.Entry.<String, Integer>comparingByValue(Comparator.reverseOrder()))
+                .forEach(e -> fb.append(e.getValue()).append('\t').append(e.getKey()).append('\n'));
+        try {
+            Files.createDirectories(dir);
+            Files.writeString(dir.resolve("summary.properties"), summary, StandardCharsets.UTF_8);
+            Files.writeString(dir.resolve("tests.tsv"), tests, StandardCharsets.UTF_8);
+            Files.writeString(dir.resolve("fallbacks.tsv"), fb, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Class#method[invocation] of a test. */
+    private String name(TestIdentifier id) {
+        Optional<TestSource> source = id.getSource();
+        String display = id.getDisplayName().replace('\t', ' ').replace('\n', ' ');
+        if (source.isPresent() && source.get() instanceof MethodSource) {
+            MethodSource m = (MethodSource) source.get();
+            String cls = m.getClassName().substring(m.getClassName().lastIndexOf('.') + 1);
+            String base = cls + "#" + m.getMethodName();
+            return display.startsWith(m.getMethodName()) ? base : base + " " + display;
+        }
+        if (source.isPresent() && source.get() instanceof ClassSource) {
+            return ((ClassSource) source.get()).getClassName();
+        }
+        return display;
+    }
+
+    /** Fields are tab separated and never empty (shell readers collapse empty fields). */
+    private static String orDash(String s) {
+        return s == null || s.isEmpty() ? "-" : s;
+    }
+
+    private static String firstLine(String s) {
+        String line = s.replace('\t', ' ');
+        int nl = line.indexOf('\n');
+        line = nl < 0 ? line : line.substring(0, nl);
+        return line.length() > 400 ? line.substring(0, 400) + "..." : line;
+    }
+
+    private static final Pattern AGG_INDEX = Pattern.compile("^aggs\\[\\d+\\]: ");
+    private static final Pattern TTL_DETAIL = Pattern.compile("\\(\\d+ ms from (.*)\\)$");
+    private static final Pattern FIELD = Pattern.compile("^(key|argument|output field) \\S+ of type ");
+
+    /** A fallback reason without the details that vary per query (field names, indexes, TTL). */
+    static String normalize(String reason) {
+        String r = AGG_INDEX.matcher(reason).replaceFirst("");
+        r = TTL_DETAIL.matcher(r).replaceFirst("(from $1)");
+        r = FIELD.matcher(r).replaceFirst("$1 of type ");
+        return r;
+    }
+
+    private static boolean hasMethod(Class<?> c, String name) {
+        try {
+            c.getMethod(name);
+            return true;
+        } catch (NoSuchMethodException e) {
+            return false;
+        }
+    }
+
+    private static String location(Class<?> c) {
+        CodeSource cs = c.getProtectionDomain().getCodeSource();
+        return cs == null || cs.getLocation() == null ? "?" : cs.getLocation().toString();
+    }
+
+    /** A static long counter read reflectively (Ferry and the shim are not compile dependencies). */
+    private static long counter(String className, String method) {
+        try {
+            Method m = Class.forName(className).getMethod(method);
+            return ((Number) m.invoke(null)).longValue();
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return -1;
+        }
+    }
+
+    /** Captures the planner's fallback reasons (DEBUG) and translation fallbacks (WARN). */
+    private void captureFerryLogs() {
+        LoggerContext ctx = (LoggerContext) LogManager.getContext(false);
+        Configuration config = ctx.getConfiguration();
+        AbstractAppender appender =
+                new AbstractAppender("ferry-suite-capture", null, null, true, Property.EMPTY_ARRAY) {
+                    @Override
+                    public void append(LogEvent event) {
+                        Object[] params = event.getMessage().getParameters();
+                        synchronized (FerrySuiteListener.this) {
+                            if (event.getLoggerName().equals(PROGRAM_LOGGER)) {
+                                if (event.getLevel() == Level.DEBUG && params != null && params.length >= 2) {
+                                    reasons.add(firstLine(String.valueOf(params[1])));
+                                } else if (event.getLevel().isMoreSpecificThan(Level.WARN)) {
+                                    reasons.add(firstLine("planner error: " + event.getMessage().getFormattedMessage()));
+                                }
+                            } else if (event.getLevel().isMoreSpecificThan(Level.WARN)) {
+                                translationFallbacks.add(firstLine(event.getMessage().getFormattedMessage()));
+                            }
+                        }
+                    }
+                };
+        appender.start();
+        config.addAppender(appender);
+        for (String logger : new String[] {PROGRAM_LOGGER, EXEC_NODE_LOGGER}) {
+            LoggerConfig lc = new LoggerConfig(logger, Level.DEBUG, false);
+            lc.addAppender(appender, Level.DEBUG, null);
+            config.addLogger(logger, lc);
+        }
+        ctx.updateLoggers();
+    }
+}

@@ -205,6 +205,11 @@ func newCInput(w workload, b *bids) (*cInput, error) {
 			C.perf_input_col(in, C.int64_t(i), C.int64_t(b.n), 3, offs, data)
 			continue
 		}
+		if c.dec != nil {
+			p := cCopy(unsafe.Pointer(unsafe.SliceData(c.dec)), len(c.dec))
+			C.perf_input_col(in, C.int64_t(i), C.int64_t(b.n), 2, p, nil)
+			continue
+		}
 		p := cCopy(unsafe.Pointer(unsafe.SliceData(c.vals)), 8*len(c.vals))
 		if i == 0 {
 			ci.aucts = unsafe.Slice((*int64)(p), b.n)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -34,18 +35,31 @@ type genConfig struct {
 }
 
 // bids holds generated bid columns, struct-of-arrays, in the layout the Arrow C Data Interface
-// and engine.Column views expect: int64 values, VARCHAR as int32 offsets plus UTF-8 bytes.
-// Every row is an insert (+I); kinds is all zeros.
+// and engine.Column views expect: int64 values, DECIMAL as 16-byte little-endian two's
+// complement unscaled values, VARCHAR as int32 offsets plus UTF-8 bytes. Every row is an insert
+// (+I); kinds is all zeros. Columns generate was not asked to keep are nil.
 type bids struct {
 	n           int
 	auction     []int64
 	bidder      []int64
-	price       []int64
+	price       []int64 // cents: 100 to 100,000,000
+	priceDec    []byte  // price as DECIMAL(18, 2): unscaled = cents, 16 bytes per row
 	dateTime    []int64 // TIMESTAMP(3): epoch milliseconds
 	channelOffs []int32 // n+1 entries
 	channelData []byte
 	kinds       []byte
 }
+
+// columnSet selects the bid columns generate keeps besides auction and price.
+type columnSet uint8
+
+const (
+	keepBidder columnSet = 1 << iota
+	keepChannel
+	keepDateTime
+	keepPriceDec // price as DECIMAL(18, 2), derived from price
+	keepAll      = keepBidder | keepChannel | keepDateTime
+)
 
 // hotSet returns the hot auctions: spread over the key space the way Nexmark's hot auctions are
 // every HOT_AUCTION_RATIO-th id.
@@ -64,17 +78,21 @@ func nextPrice(r *rand.Rand) int64 {
 }
 
 // generate returns n bids, a deterministic function of c and n. Event i is 0.1 ms after event
-// i-1. Unless all is set only auction and price are kept (the other columns are still drawn, so
-// auction and price do not depend on all).
-func generate(c genConfig, n int, all bool) *bids {
+// i-1. Only auction, price and the columns of keep are kept; every column is still drawn, so
+// each column's values do not depend on keep.
+func generate(c genConfig, n int, keep columnSet) *bids {
 	r := rand.New(rand.NewPCG(c.seed, uint64(c.keys)))
 	hot := c.hotSet()
 	persons := max(1, c.keys/3) // Nexmark creates one person per three auctions
 	hotBidders := max(1, min(len(hot), persons))
 	b := &bids{n: n, auction: make([]int64, n), price: make([]int64, n), kinds: make([]byte, n)}
-	if all {
+	if keep&keepBidder != 0 {
 		b.bidder = make([]int64, n)
+	}
+	if keep&keepDateTime != 0 {
 		b.dateTime = make([]int64, n)
+	}
+	if keep&keepChannel != 0 {
 		b.channelOffs = make([]int32, n+1)
 		b.channelData = make([]byte, 0, 10*n)
 	}
@@ -100,14 +118,32 @@ func generate(c genConfig, n int, all bool) *bids {
 			channel = append(channel[:0], "channel-"...)
 			channel = strconv.AppendInt(channel, int64(r.IntN(channelsNumber)), 10)
 		}
-		if all {
+		if b.bidder != nil {
 			b.bidder[i] = bidder
+		}
+		if b.channelOffs != nil {
 			b.channelData = append(b.channelData, channel...)
 			b.channelOffs[i+1] = int32(len(b.channelData))
+		}
+		if b.dateTime != nil {
 			b.dateTime[i] = baseTimeMillis + int64(i)/10
 		}
 	}
+	if keep&keepPriceDec != 0 {
+		b.priceDec = decimal128Bytes(b.price)
+	}
 	return b
+}
+
+// decimal128Bytes returns v as Arrow decimal128 values: per row 16 bytes, the little-endian
+// two's complement of v[i] sign-extended to 128 bits.
+func decimal128Bytes(v []int64) []byte {
+	out := make([]byte, 16*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(out[16*i:], uint64(x))
+		binary.LittleEndian.PutUint64(out[16*i+8:], uint64(x>>63))
+	}
+	return out
 }
 
 // permutation maps 0..keys-1 onto itself bijectively and scrambled (i*p mod keys with p coprime

@@ -65,9 +65,12 @@ func (d *goDriver) batchOver(b *bids) engine.Batch {
 	var batch engine.Batch
 	for i, c := range d.w.columns(b) {
 		col := engine.Column{Type: d.types[i]}
-		if c.offs != nil {
+		switch {
+		case c.offs != nil:
 			col.Offs, col.Data = c.offs, c.bytes
-		} else {
+		case c.dec != nil:
+			col.Data = c.dec
+		default:
 			col.Data = int64Bytes(c.vals)
 		}
 		batch.Cols = append(batch.Cols, col)

@@ -5,10 +5,11 @@
 //
 //	SELECT auction, COUNT(*), SUM(price), MAX(price), AVG(price) FROM bid GROUP BY auction
 //
-// (BIGINT, insert-only, generate_update_before, max parallelism 128) at steady state (every key
-// holds state before timing, so each row emits -U and +U) through two paths: Go directly
-// (agg.GroupAggregate.Process on engine.Batch views) and the C ABI (build/libferry.so loaded with
-// dlopen, ArrowArray structs in C memory). Each cardinality also gets a limit baseline: the same
+// (insert-only, generate_update_before, max parallelism 128; price BIGINT, or DECIMAL(18, 2)
+// with -values decimal; -values string aggregates COUNT(*), MIN, MAX, COUNT(channel) over the
+// VARCHAR channel instead) at steady state (every key holds state before timing, so each row
+// emits -U and +U) through two paths: Go directly (agg.GroupAggregate.Process on engine.Batch
+// views) and the C ABI (build/libferry.so loaded with dlopen, ArrowArray structs in C memory). Each cardinality also gets a limit baseline: the same
 // rows folded into dense arrays by a precomputed group id. Every cell is reported as a fraction
 // of that limit.
 //
@@ -53,6 +54,7 @@ type config struct {
 	hotKeys    int
 	seed       uint64
 	wide       bool
+	values     string // value column: "bigint", "decimal" or "string" (workload.values)
 	lib        string
 	csv        string
 	inproc     bool
@@ -120,7 +122,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (*config, error) {
 	hotRatio := fs.Int("hot-ratio", 2, "Nexmark's hotAuctionRatio: P(bid is for a hot auction) = 1 - 1/ratio; 1 = uniform keys")
 	hotKeys := fs.Int("hot-keys", 16, "number of hot auctions")
 	seed := fs.Uint64("seed", 42, "generator seed")
-	wide := fs.Bool("wide", false, "feed all five bid columns (auction, bidder, price, channel, dateTime) instead of (auction, price)")
+	wide := fs.Bool("wide", false, "feed all five bid columns (auction, bidder, price, channel, dateTime) instead of (auction, value)")
+	values := fs.String("values", valuesBigint, "value column: bigint (COUNT(*), SUM, MAX, AVG of price BIGINT), decimal (the same over price DECIMAL(18, 2)), string (COUNT(*), MIN, MAX, COUNT of channel VARCHAR)")
 	lib := fs.String("lib", "build/libferry.so", "libferry.so for the cabi path")
 	csvPath := fs.String("csv", "build/perf.csv", "CSV output file (empty: none)")
 	inproc := fs.Bool("inproc", false, "run every cardinality in this process (peak RSS then includes earlier cells' leftovers)")
@@ -147,8 +150,11 @@ func parseFlags(fs *flag.FlagSet, args []string) (*config, error) {
 	}
 	cfg := &config{
 		minTime: *minTime, maxRows: *maxRows, reps: *reps, ring: *ring, hotRatio: *hotRatio, hotKeys: *hotKeys,
-		seed: *seed, wide: *wide, lib: *lib, csv: *csvPath, inproc: *inproc, cpuprofile: *cpuprofile,
+		seed: *seed, wide: *wide, values: *values, lib: *lib, csv: *csvPath, inproc: *inproc, cpuprofile: *cpuprofile,
 		child: *child,
+	}
+	if err := checkValues(cfg.values); err != nil {
+		return nil, err
 	}
 	var err error
 	if cfg.keys, err = parseCounts(*keys); err != nil {
@@ -197,6 +203,8 @@ func parseCounts(s string) ([]int, error) {
 	return out, nil
 }
 
+func (c *config) workload() workload { return workload{wide: c.wide, values: c.values} }
+
 // group is the unit of work of one process: one cardinality, one ring of generated bids, one
 // or more modes in order.
 type group struct {
@@ -243,7 +251,7 @@ func (c *config) childArgs(g group) []string {
 		"-time", c.minTime.String(), "-max-rows", strconv.FormatInt(c.maxRows, 10), "-reps", strconv.Itoa(c.reps),
 		"-ring", strconv.Itoa(c.ring), "-hot-ratio", strconv.Itoa(c.hotRatio),
 		"-hot-keys", strconv.Itoa(c.hotKeys), "-seed", strconv.FormatUint(c.seed, 10),
-		"-wide=" + strconv.FormatBool(c.wide), "-lib", c.lib, "-cpuprofile", c.cpuprofile,
+		"-wide=" + strconv.FormatBool(c.wide), "-values", c.values, "-lib", c.lib, "-cpuprofile", c.cpuprofile,
 		"-keys", strconv.Itoa(g.keys),
 	}
 }
@@ -342,15 +350,15 @@ func runChild(cfg *config) error {
 // runGroup generates the bids of one cardinality once and measures each mode of g on them.
 func runGroup(cfg *config, g group, emit func(cell), progress io.Writer) error {
 	gen := genConfig{keys: g.keys, hotRatio: cfg.hotRatio, hotKeys: cfg.hotKeys, seed: cfg.seed}
-	w := workload{wide: cfg.wide}
+	w := cfg.workload()
 	t0 := time.Now()
-	ring := generate(gen, cfg.ring, cfg.wide)
+	ring := generate(gen, cfg.ring, w.keep())
 	fmt.Fprintf(progress, "perf: keys=%s: generated %d bids in %.2f s\n", countName(g.keys), ring.n, time.Since(t0).Seconds())
 	for i, mode := range g.modes {
 		var err error
 		switch mode {
 		case "limit":
-			l := newLimit(g.keys, ring)
+			l := newLimit(g.keys, w, ring)
 			var c cell
 			if c, err = measure(cfg, l, "limit", g.keys, prepopChunk, progress); err == nil {
 				if l.total() < c.Rows {
@@ -401,7 +409,7 @@ func runDriver(cfg *config, w workload, gen genConfig, keys int, mode string, ri
 	}
 	defer d.close()
 	t0 := time.Now()
-	if err := d.prepopulate(keys, generate(gen, prepopChunk, w.wide)); err != nil {
+	if err := d.prepopulate(keys, generate(gen, prepopChunk, w.keep())); err != nil {
 		return err
 	}
 	if n := d.groups(); n >= 0 && n != keys {
@@ -588,13 +596,14 @@ func readRSS(field string) (int64, bool) {
 
 // writeTables prints one markdown table per path, and the limit baseline.
 func writeTables(w io.Writer, cfg *config, cells []cell) {
-	shape := "(auction, price)"
-	if cfg.wide {
-		shape = "(auction, bidder, price, channel, dateTime)"
+	wl := cfg.workload()
+	var names []string
+	for _, f := range wl.fields() {
+		names = append(names, f.Name)
 	}
-	fmt.Fprintf(w, "GROUP BY auction: COUNT(*), SUM, MAX, AVG(price), BIGINT, insert-only, -U/+U per row; input %s; "+
+	fmt.Fprintf(w, "GROUP BY auction: %s (-values %s), insert-only, -U/+U per row; input %s; "+
 		"hot-ratio %d (P(hot) = %.0f %%) over %d hot auctions; ring %d rows; seed %d; GOMAXPROCS %d; %s\n",
-		shape, cfg.hotRatio, 100*(1-1/float64(cfg.hotRatio)), cfg.hotKeys, cfg.ring, cfg.seed, runtime.GOMAXPROCS(0), runtime.Version())
+		wl.query(), cfg.values, "("+strings.Join(names, ", ")+")", cfg.hotRatio, 100*(1-1/float64(cfg.hotRatio)), cfg.hotKeys, cfg.ring, cfg.seed, runtime.GOMAXPROCS(0), runtime.Version())
 	titles := []struct{ mode, title string }{
 		{"go", "Go direct (agg.GroupAggregate.Process, engine.Batch views, reused output slab)"},
 		{"cabi", "C ABI (libferry.so via dlopen: ferry_operator_process + output release; allocs not visible: the library's own Go runtime)"},
@@ -614,7 +623,8 @@ func writeTables(w io.Writer, cfg *config, cells []cell) {
 				rateName(c.rowsPerSec()), c.nsPerRow(), allocsName(c.Allocs), bytesName(c.PeakRSS), fracName(c.Limit))
 		}
 	}
-	fmt.Fprintf(w, "\n### Limit baseline (dense 40-byte slots indexed by a precomputed group id; no hashing, key encoding or changelog)\n\n")
+	fmt.Fprintf(w, "\n### Limit baseline (dense %d-byte slots indexed by a precomputed group id; no hashing, key encoding or changelog)\n\n",
+		limitSlotBytes(cfg.values))
 	fmt.Fprintln(w, "| keys | rows/s | ns/row | peak RSS |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|")
 	for _, c := range cells {
@@ -652,7 +662,7 @@ func writeCSV(cfg *config, cells []cell) error {
 	cw := csv.NewWriter(f)
 	cw.Write([]string{"mode", "keys", "batch", "rows", "batches", "seconds", "rows_per_s", "ns_per_row",
 		"allocs_per_batch", "peak_rss_bytes", "rss_scope", "limit_fraction", "reps", "rep_min_rows_per_s", "rep_max_rows_per_s", "cpu_share", "voluntary_cs", "involuntary_cs",
-		"hot_ratio", "hot_keys", "wide", "ring", "seed"})
+		"hot_ratio", "hot_keys", "wide", "ring", "seed", "values"})
 	for _, c := range cells {
 		allocs := ""
 		if c.Allocs >= 0 {
@@ -669,7 +679,7 @@ func writeCSV(cfg *config, cells []cell) error {
 			strconv.FormatFloat(c.RepMin, 'f', 0, 64), strconv.FormatFloat(c.RepMax, 'f', 0, 64),
 			strconv.FormatFloat(c.CPUShare, 'f', 3, 64), strconv.FormatInt(c.VolCS, 10), strconv.FormatInt(c.InvolCS, 10),
 			strconv.Itoa(cfg.hotRatio),
-			strconv.Itoa(cfg.hotKeys), strconv.FormatBool(cfg.wide), strconv.Itoa(cfg.ring), strconv.FormatUint(cfg.seed, 10)})
+			strconv.Itoa(cfg.hotKeys), strconv.FormatBool(cfg.wide), strconv.Itoa(cfg.ring), strconv.FormatUint(cfg.seed, 10), cfg.values})
 	}
 	cw.Flush()
 	return errors.Join(cw.Error(), f.Close())

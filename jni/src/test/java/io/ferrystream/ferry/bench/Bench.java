@@ -24,15 +24,18 @@ import java.util.Locale;
  *
  * Flags: {@code -rows N} operator rows per pass (default 2M), {@code -keys 10K,1M},
  * {@code -reps 3}, {@code -batch 1024}, {@code -sql-rows N} (default 2M), {@code -sql-keys N}
- * (default 100K), {@code -quick} (small sizes, one repetition). Progress goes to stderr,
- * markdown tables to stdout.
+ * (default 100K), {@code -variants heap,rocksdb,ferry}, {@code -values bigint,decimal,string}
+ * (the operator sections' value columns, one table each: {@link OperatorBench.Values}; default
+ * bigint), {@code -quick} (small sizes, one repetition). Progress goes to stderr, markdown tables
+ * to stdout.
  */
 public final class Bench {
     private Bench() {}
 
     static final String USAGE =
             "usage: bench-jvm [all|operator|sql|split|ferry-only|sql-ferry|one-row] [-rows N] [-keys 10K,1M] [-reps N]"
-                    + " [-batch N] [-sql-rows N] [-sql-keys N] [-variants heap,rocksdb,ferry] [-quick]";
+                    + " [-batch N] [-sql-rows N] [-sql-keys N] [-variants heap,rocksdb,ferry]"
+                    + " [-values bigint,decimal,string] [-quick]";
 
     static void log(String format, Object... args) {
         System.err.printf(Locale.ROOT, format + "%n", args);
@@ -78,6 +81,7 @@ public final class Bench {
         long sqlRows = 2_000_000;
         int sqlKeys = 100_000;
         String variantsArg = "heap,rocksdb,ferry";
+        String valuesArg = "bigint";
         List<String> rest = new ArrayList<>(Arrays.asList(args));
         if (!rest.isEmpty() && !rest.get(0).startsWith("-")) {
             section = rest.remove(0);
@@ -93,6 +97,7 @@ public final class Bench {
                 case "-sql-rows": sqlRows = parseCount(v); i++; break;
                 case "-sql-keys": sqlKeys = (int) parseCount(v); i++; break;
                 case "-variants": variantsArg = v; i++; break;
+                case "-values": valuesArg = v; i++; break;
                 case "-quick":
                     rows = 200_000;
                     keys = new int[] {10_000, 100_000};
@@ -112,6 +117,10 @@ public final class Bench {
         for (String v : variantsArg.split(",")) {
             variants.add(OperatorBench.Variant.valueOf(v.trim().toUpperCase(Locale.ROOT)));
         }
+        List<OperatorBench.Values> values = new ArrayList<>();
+        for (String v : valuesArg.split(",")) {
+            values.add(OperatorBench.Values.valueOf(v.trim().toUpperCase(Locale.ROOT)));
+        }
         Runtime rt = Runtime.getRuntime();
         String env = String.format(Locale.ROOT, "JDK %s (%s), %d CPUs, max heap %d MiB, Flink %s",
                 System.getProperty("java.version"), System.getProperty("java.vm.name"), rt.availableProcessors(),
@@ -122,12 +131,12 @@ public final class Bench {
         long start = System.nanoTime();
         switch (section) {
             case "all":
-                List<OperatorBench.Result> ops = operator(out, keys, rows, reps, batch, variants);
+                List<OperatorBench.Result> ops = operator(out, values, keys, rows, reps, batch, variants);
                 sql(out, sqlRows, sqlKeys, reps, false);
                 split(out, keys, rows, reps, batch, ops);
                 break;
             case "operator":
-                operator(out, keys, rows, reps, batch, variants);
+                operator(out, values, keys, rows, reps, batch, variants);
                 break;
             case "sql":
                 sql(out, sqlRows, sqlKeys, reps, false);
@@ -136,7 +145,7 @@ public final class Bench {
                 split(out, keys, rows, reps, batch, List.of());
                 break;
             case "ferry-only":
-                operator(out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
+                operator(out, values, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
                 break;
             case "sql-ferry":
                 sql(out, sqlRows, sqlKeys, reps, true);
@@ -166,16 +175,26 @@ public final class Bench {
         System.exit(0);
     }
 
-    static List<OperatorBench.Result> operator(
-            StringBuilder out, int[] keys, int rows, int reps, int batch, List<OperatorBench.Variant> variants)
-            throws Exception {
+    /** The operator side by side: one table per value column, its cardinalities as rows. */
+    static List<OperatorBench.Result> operator(StringBuilder out, List<OperatorBench.Values> values, int[] keys,
+            int rows, int reps, int batch, List<OperatorBench.Variant> variants) throws Exception {
+        List<OperatorBench.Result> all = new ArrayList<>();
+        for (OperatorBench.Values v : values) {
+            all.addAll(operator(out, v, keys, rows, reps, batch, variants));
+        }
+        return all;
+    }
+
+    static List<OperatorBench.Result> operator(StringBuilder out, OperatorBench.Values values, int[] keys,
+            int rows, int reps, int batch, List<OperatorBench.Variant> variants) throws Exception {
         List<OperatorBench.Result> results = new ArrayList<>();
         for (int k : keys) {
-            results.add(OperatorBench.run(k, rows, reps, batch, variants));
+            results.add(OperatorBench.run(values, k, rows, reps, batch, variants));
         }
         out.append(String.format(Locale.ROOT,
-                "### Operators side by side (%s rows per pass, batch %d, median of %d interleaved passes; min–max)%n%n",
-                count(rows), batch, reps));
+                "### Operators side by side, %s (%s rows per pass, batch %d, median of %d interleaved passes; min–max)%n%n",
+                values.label(), count(rows), batch, reps));
+        out.append('`').append(values.query).append("`\n\n");
         StringBuilder head = new StringBuilder("| keys |");
         StringBuilder rule = new StringBuilder("|---:|");
         for (OperatorBench.Variant v : variants) {
@@ -270,7 +289,8 @@ public final class Bench {
             double t = r.totalNsPerRow();
             String op = "–";
             for (OperatorBench.Result o : ops) {
-                if (o.keys() == r.keys() && !o.of(OperatorBench.Variant.FERRY).isEmpty()) {
+                if (o.values() == OperatorBench.Values.BIGINT && o.keys() == r.keys()
+                        && !o.of(OperatorBench.Variant.FERRY).isEmpty()) {
                     op = String.format(Locale.ROOT, "%.0f", 1e9 / o.median(OperatorBench.Variant.FERRY));
                 }
             }

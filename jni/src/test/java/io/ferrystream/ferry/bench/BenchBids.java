@@ -1,17 +1,23 @@
 package io.ferrystream.ferry.bench;
 
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
 
 import java.util.SplittableRandom;
 
 /**
- * Nexmark-shaped bids {@code (auction BIGINT, price BIGINT)} as {@link BinaryRowData}, the form
- * in which rows reach a group aggregate in Flink (deserialized from its hash exchange). Same
- * shape as the Go perf harness (tests/perf/gen.go), not the same numbers: half of the bids go to
- * 16 hot auctions spread over the key space, the rest uniformly over {@code keys} auctions from
- * id 1000 on; prices follow Nexmark's {@code round(10^(6u) * 100)}. Seeded, deterministic.
+ * Nexmark-shaped bids {@code (auction BIGINT, value)} as {@link BinaryRowData}, the form in which
+ * rows reach a group aggregate in Flink (deserialized from its hash exchange); the value is the
+ * price as BIGINT or as DECIMAL(18, 2) (unscaled = the same cents), or the channel as STRING
+ * ({@link OperatorBench.Values}). Same shape as the Go perf harness (tests/perf/gen.go), not the
+ * same numbers: half of the bids go to 16 hot auctions spread over the key space, the rest
+ * uniformly over {@code keys} auctions from id 1000 on; prices follow Nexmark's
+ * {@code round(10^(6u) * 100)}, channels its BidGenerator (half on four hot channels, the rest
+ * {@code channel-N}, N below 10,000). Seeded, deterministic; the BIGINT and DECIMAL bids are the
+ * same bids.
  */
 final class BenchBids {
     private BenchBids() {}
@@ -20,6 +26,9 @@ final class BenchBids {
     static final int HOT_RATIO = 2; // P(hot) = 1 - 1/HOT_RATIO
     static final int HOT_KEYS = 16;
     static final long SEED = 42;
+    static final String[] HOT_CHANNELS = {"Google", "Facebook", "Baidu", "Apple"};
+    static final int HOT_CHANNELS_RATIO = 2;
+    static final int CHANNELS = 10_000;
 
     static long[] hotSet(int keys) {
         int h = Math.max(1, Math.min(HOT_KEYS, keys));
@@ -34,8 +43,20 @@ final class BenchBids {
         return Math.round(Math.pow(10, r.nextDouble() * 6) * 100);
     }
 
-    /** {@code n} bids over {@code keys} auctions. */
+    /** A channel: drawn after the price, so the auctions and prices do not depend on it. */
+    static String channel(SplittableRandom r) {
+        return r.nextInt(HOT_CHANNELS_RATIO) > 0
+                ? HOT_CHANNELS[r.nextInt(HOT_CHANNELS.length)]
+                : "channel-" + r.nextInt(CHANNELS);
+    }
+
+    /** {@code n} bids {@code (auction BIGINT, price BIGINT)} over {@code keys} auctions. */
     static RowData[] generate(int keys, int n) {
+        return generate(OperatorBench.Values.BIGINT, keys, n);
+    }
+
+    /** {@code n} bids {@code (auction BIGINT, value)} over {@code keys} auctions. */
+    static RowData[] generate(OperatorBench.Values values, int keys, int n) {
         SplittableRandom r = new SplittableRandom(SEED * 1_000_003L + keys);
         long[] hot = hotSet(keys);
         RowData[] rows = new RowData[n];
@@ -43,7 +64,7 @@ final class BenchBids {
             long auction = r.nextInt(HOT_RATIO) > 0
                     ? hot[r.nextInt(hot.length)]
                     : FIRST_AUCTION_ID + r.nextInt(keys);
-            rows[i] = row(auction, price(r));
+            rows[i] = row(values, auction, r);
         }
         return rows;
     }
@@ -53,6 +74,11 @@ final class BenchBids {
      * coprime to keys): fed before timing, so every timed row updates a live key.
      */
     static RowData[] prefill(int keys) {
+        return prefill(OperatorBench.Values.BIGINT, keys);
+    }
+
+    /** {@link #prefill(int)} with values of {@code values}. */
+    static RowData[] prefill(OperatorBench.Values values, int keys) {
         SplittableRandom r = new SplittableRandom(SEED + keys);
         long p = 2654435761L % keys;
         if (p == 0) {
@@ -63,7 +89,7 @@ final class BenchBids {
         }
         RowData[] rows = new RowData[keys];
         for (int i = 0; i < keys; i++) {
-            rows[i] = row(FIRST_AUCTION_ID + (i * p) % keys, price(r));
+            rows[i] = row(values, FIRST_AUCTION_ID + (i * p) % keys, r);
         }
         return rows;
     }
@@ -75,6 +101,31 @@ final class BenchBids {
             b = t;
         }
         return a;
+    }
+
+    /** A bid of {@code auction} whose value is drawn from {@code r} (a price, then a channel). */
+    static BinaryRowData row(OperatorBench.Values values, long auction, SplittableRandom r) {
+        long price = price(r);
+        switch (values) {
+            case DECIMAL: {
+                BinaryRowData row = new BinaryRowData(2);
+                BinaryRowWriter w = new BinaryRowWriter(row);
+                w.writeLong(0, auction);
+                w.writeDecimal(1, DecimalData.fromUnscaledLong(price, 18, 2), 18);
+                w.complete();
+                return row;
+            }
+            case STRING: {
+                BinaryRowData row = new BinaryRowData(2);
+                BinaryRowWriter w = new BinaryRowWriter(row);
+                w.writeLong(0, auction);
+                w.writeString(1, StringData.fromString(channel(r)));
+                w.complete();
+                return row;
+            }
+            default:
+                return row(auction, price);
+        }
     }
 
     static BinaryRowData row(long auction, long price) {

@@ -28,12 +28,15 @@ import org.apache.flink.streaming.runtime.streamrecord.RecordAttributes;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.operators.aggregate.GroupAggFunction;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
@@ -44,6 +47,7 @@ import org.apache.flink.util.function.ThrowingConsumer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Field;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,6 +70,35 @@ final class OperatorBench {
             "SELECT auction, COUNT(*), SUM(price), MAX(price), AVG(price) FROM bids GROUP BY auction";
     static final int MAX_PARALLELISM = 128;
 
+    /**
+     * The aggregated value column ({@code -values}; the Go perf harness's {@code -values}): price
+     * BIGINT, price DECIMAL(18, 2) (unscaled = the same cents) with {@link #QUERY}, or the
+     * channel STRING with COUNT(*), MIN, MAX, COUNT(channel).
+     */
+    enum Values {
+        BIGINT("price", DataTypes.BIGINT(), 0L, QUERY),
+        DECIMAL("price", DataTypes.DECIMAL(18, 2), BigDecimal.ZERO.setScale(2), QUERY),
+        STRING("channel", DataTypes.STRING(), "",
+                "SELECT auction, COUNT(*), MIN(channel), MAX(channel), COUNT(channel) FROM bids GROUP BY auction");
+
+        final String column;
+        final DataType type;
+        final Object placeholder; // a value of the column, for the planning-only source row
+        final String query;
+
+        Values(String column, DataType type, Object placeholder, String query) {
+            this.column = column;
+            this.type = type;
+            this.placeholder = placeholder;
+            this.query = query;
+        }
+
+        /** "price BIGINT", "price DECIMAL(18, 2)", "channel STRING". */
+        String label() {
+            return column + " " + type.getLogicalType().copy(true).asSummaryString();
+        }
+    }
+
     enum Variant {
         HEAP("Flink, heap backend"),
         ROCKSDB("Flink, RocksDB backend"),
@@ -86,12 +119,18 @@ final class OperatorBench {
             RowType inputType,
             RowType outputType) {}
 
-    /**
-     * Plans {@link #QUERY} over an insert-only stream of {@code (auction BIGINT, price BIGINT)}
-     * into a retract changelog sink (so {@code generate_update_before} is on, as in the Go perf
-     * harness), with Ferry off or on, and returns the aggregate operator of the StreamGraph.
-     */
+    /** {@link #plan(Values, boolean, int)} over BIGINT prices. */
     static Planned plan(boolean ferry, int batchSize) throws Exception {
+        return plan(Values.BIGINT, ferry, batchSize);
+    }
+
+    /**
+     * Plans the query of {@code values} over an insert-only stream of {@code (auction BIGINT,
+     * value)} into a retract changelog sink (so {@code generate_update_before} is on, as in the
+     * Go perf harness), with Ferry off or on, and returns the aggregate operator of the
+     * StreamGraph.
+     */
+    static Planned plan(Values values, boolean ferry, int batchSize) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
@@ -100,11 +139,15 @@ final class OperatorBench {
         tEnv.getConfig().set("table.exec.mini-batch.enabled", "false");
         Ferry.install(tEnv);
         // Only planned, never run: one placeholder row gives the stream its type.
-        DataStream<Row> source =
-                env.fromData(List.of(Row.of(0L, 0L)), Types.ROW_NAMED(new String[] {"auction", "price"}, Types.LONG, Types.LONG));
-        Table t = tEnv.fromDataStream(source);
+        TypeInformation<?> valueInfo = values == Values.BIGINT ? Types.LONG
+                : values == Values.DECIMAL ? Types.BIG_DEC : Types.STRING;
+        DataStream<Row> source = env.fromData(List.of(Row.of(0L, values.placeholder)),
+                Types.ROW_NAMED(new String[] {"auction", values.column}, Types.LONG, valueInfo));
+        // The schema fixes the value's type (a BigDecimal would otherwise be DECIMAL(38, 18)).
+        Table t = tEnv.fromDataStream(source,
+                Schema.newBuilder().column("auction", DataTypes.BIGINT()).column(values.column, values.type).build());
         tEnv.createTemporaryView("bids", t);
-        tEnv.toChangelogStream(tEnv.sqlQuery(QUERY)).print();
+        tEnv.toChangelogStream(tEnv.sqlQuery(values.query)).print();
         StreamGraph graph = env.getStreamGraph();
         Field fieldTypes = RowDataSerializer.class.getDeclaredField("types");
         fieldTypes.setAccessible(true);
@@ -124,8 +167,9 @@ final class OperatorBench {
                 OneInputStreamOperator<RowData, RowData> operator = (OneInputStreamOperator<RowData, RowData>) op;
                 RowType in = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializersIn()[0]));
                 RowType out = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializerOut()));
-                if (in.getFieldCount() != 2) {
-                    throw new IllegalStateException("aggregate input is " + in + ", want (auction, price)");
+                if (in.getFieldCount() != 2
+                        || !in.getTypeAt(1).copy(true).equals(values.type.getLogicalType().copy(true))) {
+                    throw new IllegalStateException("aggregate input is " + in + ", want (auction, " + values.label() + ")");
                 }
                 return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), in, out);
             }
@@ -259,8 +303,8 @@ final class OperatorBench {
         }
     }
 
-    /** Results of one key cardinality. */
-    record Result(int keys, int rows, List<Pass> passes, List<String> operators) {
+    /** Results of one key cardinality and value column. */
+    record Result(Values values, int keys, int rows, List<Pass> passes, List<String> operators) {
         List<Pass> of(Variant v) {
             List<Pass> l = new ArrayList<>();
             for (Pass p : passes) {
@@ -277,16 +321,17 @@ final class OperatorBench {
     }
 
     /**
-     * Runs one key cardinality: every variant gets the prefill (one row per key) and one pass of
+     * Runs one key cardinality of one value column: every variant gets the prefill (one row per key) and one pass of
      * the data untimed, then {@code reps} timed passes of the same data, interleaved heap,
      * RocksDB, Ferry, heap, ... Every pass updates live keys only, so each variant must emit two
      * rows (-U, +U) per input row; the counts are checked against each other.
      */
-    static Result run(int keys, int rows, int reps, int batchSize, List<Variant> variants) throws Exception {
-        Planned stock = plan(false, batchSize);
-        Planned ferry = plan(true, batchSize);
-        RowData[] prefill = BenchBids.prefill(keys);
-        RowData[] data = BenchBids.generate(keys, rows);
+    static Result run(Values values, int keys, int rows, int reps, int batchSize, List<Variant> variants)
+            throws Exception {
+        Planned stock = plan(values, false, batchSize);
+        Planned ferry = plan(values, true, batchSize);
+        RowData[] prefill = BenchBids.prefill(values, keys);
+        RowData[] data = BenchBids.generate(values, keys, rows);
         List<Driver> drivers = new ArrayList<>();
         List<Pass> passes = new ArrayList<>();
         List<String> operators = new ArrayList<>();
@@ -300,7 +345,7 @@ final class OperatorBench {
             for (Driver d : drivers) {
                 Pass p1 = d.run(prefill);
                 Pass p2 = d.run(data);
-                Bench.log("warm-up %-24s keys %-8s prefill %s, data %s", d.variant.label, Bench.count(keys),
+                Bench.log("warm-up %-24s %s keys %-8s prefill %s, data %s", d.variant.label, values, Bench.count(keys),
                         Bench.rate(p1.rowsPerSecond()), Bench.rate(p2.rowsPerSecond()));
             }
             for (int rep = 1; rep <= reps; rep++) {
@@ -309,8 +354,8 @@ final class OperatorBench {
                     System.gc();
                     Pass p = d.run(data);
                     passes.add(p);
-                    Bench.log("rep %d %-24s keys %-8s %s rows/s (cpu share %.2f, %d outputs)", rep, d.variant.label,
-                            Bench.count(keys), Bench.rate(p.rowsPerSecond()), p.cpuShare(), p.outputs());
+                    Bench.log("rep %d %-24s %s keys %-8s %s rows/s (cpu share %.2f, %d outputs)", rep, d.variant.label,
+                            values, Bench.count(keys), Bench.rate(p.rowsPerSecond()), p.cpuShare(), p.outputs());
                     if (p.outputs() != 2L * rows || (outputs >= 0 && outputs != p.outputs())) {
                         throw new IllegalStateException(String.format(Locale.ROOT,
                                 "%s emitted %d rows for %d input rows (want %d)", d.variant, p.outputs(), rows, 2L * rows));
@@ -323,6 +368,6 @@ final class OperatorBench {
                 d.close();
             }
         }
-        return new Result(keys, rows, passes, operators);
+        return new Result(values, keys, rows, passes, operators);
     }
 }

@@ -389,22 +389,26 @@ type decAvgAcc struct {
 	decRowValues
 }
 
+// decAvgState is one group's accumulator and, since a division costs more than the rest of a
+// row, its current value: avg, valid when has (the zero state reads NULL, as it should).
 type decAvgState struct {
 	sum  dec128
 	cnt  int64
 	null bool // the sum overflowed
+	has  bool // the value is not NULL
+	avg  dec128
 }
 
 func (a *decAvgAcc) grow(n int)    { a.st = extend(a.st, n) }
 func (a *decAvgAcc) reset(g int32) { a.st[g] = decAvgState{} }
-func (a *decAvgAcc) bytes() int64  { return int64(cap(a.st)) * 32 }
+func (a *decAvgAcc) bytes() int64  { return int64(cap(a.st)) * 56 }
 
-func (a *decAvgAcc) value(s *decAvgState) (dec128, bool) {
-	if s.cnt == 0 || s.null {
-		return dec128{}, true
+// update recomputes the cached value of s from its sum and count.
+func (a *decAvgAcc) update(s *decAvgState) {
+	s.avg, s.has = dec128{}, false
+	if s.cnt != 0 && !s.null {
+		s.avg, s.has = decAvg(s.sum, s.cnt, a.up)
 	}
-	v, ok := decAvg(s.sum, s.cnt, a.up)
-	return v, !ok
 }
 
 func (a *decAvgAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
@@ -418,8 +422,7 @@ func (a *decAvgAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []b
 			continue
 		}
 		s := &a.st[g]
-		pv, pn := a.value(s)
-		nv, nn := pv, pn
+		pv, pn := s.avg, !s.has
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if !s.null {
 				ok := false
@@ -431,9 +434,9 @@ func (a *decAvgAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []b
 				s.null = !ok
 			}
 			s.cnt += int64(d)
-			nv, nn = a.value(s)
+			a.update(s)
 		}
-		a.record(i, pv, pn, nv, nn, changed)
+		a.record(i, pv, pn, s.avg, !s.has, changed)
 	}
 }
 
@@ -451,8 +454,11 @@ func (a *decAvgAcc) load(src []byte, g int32) ([]byte, error) {
 	if s.sum, src, err = getDec(src); err != nil {
 		return nil, err
 	}
-	s.cnt, src, err = getVarint(src)
-	return src, err
+	if s.cnt, src, err = getVarint(src); err != nil {
+		return nil, err
+	}
+	a.update(s)
+	return src, nil
 }
 
 // decMinMaxAcc is MIN or MAX over DECIMAL(p, s) without retraction

@@ -69,6 +69,13 @@ public final class FerrySuiteListener implements TestExecutionListener {
         String report = System.getProperty("ferry.suite.report");
         this.dir = report == null ? null : Paths.get(report);
         this.label = System.getProperty("ferry.suite.label", "suite");
+        try {
+            // flink-suites/pom.xml points java.io.tmpdir into target/; the launcher creates this
+            // listener before any test runs
+            Files.createDirectories(Paths.get(System.getProperty("java.io.tmpdir")));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static final class Started {

@@ -256,14 +256,23 @@ public final class FerrySuiteListener implements TestExecutionListener {
         String display = id.getDisplayName().replace('\t', ' ').replace('\n', ' ');
         if (source.isPresent() && source.get() instanceof MethodSource) {
             MethodSource m = (MethodSource) source.get();
-            String cls = m.getClassName().substring(m.getClassName().lastIndexOf('.') + 1);
-            String base = cls + "#" + m.getMethodName();
+            String base = shortClassName(m.getClassName()) + "#" + m.getMethodName();
             return display.startsWith(m.getMethodName()) ? base : base + " " + display;
         }
         if (source.isPresent() && source.get() instanceof ClassSource) {
-            return ((ClassSource) source.get()).getClassName();
+            return shortClassName(((ClassSource) source.get()).getClassName());
         }
         return display;
+    }
+
+    private static final String RUNTIME_TESTS = "org.apache.flink.table.planner.runtime.";
+
+    /**
+     * A test class's name below Flink's runtime test package, e.g. {@code stream.sql.AggregateITCase}
+     * (the SQL and Table API suites share simple names).
+     */
+    private static String shortClassName(String className) {
+        return className.startsWith(RUNTIME_TESTS) ? className.substring(RUNTIME_TESTS.length()) : className;
     }
 
     /** Fields are tab separated and never empty (shell readers collapse empty fields). */

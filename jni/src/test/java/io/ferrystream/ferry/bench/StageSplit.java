@@ -6,6 +6,7 @@ import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
+import io.ferrystream.ferry.operators.NativeInputRow;
 
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.Data;
@@ -15,7 +16,6 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.data.utils.ProjectedRowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
@@ -23,7 +23,7 @@ import org.apache.flink.table.types.logical.RowType;
 /**
  * Where a Ferry batch's time goes, per stage, without touching the operator: the batch loop of
  * {@link FerryGroupAggregateOperator} (processElement, processBatch, emit) re-run step by step
- * with the same classes (ProjectedRowData, RowDataArrowWriter, NativeOperator,
+ * with the same classes (NativeInputRow, RowDataArrowWriter, NativeOperator,
  * ArrowRowDataReader) on the spec Flink's planner gave the operator, a clock read between stages:
  *
  * <ol>
@@ -64,14 +64,14 @@ final class StageSplit {
      * row each (live keys; two output rows per call): write, process, load, reset. Returns the
      * last round's nanoseconds per call. Compare with the C ABI at batch 1 (./build.sh perf).
      */
-    static double oneRowCalls(RowDataArrowWriter writer, ProjectedRowData projected, NativeOperator nativeOp,
+    static double oneRowCalls(RowDataArrowWriter writer, NativeInputRow projected, NativeOperator nativeOp,
             VectorSchemaRoot outRoot, ArrowRowDataReader reader, RowData[] data, int calls, int rounds) {
         double ns = Double.NaN;
         long sink = 0;
         for (int round = 0; round < rounds; round++) {
             long t0 = System.nanoTime();
             for (int i = 0; i < calls; i++) {
-                writer.write(projected.replaceRow(data[i % data.length]));
+                writer.write(projected.of(data[i % data.length]));
                 writer.finish();
                 if (nativeOp.process(writer.root(), 0, outRoot)) {
                     reader.load();
@@ -97,7 +97,7 @@ final class StageSplit {
                 RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, 1024);
                 VectorSchemaRoot back = VectorSchemaRoot.create(ArrowTypes.schemaOf(spec.inputType()), allocator);
                 ArrowArray array = ArrowArray.allocateNew(allocator)) {
-            writer.write(ProjectedRowData.from(spec.projection()).replaceRow(row));
+            writer.write(new NativeInputRow(spec, false).of(row));
             writer.finish();
             for (int round = 0; round < rounds; round++) {
                 long export = 0;
@@ -131,10 +131,10 @@ final class StageSplit {
                 RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, 1024);
                 VectorSchemaRoot outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(outRoot);
-            ProjectedRowData projected = ProjectedRowData.from(spec.projection());
+            NativeInputRow projected = new NativeInputRow(spec, false);
             for (int from = 0; from < prefill.length; from += 1024) {
                 for (int i = from; i < Math.min(prefill.length, from + 1024); i++) {
-                    writer.write(projected.replaceRow(prefill[i]));
+                    writer.write(projected.of(prefill[i]));
                 }
                 writer.finish();
                 nativeOp.process(writer.root(), 0, outRoot);
@@ -175,7 +175,7 @@ final class StageSplit {
                 RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, batchSize);
                 VectorSchemaRoot outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(outRoot);
-            ProjectedRowData projected = ProjectedRowData.from(spec.projection());
+            NativeInputRow projected = new NativeInputRow(spec, false);
             long sink = 0;
             // Two untimed passes (the prefill, then the data), reps timed passes, and one more
             // pass that also serializes the output (kept apart: it evicts the kernel's cache lines).
@@ -189,7 +189,7 @@ final class StageSplit {
                     int to = Math.min(rows1.length, from + batchSize);
                     long a = System.nanoTime();
                     for (int i = from; i < to; i++) {
-                        writer.write(projected.replaceRow(rows1[i]));
+                        writer.write(projected.of(rows1[i]));
                     }
                     writer.finish();
                     long b = System.nanoTime();

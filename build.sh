@@ -104,7 +104,16 @@ cmd_test() {
     --show-leak-kinds=definite,indirect --suppressions=tests/c/go-runtime.supp -q \
     "$OUT/ferry_harness"
   log "fuzz (short)"
-  GOEXPERIMENT=cgocheck2 go test -run '^$' -fuzz FuzzProcess -fuzztime "${FUZZTIME:-20s}" ./capi/
+  local fuzzlog="$PWD/build/fuzz-stderr.log"
+  rm -f "$fuzzlog"
+  if ! FERRY_FUZZ_STDERR="$fuzzlog" GOEXPERIMENT=cgocheck2 go test -run '^$' -fuzz FuzzProcess \
+      -fuzztime "${FUZZTIME:-20s}" ./capi/; then
+    echo "== fuzz workers' standard error (the crash trace, if a worker died):" >&2
+    tail -n 200 "$fuzzlog" >&2 || true
+    echo "== new failing inputs:" >&2
+    git ls-files --others --exclude-standard capi/testdata/fuzz | xargs -r tail -n +1 >&2
+    return 1
+  fi
   log "JVM wrapper: Maven test suite against Flink 2.3.0"
   mvn_ test
   log "jni/target/ferry-flink-0.1.0.jar"

@@ -230,6 +230,17 @@ class FerryExplainTest {
                 decisions(sql, Map.of("state.backend.type", "rocksdb", "state.backend.rocksdb.timer-service.factory", "ROCKSDB")));
     }
 
+    /** Where Flink plans its async-state GROUP BY, Flink runs it; with a DataView Flink is synchronous. */
+    @Test
+    void asyncStateFallsBackWhereFlinkPlansItsAsyncOperator() {
+        Map<String, String> async = Map.of("table.exec.async-state.enabled", "true");
+        assertFallback(
+                "table.exec.async-state.enabled=true: Flink plans its async-state GROUP BY; Ferry's state is synchronous",
+                "SELECT k, SUM(b), MAX(i) FROM T GROUP BY k",
+                async);
+        assertEquals(List.of("native"), decisions("SELECT k, COUNT(DISTINCT i) FROM T GROUP BY k", async));
+    }
+
     @Test
     void distinctSplit() {
         Map<String, String> split =

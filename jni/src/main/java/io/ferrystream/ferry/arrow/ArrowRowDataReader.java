@@ -17,9 +17,13 @@ import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.data.columnar.ColumnarRowData;
 import org.apache.flink.table.data.columnar.vector.BooleanColumnVector;
 import org.apache.flink.table.data.columnar.vector.ByteColumnVector;
@@ -33,6 +37,8 @@ import org.apache.flink.table.data.columnar.vector.LongColumnVector;
 import org.apache.flink.table.data.columnar.vector.ShortColumnVector;
 import org.apache.flink.table.data.columnar.vector.TimestampColumnVector;
 import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
+import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.types.RowKind;
 
 /**
@@ -45,6 +51,10 @@ import org.apache.flink.types.RowKind;
  * {@code BinaryStringData} needs heap bytes, and a string must stay valid after the batch is
  * released), decimals and timestamps become new {@code DecimalData}/{@code TimestampData}.
  *
+ * <p>{@link #readBinary(int)} instead copies row {@code i} into one reused {@link BinaryRowData},
+ * byte for byte what Flink's {@code RowDataSerializer.toBinaryRow} makes of {@code read(i)}, with
+ * typed writes: no boxing, and no object per fixed-width value or per string.
+ *
  * <p>Importing into a root replaces its buffers: call {@link #load()} after every import (and
  * before the first read) to re-fetch them. Rows are valid until the root is reloaded or closed.
  */
@@ -54,6 +64,8 @@ public final class ArrowRowDataReader {
     private final TinyIntVector rowKind;
     private final VectorizedColumnBatch batch;
     private final ColumnarRowData row;
+    private final BinaryRowData binaryRow;
+    private final BinaryRowWriter binaryWriter;
     private ArrowBuf kinds;
     private int rowCount;
 
@@ -71,16 +83,18 @@ public final class ArrowRowDataReader {
         rowKind = (TinyIntVector) vectors.get(n);
         batch = new VectorizedColumnBatch(columns);
         row = new ColumnarRowData(batch);
+        binaryRow = new BinaryRowData(n);
+        binaryWriter = new BinaryRowWriter(binaryRow);
         load();
     }
 
     /** Re-fetches the root's buffers and row count; call after each import into the root. */
     public void load() {
+        rowCount = root.getRowCount();
         for (ArrowColumn c : columns) {
-            c.load();
+            c.load(rowCount);
         }
         kinds = rowKind.getDataBuffer();
-        rowCount = root.getRowCount();
         batch.setNumRows(rowCount);
     }
 
@@ -101,12 +115,37 @@ public final class ArrowRowDataReader {
 
     /** Row {@code i} as a reused RowData (the next call re-positions the same object). */
     public RowData read(int i) {
-        if (i < 0 || i >= rowCount) {
-            throw new IndexOutOfBoundsException("row " + i + " of " + rowCount);
-        }
+        checkRow(i);
         row.setRowId(i);
         row.setRowKind(RowKind.fromByteValue(kinds.getByte(i)));
         return row;
+    }
+
+    /**
+     * Row {@code i} copied into a reused BinaryRowData (the next call overwrites it): the bytes
+     * {@code RowDataSerializer.toBinaryRow(read(i))} produces, written field by field.
+     */
+    public BinaryRowData readBinary(int i) {
+        checkRow(i);
+        BinaryRowWriter w = binaryWriter;
+        w.reset();
+        w.writeRowKind(RowKind.fromByteValue(kinds.getByte(i)));
+        for (int c = 0; c < columns.length; c++) {
+            ArrowColumn col = columns[c];
+            if (col.isNullAt(i)) {
+                w.setNullAt(c);
+            } else {
+                col.write(w, c, i);
+            }
+        }
+        w.complete();
+        return binaryRow;
+    }
+
+    private void checkRow(int i) {
+        if (i < 0 || i >= rowCount) {
+            throw new IndexOutOfBoundsException("row " + i + " of " + rowCount);
+        }
     }
 
     private static ArrowColumn columnOf(FieldVector v) {
@@ -138,7 +177,7 @@ public final class ArrowRowDataReader {
         throw new UnsupportedOperationException("no Ferry column for Arrow field " + v.getField());
     }
 
-    /** A column over one Arrow vector; {@link #load()} caches its current buffers. */
+    /** A column over one Arrow vector; {@link #load(int)} caches its current buffers. */
     private abstract static class ArrowColumn implements ColumnVector {
         final FieldVector vector;
         ArrowBuf validity;
@@ -148,11 +187,14 @@ public final class ArrowRowDataReader {
             this.vector = vector;
         }
 
-        void load() {
+        void load(int rows) {
             ArrowBuf v = vector.getValidityBuffer();
             validity = v != null && v.capacity() > 0 ? v : null;
             data = vector.getDataBuffer();
         }
+
+        /** Writes the non-NULL value of row {@code i} as field {@code pos}, as BinaryWriter.write does. */
+        abstract void write(BinaryRowWriter w, int pos, int i);
 
         @Override
         public final boolean isNullAt(int i) {
@@ -169,6 +211,11 @@ public final class ArrowRowDataReader {
         public boolean getBoolean(int i) {
             return (data.getByte(i >>> 3) & (1 << (i & 7))) != 0;
         }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeBoolean(pos, getBoolean(i));
+        }
     }
 
     private static final class ByteColumn extends ArrowColumn implements ByteColumnVector {
@@ -180,6 +227,11 @@ public final class ArrowRowDataReader {
         public byte getByte(int i) {
             return data.getByte(i);
         }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeByte(pos, getByte(i));
+        }
     }
 
     private static final class ShortColumn extends ArrowColumn implements ShortColumnVector {
@@ -190,6 +242,11 @@ public final class ArrowRowDataReader {
         @Override
         public short getShort(int i) {
             return data.getShort((long) i * 2);
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeShort(pos, getShort(i));
         }
     }
 
@@ -203,6 +260,11 @@ public final class ArrowRowDataReader {
         public int getInt(int i) {
             return data.getInt((long) i * 4);
         }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeInt(pos, getInt(i));
+        }
     }
 
     private static final class LongColumn extends ArrowColumn implements LongColumnVector {
@@ -213,6 +275,11 @@ public final class ArrowRowDataReader {
         @Override
         public long getLong(int i) {
             return data.getLong((long) i * 8);
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeLong(pos, getLong(i));
         }
     }
 
@@ -225,6 +292,11 @@ public final class ArrowRowDataReader {
         public float getFloat(int i) {
             return Float.intBitsToFloat(data.getInt((long) i * 4));
         }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeFloat(pos, getFloat(i));
+        }
     }
 
     private static final class DoubleColumn extends ArrowColumn implements DoubleColumnVector {
@@ -235,6 +307,11 @@ public final class ArrowRowDataReader {
         @Override
         public double getDouble(int i) {
             return Double.longBitsToDouble(data.getLong((long) i * 8));
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeDouble(pos, getDouble(i));
         }
     }
 
@@ -270,20 +347,50 @@ public final class ArrowRowDataReader {
             BigDecimal bd = d.toBigDecimal();
             return DecimalData.fromBigDecimal(bd, wantPrecision, wantScale);
         }
+
+        /** A compact decimal is its unscaled long in the fixed part (BinaryWriter.writeDecimal). */
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            if (compact) {
+                w.writeLong(pos, data.getLong((long) i * 16));
+            } else {
+                w.writeDecimal(pos, getDecimal(i, precision, scale), precision);
+            }
+        }
     }
 
-    /** VARCHAR/CHAR: int32 offsets and UTF-8 bytes, copied into a new array per access. */
+    /**
+     * VARCHAR/CHAR: int32 offsets and UTF-8 bytes, copied into a new array per {@link #getBytes}.
+     * {@link #write} reads a heap copy of the batch's bytes, made once per load.
+     */
     private static final class StringColumn extends ArrowColumn implements BytesColumnVector {
         ArrowBuf offsets;
+        byte[] heap = new byte[0];
+        MemorySegment[] heapSegments = {MemorySegmentFactory.wrap(heap)};
 
         StringColumn(FieldVector v) {
             super(v);
         }
 
         @Override
-        void load() {
-            super.load();
+        void load(int rows) {
+            super.load(rows);
             offsets = vector.getOffsetBuffer();
+            int bytes = rows == 0 ? 0 : offsets.getInt((long) rows * 4);
+            if (heap.length < bytes) {
+                heap = new byte[Math.max(bytes, heap.length * 2)];
+                heapSegments = new MemorySegment[] {MemorySegmentFactory.wrap(heap)};
+            }
+            if (bytes > 0) {
+                data.getBytes(0, heap, 0, bytes);
+            }
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            int start = offsets.getInt((long) i * 4);
+            int len = offsets.getInt((long) i * 4 + 4) - start;
+            w.writeString(pos, BinaryStringData.fromAddress(heapSegments, start, len));
         }
 
         @Override
@@ -308,6 +415,12 @@ public final class ArrowRowDataReader {
         public TimestampData getTimestamp(int i, int precision) {
             return TimestampData.fromEpochMillis(data.getLong((long) i * 8));
         }
+
+        /** A compact timestamp is its epoch millis in the fixed part (BinaryWriter.writeTimestamp). */
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeLong(pos, data.getLong((long) i * 8));
+        }
     }
 
     /** TIMESTAMP(p > 3): int64 epoch millis LE, then int32 nano-of-millisecond LE. */
@@ -320,6 +433,11 @@ public final class ArrowRowDataReader {
         public TimestampData getTimestamp(int i, int precision) {
             long at = (long) i * ArrowTypes.TIMESTAMP_WIDTH;
             return TimestampData.fromEpochMillis(data.getLong(at), data.getInt(at + 8));
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeTimestamp(pos, getTimestamp(i, TimestampType.MAX_PRECISION), TimestampType.MAX_PRECISION);
         }
     }
 }

@@ -9,6 +9,7 @@ import io.ferrystream.ferry.nativelib.NativeOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.runtime.checkpoint.CheckpointType;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
@@ -25,13 +26,13 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.reflect.Field;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
@@ -51,9 +52,10 @@ import java.util.zip.CRC32C;
  * keys per record: Go encodes and hashes keys itself.
  *
  * <p>Output rows are {@link org.apache.flink.table.data.binary.BinaryRowData}, one reused object
- * (like Flink's own operators, a row is valid until the next is emitted): a plain heap row that
- * any copier handles, including the generic (Kryo) copy of Flink's test harness. The Arrow batch
- * Go returns is read in place and never escapes the operator.
+ * (like Flink's own operators, a row is valid until the next is emitted), written straight from
+ * the Arrow batch Go returns, byte for byte what Flink's serializer would make of the row: a plain
+ * heap row that any copier handles, including the generic (Kryo) copy of Flink's test harness.
+ * The Arrow batch never escapes the operator.
  *
  * <p>Idle-state TTL reads the clock Flink's state TTL reads, the keyed state backend's {@link
  * TtlTimeProvider} (wall-clock time in a job; what {@code setStateTtlProcessingTime} drives in
@@ -85,7 +87,6 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     private transient VectorSchemaRoot outRoot;
     private transient ArrowRowDataReader reader;
     private transient NativeInputRow inputRow;
-    private transient RowDataSerializer outputRows;
     private transient TtlTimeProvider ttlClock;
     private transient StreamRecord<RowData> outRecord;
     private transient boolean timerPending;
@@ -241,10 +242,26 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         OPENED.incrementAndGet();
         writer = RowDataArrowWriter.create(spec.inputType(), allocator, batchSize);
         outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
+        checkOutputSchema(outRoot.getSchema(), outputType);
         reader = new ArrowRowDataReader(outRoot);
         inputRow = new NativeInputRow(spec, getKeyedStateBackend() instanceof HeapKeyedStateBackend);
-        outputRows = new RowDataSerializer(outputType);
         outRecord = new StreamRecord<>(null);
+    }
+
+    /**
+     * The reader writes each field as its Arrow type says and Flink reads it as the output type
+     * says: they must agree column for column (a DECIMAL's precision decides its layout).
+     */
+    static void checkOutputSchema(Schema schema, RowType outputType) {
+        List<org.apache.arrow.vector.types.pojo.Field> fields = schema.getFields();
+        boolean same = fields.size() == outputType.getFieldCount() + 1;
+        for (int i = 0; same && i < outputType.getFieldCount(); i++) {
+            same = ArrowTypes.arrowTypeOf(outputType.getTypeAt(i)).equals(fields.get(i).getType());
+        }
+        if (!same) {
+            throw new IllegalStateException(
+                    "libferry's output schema " + schema + " does not match Flink's output type " + outputType);
+        }
     }
 
     @Override
@@ -283,7 +300,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         reader.load();
         int rows = reader.rowCount();
         for (int i = 0; i < rows; i++) {
-            output.collect(outRecord.replace(outputRows.toBinaryRow(reader.read(i))));
+            output.collect(outRecord.replace(reader.readBinary(i)));
         }
     }
 

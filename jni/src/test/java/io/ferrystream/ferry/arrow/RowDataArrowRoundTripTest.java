@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.arrow;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -21,6 +22,7 @@ import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.ArrayType;
@@ -98,6 +100,7 @@ class RowDataArrowRoundTripTest {
     }
 
     private void roundTrip(List<? extends RowData> rows, int capacity) {
+        RowDataSerializer ser = new RowDataSerializer(AllTypes.ROW_TYPE);
         try (RowDataArrowWriter w = RowDataArrowWriter.create(AllTypes.ROW_TYPE, allocator, capacity)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(w.root());
             for (int round = 0; round < 3; round++) { // reuse: reset and refill the same root
@@ -117,11 +120,20 @@ class RowDataArrowRoundTripTest {
                     if (!got.isNullAt(12)) {
                         assertInstanceOf(BinaryStringData.class, got.getString(12));
                     }
+                    // readBinary writes the bytes Flink's serializer makes of the same row
+                    BinaryRowData want = ser.toBinaryRow(got).copy();
+                    BinaryRowData binary = reader.readBinary(i);
+                    assertEquals(want.getSizeInBytes(), binary.getSizeInBytes(), "row " + i);
+                    assertArrayEquals(bytes(want), bytes(binary), "round " + round + ", row " + i);
                 }
                 w.reset();
                 assertEquals(0, w.count());
             }
         }
+    }
+
+    private static byte[] bytes(BinaryRowData r) {
+        return BinarySegmentUtils.copyToBytes(r.getSegments(), r.getOffset(), r.getSizeInBytes());
     }
 
     @Test

@@ -17,7 +17,6 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
-import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
@@ -31,28 +30,27 @@ import org.apache.flink.table.types.logical.RowType;
  *       {@code reset} after the call);
  *   <li>{@code native}: {@code NativeOperator.process}: the Java-side Arrow C Data export and
  *       import, the JNI crossing, and in Go the import, kernel and export;
- *   <li>{@code read}: Arrow to RowData: {@code reader.load}, {@code reader.read(i)} and every
- *       field of every output row read once ({@code isNullAt}, {@code getLong}), what any
- *       consumer of the row does at least;
- *   <li>{@code emit}: the operator's emit loop ({@code reader.read(i)}, {@code output.collect}) into
- *       the counting Output of the side-by-side bench.
+ *   <li>{@code emit}: the operator's emit loop ({@code reader.load}, then per output row
+ *       {@code reader.readBinary(i)} and {@code output.collect}) into the counting Output of the
+ *       side-by-side bench;
+ *   <li>{@code generic}: for comparison, the same loop with Flink's generic conversion, {@code
+ *       RowDataSerializer.toBinaryRow(reader.read(i))}, which the operator used before it wrote
+ *       BinaryRowData itself (timed on the same batches, alternately before and after {@code
+ *       emit}, its rows dropped).
  * </ol>
  *
- * Also timed, in a pass of its own, as context and outside the operator: serializing each output
+ * Also timed, in a pass of its own, as context and outside the operator: serializing each emitted
  * row with Flink's RowDataSerializer into a byte buffer, what the network writer does downstream
- * with every row the operator emits when an exchange follows (Flink's own operator's rows pay it
- * too). In the operator the field reads of {@code read} happen downstream as well: it emits
- * positioned views over the Arrow output.
+ * with every row when an exchange follows (Flink's own operator's rows pay it too).
  */
 final class StageSplit {
     private StageSplit() {}
 
-    static final String[] STAGES = {"write", "native", "read", "emit", "serialize"};
+    static final String[] STAGES = {"write", "native", "emit", "generic", "serialize"};
 
     /**
      * Median nanoseconds per input row of each stage (serialize: from its own pass) and of the
-     * operator's own path: write + native + emit (the field reads of {@code read} happen
-     * downstream of the operator, like {@code serialize}).
+     * operator's own path: write + native + emit.
      */
     record Result(int keys, int rows, int batch, double[] nsPerRow, double totalNsPerRow, long outputs, double oneRowCallNs) {}
 
@@ -153,13 +151,7 @@ final class StageSplit {
         RowData[] prefill = BenchBids.prefill(keys);
         RowData[] data = BenchBids.generate(keys, rows);
         RowType outType = planned.outputType();
-        RowData.FieldGetter[] getters = new RowData.FieldGetter[outType.getFieldCount()];
-        for (int i = 0; i < getters.length; i++) {
-            getters[i] = RowData.createFieldGetter(outType.getTypeAt(i), i);
-        }
-        // The bench query's output is all BIGINT: read it with typed getters (no boxing).
-        int arity = outType.getFieldCount();
-        boolean allBigint = outType.getChildren().stream().allMatch(t -> t.getTypeRoot() == LogicalTypeRoot.BIGINT);
+        RowDataSerializer generic = new RowDataSerializer(outType);
         RowDataSerializer serializer = new RowDataSerializer(outType);
         DataOutputSerializer buffer = new DataOutputSerializer(1 << 20);
         OperatorBench.CountingOutput output = new OperatorBench.CountingOutput();
@@ -202,43 +194,39 @@ final class StageSplit {
                         t[1] += c - b;
                         continue;
                     }
+                    boolean genericFirst = (from / batchSize & 1) == 1;
+                    long g0 = 0;
+                    long g1 = 0;
+                    if (genericFirst) {
+                        g0 = System.nanoTime();
+                        sink += genericRows(reader, generic);
+                        g1 = System.nanoTime();
+                    }
+                    long e = System.nanoTime();
                     reader.load();
                     int n = reader.rowCount();
                     for (int i = 0; i < n; i++) {
-                        RowData row = reader.read(i);
-                        sink += row.getRowKind().toByteValue();
-                        if (allBigint) {
-                            for (int f = 0; f < arity; f++) {
-                                if (!row.isNullAt(f)) {
-                                    sink += row.getLong(f);
-                                }
-                            }
-                        } else {
-                            for (RowData.FieldGetter g : getters) {
-                                Object v = g.getFieldOrNull(row);
-                                if (v != null) {
-                                    sink += v.hashCode();
-                                }
-                            }
-                        }
-                    }
-                    long e = System.nanoTime();
-                    for (int i = 0; i < n; i++) {
-                        output.collect(outRecord.replace(reader.read(i)));
+                        output.collect(outRecord.replace(reader.readBinary(i)));
                     }
                     long f = System.nanoTime();
+                    if (!genericFirst) {
+                        g0 = System.nanoTime();
+                        sink += genericRows(reader, generic);
+                        g1 = System.nanoTime();
+                    }
+                    long h0 = System.nanoTime();
                     if (serialize) {
                         buffer.clear();
                         for (int i = 0; i < n; i++) {
-                            serializer.serialize(reader.read(i), buffer);
+                            serializer.serialize(reader.readBinary(i), buffer);
                         }
                     }
-                    long g = System.nanoTime();
+                    long h1 = System.nanoTime();
                     t[0] += b - a + d - c;
                     t[1] += c - b;
-                    t[2] += e - d;
-                    t[3] += f - e;
-                    t[4] += g - f;
+                    t[2] += f - e;
+                    t[3] += g1 - g0;
+                    t[4] += h1 - h0;
                 }
                 long end = System.nanoTime();
                 if (serialize) {
@@ -248,9 +236,9 @@ final class StageSplit {
                     for (int s = 0; s < STAGES.length; s++) {
                         perRep[pass][s] = (double) t[s] / rows1.length;
                     }
-                    perRep[pass][STAGES.length] = (double) (t[0] + t[1] + t[3]) / rows1.length;
+                    perRep[pass][STAGES.length] = (double) (t[0] + t[1] + t[2]) / rows1.length;
                     outputs = output.records - outBefore;
-                    Bench.log("split keys %-8s rep %d: write %.0f, native %.0f, read %.0f, emit %.0f ns/row;"
+                    Bench.log("split keys %-8s rep %d: write %.0f, native %.0f, emit %.0f, generic %.0f ns/row;"
                                     + " loop %.0f ns/row",
                             Bench.count(keys), pass + 1, perRep[pass][0], perRep[pass][1], perRep[pass][2],
                             perRep[pass][3], (double) (end - start) / rows1.length);
@@ -260,7 +248,7 @@ final class StageSplit {
                     ONE_ROW_CALLS, Integer.getInteger("bench.onerow.rounds", 2));
             Bench.log("split keys %-8s one-row batches: %.0f ns per call", Bench.count(keys), oneRowCallNs);
             if (sink == 42) {
-                Bench.log("(sink %d)", sink); // keeps the field reads alive
+                Bench.log("(sink %d)", sink); // keeps the generic conversions alive
             }
         }
         double[] med = new double[STAGES.length];
@@ -277,5 +265,15 @@ final class StageSplit {
             tot[r] = perRep[r][STAGES.length];
         }
         return new Result(keys, rows, batchSize, med, Stats.median(tot), outputs, oneRowCallNs);
+    }
+
+    /** The operator's former emit loop, rows converted by Flink's generic toBinaryRow and dropped. */
+    private static long genericRows(ArrowRowDataReader reader, RowDataSerializer generic) {
+        reader.load();
+        long sink = 0;
+        for (int i = 0, n = reader.rowCount(); i < n; i++) {
+            sink += generic.toBinaryRow(reader.read(i)).getSizeInBytes();
+        }
+        return sink;
     }
 }

@@ -508,13 +508,13 @@ func (g *GroupAggregate) checkKeyGroup(kg int) error {
 	return nil
 }
 
-// Bytes estimates the memory the operator's state owns.
-func (g *GroupAggregate) Bytes() int64 {
+// Stats implements engine.Operator; StateBytes estimates the memory the state owns.
+func (g *GroupAggregate) Stats() engine.Stats {
 	n := g.table.Bytes() + int64(cap(g.counter))*8 + int64(cap(g.lastWrite))*8
 	for _, s := range g.states {
 		n += s.bytes()
 	}
-	return n
+	return engine.Stats{Keys: int64(g.table.Len()), StateBytes: n}
 }
 
 // Close implements engine.Operator.

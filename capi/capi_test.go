@@ -361,6 +361,8 @@ func TestNullArguments(t *testing.T) {
 	wantCode(t, "restore(NULL, 5)", r, codeInval)
 	r = finish(t, "ferry_operator_restore", int32(ferry_operator_restore(o.h, 0, nil, -1, &e)), &e)
 	wantCode(t, "restore(length -1)", r, codeInval)
+	r = finish(t, "ferry_operator_stats", int32(ferry_operator_stats(o.h, nil, &e)), &e)
+	wantCode(t, "stats(NULL)", r, codeInval)
 
 	// A NULL FerryError: the status still comes back and nothing crashes.
 	if c := ferry_operator_flush(o.h, 0, nil, nil); int32(c) != codeInval {
@@ -428,6 +430,9 @@ func TestBadHandles(t *testing.T) {
 			wantCode(t, "snapshot", r, codeInval, hc.msg)
 			r = restoreKG(t, bad, 0, []byte("FRYS"))
 			wantCode(t, "restore", r, codeInval, hc.msg)
+			var st cStats
+			r = finish(t, "ferry_operator_stats", int32(ferry_operator_stats(bad, &st, &e)), &e)
+			wantCode(t, "stats", r, codeInval, hc.msg)
 			r = finish(t, "ferry_operator_close", int32(ferry_operator_close(bad, &e)), &e)
 			wantCode(t, "close", r, codeInval, hc.msg)
 		})
@@ -890,6 +895,63 @@ func TestProcessRejects(t *testing.T) {
 }
 
 // An empty batch (zero rows) is valid and produces no output.
+// TestStats follows the key count and state size through inserts, a retraction that removes a
+// key, snapshot/restore into a new operator, and close.
+func TestStats(t *testing.T) {
+	stats := func(o *testOp) cStats {
+		t.Helper()
+		var st cStats
+		var e cError
+		if r := finish(t, "ferry_operator_stats", int32(ferry_operator_stats(o.h, &st, &e)), &e); r.code != codeOK {
+			t.Fatalf("stats: %v", r)
+		}
+		return st
+	}
+	o := openOp(t, bidSpec(true))
+	if st := stats(o); st.keys != 0 || st.state_bytes < 0 {
+		t.Fatalf("fresh operator: %+v", st)
+	}
+	ins := buildRecord(o.in, [][]any{{int64(1), int32(2)}, {int64(2), int32(3)}, {int64(3), int32(4)}, {int64(1), int32(5)}},
+		[]int8{0, 0, 0, 0})
+	defer ins.Release()
+	o.process(ins, 0)
+	three := stats(o)
+	if three.keys != 3 || three.state_bytes <= 0 {
+		t.Fatalf("after 3 keys: %+v", three)
+	}
+	del := buildRecord(o.in, [][]any{{int64(2), int32(3)}}, []int8{3})
+	defer del.Release()
+	o.process(del, 0)
+	if st := stats(o); st.keys != 2 {
+		t.Fatalf("after deleting key 2: %+v", st)
+	}
+	// The restored operator holds the same keys.
+	p := openOp(t, bidSpec(true))
+	for kg := 0; kg < 128; kg++ { // bidSpec's max parallelism
+		for {
+			chunk, r := snapshotKG(t, o.h, kg)
+			if r.code != codeOK {
+				t.Fatalf("snapshot key group %d: %v", kg, r)
+			}
+			if chunk == nil {
+				break
+			}
+			if r := restoreKG(t, p.h, kg, chunk); r.code != codeOK {
+				t.Fatalf("restore key group %d: %v", kg, r)
+			}
+		}
+	}
+	if st := stats(p); st.keys != 2 || st.state_bytes <= 0 {
+		t.Fatalf("restored operator: %+v", st)
+	}
+	h := o.h
+	o.close()
+	var st cStats
+	var e cError
+	r := finish(t, "ferry_operator_stats", int32(ferry_operator_stats(h, &st, &e)), &e)
+	wantCode(t, "stats after close", r, codeInval, "stale")
+}
+
 func TestEmptyBatch(t *testing.T) {
 	o := openOp(t, randomSpecs()[4])
 	rec := buildRecord(o.in, nil, nil)

@@ -409,6 +409,20 @@ func ferry_operator_restore(h C.FerryHandle, keyGroup C.int32_t, data *C.ferry_c
 	})
 }
 
+//export ferry_operator_stats
+func ferry_operator_stats(h C.FerryHandle, out *C.struct_FerryOperatorStats, cerr *C.struct_FerryError) C.int32_t {
+	return call("ferry_operator_stats", cerr, func() error {
+		if out == nil {
+			return fmt.Errorf("%w: output must not be NULL", engine.ErrInvalid)
+		}
+		return with(h, func(o *operator) error {
+			st := o.op.Stats()
+			out.keys, out.state_bytes = C.int64_t(st.Keys), C.int64_t(st.StateBytes)
+			return nil
+		})
+	})
+}
+
 //export ferry_operator_close
 func ferry_operator_close(h C.FerryHandle, cerr *C.struct_FerryError) C.int32_t {
 	return call("ferry_operator_close", cerr, func() error {

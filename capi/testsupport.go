@@ -147,6 +147,7 @@ type (
 	cUint8   = C.ferry_cuint8
 	cInt32   = C.int32_t
 	cInt64   = C.int64_t
+	cStats   = C.struct_FerryOperatorStats
 	cTracker = C.ftest_apriv
 	cWrap    = C.ftest_wrap
 )

@@ -25,6 +25,14 @@ type Operator interface {
 	RestoreKeyGroup(kg int, payload []byte) error
 	// HasState reports whether key group kg holds any state.
 	HasState(kg int) bool
+	// Stats reports the figures of the state, without a pass over it.
+	Stats() Stats
 	// Close frees the operator's state.
 	Close()
+}
+
+// Stats are the figures of an operator's state that the host reports as metrics.
+type Stats struct {
+	Keys       int64 // keys (groups) the state holds
+	StateBytes int64 // estimated bytes of memory the state owns
 }

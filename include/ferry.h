@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 2
+#define FERRY_ABI_VERSION 3
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -116,6 +116,12 @@ struct FerryBlob {
 /* An opaque operator handle; 0 is never valid. */
 typedef uint64_t FerryHandle;
 
+/* Figures of an operator's state, for the host's metrics. */
+struct FerryOperatorStats {
+  int64_t keys;        /* keys (groups) the state holds */
+  int64_t state_bytes; /* estimated bytes of memory the state owns */
+};
+
 /* The ABI version of the loaded library (FERRY_ABI_VERSION it was built with). */
 int32_t ferry_abi_version(void);
 
@@ -173,6 +179,10 @@ int32_t ferry_operator_snapshot(FerryHandle h, int32_t key_group, struct FerryBl
  * last chunk arrives every call but restore fails (the state would be incomplete). */
 int32_t ferry_operator_restore(FerryHandle h, int32_t key_group, const uint8_t* data,
                                int64_t length, struct FerryError* err);
+
+/* Fills *out with the figures of the operator's state. Cheap (no pass over the state); like
+ * every call on a handle, not concurrently with another call on it. */
+int32_t ferry_operator_stats(FerryHandle h, struct FerryOperatorStats* out, struct FerryError* err);
 
 /* Closes the operator and frees its state. The handle is invalid afterwards. Output batches
  * already handed out stay valid until released. */

@@ -61,6 +61,9 @@ static void bad_handle(FerryHandle h, const char* what) {
   static const uint8_t junk[48] = "FRYS";
   CHECK_ERR(ferry_operator_restore(h, 0, junk, sizeof junk, &err), err, FERRY_EINVAL,
             "ferry_operator_restore", "handle", NULL);
+  struct FerryOperatorStats st = {0};
+  CHECK_ERR(ferry_operator_stats(h, &st, &err), err, FERRY_EINVAL, "ferry_operator_stats", "handle",
+            NULL);
   CHECK_ERR(ferry_operator_close(h, &err), err, FERRY_EINVAL, "ferry_operator_close", "handle",
             NULL);
   /* And with a NULL error struct: no crash. */
@@ -127,6 +130,8 @@ static void null_pointers(void) {
   CHECK_ERR(ferry_operator_flush(h, 0, NULL, &err), err, FERRY_EINVAL, "ferry_operator_flush", NULL,
             NULL);
   CHECK_EQ(ferry_operator_snapshot(h, 0, NULL, NULL), FERRY_EINVAL);
+  CHECK_ERR(ferry_operator_stats(h, NULL, &err), err, FERRY_EINVAL, "ferry_operator_stats", NULL,
+            NULL);
 
   /* open: NULL spec, NULL out (the schema is consumed anyway), NULL err. */
   FerryHandle h2 = 0;
@@ -512,6 +517,9 @@ void scenario_poison(void) {
   CHECK_ERR(ferry_operator_flush(survivor, 0, &out, &err), err, FERRY_EPOISONED,
             "ferry_operator_flush", NULL, NULL);
   CHECK(out.release == NULL);
+  struct FerryOperatorStats st = {0};
+  CHECK_ERR(ferry_operator_stats(survivor, &st, &err), err, FERRY_EPOISONED, "ferry_operator_stats",
+            NULL, NULL);
   CHECK_ERR(ferry_init("{\"max_procs\":2}", &err), err, FERRY_EPOISONED, "ferry_init", NULL, NULL);
   CHECK_ERR(ferry_operator_close(survivor, &err), err, FERRY_EPOISONED, "ferry_operator_close",
             NULL, NULL);

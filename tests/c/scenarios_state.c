@@ -259,6 +259,14 @@ static void roundtrip(const char* spec, const char* other_spec, const char* out_
   restore_all(b, &s);
   if (with_errors) restore_errors(spec, other_spec, &s);
 
+  /* ... and as many keys. */
+  struct FerryOperatorStats sta, stb;
+  struct FerryError err = {0};
+  CHECK_OK(ferry_operator_stats(a, &sta, &err), err);
+  CHECK_OK(ferry_operator_stats(b, &stb, &err), err);
+  CHECK(sta.keys > 0 && sta.state_bytes > 0 && stb.state_bytes > 0);
+  CHECK_EQ(stb.keys, sta.keys);
+
   /* The restored operator holds state in exactly the same key groups. */
   snapshot_set sb;
   snapshot_all(b, &sb);

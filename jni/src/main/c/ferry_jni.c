@@ -237,6 +237,21 @@ static void n_restore(JNIEnv* env, jclass cls, jlong h, jint key_group, jbyteArr
   check(env, st, &err);
 }
 
+/* Fills out[0] = keys, out[1] = state_bytes. */
+static void n_stats(JNIEnv* env, jclass cls, jlong h, jlongArray out) {
+  (void)cls;
+  if (out == NULL || (*env)->GetArrayLength(env, out) < 2) {
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: stats needs a long[2]");
+    return;
+  }
+  struct FerryOperatorStats st;
+  memset(&st, 0, sizeof st);
+  struct FerryError err = {0};
+  if (check(env, ferry_operator_stats((FerryHandle)h, &st, &err), &err)) return;
+  jlong v[2] = {(jlong)st.keys, (jlong)st.state_bytes};
+  (*env)->SetLongArrayRegion(env, out, 0, 2, v);
+}
+
 static void n_close(JNIEnv* env, jclass cls, jlong h) {
   (void)cls;
   struct FerryError err = {0};
@@ -260,6 +275,7 @@ static const JNINativeMethod g_methods[] = {
     {"flush", "(JJJ)Z", (void*)n_flush},
     {"snapshot", "(JI)[B", (void*)n_snapshot},
     {"restore", "(JI[B)V", (void*)n_restore},
+    {"stats", "(J[J)V", (void*)n_stats},
     {"close", "(J)V", (void*)n_close},
     {"outstandingBytes", "()J", (void*)n_outstanding_bytes},
 };

@@ -34,6 +34,9 @@ final class FerryNative {
 
     static native void restore(long handle, int keyGroup, byte[] blob);
 
+    /** ferry_operator_stats: {@code out[0]} keys, {@code out[1]} state bytes. */
+    static native void stats(long handle, long[] out);
+
     static native void close(long handle);
 
     static native long outstandingBytes();

@@ -28,7 +28,7 @@ import java.util.OptionalLong;
  */
 public final class NativeLibrary {
     /** The ABI version of include/ferry.h this wrapper speaks. */
-    public static final int ABI_VERSION = 2;
+    public static final int ABI_VERSION = 3;
     /** System property: a directory holding libferry.so and libferry_jni.so (development). */
     public static final String LIBRARY_PATH_PROPERTY = "ferry.library.path";
     /** System property: "true" enables the library's test-only spec options (panic injection). */
@@ -102,7 +102,7 @@ public final class NativeLibrary {
         return directory;
     }
 
-    /** The library's version string, e.g. {@code "ferry 0.1.0 (abi 2)"}. */
+    /** The library's version string, e.g. {@code "ferry 0.1.0 (abi 3)"}. */
     public String version() {
         return version;
     }

@@ -227,6 +227,20 @@ public final class NativeOperator implements AutoCloseable {
         }
     }
 
+    /**
+     * Fills {@code out} with the figures of the operator's state: {@code out[0]} keys (groups),
+     * {@code out[1]} estimated bytes of native memory the state owns. Not concurrently with
+     * another call on this operator.
+     */
+    public void stats(long[] out) {
+        ensureOpen();
+        try {
+            FerryNative.stats(handle.value, out);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
     /** Whether {@link #close()} has run. */
     public boolean isClosed() {
         return handle.closed.get();

@@ -11,6 +11,9 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointType;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -73,6 +76,15 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     /** Largest stored chunk the library writes: its 1 GiB payload limit plus zstd's overhead. */
     private static final long MAX_STORED = (1L << 30) + (1 << 20);
 
+    /** Gauge: keys (groups) in the native state. */
+    public static final String METRIC_STATE_KEYS = "ferryStateKeys";
+
+    /** Gauge: estimated bytes of native memory the state owns (outside Flink's managed memory). */
+    public static final String METRIC_STATE_BYTES = "ferryStateBytes";
+
+    /** Counter: batches handed to Go. */
+    public static final String METRIC_NATIVE_BATCHES = "ferryNativeBatches";
+
     /** Operators opened in this JVM (Ferry#nativeOperatorsOpened, for test reports). */
     private static final AtomicLong OPENED = new AtomicLong();
 
@@ -89,6 +101,10 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     private transient NativeInputRow inputRow;
     private transient TtlTimeProvider ttlClock;
     private transient StreamRecord<RowData> outRecord;
+    private transient long[] stats;
+    private transient volatile long stateKeys;
+    private transient volatile long stateBytes;
+    private transient Counter nativeBatches;
     private transient boolean timerPending;
 
     /**
@@ -246,6 +262,22 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         reader = new ArrowRowDataReader(outRoot);
         inputRow = new NativeInputRow(spec, getKeyedStateBackend() instanceof HeapKeyedStateBackend);
         outRecord = new StreamRecord<>(null);
+        MetricGroup metrics = getMetricGroup();
+        metrics.gauge(METRIC_STATE_KEYS, (Gauge<Long>) () -> stateKeys);
+        metrics.gauge(METRIC_STATE_BYTES, (Gauge<Long>) () -> stateBytes);
+        nativeBatches = metrics.counter(METRIC_NATIVE_BATCHES);
+        stats = new long[2];
+        refreshStats(); // restored state
+    }
+
+    /**
+     * Reads the state's figures from Go for the gauges, on the task thread after each call that
+     * can change the state (a reporter thread must not call into the operator).
+     */
+    private void refreshStats() {
+        nativeOp.stats(stats);
+        stateKeys = stats[0];
+        stateBytes = stats[1];
     }
 
     /**
@@ -291,6 +323,8 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         writer.finish();
         boolean produced = nativeOp.process(writer.root(), now(), outRoot);
         writer.reset();
+        nativeBatches.inc();
+        refreshStats();
         if (produced) {
             emit();
         }
@@ -312,7 +346,9 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     @Override
     public void processWatermark(Watermark mark) throws Exception {
         processBatch();
-        if (nativeOp.advance(mark.getTimestamp(), now(), outRoot)) {
+        boolean produced = nativeOp.advance(mark.getTimestamp(), now(), outRoot);
+        refreshStats();
+        if (produced) {
             emit();
         }
         super.processWatermark(mark);

@@ -48,19 +48,25 @@ final class SqlBench {
     }
 
     /**
-     * Nexmark q17 without its three {@code COUNT(*) FILTER (WHERE ...)} terms (FILTER is not
-     * native yet): per auction and day, COUNT(*), MIN, MAX, AVG, SUM of the price.
+     * Nexmark q17: per auction and day, COUNT(*), three {@code COUNT(*) FILTER (WHERE ...)} price
+     * ranks, MIN, MAX, AVG, SUM of the price.
      */
     static final Query Q17 = new Query(
-            "q17 (no FILTER terms)",
-            "CREATE TEMPORARY TABLE sink_q17 (auction BIGINT, `day` STRING, total_bids BIGINT, min_price BIGINT,"
-                    + " max_price BIGINT, avg_price BIGINT, sum_price BIGINT) WITH ('connector' = 'blackhole')",
+            "q17",
+            "CREATE TEMPORARY TABLE sink_q17 (auction BIGINT, `day` STRING, total_bids BIGINT, rank1_bids BIGINT,"
+                    + " rank2_bids BIGINT, rank3_bids BIGINT, min_price BIGINT, max_price BIGINT, avg_price BIGINT,"
+                    + " sum_price BIGINT) WITH ('connector' = 'blackhole')",
             "INSERT INTO sink_q17 SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`, COUNT(*) AS total_bids,"
+                    + " COUNT(*) FILTER (WHERE price < 10000) AS rank1_bids,"
+                    + " COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_bids,"
+                    + " COUNT(*) FILTER (WHERE price >= 1000000) AS rank3_bids,"
                     + " MIN(price) AS min_price, MAX(price) AS max_price, AVG(price) AS avg_price, SUM(price) AS sum_price"
                     + " FROM bid GROUP BY auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')",
             1,
-            "CREATE TEMPORARY TABLE base_q17 (auction BIGINT, `day` STRING, price BIGINT) WITH ('connector' = 'blackhole')",
-            "INSERT INTO base_q17 SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd'), price FROM bid");
+            "CREATE TEMPORARY TABLE base_q17 (auction BIGINT, `day` STRING, price BIGINT, r1 BOOLEAN, r2 BOOLEAN,"
+                    + " r3 BOOLEAN) WITH ('connector' = 'blackhole')",
+            "INSERT INTO base_q17 SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd'), price, price < 10000,"
+                    + " price >= 10000 AND price < 1000000, price >= 1000000 FROM bid");
 
     /**
      * Nexmark q4's aggregation stages over one generated table instead of the auction-bid join:

@@ -455,6 +455,47 @@ class GroupAggregateDifferentialTest {
         check("STRING", true, 4);
     }
 
+    /**
+     * Random aggregate lists: calls drawn from the fixed lists above (DISTINCT sharing value sets
+     * in any order, FILTERs, every value type), with a random key type, input kind and batch size.
+     * A COUNT of every column is mixed in, so the aggregate reads the source row unchanged.
+     * {@code -Dferry.differential.combos=N} runs N combinations (default 12) drawn with
+     * {@code -Dferry.differential.seed=S} (default 2026).
+     */
+    @Test
+    void randomAggregateLists() throws Exception {
+        List<String> pool = new ArrayList<>();
+        for (String list : List.of(AGGS, DISTINCT_AND_FILTER_AGGS)) {
+            for (String call : list.split(",(?![^(]*\\))")) {
+                pool.add(call.trim());
+            }
+        }
+        List<String> keyTypes = List.of("BIGINT", "INT", "STRING", "SMALLINT", "TINYINT NOT NULL", "BOOLEAN", "DATE",
+                "TIMESTAMP(3)", "TIMESTAMP(9)", "DECIMAL(10, 2)", "DECIMAL(38, 4)");
+        int combos = Integer.getInteger("ferry.differential.combos", 12);
+        Random r = new Random(Long.getLong("ferry.differential.seed", 2026));
+        for (int combo = 0; combo < combos; combo++) {
+            List<String> calls = new ArrayList<>();
+            for (int n = 1 + r.nextInt(6); n > 0; n--) {
+                calls.add(pool.get(r.nextInt(pool.size())));
+            }
+            for (Col c : VALUE_TYPES) {
+                calls.add(c.name().startsWith("f") ? "COUNT(*) FILTER (WHERE " + c.name() + ")" : "COUNT(" + c.name() + ")");
+            }
+            java.util.Collections.shuffle(calls, r);
+            String aggs = String.join(", ", calls);
+            String keyType = keyTypes.get(r.nextInt(keyTypes.size()));
+            boolean changelog = r.nextBoolean();
+            int batch = new int[] {1, 2, 7, 64}[r.nextInt(4)];
+            try {
+                check(keyType, changelog, 2, aggs, java.util.Map.of(), false, new int[] {batch});
+            } catch (AssertionError e) {
+                throw new AssertionError("combo " + combo + ": GROUP BY " + keyType + (changelog ? " (changelog)" : "")
+                        + ", batch " + batch + ": " + aggs + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
     /** Every other key type Ferry hashes (BinaryRowData layout, key groups), NULL keys included. */
     @Test
     void otherKeyTypes() throws Exception {

@@ -36,6 +36,15 @@ class FerryCliCompareTest {
     }
 
     @Test
+    void groupByShapes() throws Exception {
+        String out = compare("group-by-shapes.sql");
+        String ferryRun = out.substring(out.indexOf("== Ferry (ferry.enabled = true)"));
+        assertTrue(ferryRun.contains("ferry=[native]"), ferryRun);
+        assertFalse(ferryRun.contains("not native yet"), "every GROUP BY of the script runs natively:\n" + ferryRun);
+        assertEquals(7, out.split("IDENTICAL \\(", -1).length - 1, out);
+    }
+
+    @Test
     void nexmarkExample() throws Exception {
         compare("nexmark-groupby.sql");
     }

@@ -38,14 +38,17 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool) accu
 
 // Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX) over an argument
 // of type arg natively: every function over the numeric types and DECIMAL, MIN and MAX over
-// VARCHAR, COUNT over anything. The error wraps engine.ErrUnsupported and reads like
-// "SUM over VARCHAR: not native yet".
+// VARCHAR, DATE and TIMESTAMP(p <= 3), COUNT over anything. The error wraps engine.ErrUnsupported
+// and reads like "SUM over VARCHAR: not native yet".
 func Support(fn string, arg engine.Type) error {
 	switch fn {
 	case "COUNT":
 		return nil
 	case "SUM", "SUM0", "AVG", "MIN", "MAX":
 		if _, ok := numericCalls[arg.ID]; ok || arg.ID == engine.Decimal {
+			return nil
+		}
+		if _, ok := orderedCalls(arg); ok && (fn == "MIN" || fn == "MAX") {
 			return nil
 		}
 		if arg.ID == engine.Varchar && (fn == "MIN" || fn == "MAX") {
@@ -113,5 +116,21 @@ func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine
 	}
 	out := arg
 	out.Nullable = fn != "SUM0" // $SUM0 starts at 0 and is never NULL
+	if minMax, ok := orderedCalls(arg); ok {
+		return minMax(fn, col, call.Retract), engine.Field{Name: name, Type: out}, nil
+	}
 	return numericCalls[arg.ID](fn, col, call.Retract), engine.Field{Name: name, Type: out}, nil
+}
+
+// orderedCalls returns the MIN/MAX kernel of the temporal types whose Arrow values are integers
+// ordered as Flink orders them: DATE (int32 days since the epoch) and TIMESTAMP(p <= 3) (int64
+// epoch milliseconds, TimestampData.compareTo with no nanoseconds). MIN and MAX keep the type.
+func orderedCalls(arg engine.Type) (func(fn string, col int, retract bool) accumulator, bool) {
+	switch {
+	case arg.ID == engine.Date:
+		return numericCall[int32, int64], true
+	case arg.ID == engine.Timestamp && arg.Compact():
+		return numericCall[int64, int64], true
+	}
+	return nil, false
 }

@@ -97,6 +97,15 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 			want: []string{"+I[3]", "+U[8]", "+U[9]", "-D[9]"},
 		},
 		{
+			name: "MIN over TIMESTAMP(3) and MAX over DATE with retraction: epoch millis and days, before the epoch too",
+			spec: engine.Spec{Input: bigintInput("t:TIMESTAMP(3)", "d:DATE"), Keys: []int{}, NeedRetraction: true,
+				Aggs: []engine.AggCall{{Func: "MIN", Args: []int{0}, Retract: true}, {Func: "MAX", Args: []int{1}, Retract: true}}},
+			in: [][]any{{enginetest.Timestamp{Millis: 5}, int64(-3)}, {enginetest.Timestamp{Millis: -86_400_000}, int64(7)},
+				{enginetest.Timestamp{Millis: -86_400_000}, int64(7)}, {nil, nil}},
+			kinds: []engine.RowKind{I, I, D, I},
+			want:  []string{"+I[ts(5,0), -3]", "+U[ts(-86400000,0), 7]", "+U[ts(5,0), -3]"},
+		},
+		{
 			name: "NaN never equals itself, so a NaN result re-emits on every row",
 			spec: engine.Spec{Input: bigintInput("k", "v:DOUBLE"), Keys: []int{0},
 				Aggs: []engine.AggCall{{Func: "MAX", Args: []int{1}}}},

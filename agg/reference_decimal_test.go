@@ -377,6 +377,8 @@ func randomArgType(r *rand.Rand, fn string) string {
 		return argTypeNames[r.IntN(len(argTypeNames))]
 	case x < 13 && (fn == "MIN" || fn == "MAX" || fn == "COUNT"):
 		return "VARCHAR"
+	case x < 15 && (fn == "MIN" || fn == "MAX" || fn == "COUNT"):
+		return []string{"DATE", "TIMESTAMP(3)"}[r.IntN(2)] // days and epoch millis, ordered as integers
 	}
 	p := []int{38, 38, 38, 37, 30, 19, 18, 10, 5, 1}[r.IntN(10)]
 	s := []int{0, 0, 2, 5, 6, 10, p, r.IntN(p + 1)}[r.IntN(8)]
@@ -385,7 +387,7 @@ func randomArgType(r *rand.Rand, fn string) string {
 
 // argTypeFits reports whether a value column of type typ can feed aggregate fn.
 func argTypeFits(fn, typ string) bool {
-	return typ != "VARCHAR" || fn == "MIN" || fn == "MAX" || fn == "COUNT"
+	return (typ != "VARCHAR" && typ != "DATE" && typ != "TIMESTAMP(3)") || fn == "MIN" || fn == "MAX" || fn == "COUNT"
 }
 
 // randomDecimal draws an unscaled DECIMAL(p, s) value: small values from the pool (repeats for

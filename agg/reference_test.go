@@ -65,6 +65,9 @@ func jLess(a, b any) bool {
 		return x < b.(float32)
 	case float64:
 		return x < b.(float64)
+	case enginetest.Timestamp: // TimestampData.compareTo
+		y := b.(enginetest.Timestamp)
+		return x.Millis < y.Millis || (x.Millis == y.Millis && x.Nanos < y.Nanos)
 	}
 	return a.(int64) < b.(int64)
 }
@@ -85,6 +88,8 @@ func jPrimEq(a, b any) bool {
 		return x.Cmp(b.(*big.Int)) == 0
 	case string: // BinaryStringData.equals
 		return x == b.(string)
+	case enginetest.Timestamp: // TimestampData.equals
+		return x == b.(enginetest.Timestamp)
 	}
 	return a.(int64) == b.(int64)
 }
@@ -103,6 +108,8 @@ func jBits(v any) int64 {
 			return 0x7ff8000000000000
 		}
 		return int64(math.Float64bits(x))
+	case enginetest.Timestamp: // aggregates take TIMESTAMP(p <= 3) only: no nanoseconds
+		return x.Millis
 	}
 	return v.(int64)
 }

@@ -92,6 +92,10 @@ class GroupAggregateDifferentialTest {
                             dec(new BigDecimal(new java.math.BigInteger(120, r), 4), 38, 4), dec(BigDecimal.valueOf(r.nextInt(100) - 50, 4), 38, 4)))),
                     new Col("vc", "STRING", r -> maybeNull(r, StringData.fromString(
                             pick(r, "", "\u0000", "a", "ab", "ü", "\uD83D\uDE00", "\uFFFF", "Z" + (char) ('a' + r.nextInt(6)))))),
+                    // days since 1970 and epoch milliseconds, before and after the epoch
+                    new Col("va", "DATE", r -> maybeNull(r, pick(r, -719_162, 2_932_896, 0, -1, r.nextInt(200) - 100))),
+                    new Col("ve", "TIMESTAMP(3)", r -> maybeNull(r, TimestampData.fromEpochMillis(
+                            pick(r, -62_135_596_800_000L, 253_402_300_799_999L, 0L, -1L, (long) r.nextInt(2000) * 86_400_001L - 1_000_000L)))),
                     // NOT NULL, so FILTER (WHERE fa) reads the column itself (no Calc before the aggregate)
                     new Col("fa", "BOOLEAN NOT NULL", Random::nextBoolean),
                     new Col("fb", "BOOLEAN NOT NULL", r -> r.nextInt(4) == 0));
@@ -115,7 +119,8 @@ class GroupAggregateDifferentialTest {
                     + " SUM(vs), AVG(vs), MIN(vs), SUM(vt), MAX(vt), AVG(vt), SUM(vd), MIN(vd), MAX(vd), AVG(vd),"
                     + " SUM(vf), MIN(vf), MAX(vf), AVG(vf), COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb),"
                     + " SUM(vm), AVG(vm), MIN(vm), MAX(vm), COUNT(vm), SUM(vw), AVG(vw), MIN(vw), MAX(vw),"
-                    + " MIN(vc), MAX(vc), COUNT(vc), MAX(vc) FILTER (WHERE fa), SUM(vw) FILTER (WHERE fb)";
+                    + " MIN(vc), MAX(vc), COUNT(vc), MAX(vc) FILTER (WHERE fa), SUM(vw) FILTER (WHERE fb),"
+                    + " MIN(va), MAX(va), COUNT(va), MIN(ve), MAX(ve) FILTER (WHERE fb), COUNT(ve)";
 
     /** DISTINCT calls sharing and not sharing value sets, with and without FILTER. */
     static final String DISTINCT_AND_FILTER_AGGS =
@@ -123,13 +128,14 @@ class GroupAggregateDifferentialTest {
                     + " MIN(DISTINCT vs), MAX(DISTINCT vd) FILTER (WHERE fa), COUNT(DISTINCT vd), COUNT(DISTINCT vf),"
                     + " COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb), MAX(vi) FILTER (WHERE fa), AVG(vd) FILTER (WHERE fb),"
                     + " COUNT(vt), COUNT(DISTINCT vc), MAX(DISTINCT vc) FILTER (WHERE fb), COUNT(DISTINCT vm) FILTER (WHERE fa),"
-                    + " SUM(DISTINCT vw), MIN(vw) FILTER (WHERE fa), MAX(vm), MIN(vc)";
+                    + " SUM(DISTINCT vw), MIN(vw) FILTER (WHERE fa), MAX(vm), MIN(vc),"
+                    + " COUNT(DISTINCT va), MAX(DISTINCT ve) FILTER (WHERE fa), COUNT(DISTINCT ve), MIN(va)";
 
     /** What idle-state TTL runs natively with on retracting input: no MapView state. (Every query
      * reads every column, so no projection stands between the source rows and the aggregate.) */
     static final String TTL_AGGS =
             "COUNT(*), SUM(vb), COUNT(vf), AVG(vd), SUM(vi) FILTER (WHERE fa), AVG(vt), COUNT(vs) FILTER (WHERE fb),"
-                    + " SUM(vm), AVG(vw), COUNT(vc)";
+                    + " SUM(vm), AVG(vw), COUNT(vc), COUNT(va), COUNT(ve)";
 
     static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize) throws Exception {
         return plan(keyType, changelog, ferry, batchSize, AGGS, java.util.Map.of());

@@ -30,4 +30,7 @@ type accumulator interface {
 	// write fills output row j with the value of the last fold picked by pick[j]: 2i for row
 	// i's value before folding, 2i+1 after (rowValues).
 	write(out *engine.OutColumn, pick []int32)
+	// differ reports whether entries a and b of the last fold (as picked by write) differ under
+	// Flink's equaliser.
+	differ(a, b int32) bool
 }

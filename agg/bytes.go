@@ -148,6 +148,13 @@ func (v *strRowValues) record(i int, h *strHeap, pv, nv strRef, changed []bool) 
 	}
 }
 
+// differIn compares entries a and b, whose bytes are in h, as record compares a row's before
+// and after.
+func (v *strRowValues) differIn(h *strHeap, a, b int32) bool {
+	pa, pb := v.refs[a], v.refs[b]
+	return pa != pb && (pa.has != pb.has || !bytes.Equal(h.get(pa), h.get(pb)))
+}
+
 func (v *strRowValues) varBytes(pick []int32) int {
 	n := 0
 	for _, p := range pick {
@@ -220,6 +227,8 @@ func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 		a.record(i, &a.heap, pv, a.val[g], changed)
 	}
 }
+
+func (a *strMinMaxAcc) differ(p, q int32) bool { return a.differIn(&a.heap, p, q) }
 
 func (a *strMinMaxAcc) write(out *engine.OutColumn, pick []int32) {
 	a.strRowValues.write(&a.heap, out, pick)
@@ -395,6 +404,8 @@ func (a *strMinMaxRetractAcc) rescan(g int32) {
 	}
 	a.setExt(g, m.heap.get(m.key[best]), m.java[best])
 }
+
+func (a *strMinMaxRetractAcc) differ(p, q int32) bool { return a.differIn(&a.heap, p, q) }
 
 func (a *strMinMaxRetractAcc) write(out *engine.OutColumn, pick []int32) {
 	a.strRowValues.write(&a.heap, out, pick)

@@ -227,6 +227,11 @@ func (v *decRowValues) record(i int, pv dec128, pn bool, nv dec128, nn bool, cha
 	}
 }
 
+// differ compares entries a and b as record compares a row's before and after.
+func (v *decRowValues) differ(a, b int32) bool {
+	return v.nulls[a] != v.nulls[b] || (!v.nulls[b] && v.vals[a] != v.vals[b])
+}
+
 func (v *decRowValues) write(out *engine.OutColumn, pick []int32) {
 	dst := out.Data[:16*len(pick)]
 	for j, p := range pick {

@@ -61,12 +61,16 @@ type GroupAggregate struct {
 	varBytes   []int
 	snapIDs    []int32 // groups of the key group being snapshotted
 	snapKG     int     // the key group snapIDs lists
+	bundle     bundleState
 }
 
 var _ engine.Operator = (*GroupAggregate)(nil)
 
 // NewGroupAggregate builds a group aggregate from a validated spec of kind "group_aggregate".
 func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
+	if spec.MiniBatch && spec.StateTTLMs > 0 {
+		return nil, fmt.Errorf("%w: idle-state TTL with mini-batch: not native yet", engine.ErrUnsupported)
+	}
 	if spec.StateTTLMs > 0 {
 		for i, c := range spec.Aggs {
 			if c.Distinct || (c.Retract && (c.Func == "MIN" || c.Func == "MAX")) {
@@ -177,12 +181,22 @@ func (g *GroupAggregate) Process(in *engine.Batch, nowMs int64, out *engine.OutB
 		}
 		g.kgs[i] = int32(kg)
 	}
-	g.resolveGroups(in, nowMs)
+	if g.spec.MiniBatch {
+		g.resolveBundle(in)
+	} else {
+		g.resolveGroups(in, nowMs)
+	}
 	g.resolveActions(in)
+	g.changed = resize(g.changed, n)
 	for i, c := range g.calls {
 		c.fold(in, g.gids, g.callActs[i], g.changed)
 	}
-	err := g.emit(in, out)
+	var err error
+	if g.spec.MiniBatch {
+		err = g.emitBundle(in, out)
+	} else {
+		err = g.emit(in, out)
+	}
 	for _, id := range g.table.EndBatch() {
 		g.resetGroup(id)
 	}
@@ -311,6 +325,9 @@ func (g *GroupAggregate) grow() {
 	if g.lastWrite != nil {
 		g.lastWrite = extend(g.lastWrite, n)
 	}
+	if g.spec.MiniBatch {
+		g.bundle.keyOf = extend(g.bundle.keyOf, n)
+	}
 	for _, s := range g.states {
 		s.grow(n)
 	}
@@ -356,6 +373,12 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 			add(i, false, engine.UpdateAfter)
 		}
 	}
+	return g.writeOutput(in, out)
+}
+
+// writeOutput writes the output batch of the rows chosen in src (input row carrying the key),
+// pick (aggregate values, see rowValues) and outKinds.
+func (g *GroupAggregate) writeOutput(in *engine.Batch, out *engine.OutBatch) error {
 	rows := len(g.src)
 	if rows == 0 {
 		out.Len = 0

@@ -37,6 +37,11 @@ func (v *rowValues[T]) record(i int, pv T, pn bool, nv T, nn bool, changed []boo
 	}
 }
 
+// differ compares entries a and b as record compares a row's before and after.
+func (v *rowValues[T]) differ(a, b int32) bool {
+	return v.nulls[a] != v.nulls[b] || (!v.nulls[b] && v.vals[a] != v.vals[b])
+}
+
 // write fills output row j with entry pick[j] (see rowValues).
 func (v *rowValues[T]) write(out *engine.OutColumn, pick []int32) {
 	dst := engine.OutValues[T](out)[:len(pick)]

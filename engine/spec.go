@@ -18,10 +18,13 @@ type Spec struct {
 	NeedRetraction       bool        `json:"need_retraction,omitempty"`
 	GenerateUpdateBefore bool        `json:"generate_update_before,omitempty"`
 	StateTTLMs           int64       `json:"state_ttl_ms,omitempty"`
-	MaxParallelism       int         `json:"max_parallelism"`
-	KeyGroupStart        *int        `json:"key_group_start,omitempty"`
-	KeyGroupEnd          *int        `json:"key_group_end,omitempty"`
-	Test                 *TestHooks  `json:"test,omitempty"`
+	// MiniBatch makes each input batch one bundle of Flink's mini-batch operator
+	// (MiniBatchGroupAggFunction): per key, all its rows fold before one result is emitted.
+	MiniBatch      bool       `json:"mini_batch,omitempty"`
+	MaxParallelism int        `json:"max_parallelism"`
+	KeyGroupStart  *int       `json:"key_group_start,omitempty"`
+	KeyGroupEnd    *int       `json:"key_group_end,omitempty"`
+	Test           *TestHooks `json:"test,omitempty"`
 
 	// InputTypes holds the parsed types of Input.
 	InputTypes []Type `json:"-"`
@@ -154,11 +157,12 @@ func ParseSpec(data []byte, testHooks bool) (*Spec, error) {
 	return &s, nil
 }
 
-// Fingerprint identifies the state layout a spec implies: everything but the name and the
-// subtask's key-group range, which may change across restarts and rescaling.
+// Fingerprint identifies the state layout a spec implies: everything but the name, the
+// subtask's key-group range, which may change across restarts and rescaling, and mini-batch,
+// which changes when results are emitted, not the state.
 func (s *Spec) Fingerprint() uint64 {
 	c := *s
-	c.Name, c.KeyGroupStart, c.KeyGroupEnd, c.Test = "", nil, nil, nil
+	c.Name, c.KeyGroupStart, c.KeyGroupEnd, c.Test, c.MiniBatch = "", nil, nil, nil, false
 	data, _ := json.Marshal(&c)
 	h := fnv.New64a()
 	h.Write(data)

@@ -92,6 +92,8 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     private final RowType outputType;
     private final int batchSize;
     private final long maxDelayMs;
+    /** Mini-batch: a batch is a bundle of Flink's CountBundleTrigger, never cut by time. */
+    private final boolean bundled;
 
     private transient BufferAllocator allocator;
     private transient NativeOperator nativeOp;
@@ -112,6 +114,11 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
      *     field per call), the layout of the rows this operator emits
      */
     public FerryGroupAggregateOperator(GroupAggregateSpec spec, RowType outputType, int batchSize, long maxDelayMs) {
+        this(spec, outputType, batchSize, maxDelayMs, false);
+    }
+
+    private FerryGroupAggregateOperator(
+            GroupAggregateSpec spec, RowType outputType, int batchSize, long maxDelayMs, boolean bundled) {
         if (batchSize < 1) {
             throw new IllegalArgumentException("ferry.batch.size must be at least 1, got " + batchSize);
         }
@@ -119,6 +126,21 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         this.outputType = outputType;
         this.batchSize = batchSize;
         this.maxDelayMs = Math.max(0, maxDelayMs);
+        this.bundled = bundled;
+    }
+
+    /**
+     * The mini-batch operator (Flink's KeyedMapBundleOperator with MiniBatchGroupAggFunction): Go
+     * gets a batch exactly where Flink finishes a bundle, when {@code bundleSize} rows
+     * ({@code table.exec.mini-batch.size}) have arrived, before a watermark is forwarded, before a
+     * checkpoint barrier and at the end of input.
+     */
+    public static FerryGroupAggregateOperator bundled(GroupAggregateSpec spec, RowType outputType, long bundleSize) {
+        if (!spec.miniBatch()) {
+            throw new IllegalArgumentException("a bundled operator needs a mini-batch spec");
+        }
+        return new FerryGroupAggregateOperator(
+                spec, outputType, (int) Math.min(Integer.MAX_VALUE, bundleSize), 0, true);
     }
 
     public GroupAggregateSpec spec() {
@@ -301,6 +323,8 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
         writer.write(inputRow.of(element.getValue()));
         if (writer.count() >= batchSize) {
             processBatch();
+        } else if (bundled) {
+            return;
         } else if (writer.count() == 1 && maxDelayMs > 0 && !timerPending) {
             timerPending = true;
             long at = getProcessingTimeService().getCurrentProcessingTime() + maxDelayMs;

@@ -75,13 +75,8 @@ public final class GroupAggregateSpec implements Serializable {
     private final boolean needRetraction;
     private final boolean generateUpdateBefore;
     private final long stateTtlMs;
+    private final boolean miniBatch;
 
-    /**
-     * @param name the operator's description, used in messages
-     * @param fullInputType the input row type of Flink's aggregate
-     * @param grouping Flink's grouping field indices into fullInputType
-     * @param calls the aggregate calls, their arguments indexing fullInputType
-     */
     public GroupAggregateSpec(
             String name,
             RowType fullInputType,
@@ -90,6 +85,25 @@ public final class GroupAggregateSpec implements Serializable {
             boolean needRetraction,
             boolean generateUpdateBefore,
             long stateTtlMs) {
+        this(name, fullInputType, grouping, calls, needRetraction, generateUpdateBefore, stateTtlMs, false);
+    }
+
+    /**
+     * @param name the operator's description, used in messages
+     * @param fullInputType the input row type of Flink's aggregate
+     * @param grouping Flink's grouping field indices into fullInputType
+     * @param calls the aggregate calls, their arguments indexing fullInputType
+     * @param miniBatch whether each batch is one bundle of Flink's mini-batch aggregate
+     */
+    public GroupAggregateSpec(
+            String name,
+            RowType fullInputType,
+            int[] grouping,
+            List<Call> calls,
+            boolean needRetraction,
+            boolean generateUpdateBefore,
+            long stateTtlMs,
+            boolean miniBatch) {
         this.name = Objects.requireNonNull(name);
         List<Integer> used = new ArrayList<>();
         for (int g : grouping) {
@@ -143,6 +157,12 @@ public final class GroupAggregateSpec implements Serializable {
         this.needRetraction = needRetraction;
         this.generateUpdateBefore = generateUpdateBefore;
         this.stateTtlMs = stateTtlMs;
+        this.miniBatch = miniBatch;
+    }
+
+    /** Whether each batch is one bundle of Flink's mini-batch aggregate (MiniBatchGroupAggFunction). */
+    public boolean miniBatch() {
+        return miniBatch;
     }
 
     public String name() {
@@ -210,6 +230,9 @@ public final class GroupAggregateSpec implements Serializable {
         b.append("],\"need_retraction\":").append(needRetraction);
         b.append(",\"generate_update_before\":").append(generateUpdateBefore);
         b.append(",\"state_ttl_ms\":").append(Math.max(0, stateTtlMs));
+        if (miniBatch) {
+            b.append(",\"mini_batch\":true");
+        }
         b.append(",\"max_parallelism\":").append(maxParallelism);
         b.append(",\"key_group_start\":").append(keyGroupStart);
         b.append(",\"key_group_end\":").append(keyGroupEnd);

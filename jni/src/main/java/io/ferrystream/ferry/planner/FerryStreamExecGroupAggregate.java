@@ -8,7 +8,6 @@ import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
-import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
@@ -18,6 +17,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
 import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
+import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
@@ -123,7 +123,8 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
                             aggCallNeedRetractions,
                             needRetraction,
                             generateUpdateBefore,
-                            stateRetentionTime);
+                            stateRetentionTime,
+                            MinibatchUtil.isMiniBatchEnabled(config));
             reason = NativeSupport.check(spec).orElse(null);
         }
         if (reason != null) {
@@ -133,12 +134,16 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         }
 
         final Transformation<RowData> inputTransform = (Transformation<RowData>) inputEdge.translateToPlan(planner);
+        // Mini-batch: a batch is a bundle of Flink's count trigger, cut by size, watermark, barrier
         final FerryGroupAggregateOperator operator =
-                new FerryGroupAggregateOperator(
-                        spec,
-                        (RowType) getOutputType(),
-                        config.get(FerryOptions.BATCH_SIZE),
-                        config.get(FerryOptions.BATCH_MAX_DELAY).toMillis());
+                spec.miniBatch()
+                        ? FerryGroupAggregateOperator.bundled(
+                                spec, (RowType) getOutputType(), MinibatchUtil.miniBatchSize(config))
+                        : new FerryGroupAggregateOperator(
+                                spec,
+                                (RowType) getOutputType(),
+                                config.get(FerryOptions.BATCH_SIZE),
+                                config.get(FerryOptions.BATCH_MAX_DELAY).toMillis());
         final OneInputTransformation<RowData, RowData> transform =
                 ExecNodeUtil.createOneInputTransformation(
                         inputTransform,
@@ -163,9 +168,6 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         }
         if (!config.get(FerryOptions.GROUP_AGGREGATE_ENABLED)) {
             return "disabled by " + FerryOptions.GROUP_AGGREGATE_ENABLED.key() + "=false";
-        }
-        if (config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_ENABLED)) {
-            return "mini-batch GROUP BY: not native yet";
         }
         return null;
     }

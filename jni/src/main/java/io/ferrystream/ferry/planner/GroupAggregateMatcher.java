@@ -15,6 +15,7 @@ import org.apache.flink.table.planner.plan.PartialFinalType;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
+import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
@@ -78,10 +79,6 @@ public final class GroupAggregateMatcher {
         if (backendReason != null) {
             return Decision.fallback(backendReason);
         }
-        // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction (flink-semantics.md §2.4)
-        if (config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_ENABLED)) {
-            return Decision.fallback("mini-batch GROUP BY: not native yet");
-        }
         if (agg.partialFinalType() != PartialFinalType.NONE) {
             return Decision.fallback("distinct split (partialFinalType=" + agg.partialFinalType() + "): not native yet");
         }
@@ -116,7 +113,9 @@ public final class GroupAggregateMatcher {
                         args.aggCallNeedRetractions,
                         args.needRetraction,
                         args.generateUpdateBefore,
-                        ttl);
+                        ttl,
+                        // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction (flink-semantics.md §2.4)
+                        MinibatchUtil.isMiniBatchEnabled(config));
         Optional<String> refused = NativeSupport.check(spec);
         return refused.map(Decision::fallback).orElse(Decision.NATIVE);
     }
@@ -128,8 +127,8 @@ public final class GroupAggregateMatcher {
      */
     private static boolean plansAsyncState(
             StreamPhysicalGroupAggregate agg, GroupAggregateArgs args, ReadableConfig config) {
-        if (!config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)) {
-            return false;
+        if (!config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED) || MinibatchUtil.isMiniBatchEnabled(config)) {
+            return false; // mini-batch comes first in StreamExecGroupAggregate
         }
         AggregateInfoList infos =
                 AggregateUtil.transformToStreamAggregateInfoList(

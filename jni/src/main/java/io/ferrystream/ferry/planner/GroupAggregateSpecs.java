@@ -42,6 +42,7 @@ final class GroupAggregateSpecs {
      * @param inputType Flink's input row type of the aggregate
      * @param outputType the aggregate's output row type: the grouping keys, then one field per call
      * @param stateTtlMs the idle-state retention, as {@code StateMetadata} resolves it
+     * @param miniBatch whether Flink would build its mini-batch aggregate (MiniBatchGroupAggFunction)
      * @throws IllegalArgumentException for a call {@link #functionName} does not know
      */
     static GroupAggregateSpec build(
@@ -53,7 +54,8 @@ final class GroupAggregateSpecs {
             boolean[] aggCallNeedRetractions,
             boolean needRetraction,
             boolean generateUpdateBefore,
-            long stateTtlMs) {
+            long stateTtlMs,
+            boolean miniBatch) {
         List<GroupAggregateSpec.Call> calls = new ArrayList<>(aggCalls.length);
         for (int i = 0; i < aggCalls.length; i++) {
             AggregateCall call = aggCalls[i];
@@ -68,6 +70,6 @@ final class GroupAggregateSpecs {
                     function, args, aggCallNeedRetractions[i], fieldName, call.isDistinct(), call.filterArg));
         }
         return new GroupAggregateSpec(
-                name, inputType, grouping, calls, needRetraction, generateUpdateBefore, stateTtlMs);
+                name, inputType, grouping, calls, needRetraction, generateUpdateBefore, stateTtlMs, miniBatch);
     }
 }

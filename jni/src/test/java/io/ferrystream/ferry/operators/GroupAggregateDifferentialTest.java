@@ -29,6 +29,7 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.operators.aggregate.GroupAggFunction;
+import org.apache.flink.table.runtime.operators.bundle.KeyedMapBundleOperator;
 import org.apache.flink.table.runtime.typeutils.BigDecimalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -177,8 +178,9 @@ class GroupAggregateDifferentialTest {
                 continue;
             }
             Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
-            boolean stock = op instanceof KeyedProcessOperator
-                    && ((KeyedProcessOperator<?, ?, ?>) op).getUserFunction() instanceof GroupAggFunction;
+            boolean stock = (op instanceof KeyedProcessOperator
+                            && ((KeyedProcessOperator<?, ?, ?>) op).getUserFunction() instanceof GroupAggFunction)
+                    || op instanceof KeyedMapBundleOperator; // MiniBatchGroupAggFunction
             if (stock || op instanceof FerryGroupAggregateOperator) {
                 assertEquals(ferry, op instanceof FerryGroupAggregateOperator, "planned operator " + op);
                 @SuppressWarnings("unchecked")
@@ -234,10 +236,18 @@ class GroupAggregateDifferentialTest {
 
     /** Random changelog rows over a small key domain. */
     static List<RowData> input(long seed, String keyType, boolean changelog, int n) {
+        return input(seed, keyType, changelog, n, 0);
+    }
+
+    /** Random changelog rows over {@code keyDomain} keys (0: a small random domain). */
+    static List<RowData> input(long seed, String keyType, boolean changelog, int n, int keyDomain) {
         Random r = new Random(seed);
         List<RowData> rows = new ArrayList<>();
         List<RowData> sent = new ArrayList<>();
         int keys = 1 + r.nextInt(8);
+        if (keyDomain > 0) {
+            keys = keyDomain;
+        }
         for (int i = 0; i < n; i++) {
             RowKind kind = RowKind.INSERT;
             GenericRowData row;
@@ -402,12 +412,17 @@ class GroupAggregateDifferentialTest {
 
     void check(String keyType, boolean changelog, long seeds, String aggs, java.util.Map<String, String> options, boolean clock,
             int[] batchSizes) throws Exception {
+        check(keyType, changelog, seeds, aggs, options, clock, batchSizes, 400, 0);
+    }
+
+    void check(String keyType, boolean changelog, long seeds, String aggs, java.util.Map<String, String> options, boolean clock,
+            int[] batchSizes, int rowCount, int keyDomain) throws Exception {
         Planned stock = plan(keyType, changelog, false, 1, aggs, options);
         for (int batch : batchSizes) {
             Planned ferry = plan(keyType, changelog, true, batch, aggs, options);
             assertInstanceOf(FerryGroupAggregateOperator.class, ferry.operator());
             for (long seed = 0; seed < seeds; seed++) {
-                List<RowData> rows = input(seed * 31 + batch, keyType, changelog, 400);
+                List<RowData> rows = input(seed * 31 + batch, keyType, changelog, rowCount, keyDomain);
                 long[] times = null;
                 if (clock) { // steps of up to 40 ms against a TTL of 50 ms
                     Random r = new Random(seed);
@@ -416,7 +431,7 @@ class GroupAggregateDifferentialTest {
                         times[i] = times[i - 1] + (r.nextInt(10) == 0 ? r.nextInt(40) : 0);
                     }
                 }
-                int[] restoreAt = {37, 100 + (int) (seed % 50), 399};
+                int[] restoreAt = {37, 100 + (int) (seed % 50), rowCount - 1};
                 List<String> want = run(stock, rows, restoreAt, times);
                 List<String> got = run(ferry, rows, restoreAt, times);
                 assertTrue(want.size() > 0, "stock produced no output");
@@ -499,6 +514,41 @@ class GroupAggregateDifferentialTest {
                 throw new AssertionError("combo " + combo + ": GROUP BY " + keyType + (changelog ? " (changelog)" : "")
                         + ", batch " + batch + ": " + aggs + ": " + e.getMessage(), e);
             }
+        }
+    }
+
+    static java.util.Map<String, String> miniBatch(int size) {
+        return java.util.Map.of(
+                "table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 s",
+                "table.exec.mini-batch.size", Integer.toString(size),
+                "table.optimizer.agg-phase-strategy", "ONE_PHASE");
+    }
+
+    /**
+     * Mini-batch: Flink's KeyedMapBundleOperator running MiniBatchGroupAggFunction, bundles cut by
+     * its count trigger (1, 3, 7 and 100 rows) and by checkpoint barriers; results per key per
+     * bundle, keys in HashMap order.
+     */
+    @Test
+    void miniBatch() throws Exception {
+        for (int size : new int[] {1, 3, 7, 100}) {
+            check("STRING", true, 3, AGGS, miniBatch(size), false, new int[] {1});
+            check("BIGINT", false, 2, DISTINCT_AND_FILTER_AGGS, miniBatch(size), false, new int[] {1});
+            check("DECIMAL(38, 4)", true, 2, DISTINCT_AND_FILTER_AGGS, miniBatch(size), false, new int[] {1});
+        }
+    }
+
+    /**
+     * Mini-batch over thousands of keys: bundles of hundreds of distinct keys grow Flink's HashMap
+     * table (it keeps its size from bundle to bundle, and starts over after a restore), which
+     * decides the order in which keys emit.
+     */
+    @Test
+    void miniBatchManyKeys() throws Exception {
+        for (int size : new int[] {500, 2000}) {
+            check("BIGINT", true, 1, AGGS, miniBatch(size), false, new int[] {1}, 6000, 3000);
+            check("STRING", false, 1, DISTINCT_AND_FILTER_AGGS, miniBatch(size), false, new int[] {1}, 6000, 3000);
         }
     }
 

@@ -168,7 +168,10 @@ class FerryExplainTest {
                         "table.exec.mini-batch.allow-latency", "1 s",
                         "table.exec.mini-batch.size", "100",
                         "table.optimizer.agg-phase-strategy", "ONE_PHASE");
-        assertFallback("mini-batch GROUP BY: not native yet", "SELECT k, SUM(b) FROM T GROUP BY k", miniBatch);
+        assertEquals(List.of("native"), decisions("SELECT k, SUM(b), COUNT(DISTINCT i) FROM T GROUP BY k", miniBatch));
+        Map<String, String> withTtl = new java.util.HashMap<>(miniBatch);
+        withTtl.put("table.exec.state.ttl", "1 h");
+        assertFallback("idle-state TTL with mini-batch: not native yet", "SELECT k, SUM(b) FROM T GROUP BY k", withTtl);
     }
 
     @Test

@@ -1,0 +1,198 @@
+package agg
+
+import (
+	"slices"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// Mini-batch mode (spec mini_batch): each batch is one bundle of Flink's KeyedMapBundleOperator
+// running MiniBatchGroupAggFunction (flink-semantics.md §2.4, §2.6). The rows of a key fold in
+// order into its accumulators; a key without state drops its leading retractions (and is skipped
+// when nothing else is left); the record count decides only at the end of the bundle; and each
+// key then emits at most one result, the keys in the iteration order of the java.util.HashMap
+// the bundle operator collects them in.
+
+// bundleKey is one distinct key of a bundle.
+type bundleKey struct {
+	hash     int32 // BinaryRowData.hashCode of the key
+	gid      int32 // its group, -1 while its rows were all dropped leading retractions
+	fresh    bool  // it had no state before the bundle (Flink's firstRow)
+	firstRow int32 // first and last row folded into the group
+	lastRow  int32
+}
+
+// bundleState is the bookkeeping of mini-batch mode. tableLen outlives bundles, as the
+// HashMap's table does (HashMap.clear keeps it); the rest is per bundle.
+type bundleState struct {
+	tableLen int
+	keys     []bundleKey
+	keyOf    []int32          // per group id: its bundle key + 1, 0 when not in this bundle
+	dropped  map[string]int32 // keys seen only as dropped retractions so far: their bundle key
+	order    []int32          // bundle keys in HashMap iteration order
+	hashes   []int32          // scratch: the keys' hashCodes
+	buckets  []int32          // scratch: chain length per bucket
+}
+
+// resolveBundle maps each row to its group as MiniBatchGroupAggFunction.finishBundle reads
+// them: rows keep their order within a key, groups are created on a key's first accumulate and
+// never removed mid-bundle, and the record count is only counted here.
+func (g *GroupAggregate) resolveBundle(in *engine.Batch) {
+	b := &g.bundle
+	n := in.Len
+	g.gids = resize(g.gids, n)
+	b.keys = b.keys[:0]
+	clear(b.dropped)
+	newKey := func(hash, gid int32) int32 {
+		b.keys = append(b.keys, bundleKey{hash: hash, gid: gid, firstRow: -1})
+		return int32(len(b.keys) - 1)
+	}
+	for i := range n {
+		acc := engine.IsAccumulate(in.Kinds[i])
+		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
+		id := g.table.Find(key, hash, kg)
+		var k int32
+		switch {
+		case id >= 0 && b.keyOf[id] > 0:
+			k = b.keyOf[id] - 1
+		case id >= 0:
+			k = newKey(hash, id)
+			b.keyOf[id] = k + 1
+		case !acc: // a leading retraction of a key without state: dropped, yet in the bundle's map
+			g.gids[i] = -1
+			if _, ok := b.dropped[string(key)]; !ok {
+				if b.dropped == nil {
+					b.dropped = map[string]int32{}
+				}
+				b.dropped[string(key)] = newKey(hash, -1)
+			}
+			continue
+		default:
+			id = g.table.Insert(key, hash, kg)
+			g.grow()
+			var ok bool
+			if k, ok = b.dropped[string(key)]; ok {
+				b.keys[k].gid = id
+			} else {
+				k = newKey(hash, id)
+			}
+			b.keys[k].fresh = true
+			b.keyOf[id] = k + 1
+		}
+		g.gids[i] = id
+		if b.keys[k].firstRow < 0 {
+			b.keys[k].firstRow = int32(i)
+		}
+		b.keys[k].lastRow = int32(i)
+		if g.counter != nil {
+			if acc {
+				g.counter[id]++
+			} else {
+				g.counter[id]--
+			}
+		}
+	}
+}
+
+// emitBundle emits each key's result in HashMap order, as finishBundle does, and removes the
+// groups whose record count ended at zero.
+func (g *GroupAggregate) emitBundle(in *engine.Batch, out *engine.OutBatch) error {
+	b := &g.bundle
+	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
+	add := func(row, pick int32, kind engine.RowKind) {
+		g.src = append(g.src, row)
+		g.pick = append(g.pick, pick)
+		g.outKinds = append(g.outKinds, kind)
+	}
+	b.hashes = resize(b.hashes, len(b.keys))
+	for i, k := range b.keys {
+		b.hashes[i] = k.hash
+	}
+	b.order, b.buckets = hashMapOrder(b.hashes, &b.tableLen, b.order[:0], b.buckets)
+	for _, ki := range b.order {
+		k := b.keys[ki]
+		if k.gid < 0 {
+			continue // only dropped retractions
+		}
+		b.keyOf[k.gid] = 0
+		prev, next := 2*k.firstRow, 2*k.lastRow+1
+		switch {
+		case g.counter != nil && g.counter[k.gid] == 0:
+			if !k.fresh {
+				add(k.firstRow, prev, engine.Delete)
+			}
+			g.table.Remove(k.gid)
+		case k.fresh:
+			add(k.firstRow, next, engine.Insert)
+		case g.differ(prev, next):
+			if g.spec.GenerateUpdateBefore {
+				add(k.firstRow, prev, engine.UpdateBefore)
+			}
+			add(k.firstRow, next, engine.UpdateAfter)
+		}
+	}
+	return g.writeOutput(in, out)
+}
+
+// differ reports whether any call's entries a and b differ: Flink's equaliser over the row of
+// aggregate values.
+func (g *GroupAggregate) differ(a, b int32) bool {
+	for _, c := range g.calls {
+		if c.differ(a, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// Java's HashMap constants (java.util.HashMap).
+const (
+	hashMapInitialTable = 16 // the table a first put allocates
+	hashMapTreeifyChain = 8  // a chain longer than this is treeified, or the table resized
+	hashMapMinTreeTable = 64 // below this table length a long chain resizes the table instead
+)
+
+// hashMapOrder appends to order the iteration order of a java.util.HashMap into which keys with
+// these hashCodes are put in this order, starting from a table of *tableLen buckets (0: none yet),
+// and updates *tableLen. HashMap keeps insertion order within a bucket, across resizes too; it
+// doubles the table when its size exceeds three quarters of it, or when a chain grows past 8
+// entries while the table is shorter than 64. A chain past 8 in a longer table becomes a tree
+// whose order depends on identity hash codes (not deterministic in Flink either); insertion
+// order is kept there. buckets is scratch, returned for reuse.
+func hashMapOrder(hashes []int32, tableLen *int, order, buckets []int32) ([]int32, []int32) {
+	n := *tableLen
+	if n == 0 && len(hashes) > 0 {
+		n = hashMapInitialTable
+	}
+	bucket := func(h int32, n int) int {
+		u := uint32(h)
+		return int(u^u>>16) & (n - 1)
+	}
+	recount := func(upto int) {
+		buckets = resize(buckets, n)
+		clear(buckets)
+		for _, h := range hashes[:upto] {
+			buckets[bucket(h, n)]++
+		}
+	}
+	recount(0)
+	for i, h := range hashes {
+		bi := bucket(h, n)
+		long := buckets[bi] >= hashMapTreeifyChain
+		buckets[bi]++
+		if long && n < hashMapMinTreeTable {
+			n *= 2
+			recount(i + 1)
+		}
+		if i+1 > n/4*3 {
+			n *= 2
+			recount(i + 1)
+		}
+	}
+	*tableLen = n
+	for i := range hashes {
+		order = append(order, int32(i))
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return bucket(hashes[a], n) - bucket(hashes[b], n) })
+	return order, buckets
+}

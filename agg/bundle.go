@@ -8,10 +8,11 @@ import (
 
 // Mini-batch mode (spec mini_batch): each batch is one bundle of Flink's KeyedMapBundleOperator
 // running MiniBatchGroupAggFunction (flink-semantics.md §2.4, §2.6). The rows of a key fold in
-// order into its accumulators; a key without state drops its leading retractions (and is skipped
-// when nothing else is left); the record count decides only at the end of the bundle; and each
-// key then emits at most one result, the keys in the iteration order of the java.util.HashMap
-// the bundle operator collects them in.
+// order into its accumulators; a key without state (or whose state expired: idle-state TTL reads
+// it once per bundle) drops its leading retractions (and is skipped when nothing else is left);
+// the record count decides only at the end of the bundle; and each key then emits at most one
+// result, the keys in the iteration order of the java.util.HashMap the bundle operator collects
+// them in.
 
 // bundleKey is one distinct key of a bundle.
 type bundleKey struct {
@@ -36,8 +37,9 @@ type bundleState struct {
 
 // resolveBundle maps each row to its group as MiniBatchGroupAggFunction.finishBundle reads
 // them: rows keep their order within a key, groups are created on a key's first accumulate and
-// never removed mid-bundle, and the record count is only counted here.
-func (g *GroupAggregate) resolveBundle(in *engine.Batch) {
+// never removed mid-bundle, and the record count is only counted here. With idle-state TTL a
+// key's state that expired by nowMs reads as absent (and is removed) at the key's first row.
+func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 	b := &g.bundle
 	n := in.Len
 	g.gids = resize(g.gids, n)
@@ -51,6 +53,10 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch) {
 		acc := engine.IsAccumulate(in.Kinds[i])
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
 		id := g.table.Find(key, hash, kg)
+		if id >= 0 && b.keyOf[id] == 0 && g.lastWrite != nil && g.ttl.Expired(g.lastWrite[id], nowMs) {
+			g.table.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
+			id = -1
+		}
 		var k int32
 		switch {
 		case id >= 0 && b.keyOf[id] > 0:
@@ -94,9 +100,9 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch) {
 	}
 }
 
-// emitBundle emits each key's result in HashMap order, as finishBundle does, and removes the
-// groups whose record count ended at zero.
-func (g *GroupAggregate) emitBundle(in *engine.Batch, out *engine.OutBatch) error {
+// emitBundle emits each key's result in HashMap order, as finishBundle does, removes the groups
+// whose record count ended at zero and stamps the others written at nowMs (idle-state TTL).
+func (g *GroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *engine.OutBatch) error {
 	b := &g.bundle
 	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
 	add := func(row, pick int32, kind engine.RowKind) {
@@ -122,13 +128,17 @@ func (g *GroupAggregate) emitBundle(in *engine.Batch, out *engine.OutBatch) erro
 				add(k.firstRow, prev, engine.Delete)
 			}
 			g.table.Remove(k.gid)
+			continue
 		case k.fresh:
 			add(k.firstRow, next, engine.Insert)
-		case g.differ(prev, next):
+		case g.ttl.Enabled() || g.differ(prev, next): // with TTL Flink re-emits unchanged results too
 			if g.spec.GenerateUpdateBefore {
 				add(k.firstRow, prev, engine.UpdateBefore)
 			}
 			add(k.firstRow, next, engine.UpdateAfter)
+		}
+		if g.lastWrite != nil {
+			g.lastWrite[k.gid] = nowMs // accState.update: OnCreateAndWrite
 		}
 	}
 	return g.writeOutput(in, out)

@@ -68,9 +68,6 @@ var _ engine.Operator = (*GroupAggregate)(nil)
 
 // NewGroupAggregate builds a group aggregate from a validated spec of kind "group_aggregate".
 func NewGroupAggregate(spec *engine.Spec) (*GroupAggregate, error) {
-	if spec.MiniBatch && spec.StateTTLMs > 0 {
-		return nil, fmt.Errorf("%w: idle-state TTL with mini-batch: not native yet", engine.ErrUnsupported)
-	}
 	if spec.StateTTLMs > 0 {
 		for i, c := range spec.Aggs {
 			if c.Distinct || (c.Retract && (c.Func == "MIN" || c.Func == "MAX")) {
@@ -182,7 +179,7 @@ func (g *GroupAggregate) Process(in *engine.Batch, nowMs int64, out *engine.OutB
 		g.kgs[i] = int32(kg)
 	}
 	if g.spec.MiniBatch {
-		g.resolveBundle(in)
+		g.resolveBundle(in, nowMs)
 	} else {
 		g.resolveGroups(in, nowMs)
 	}
@@ -193,7 +190,7 @@ func (g *GroupAggregate) Process(in *engine.Batch, nowMs int64, out *engine.OutB
 	}
 	var err error
 	if g.spec.MiniBatch {
-		err = g.emitBundle(in, out)
+		err = g.emitBundle(in, nowMs, out)
 	} else {
 		err = g.emit(in, out)
 	}

@@ -171,7 +171,7 @@ class FerryExplainTest {
         assertEquals(List.of("native"), decisions("SELECT k, SUM(b), COUNT(DISTINCT i) FROM T GROUP BY k", miniBatch));
         Map<String, String> withTtl = new java.util.HashMap<>(miniBatch);
         withTtl.put("table.exec.state.ttl", "1 h");
-        assertFallback("idle-state TTL with mini-batch: not native yet", "SELECT k, SUM(b) FROM T GROUP BY k", withTtl);
+        assertEquals(List.of("native"), decisions("SELECT k, SUM(b) FROM T GROUP BY k", withTtl));
     }
 
     @Test

@@ -11,7 +11,6 @@ import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.hint.StateTtlHint;
-import org.apache.flink.table.planner.plan.PartialFinalType;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
@@ -79,9 +78,8 @@ public final class GroupAggregateMatcher {
         if (backendReason != null) {
             return Decision.fallback(backendReason);
         }
-        if (agg.partialFinalType() != PartialFinalType.NONE) {
-            return Decision.fallback("distinct split (partialFinalType=" + agg.partialFinalType() + "): not native yet");
-        }
+        // The partial and final aggregates of a distinct split (partialFinalType) translate to the
+        // same StreamExecGroupAggregate as any other: their calls decide.
         List<AggregateCall> calls = JavaScalaConversionUtil.toJava(agg.aggCalls());
         for (int i = 0; i < calls.size(); i++) {
             String reason = callReason(calls.get(i));

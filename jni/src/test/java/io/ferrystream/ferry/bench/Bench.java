@@ -34,7 +34,7 @@ public final class Bench {
 
     static final String USAGE =
             "usage: bench-jvm [all|operator|sql|split|ferry-only|sql-ferry|one-row] [-rows N] [-keys 10K,1M] [-reps N]"
-                    + " [-batch N] [-sql-rows N] [-sql-keys N] [-variants heap,rocksdb,ferry]"
+                    + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
     static void log(String format, Object... args) {
@@ -96,6 +96,7 @@ public final class Bench {
                 case "-batch": batch = Integer.parseInt(v); i++; break;
                 case "-sql-rows": sqlRows = parseCount(v); i++; break;
                 case "-sql-keys": sqlKeys = (int) parseCount(v); i++; break;
+                case "-sql-minibatch": SqlBench.miniBatchSize = (int) parseCount(v); i++; break;
                 case "-variants": variantsArg = v; i++; break;
                 case "-values": valuesArg = v; i++; break;
                 case "-quick":
@@ -248,8 +249,11 @@ public final class Bench {
             cluster.after();
         }
         out.append(String.format(Locale.ROOT,
-                "### SQL end to end (MiniCluster, 1 TaskManager, parallelism 1, heap backend, mini-batch off;"
+                "### SQL end to end (MiniCluster, 1 TaskManager, parallelism 1, heap backend, %s;"
                         + " %s input rows, %s auctions; median of %d interleaved runs; min–max)%n%n",
+                SqlBench.miniBatchSize > 0
+                        ? "mini-batch of " + count(SqlBench.miniBatchSize) + " rows, one phase"
+                        : "mini-batch off",
                 count(rows), count(keys), reps));
         out.append("| query | Ferry off: rows/s | Ferry on: rows/s | Ferry / Flink |"
                 + " no aggregate (source + Calc → blackhole): rows/s |\n|---|---:|---:|---:|---:|\n");

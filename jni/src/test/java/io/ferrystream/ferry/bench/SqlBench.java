@@ -18,10 +18,10 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * SQL end to end on a MiniCluster (1 TaskManager, 1 slot, parallelism 1, mini-batch off, heap
- * state backend): a bounded {@code datagen} sequence with derived bid columns, a GROUP BY, a
- * {@code blackhole} sink; Ferry off, Ferry on and a baseline without the aggregation,
- * interleaved. Rows/s is input rows over the job's net runtime (JobMaster: from submission to the
+ * SQL end to end on a MiniCluster (1 TaskManager, 1 slot, parallelism 1, mini-batch off unless
+ * {@link #miniBatchSize} is set, heap state backend): a bounded {@code datagen} sequence with
+ * derived bid columns, a GROUP BY, a {@code blackhole} sink; Ferry off, Ferry on and a baseline
+ * without the aggregation, interleaved. Rows/s is input rows over the job's net runtime (JobMaster: from submission to the
  * end of the job, deployment included).
  */
 final class SqlBench {
@@ -105,12 +105,24 @@ final class SqlBench {
                 + " FROM hashed)");
     }
 
+    /**
+     * Rows per mini-batch bundle ({@code -sql-minibatch}); 0 runs with mini-batch off. With it on,
+     * the aggregation stays single-phase (table.optimizer.agg-phase-strategy ONE_PHASE) and the
+     * bundle closes on size or after a latency of 1 s.
+     */
+    static int miniBatchSize = 0;
+
     static StreamTableEnvironment tableEnv(boolean ferry, long rows, int keys, String sinkDdl) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
         tEnv.getConfig().set("table.exec.resource.default-parallelism", "1");
-        tEnv.getConfig().set("table.exec.mini-batch.enabled", "false");
+        tEnv.getConfig().set("table.exec.mini-batch.enabled", Boolean.toString(miniBatchSize > 0));
+        if (miniBatchSize > 0) {
+            tEnv.getConfig().set("table.exec.mini-batch.size", Integer.toString(miniBatchSize));
+            tEnv.getConfig().set("table.exec.mini-batch.allow-latency", "1 s");
+            tEnv.getConfig().set("table.optimizer.agg-phase-strategy", "ONE_PHASE");
+        }
         tEnv.getConfig().set("table.local-time-zone", "UTC");
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
         tEnv.getConfig().set(FerryOptions.BATCH_SIZE, 1024);

@@ -77,17 +77,6 @@ public final class GroupAggregateSpec implements Serializable {
     private final long stateTtlMs;
     private final boolean miniBatch;
 
-    public GroupAggregateSpec(
-            String name,
-            RowType fullInputType,
-            int[] grouping,
-            List<Call> calls,
-            boolean needRetraction,
-            boolean generateUpdateBefore,
-            long stateTtlMs) {
-        this(name, fullInputType, grouping, calls, needRetraction, generateUpdateBefore, stateTtlMs, false);
-    }
-
     /**
      * @param name the operator's description, used in messages
      * @param fullInputType the input row type of Flink's aggregate

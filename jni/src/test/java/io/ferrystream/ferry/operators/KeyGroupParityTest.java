@@ -146,7 +146,8 @@ class KeyGroupParityTest {
                         List.of(new GroupAggregateSpec.Call("COUNT", new int[0], false, "n")),
                         false,
                         false,
-                        0);
+                        0,
+                        false);
         int checked = 0;
         for (Map.Entry<Integer, List<RowData>> e : byGroup.entrySet()) {
             int kg = e.getKey();

@@ -67,7 +67,8 @@ class GroupAggregateMatcherTest {
                 List.of(new GroupAggregateSpec.Call(function, new int[] {overString ? 0 : 1}, false, "x")),
                 false,
                 false,
-                0);
+                0,
+                false);
     }
 
     @Test

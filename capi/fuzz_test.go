@@ -288,7 +288,16 @@ func (b *fuzzBuilder) ptrArray(n int, ps []unsafe.Pointer) unsafe.Pointer {
 	return p
 }
 
+// saneHeader reports whether a root header's length and offset are values the harness backs
+// with memory. A mutated value is either at most fuzzMaxSane or beyond 2^40 (mutated).
 func saneHeader(l, o int64) bool { return l >= 0 && o >= 0 && l <= fuzzMaxSane && o <= fuzzMaxSane }
+
+// saneChild is saneHeader for a column: its honest length covers the root's offset and length
+// (each up to fuzzMaxSane) plus a few extra elements, all of which the harness backs with memory.
+// Only a mutated length or offset beyond 2^40 makes a column insane.
+func saneChild(l, o int64) bool {
+	return l >= 0 && o >= 0 && l <= 2*fuzzMaxSane+16 && o <= fuzzMaxSane
+}
 
 func insaneHeader(l, o, nulls, nbuf, nkids int64) string {
 	switch {
@@ -336,7 +345,7 @@ func (b *fuzzBuilder) column(ci int, fc fuzzCol, need int64, window, rows int64,
 	case mutNChildren:
 		nk = mutated(nk, fc.sel, fc.raw)
 	}
-	sane := saneHeader(l, o)
+	sane := saneChild(l, o)
 	e := o + l // elements the buffers hold
 	size := func(n int64) int {
 		if !sane {

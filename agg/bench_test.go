@@ -84,3 +84,62 @@ func BenchmarkGroupAggregate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGroupAggregateMaxRetract: MAX(price) with retraction (value->count multiset) and
+// COUNT(*) over 10,000 keys on a changelog that replaces each key's price: +U new, -U old.
+func BenchmarkGroupAggregateMaxRetract(b *testing.B) {
+	f := false
+	spec := mustParse(&engine.Spec{
+		Kind: "group_aggregate",
+		Input: []engine.FieldSpec{
+			{Name: "auction", Type: "BIGINT", Nullable: &f},
+			{Name: "price", Type: "BIGINT"},
+		},
+		Keys:                 []int{0},
+		Aggs:                 []engine.AggCall{{Func: "COUNT", Name: "n"}, {Func: "MAX", Args: []int{1}, Retract: true, Name: "top"}},
+		NeedRetraction:       true,
+		GenerateUpdateBefore: true,
+		MaxParallelism:       128,
+	})
+	const keys, size = 10_000, 1024
+	op, err := NewGroupAggregate(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	r := rand.New(rand.NewPCG(3, 4))
+	last := make([]int64, keys)
+	var rows [][]any
+	for k := range keys {
+		last[k] = r.Int64N(1_000_000)
+		rows = append(rows, []any{int64(k), last[k]})
+	}
+	for from := 0; from < keys; from += size {
+		end := min(from+size, keys)
+		if err := op.Process(enginetest.Batch(spec.InputTypes, rows[from:end], make([]engine.RowKind, end-from), enginetest.Options{}), 0, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// 256 batches that together replace every price once per cycle, so the multisets stay small.
+	batches := make([]*engine.Batch, 256)
+	for i := range batches {
+		rows, kinds := make([][]any, 0, size), make([]engine.RowKind, 0, size)
+		for len(rows) < size {
+			k := r.IntN(keys)
+			p := r.Int64N(1_000_000)
+			rows = append(rows, []any{int64(k), p}, []any{int64(k), last[k]})
+			kinds = append(kinds, engine.UpdateAfter, engine.UpdateBefore)
+			last[k] = p
+		}
+		batches[i] = enginetest.Batch(spec.InputTypes, rows, kinds, enginetest.Options{})
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := op.Process(batches[i%len(batches)], 0, out); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "rows/s")
+}

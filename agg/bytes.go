@@ -473,27 +473,17 @@ func (a *strMinMaxRetractAcc) load(src []byte, g int32) ([]byte, error) {
 // signed counts (the MapView<StringData, Long> of Min/MaxWithRetractAggFunction). Keys live in
 // the multiset's own heap; key[e].has marks live entries.
 type strCounts struct {
-	group []int32 // owning group; -1 for free entries
-	key   []strRef
-	java  []bool // the key came from a row holding a Java String
-	hash  []uint64
-	cnt   []int64
-	next  []int32 // next entry of the same group, or of the free list; -1 ends
-	prev  []int32 // previous entry of the same group; -1 at the head
-	head  []int32 // per group: first entry, -1 when empty
-	free  int32   // head of the free-entry list, -1 when empty
-	slots []int32 // entry+1, 0 empty; len is a power of two
-	used  int     // occupied slots (= live entries)
-	heap  strHeap
+	groupEntries
+	key    []strRef
+	java   []bool   // the key came from a row holding a Java String
+	hashes []uint64 // hashKey(group, key)
+	cnt    []int64
+	heap   strHeap
 }
 
-func newStrCounts() strCounts { return strCounts{free: -1} }
+func newStrCounts() strCounts { return strCounts{groupEntries: newGroupEntries()} }
 
-func (m *strCounts) growGroups(n int) {
-	for len(m.head) < n {
-		m.head = append(m.head, -1)
-	}
-}
+func (m *strCounts) hash(e int32) uint64 { return m.hashes[e] }
 
 // find returns the entry of v (hash h = hashKey(g, v)) in group g, or -1.
 func (m *strCounts) find(g int32, v []byte, h uint64) int32 {
@@ -506,7 +496,7 @@ func (m *strCounts) find(g int32, v []byte, h uint64) int32 {
 		if s == 0 {
 			return -1
 		}
-		if e := s - 1; m.hash[e] == h && m.group[e] == g && string(m.heap.get(m.key[e])) == string(v) {
+		if e := s - 1; m.hashes[e] == h && m.group[e] == g && string(m.heap.get(m.key[e])) == string(v) {
 			return e
 		}
 	}
@@ -515,78 +505,22 @@ func (m *strCounts) find(g int32, v []byte, h uint64) int32 {
 // insert adds v (flagged java when it holds a Java String) with count c to group g; v must not
 // be present.
 func (m *strCounts) insert(g int32, v []byte, java bool, h uint64, c int64) {
-	var e int32
-	if m.free >= 0 {
-		e = m.free
-		m.free = m.next[e]
+	e, appended := m.add(g, h, m.hash)
+	if appended {
+		m.key = append(m.key, m.heap.add(v))
+		m.java = append(m.java, java)
+		m.hashes = append(m.hashes, h)
+		m.cnt = append(m.cnt, c)
 	} else {
-		e = int32(len(m.group))
-		m.group = append(m.group, 0)
-		m.key = append(m.key, strRef{})
-		m.java = append(m.java, false)
-		m.hash = append(m.hash, 0)
-		m.cnt = append(m.cnt, 0)
-		m.next = append(m.next, -1)
-		m.prev = append(m.prev, -1)
+		m.key[e], m.java[e], m.hashes[e], m.cnt[e] = m.heap.add(v), java, h, c
 	}
-	m.group[e], m.key[e], m.java[e], m.hash[e], m.cnt[e] = g, m.heap.add(v), java, h, c
-	hd := m.head[g]
-	m.next[e], m.prev[e] = hd, -1
-	if hd >= 0 {
-		m.prev[hd] = e
-	}
-	m.head[g] = e
-	if (m.used+1)*4 > len(m.slots)*3 {
-		m.rehash()
-	}
-	mask := len(m.slots) - 1
-	i := int(h) & mask
-	for m.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	m.slots[i] = e + 1
-	m.used++
 }
 
-// remove deletes entry e.
+// remove deletes entry e and drops its key from the heap.
 func (m *strCounts) remove(e int32) {
-	g := m.group[e]
-	if p := m.prev[e]; p >= 0 {
-		m.next[p] = m.next[e]
-	} else {
-		m.head[g] = m.next[e]
-	}
-	if n := m.next[e]; n >= 0 {
-		m.prev[n] = m.prev[e]
-	}
-	mask := len(m.slots) - 1
-	i := int(m.hash[e]) & mask
-	for m.slots[i] != e+1 {
-		i = (i + 1) & mask
-	}
-	for { // backward-shift deletion
-		m.slots[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			s := m.slots[j]
-			if s == 0 {
-				m.used--
-				m.heap.drop(m.key[e])
-				m.key[e] = strRef{}
-				m.group[e] = -1
-				m.next[e] = m.free
-				m.free = e
-				return
-			}
-			home := int(m.hash[s-1]) & mask
-			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-				m.slots[i] = s
-				i = j
-				break
-			}
-		}
-	}
+	m.groupEntries.remove(e, m.hash)
+	m.heap.drop(m.key[e])
+	m.key[e] = strRef{}
 }
 
 func (m *strCounts) clearGroup(g int32) {
@@ -595,28 +529,9 @@ func (m *strCounts) clearGroup(g int32) {
 	}
 }
 
-func (m *strCounts) rehash() {
-	n := 16
-	for n*3 < (m.used+1)*4*2 {
-		n *= 2
-	}
-	m.slots = make([]int32, n)
-	mask := n - 1
-	for e, g := range m.group {
-		if g < 0 {
-			continue
-		}
-		i := int(m.hash[e]) & mask
-		for m.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		m.slots[i] = int32(e) + 1
-	}
-}
-
 func (m *strCounts) bytes() int64 {
-	return int64(cap(m.group))*(4+16+1+8+8+4+4) + int64(cap(m.head))*4 + int64(cap(m.slots))*4 +
-		int64(cap(m.heap.buf))
+	return m.groupEntries.bytes() + int64(cap(m.key))*16 + int64(cap(m.java)) + int64(cap(m.hashes))*8 +
+		int64(cap(m.cnt))*8 + int64(cap(m.heap.buf))
 }
 
 // varcharCall builds the accumulator of MIN or MAX over VARCHAR; its result type is the

@@ -708,40 +708,29 @@ func (a *decMinMaxRetractAcc) load(src []byte, g int32) ([]byte, error) {
 // decCounts is valueCounts for DECIMAL values: a pointer-free per-group multiset of unscaled
 // values with signed counts (the MapView<DecimalData, Long> of Min/MaxWithRetractAggFunction).
 type decCounts struct {
-	group  []int32 // owning group; -1 for free entries
-	val    []dec128
-	cnt    []int64
-	next   []int32 // next entry of the same group, or of the free list; -1 ends
-	prev   []int32 // previous entry of the same group; -1 at the head
-	head   []int32 // per group: first entry, -1 when empty
-	free   int32   // head of the free-entry list, -1 when empty
-	slots  []int32 // entry+1, 0 empty; len is a power of two
-	used   int     // occupied slots
-	length int     // live entries
+	groupEntries
+	val []dec128
+	cnt []int64
 }
 
-func newDecCounts() decCounts { return decCounts{free: -1} }
+func newDecCounts() decCounts { return decCounts{groupEntries: newGroupEntries()} }
 
-func (m *decCounts) growGroups(n int) {
-	for len(m.head) < n {
-		m.head = append(m.head, -1)
-	}
-}
-
-func decSlot(g int32, v dec128, mask int) int {
+// decHash hashes an unscaled value within group g.
+func decHash(g int32, v dec128) uint64 {
 	h := v.lo*0x9e3779b97f4a7c15 ^ uint64(v.hi)*0xbf58476d1ce4e5b9 ^ uint64(uint32(g))*0xc2b2ae3d27d4eb4f
 	h ^= h >> 29
 	h *= 0x94d049bb133111eb
-	h ^= h >> 32
-	return int(h) & mask
+	return h ^ h>>32
 }
 
+func (m *decCounts) hash(e int32) uint64 { return decHash(m.group[e], m.val[e]) }
+
 func (m *decCounts) find(g int32, v dec128) int32 {
-	if m.length == 0 {
+	if m.used == 0 {
 		return -1
 	}
 	mask := len(m.slots) - 1
-	for i := decSlot(g, v, mask); ; i = (i + 1) & mask {
+	for i := int(decHash(g, v)) & mask; ; i = (i + 1) & mask {
 		s := m.slots[i]
 		if s == 0 {
 			return -1
@@ -754,77 +743,16 @@ func (m *decCounts) find(g int32, v dec128) int32 {
 
 // insert adds value v with count c to group g; v must not be present.
 func (m *decCounts) insert(g int32, v dec128, c int64) {
-	var e int32
-	if m.free >= 0 {
-		e = m.free
-		m.free = m.next[e]
-		m.group[e], m.val[e], m.cnt[e] = g, v, c
-	} else {
-		e = int32(len(m.group))
-		m.group = append(m.group, g)
+	e, appended := m.add(g, decHash(g, v), m.hash)
+	if appended {
 		m.val = append(m.val, v)
 		m.cnt = append(m.cnt, c)
-		m.next = append(m.next, -1)
-		m.prev = append(m.prev, -1)
+	} else {
+		m.val[e], m.cnt[e] = v, c
 	}
-	h := m.head[g]
-	m.next[e], m.prev[e] = h, -1
-	if h >= 0 {
-		m.prev[h] = e
-	}
-	m.head[g] = e
-	if (m.used+1)*4 > len(m.slots)*3 {
-		m.rehash()
-	}
-	mask := len(m.slots) - 1
-	i := decSlot(g, v, mask)
-	for m.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	m.slots[i] = e + 1
-	m.used++
-	m.length++
 }
 
-// remove deletes entry e.
-func (m *decCounts) remove(e int32) {
-	g := m.group[e]
-	if p := m.prev[e]; p >= 0 {
-		m.next[p] = m.next[e]
-	} else {
-		m.head[g] = m.next[e]
-	}
-	if n := m.next[e]; n >= 0 {
-		m.prev[n] = m.prev[e]
-	}
-	mask := len(m.slots) - 1
-	i := decSlot(g, m.val[e], mask)
-	for m.slots[i] != e+1 {
-		i = (i + 1) & mask
-	}
-	for { // backward-shift deletion
-		m.slots[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			s := m.slots[j]
-			if s == 0 {
-				m.used--
-				m.length--
-				m.group[e] = -1
-				m.next[e] = m.free
-				m.free = e
-				return
-			}
-			home := decSlot(m.group[s-1], m.val[s-1], mask)
-			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-				m.slots[i] = s
-				i = j
-				break
-			}
-		}
-	}
-}
+func (m *decCounts) remove(e int32) { m.groupEntries.remove(e, m.hash) }
 
 func (m *decCounts) clearGroup(g int32) {
 	for m.head[g] >= 0 {
@@ -832,27 +760,8 @@ func (m *decCounts) clearGroup(g int32) {
 	}
 }
 
-func (m *decCounts) rehash() {
-	n := 16
-	for n*3 < (m.used+1)*4*2 {
-		n *= 2
-	}
-	m.slots = make([]int32, n)
-	mask := n - 1
-	for e, g := range m.group {
-		if g < 0 {
-			continue
-		}
-		i := decSlot(g, m.val[e], mask)
-		for m.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		m.slots[i] = int32(e) + 1
-	}
-}
-
 func (m *decCounts) bytes() int64 {
-	return int64(cap(m.group))*(4+16+8+4+4) + int64(cap(m.head))*4 + int64(cap(m.slots))*4
+	return m.groupEntries.bytes() + int64(cap(m.val))*16 + int64(cap(m.cnt))*8
 }
 
 // decimalCall builds the accumulator of fn over a DECIMAL argument of type arg, and the result

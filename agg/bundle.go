@@ -43,6 +43,7 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 	b := &g.bundle
 	n := in.Len
 	g.gids = resize(g.gids, n)
+	g.changed = resize(g.changed, n) // the folds flag rows; a bundle compares its keys' ends instead
 	b.keys = b.keys[:0]
 	clear(b.dropped)
 	newKey := func(hash, gid int32) int32 {
@@ -105,11 +106,7 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 func (g *GroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *engine.OutBatch) error {
 	b := &g.bundle
 	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
-	add := func(row, pick int32, kind engine.RowKind) {
-		g.src = append(g.src, row)
-		g.pick = append(g.pick, pick)
-		g.outKinds = append(g.outKinds, kind)
-	}
+	add := g.addOutput
 	b.hashes = resize(b.hashes, len(b.keys))
 	for i, k := range b.keys {
 		b.hashes[i] = k.hash

@@ -184,7 +184,6 @@ func (g *GroupAggregate) Process(in *engine.Batch, nowMs int64, out *engine.OutB
 		g.resolveGroups(in, nowMs)
 	}
 	g.resolveActions(in)
-	g.changed = resize(g.changed, n)
 	for i, c := range g.calls {
 		c.fold(in, g.gids, g.callActs[i], g.changed)
 	}
@@ -346,13 +345,11 @@ func (g *GroupAggregate) resetGroup(id int32) {
 func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
 	add := func(i int, prev bool, k engine.RowKind) {
-		p := int32(2*i + 1)
+		p := int32(2*i + 1) // the row's value after folding, 2i before
 		if prev {
 			p--
 		}
-		g.src = append(g.src, int32(i))
-		g.pick = append(g.pick, p)
-		g.outKinds = append(g.outKinds, k)
+		g.addOutput(int32(i), p, k)
 	}
 	for i, id := range g.gids[:in.Len] {
 		switch {
@@ -371,6 +368,14 @@ func (g *GroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 		}
 	}
 	return g.writeOutput(in, out)
+}
+
+// addOutput appends an output row: the key of input row src, the aggregate values picked by
+// pick (see rowValues), RowKind kind.
+func (g *GroupAggregate) addOutput(src, pick int32, kind engine.RowKind) {
+	g.src = append(g.src, src)
+	g.pick = append(g.pick, pick)
+	g.outKinds = append(g.outKinds, kind)
 }
 
 // writeOutput writes the output batch of the rows chosen in src (input row carrying the key),

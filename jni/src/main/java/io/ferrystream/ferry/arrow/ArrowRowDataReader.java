@@ -361,10 +361,12 @@ public final class ArrowRowDataReader {
 
     /**
      * VARCHAR/CHAR: int32 offsets and UTF-8 bytes, copied into a new array per {@link #getBytes}.
-     * {@link #write} reads a heap copy of the batch's bytes, made once per load.
+     * {@link #write} reads a heap copy of the batch's bytes, made at its first call after a load.
      */
     private static final class StringColumn extends ArrowColumn implements BytesColumnVector {
         ArrowBuf offsets;
+        int rows;
+        boolean copied; // heap holds this load's bytes
         byte[] heap = new byte[0];
         MemorySegment[] heapSegments = {MemorySegmentFactory.wrap(heap)};
 
@@ -376,6 +378,11 @@ public final class ArrowRowDataReader {
         void load(int rows) {
             super.load(rows);
             offsets = vector.getOffsetBuffer();
+            this.rows = rows;
+            copied = false;
+        }
+
+        private void copyToHeap() {
             int bytes = rows == 0 ? 0 : offsets.getInt((long) rows * 4);
             if (heap.length < bytes) {
                 heap = new byte[Math.max(bytes, heap.length * 2)];
@@ -384,10 +391,14 @@ public final class ArrowRowDataReader {
             if (bytes > 0) {
                 data.getBytes(0, heap, 0, bytes);
             }
+            copied = true;
         }
 
         @Override
         void write(BinaryRowWriter w, int pos, int i) {
+            if (!copied) {
+                copyToHeap();
+            }
             int start = offsets.getInt((long) i * 4);
             int len = offsets.getInt((long) i * 4 + 4) - start;
             w.writeString(pos, BinaryStringData.fromAddress(heapSegments, start, len));

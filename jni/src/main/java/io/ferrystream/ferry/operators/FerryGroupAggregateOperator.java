@@ -167,6 +167,9 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
         checkBackend();
+        if (context.isRestored()) {
+            ForeignStateGuard.check(spec.name(), getKeyedStateBackend());
+        }
         TaskInfo task = getRuntimeContext().getTaskInfo();
         int maxParallelism = task.getMaxNumberOfParallelSubtasks();
         KeyGroupRange range =

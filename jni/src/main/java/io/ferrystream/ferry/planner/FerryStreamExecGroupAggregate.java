@@ -39,17 +39,16 @@ import java.util.Optional;
  * configuration and state metadata are Flink's; a compiled plan therefore records a plain
  * {@code stream-exec-group-aggregate_1}. The fields are private in Flink's class, so this class
  * keeps its own copies. The transformation keeps Flink's parallelism, state key selector and key
- * type (Flink's exchange and key groups stay valid) but has its own name,
- * {@value #FERRY_GROUP_AGGREGATE_TRANSFORMATION}, and UID, because its state layout differs.
+ * type (Flink's exchange and key groups stay valid) and Flink's transformation name, so its UID
+ * and operator ID are the ones Flink's operator would get: a savepoint of either reaches the
+ * other, where a guard refuses what it cannot read (docs/state.md). Only the display name says
+ * Ferry.
  *
  * <p>Translation re-checks what the planner checked (options, mini-batch, Go's verdict on the
  * exact spec); should anything have changed since planning, it builds Flink's operator instead.
  */
 public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecGroupAggregate.class);
-
-    /** Transformation name (UID suffix) of the native operator. */
-    public static final String FERRY_GROUP_AGGREGATE_TRANSFORMATION = "ferry-group-aggregate";
 
     @JsonIgnore private final int[] grouping;
     @JsonIgnore private final AggregateCall[] aggCalls;
@@ -147,7 +146,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final OneInputTransformation<RowData, RowData> transform =
                 ExecNodeUtil.createOneInputTransformation(
                         inputTransform,
-                        createTransformationMeta(FERRY_GROUP_AGGREGATE_TRANSFORMATION, config),
+                        createTransformationMeta(GROUP_AGGREGATE_TRANSFORMATION, config),
                         operator,
                         InternalTypeInfo.of(getOutputType()),
                         inputTransform.getParallelism(),

@@ -1,0 +1,96 @@
+package io.ferrystream.ferry.operators;
+
+import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.SavepointResources;
+import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Refuses to start a native operator on managed keyed state it cannot read (docs/state.md, "Switching
+ * Ferry on or off").
+ *
+ * <p>Ferry's operators keep their state in Go and checkpoint it as raw keyed state; they register no
+ * managed keyed state. In plain SQL a native operator gets the operator ID Flink's own operator
+ * would get, so a checkpoint or savepoint taken with Ferry off hands the stock operator's managed
+ * keyed state ({@code accState}, {@code distinctAcc_0}, ...) to the native one. Flink restores such
+ * state into the keyed state backend whether or not anybody registers it; ignored, it would be lost
+ * for the job's results and carried along, stale, in every later checkpoint. This guard runs in the
+ * restore path of every native operator and fails the restore instead, naming the operator, the
+ * states that hold data and the ways out.
+ */
+public final class ForeignStateGuard {
+    private ForeignStateGuard() {}
+
+    /**
+     * Fails when {@code backend}, just restored, holds managed keyed state with data.
+     *
+     * @param operator the native operator's name, for the message
+     * @throws IllegalStateException naming the states found
+     */
+    public static void check(String operator, KeyedStateBackend<?> backend) throws Exception {
+        List<String> found = statesWithData(backend);
+        if (!found.isEmpty()) {
+            throw new IllegalStateException(message(operator, found));
+        }
+    }
+
+    /**
+     * The key-value states of {@code backend} that hold at least one entry, by name. A native
+     * operator registers none, so every one found was written by another operator (Flink's own,
+     * before Ferry was switched on).
+     */
+    static List<String> statesWithData(KeyedStateBackend<?> backend) throws Exception {
+        List<String> withData = new ArrayList<>();
+        for (String name : keyValueStates(backend)) {
+            try (Stream<?> keys = backend.getKeysAndNamespaces(name)) {
+                if (keys.findAny().isPresent()) {
+                    withData.add(name);
+                }
+            }
+        }
+        return withData;
+    }
+
+    /**
+     * Names of the key-value states the backend holds, read from the meta information Flink would
+     * write into a savepoint (the one public listing of a backend's states). Priority-queue states
+     * (timers) are left out: Flink's stateful SQL operators keep data in key-value states, which
+     * any pending timer accompanies.
+     */
+    private static List<String> keyValueStates(KeyedStateBackend<?> backend) throws Exception {
+        if (!(backend instanceof CheckpointableKeyedStateBackend)) { // every backend of Flink 2.3 is
+            throw new IllegalStateException("Ferry cannot list the state of the keyed state backend "
+                    + backend.getClass().getName() + " to check it for state it cannot read");
+        }
+        List<String> names = new ArrayList<>();
+        SavepointResources<?> resources = ((CheckpointableKeyedStateBackend<?>) backend).savepoint();
+        try {
+            for (StateMetaInfoSnapshot meta : resources.getSnapshotResources().getMetaInfoSnapshots()) {
+                if (meta.getBackendStateType() == StateMetaInfoSnapshot.BackendStateType.KEY_VALUE) {
+                    names.add(meta.getName());
+                }
+            }
+        } finally {
+            resources.getSnapshotResources().release();
+        }
+        return names;
+    }
+
+    static String message(String operator, List<String> states) {
+        return "Ferry's native operator "
+                + operator
+                + " was restored from a checkpoint or savepoint that holds managed keyed state of"
+                + " Flink's own operator ("
+                + String.join(", ", states)
+                + "), taken while Ferry was off for it. Ferry keeps its state in Go and cannot read"
+                + " that state yet: starting would lose it without a word. Restore this job with"
+                + " ferry.enabled: false (or the operator's own switch, e.g."
+                + " ferry.group-aggregate.enabled: false), so Flink's operator reads its state, or"
+                + " with a Ferry release that migrates Flink's state (docs/state.md, \"Switching"
+                + " Ferry on or off\").";
+    }
+}

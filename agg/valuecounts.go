@@ -24,18 +24,9 @@ func (m *valueCounts[T]) hash(e int32) uint64 { return valueHash(m.group[e], bit
 
 // find returns the entry of value v in group g, or -1.
 func (m *valueCounts[T]) find(g int32, v T) int32 {
-	if m.used == 0 {
-		return -1
-	}
 	bits := bitsOf(v)
-	mask := len(m.slots) - 1
-	for i := int(valueHash(g, bits)) & mask; ; i = (i + 1) & mask {
-		s := m.slots[i]
-		if s == 0 {
-			return -1
-		}
-		e := s - 1
-		if m.group[e] == g && bitsOf(m.val[e]) == bits {
+	for c := m.probe(valueHash(g, bits)); ; {
+		if e := c.Next(); e < 0 || (m.group[e] == g && bitsOf(m.val[e]) == bits) {
 			return e
 		}
 	}
@@ -43,7 +34,7 @@ func (m *valueCounts[T]) find(g int32, v T) int32 {
 
 // insert adds value v with count c to group g; v must not be present.
 func (m *valueCounts[T]) insert(g int32, v T, c int64) {
-	e, appended := m.add(g, valueHash(g, bitsOf(v)), m.hash)
+	e, appended := m.add(g, valueHash(g, bitsOf(v)))
 	if appended {
 		m.val = append(m.val, v)
 		m.cnt = append(m.cnt, c)

@@ -142,6 +142,3 @@ func (x *Index) AppendIDs(ids []int32) []int32 {
 	}
 	return ids
 }
-
-// Reset empties the index and frees its slots.
-func (x *Index) Reset() { *x = Index{} }

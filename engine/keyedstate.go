@@ -164,14 +164,8 @@ func (s *KeyedState) EndBatch() {
 	}
 }
 
-// Live reports whether id belongs to a live key.
-func (s *KeyedState) Live(id int32) bool { return s.keys.Live(id) }
-
 // Key returns the encoded key of a live id.
 func (s *KeyedState) Key(id int32) []byte { return s.keys.Key(id) }
-
-// TTL is the idle-state retention.
-func (s *KeyedState) TTL() TTL { return s.ttl }
 
 // Expired reports whether key id's state is expired at nowMs: it then reads as absent, and the
 // operator removes it (NeverReturnExpired). Always false without TTL.

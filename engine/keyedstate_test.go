@@ -129,7 +129,7 @@ func TestKeyedStateInsertRemoveReset(t *testing.T) {
 		t.Fatalf("Len %d Cap %d counters %d", s.Len(), s.Cap(), len(s.cnt.v))
 	}
 	s.Remove(a)
-	if s.find(1) >= 0 || s.Live(a) {
+	if s.find(1) >= 0 || s.keys.Live(a) {
 		t.Fatal("removed key still found")
 	}
 	if s.cnt.v[a] != 5 {
@@ -156,9 +156,6 @@ func TestKeyedStateInsertRemoveReset(t *testing.T) {
 
 func TestKeyedStateTTL(t *testing.T) {
 	s := newTestState(t, testSpec(t, ""), StateConfig{TTL: TTL{Ms: 100}})
-	if !s.TTL().Enabled() {
-		t.Fatal("TTL disabled")
-	}
 	a := s.put(1, 1)
 	s.Touch(a, 1000)
 	if s.Expired(a, 1099) || !s.Expired(a, 1100) {

@@ -94,9 +94,6 @@ func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, er
 	return s, nil
 }
 
-// Spec returns the operator's spec.
-func (s *Session) Spec() *engine.Spec { return s.spec }
-
 // acquire starts a call: it refuses a concurrent one, a closed or broken operator and, unless
 // next, a call while output is pending.
 func (s *Session) acquire(next bool) error {

@@ -487,11 +487,12 @@ func (m *strCounts) hash(e int32) uint64 { return m.hashes[e] }
 
 // find returns the entry of v (hash h = hashKey(g, v)) in group g, or -1.
 func (m *strCounts) find(g int32, v []byte, h uint64) int32 {
-	for c := m.probe(h); ; {
-		if e := c.Next(); e < 0 || (m.hashes[e] == h && m.group[e] == g && string(m.heap.get(m.key[e])) == string(v)) {
+	for e, pos := m.probe(h, m.home(h)); e >= 0; e, pos = m.probe(h, pos) {
+		if m.hashes[e] == h && m.group[e] == g && string(m.heap.get(m.key[e])) == string(v) {
 			return e
 		}
 	}
+	return -1
 }
 
 // insert adds v (flagged java when it holds a Java String) with count c to group g; v must not

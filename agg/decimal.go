@@ -726,11 +726,13 @@ func decHash(g int32, v dec128) uint64 {
 func (m *decCounts) hash(e int32) uint64 { return decHash(m.group[e], m.val[e]) }
 
 func (m *decCounts) find(g int32, v dec128) int32 {
-	for c := m.probe(decHash(g, v)); ; {
-		if e := c.Next(); e < 0 || (m.group[e] == g && m.val[e] == v) {
+	h := decHash(g, v)
+	for e, pos := m.probe(h, m.home(h)); e >= 0; e, pos = m.probe(h, pos) {
+		if m.group[e] == g && m.val[e] == v {
 			return e
 		}
 	}
+	return -1
 }
 
 // insert adds value v with count c to group g; v must not be present.

@@ -170,12 +170,12 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 func passes(f *engine.Column, i int) bool { return !f.IsNull(i) && f.Bool(i) }
 
 func (d *distinctSet) find(g int32, key []byte, h uint64) int32 {
-	for c := d.probe(h); ; {
-		e := c.Next()
-		if e < 0 || (d.entHash[e] == h && d.group[e] == g && string(d.arena[d.entOff[e]:d.entOff[e]+int64(d.entLen[e])]) == string(key)) {
+	for e, pos := d.probe(h, d.home(h)); e >= 0; e, pos = d.probe(h, pos) {
+		if d.entHash[e] == h && d.group[e] == g && string(d.arena[d.entOff[e]:d.entOff[e]+int64(d.entLen[e])]) == string(key) {
 			return e
 		}
 	}
+	return -1
 }
 
 func (d *distinctSet) insert(g int32, key []byte, h uint64) int32 {

@@ -8,8 +8,12 @@ import "github.com/ferrystream/ferry/engine"
 // operator). Entries live in flat slices indexed by entry id, chained per group through
 // next/prev, recycled through a free list, and found through an engine.Index of entry ids under
 // their hash. The owner keeps each entry's key and value in slices parallel to group, looks an
-// entry up by walking probe(h) and comparing its own keys, and supplies the entry hash h when it
-// adds an entry and hash(e) (the hash e was added with) when it removes one.
+// entry up by walking the candidates of its hash h and comparing its own keys,
+//
+//	for e, pos := x.probe(h, x.home(h)); e >= 0; e, pos = x.probe(h, pos) { ... }
+//
+// and supplies the entry hash h when it adds an entry and hash(e) (the hash e was added with)
+// when it removes one.
 type groupEntries struct {
 	group []int32 // owning group; -1 for free entries
 	next  []int32 // next entry of the same group, or of the free list; -1 ends
@@ -31,9 +35,12 @@ func (x *groupEntries) growGroups(n int) {
 	}
 }
 
-// probe starts a lookup of the entries added under hash h: the cursor yields candidate entry ids
-// (-1 ends), which the owner confirms by comparing its keys.
-func (x *groupEntries) probe(h uint64) engine.Cursor { return x.index.Lookup(entryTag(h)) }
+// home is where a lookup of the entries added under hash h starts (engine.Index.Home).
+func (x *groupEntries) home(h uint64) int { return x.index.Home(entryTag(h)) }
+
+// probe returns the next candidate entry of hash h at or after position pos, or -1, and the
+// position to continue from (engine.Index.Probe); the owner confirms a candidate by its keys.
+func (x *groupEntries) probe(h uint64, pos int) (int32, int) { return x.index.Probe(entryTag(h), pos) }
 
 // add links a new entry of group g at the head of its chain and indexes it under hash h. It
 // returns the entry and whether it is a new id (the owner appends to its parallel slices) rather

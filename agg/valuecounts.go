@@ -25,11 +25,13 @@ func (m *valueCounts[T]) hash(e int32) uint64 { return valueHash(m.group[e], bit
 // find returns the entry of value v in group g, or -1.
 func (m *valueCounts[T]) find(g int32, v T) int32 {
 	bits := bitsOf(v)
-	for c := m.probe(valueHash(g, bits)); ; {
-		if e := c.Next(); e < 0 || (m.group[e] == g && bitsOf(m.val[e]) == bits) {
+	h := valueHash(g, bits)
+	for e, pos := m.probe(h, m.home(h)); e >= 0; e, pos = m.probe(h, pos) {
+		if m.group[e] == g && bitsOf(m.val[e]) == bits {
 			return e
 		}
 	}
+	return -1
 }
 
 // insert adds value v with count c to group g; v must not be present.

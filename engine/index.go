@@ -11,16 +11,13 @@ package engine
 // at least 8 slots and at most 3/4 full.
 //
 // The index stores tags and ids only: the owner keeps its entries (keys, values) in its own flat
-// slices and confirms each candidate id a Cursor yields by comparing the entry, since equal tags
-// do not mean equal entries. Rehashing and removal need no callback into the owner: a slot's tag
+// slices and confirms each candidate id a lookup (Home, Probe) yields by comparing the
+// entry, since equal tags do not mean equal entries. Rehashing and removal need no callback into the owner: a slot's tag
 // gives its home.
 type Index struct {
 	slots []uint64
 	count int
 }
-
-// emptySlots is the probe array of an empty index: its one empty slot ends every probe.
-var emptySlots = []uint64{0}
 
 // minSlots is the slot count of an index's first allocation.
 const minSlots = 8
@@ -39,34 +36,31 @@ func (x *Index) Len() int { return x.count }
 // Bytes is the memory the index owns.
 func (x *Index) Bytes() int64 { return int64(cap(x.slots)) * 8 }
 
-// Cursor walks the probe chain of one tag; see Index.Lookup.
-type Cursor struct {
-	slots []uint64
-	tag   uint64
-	i     int
-	mask  int
-}
+// Home is the position a lookup of tag starts from. A lookup walks the probe chain with Probe:
+//
+//	for id, pos := x.Probe(tag, x.Home(tag)); id >= 0; id, pos = x.Probe(tag, pos) {
+//		if the entry of id equals the one looked for { return id }
+//	}
+//
+// Its state is two integers, so it stays in registers, and both calls inline. The index must
+// not change during a lookup.
+func (x *Index) Home(tag uint32) int { return home(tag, len(x.slots)-1) }
 
-// Lookup starts a probe for tag. Each call of the cursor's Next yields one more id stored under
-// tag, in probe order, until it returns -1. The index must not change while the cursor is used.
-func (x *Index) Lookup(tag uint32) Cursor {
+// Probe returns the next id stored under tag at or after position pos of the probe chain, or -1
+// when the chain ends, and the position to continue from.
+func (x *Index) Probe(tag uint32, pos int) (id int32, next int) {
 	if x.count == 0 {
-		return Cursor{slots: emptySlots}
+		return -1, pos
 	}
 	mask := len(x.slots) - 1
-	return Cursor{slots: x.slots, tag: uint64(tag) << 32, i: home(tag, mask), mask: mask}
-}
-
-// Next returns the next id stored under the cursor's tag, or -1 at the end of the probe chain.
-func (c *Cursor) Next() int32 {
 	for {
-		s := c.slots[c.i]
+		s := x.slots[pos&mask]
 		if s == 0 {
-			return -1
+			return -1, pos
 		}
-		c.i = (c.i + 1) & c.mask
-		if s&^0xffffffff == c.tag {
-			return int32(uint32(s)) - 1
+		pos++
+		if uint32(s>>32) == tag {
+			return int32(uint32(s)) - 1, pos
 		}
 	}
 }

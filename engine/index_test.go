@@ -52,8 +52,7 @@ func checkIndex(t *testing.T, x *Index, model map[int32]uint32) {
 	}
 	for tag, want := range byTag {
 		var got []int32
-		c := x.Lookup(tag)
-		for id := c.Next(); id >= 0; id = c.Next() {
+		for id, pos := x.Probe(tag, x.Home(tag)); id >= 0; id, pos = x.Probe(tag, pos) {
 			got = append(got, id)
 		}
 		slices.Sort(got)
@@ -75,8 +74,7 @@ func checkIndex(t *testing.T, x *Index, model map[int32]uint32) {
 
 func TestIndexEmptyAndReset(t *testing.T) {
 	var x Index
-	c := x.Lookup(42)
-	if c.Next() != -1 {
+	if id, _ := x.Probe(42, x.Home(42)); id != -1 {
 		t.Fatal("an empty index yields an id")
 	}
 	x.Insert(42, 7)
@@ -84,14 +82,15 @@ func TestIndexEmptyAndReset(t *testing.T) {
 	if x.Bytes() != minSlots*8 {
 		t.Fatalf("Bytes %d, want %d", x.Bytes(), minSlots*8)
 	}
-	c = x.Lookup(42)
-	got := []int32{c.Next(), c.Next(), c.Next()}
-	if !slices.Equal(got, []int32{7, 8, -1}) {
-		t.Fatalf("Lookup(42) yields %v", got)
+	a, pos := x.Probe(42, x.Home(42))
+	b, pos := x.Probe(42, pos)
+	c, _ := x.Probe(42, pos)
+	if got := []int32{a, b, c}; !slices.Equal(got, []int32{7, 8, -1}) {
+		t.Fatalf("Probe(42) yields %v", got)
 	}
 	x.Delete(42, 7)
 	x.Delete(42, 8)
-	if c := x.Lookup(42); x.Len() != 0 || c.Next() != -1 {
+	if id, _ := x.Probe(42, x.Home(42)); x.Len() != 0 || id != -1 {
 		t.Fatal("deleted ids still found")
 	}
 }

@@ -81,13 +81,13 @@ func (t *KeyTable) KeyGroupOf(hash int32) (int, error) {
 
 // Find returns the id of key (hash = HashRow(key), in key group kg), or -1.
 func (t *KeyTable) Find(key []byte, hash int32, kg int) int32 {
-	c := t.parts[kg-t.kgStart].Lookup(uint32(hash))
-	for {
-		id := c.Next()
-		if id < 0 || t.keyEquals(id, key) {
+	x, tag := &t.parts[kg-t.kgStart], uint32(hash)
+	for id, pos := x.Probe(tag, x.Home(tag)); id >= 0; id, pos = x.Probe(tag, pos) {
+		if t.keyEquals(id, key) {
 			return id
 		}
 	}
+	return -1
 }
 
 // Insert adds key, which must not be present, and returns its new id.

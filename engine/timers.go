@@ -70,13 +70,13 @@ func (x *timers) grow(n int) {
 func (x *timers) len() int { return x.index.Len() }
 
 func (x *timers) find(key int32, d TimeDomain, t, ns int64) int32 {
-	c := x.index.Lookup(timerTag(key, d, t, ns))
-	for {
-		e := c.Next()
-		if e < 0 || (x.key[e] == key && x.time[e] == t && x.ns[e] == ns && x.dom[e] == d) {
+	tag := timerTag(key, d, t, ns)
+	for e, pos := x.index.Probe(tag, x.index.Home(tag)); e >= 0; e, pos = x.index.Probe(tag, pos) {
+		if x.key[e] == key && x.time[e] == t && x.ns[e] == ns && x.dom[e] == d {
 			return e
 		}
 	}
+	return -1
 }
 
 // add registers a timer; it reports false when the timer was registered already.

@@ -58,7 +58,7 @@ func checkIndex(t *testing.T, x *Index, model map[int32]uint32) {
 		slices.Sort(got)
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
-			t.Fatalf("Lookup(%#x) = %v, want %v", tag, got, want)
+			t.Fatalf("lookup of %#x yields %v, want %v", tag, got, want)
 		}
 	}
 	all := x.AppendIDs(nil)

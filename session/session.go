@@ -2,9 +2,9 @@
 // (include/ferry.h, docs/abi.md), in pure Go so that the protocol is tested with the race
 // detector: input import and the choice of input, chunked output (a call that returns more
 // leaves only Next and Close valid until the output is drained), snapshot chunk sequencing,
-// restore ordering (until a key group's last chunk arrived every call but restore fails), one
-// caller at a time, and the rule that an operator which failed on memory (or lost output) must be
-// closed. capi translates C calls into Session calls and nothing else.
+// restore ordering (until a key group's last chunk arrived, process, advance, flush, next and
+// snapshot fail), one caller at a time, and the rule that an operator which failed on memory (or
+// lost output) must be closed. capi translates C calls into Session calls and nothing else.
 package session
 
 import (

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Ferry build and test entry point.
 #   ./build.sh            build build/libferry.so (and check its exports against include/ferry.h),
-#                         then the JNI glue into build/native/linux-x86_64/ when a JDK is found
-#   ./build.sh test       vet, Go tests (race on pure packages, cgocheck2 on capi), C harness
-#                         under valgrind, short fuzz runs, the JVM wrapper's Maven tests, the
+#                         then the JNI glue into build/native/linux-x86_64/ when a JDK is found;
+#                         and the test build (tag ferrytest: test hooks, test operator kinds) into
+#                         build/test/libferry.so and build/test/native/linux-x86_64/
+#   ./build.sh test       vet, Go tests (race on pure packages, cgocheck2 on capi with the ferrytest
+#                         tag), C harness under valgrind (against the ferrytest library), short
+#                         fuzz runs (FuzzProcess, FuzzRestore), the JVM wrapper's Maven tests, the
 #                         planner shim's tests, the fast subset of `flink-suites`
 #   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses,
 #                         and the planner shim (shim/target/ferry-flink-shim.jar, docs/install.md)
@@ -32,6 +35,8 @@ abi_functions() {
   grep -E '^[A-Za-z].*\bferry_[a-z0-9_]+\(' include/ferry.h | grep -oE '\bferry_[a-z0-9_]+\(' | tr -d '(' | sort -u
 }
 
+# build_lib OUT [go build flags...]: the c-shared library; its exports must be exactly the
+# functions of include/ferry.h (test builds too: their test support is unexported).
 build_lib() {
   local out=$1; shift
   { echo "{ global:"; abi_functions | sed 's/.*/  &;/'; echo "local: *; };"; } > "$OUT/exports.map"
@@ -53,10 +58,12 @@ build_harness() {
     -L"$(dirname "$lib")" -l:"$(basename "$lib")" -Wl,-rpath,"$(dirname "$lib")"
 }
 
-# The JNI glue of jni/ (jni/src/main/c/ferry_jni.c) next to a copy of libferry.so, in the layout
-# the jar carries as resources: build/native/linux-x86_64/{libferry.so,libferry_jni.so}. The glue
-# finds libferry.so through its $ORIGIN rpath. Needs a JDK: JAVA_HOME, or javac on PATH.
+# build_jni_glue LIB DIR: the JNI glue of jni/ (jni/src/main/c/ferry_jni.c) next to a copy of
+# LIB in DIR, in the layout the jar carries as resources: DIR/linux-x86_64/{libferry.so,
+# libferry_jni.so}. The glue finds libferry.so through its $ORIGIN rpath. Needs a JDK: JAVA_HOME,
+# or javac on PATH.
 build_jni_glue() {
+  local lib=$1 root=$2
   local java_home=${JAVA_HOME:-}
   if [ -z "$java_home" ] && command -v javac >/dev/null 2>&1; then
     java_home=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
@@ -65,15 +72,15 @@ build_jni_glue() {
     echo "no JDK (JAVA_HOME or javac on PATH): skipping the JNI glue"
     return 0
   fi
-  local dir=$OUT/native/linux-x86_64
+  local dir=$root/linux-x86_64
   mkdir -p "$dir"
   # copy and rename: a JVM that still maps the old file keeps its inode
-  cp "$OUT/libferry.so" "$dir/.libferry.so.tmp" && mv -f "$dir/.libferry.so.tmp" "$dir/libferry.so"
+  cp "$lib" "$dir/.libferry.so.tmp" && mv -f "$dir/.libferry.so.tmp" "$dir/libferry.so"
   gcc -std=c11 -fPIC -shared -O2 -Wall -Werror -fvisibility=hidden \
     -Iinclude -I"$java_home/include" -I"$java_home/include/linux" \
     jni/src/main/c/ferry_jni.c -o "$dir/libferry_jni.so" \
-    -L"$OUT" -l:libferry.so -Wl,-rpath,'$ORIGIN'
-  echo "build/native/linux-x86_64/libferry_jni.so (JDK $java_home)"
+    -L"$dir" -l:libferry.so -Wl,-rpath,'$ORIGIN'
+  echo "${dir#"$ROOT"/}/libferry_jni.so (JDK $java_home)"
 }
 
 cmd_build() {
@@ -81,7 +88,11 @@ cmd_build() {
   build_lib "$OUT/libferry.so"
   echo "exports match include/ferry.h ($(abi_functions | wc -l) functions)"
   log "build/native/linux-x86_64 (JNI glue)"
-  build_jni_glue
+  build_jni_glue "$OUT/libferry.so" "$OUT/native"
+  log "build/test/libferry.so (tag ferrytest) and build/test/native/linux-x86_64"
+  mkdir -p "$OUT/test"
+  build_lib "$OUT/test/libferry.so" -tags ferrytest
+  build_jni_glue "$OUT/test/libferry.so" "$OUT/test/native"
 }
 
 cmd_test() {
@@ -90,30 +101,34 @@ cmd_test() {
   unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
   if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
   go vet ./...
+  go vet -tags ferrytest ./capi/ ./engine/...
   log "go test (race) on pure-Go packages"
-  go test -race -count=1 ./engine/... ./agg/... ./ttl/... ./snapshot/...
-  log "go test capi (GOEXPERIMENT=cgocheck2)"
-  GOEXPERIMENT=cgocheck2 go test -count=1 ./capi/
-  log "C harness against a cgocheck2 build, under valgrind"
-  GOEXPERIMENT=cgocheck2 build_lib "$OUT/cgocheck2/libferry.so"
+  go test -race -count=1 ./engine/... ./agg/... ./session/... ./snapshot/...
+  log "go test capi (production build; then tag ferrytest, GOEXPERIMENT=cgocheck2)"
+  go test -count=1 ./capi/
+  GOEXPERIMENT=cgocheck2 go test -tags ferrytest -count=1 ./capi/
+  log "C harness against a cgocheck2 ferrytest build, then under valgrind"
+  GOEXPERIMENT=cgocheck2 build_lib "$OUT/cgocheck2/libferry.so" -tags ferrytest
   build_harness "$OUT/cgocheck2/libferry.so" "$OUT/ferry_harness_cgocheck2"
   "$OUT/ferry_harness_cgocheck2"
-  build_harness "$OUT/libferry.so" "$OUT/ferry_harness"
+  build_harness "$OUT/test/libferry.so" "$OUT/ferry_harness"
   # Go's async preemption signals confuse valgrind's stack tracking; they change nothing else.
   GODEBUG=asyncpreemptoff=1 valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --show-leak-kinds=definite,indirect --suppressions=tests/c/go-runtime.supp -q \
     "$OUT/ferry_harness"
   log "fuzz (short)"
-  local fuzzlog="$PWD/build/fuzz-stderr.log"
-  rm -f "$fuzzlog"
-  if ! FERRY_FUZZ_STDERR="$fuzzlog" GOEXPERIMENT=cgocheck2 go test -run '^$' -fuzz FuzzProcess \
-      -fuzztime "${FUZZTIME:-20s}" ./capi/; then
-    echo "== fuzz workers' standard error (the crash trace, if a worker died):" >&2
-    tail -n 200 "$fuzzlog" >&2 || true
-    echo "== new failing inputs:" >&2
-    git ls-files --others --exclude-standard capi/testdata/fuzz | xargs -r tail -n +1 >&2
-    return 1
-  fi
+  local fuzzlog="$PWD/build/fuzz-stderr.log" target
+  for target in FuzzProcess FuzzRestore; do
+    rm -f "$fuzzlog"
+    if ! FERRY_FUZZ_STDERR="$fuzzlog" GOEXPERIMENT=cgocheck2 go test -tags ferrytest -run '^$' \
+        -fuzz "^$target\$" -fuzztime "${FUZZTIME:-20s}" ./capi/; then
+      echo "== fuzz workers' standard error (the crash trace, if a worker died):" >&2
+      tail -n 200 "$fuzzlog" >&2 || true
+      echo "== new failing inputs:" >&2
+      git ls-files --others --exclude-standard capi/testdata/fuzz | xargs -r tail -n +1 >&2
+      return 1
+    fi
+  done
   log "JVM wrapper: Maven test suite against Flink 2.3.0"
   mvn_ test
   log "jni/target/ferry-flink-0.1.0.jar"
@@ -261,7 +276,8 @@ cmd_demo() {
 }
 
 cmd_bench() {
-  go test -run '^$' -bench . -benchmem ./agg/ ./capi/
+  go test -run '^$' -bench . -benchmem ./agg/
+  go test -tags ferrytest -run '^$' -bench . -benchmem ./capi/
 }
 
 # The perf harness (tests/perf): the group aggregate through Go directly and through the C ABI,

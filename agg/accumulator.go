@@ -2,26 +2,11 @@ package agg
 
 import "github.com/ferrystream/ferry/engine"
 
-// groupState is per-group state of an operator, in flat slices indexed by group id: an
-// accumulator, or the value set behind DISTINCT calls.
-type groupState interface {
-	// grow makes room for group ids below n; new groups are in the initial state.
-	grow(n int)
-	// reset returns group g to the initial state (Flink's createAccumulators after cleanup).
-	reset(g int32)
-	// save appends the state of group g to dst; load reads it back into group g, which is in
-	// the initial state, and returns the rest of src.
-	save(dst []byte, g int32) []byte
-	load(src []byte, g int32) ([]byte, error)
-	// bytes estimates the memory the state owns.
-	bytes() int64
-}
-
 // accumulator holds the state of one aggregate call for every group of an operator
 // (DataFusion's GroupsAccumulator shape). Dispatch happens once per batch per call; the per-row
 // loops inside are monomorphic.
 type accumulator interface {
-	groupState
+	engine.PerKey // per group (key id), in flat slices
 	// fold applies the rows of in, in order, to their groups: row i goes to group gids[i] and
 	// is accumulated (act[i] > 0), retracted (act[i] < 0) or left out (act[i] == 0, e.g. by a
 	// FILTER or DISTINCT); rows with gids[i] < 0 are skipped. It records each row's value before

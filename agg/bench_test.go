@@ -11,16 +11,16 @@ import (
 
 // benchSpec is a Nexmark-shaped aggregation: GROUP BY auction, COUNT(*), SUM(price),
 // MAX(price), AVG(price), insert-only.
-func benchSpec() *engine.Spec {
+func benchSpec() *Spec {
 	f := false
-	return mustParse(&engine.Spec{
+	return mustParse(&testSpec{
 		Kind: "group_aggregate",
 		Input: []engine.FieldSpec{
 			{Name: "auction", Type: "BIGINT", Nullable: &f},
 			{Name: "price", Type: "BIGINT"},
 		},
 		Keys: []int{0},
-		Aggs: []engine.AggCall{
+		Aggs: []AggCall{
 			{Func: "COUNT", Name: "bids"},
 			{Func: "SUM", Args: []int{1}, Name: "total"},
 			{Func: "MAX", Args: []int{1}, Name: "top"},
@@ -65,7 +65,7 @@ func BenchmarkGroupAggregate(b *testing.B) {
 					for i := range rows {
 						rows[i] = []any{int64(k + i), int64(i)}
 					}
-					if err := op.Process(enginetest.Batch(types, rows, make([]engine.RowKind, n), enginetest.Options{}), 0, out); err != nil {
+					if _, err := op.Process(0, enginetest.Batch(types, rows, make([]engine.RowKind, n), enginetest.Options{}), 0, out); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -73,7 +73,7 @@ func BenchmarkGroupAggregate(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					if err := op.Process(batches[i%len(batches)], 0, out); err != nil {
+					if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
 						b.Fatal(err)
 					}
 					i++
@@ -89,14 +89,14 @@ func BenchmarkGroupAggregate(b *testing.B) {
 // COUNT(*) over 10,000 keys on a changelog that replaces each key's price: +U new, -U old.
 func BenchmarkGroupAggregateMaxRetract(b *testing.B) {
 	f := false
-	spec := mustParse(&engine.Spec{
+	spec := mustParse(&testSpec{
 		Kind: "group_aggregate",
 		Input: []engine.FieldSpec{
 			{Name: "auction", Type: "BIGINT", Nullable: &f},
 			{Name: "price", Type: "BIGINT"},
 		},
 		Keys:                 []int{0},
-		Aggs:                 []engine.AggCall{{Func: "COUNT", Name: "n"}, {Func: "MAX", Args: []int{1}, Retract: true, Name: "top"}},
+		Aggs:                 []AggCall{{Func: "COUNT", Name: "n"}, {Func: "MAX", Args: []int{1}, Retract: true, Name: "top"}},
 		NeedRetraction:       true,
 		GenerateUpdateBefore: true,
 		MaxParallelism:       128,
@@ -116,7 +116,7 @@ func BenchmarkGroupAggregateMaxRetract(b *testing.B) {
 	}
 	for from := 0; from < keys; from += size {
 		end := min(from+size, keys)
-		if err := op.Process(enginetest.Batch(spec.InputTypes, rows[from:end], make([]engine.RowKind, end-from), enginetest.Options{}), 0, out); err != nil {
+		if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows[from:end], make([]engine.RowKind, end-from), enginetest.Options{}), 0, out); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -136,7 +136,7 @@ func BenchmarkGroupAggregateMaxRetract(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := op.Process(batches[i%len(batches)], 0, out); err != nil {
+		if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
 			b.Fatal(err)
 		}
 		i++

@@ -6,13 +6,42 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Mini-batch mode (spec mini_batch): each batch is one bundle of Flink's KeyedMapBundleOperator
-// running MiniBatchGroupAggFunction (flink-semantics.md §2.4, §2.6). The rows of a key fold in
-// order into its accumulators; a key without state (or whose state expired: idle-state TTL reads
-// it once per bundle) drops its leading retractions (and is skipped when nothing else is left);
-// the record count decides only at the end of the bundle; and each key then emits at most one
-// result, the keys in the iteration order of the java.util.HashMap the bundle operator collects
-// them in.
+// MiniBatchGroupAggregate is the group aggregate in mini-batch mode (spec mini_batch): each batch
+// is one bundle of Flink's KeyedMapBundleOperator running MiniBatchGroupAggFunction
+// (docs/operators/group-by.md, Mini-batch). The rows of a key fold in order into its
+// accumulators; a key without state (or whose state expired: idle-state TTL reads it once per
+// bundle) drops its leading retractions (and is skipped when nothing else is left); the record
+// count decides only at the end of the bundle; and each key then emits at most one result, the
+// keys in the iteration order of the java.util.HashMap the bundle operator collects them in.
+type MiniBatchGroupAggregate struct {
+	groupAgg
+	bundle bundleState
+}
+
+var _ engine.Operator = (*MiniBatchGroupAggregate)(nil)
+
+// NewMiniBatchGroupAggregate builds the mini-batch group aggregate of a validated spec.
+func NewMiniBatchGroupAggregate(spec *Spec) (*MiniBatchGroupAggregate, error) {
+	core, err := newGroupAgg(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &MiniBatchGroupAggregate{groupAgg: *core}, nil
+}
+
+// Process implements engine.Operator: the batch is one bundle, its output one chunk. nowMs is the
+// processing time idle-state TTL reads and writes for the whole bundle.
+func (g *MiniBatchGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+	if err := g.begin(in); err != nil {
+		return false, err
+	}
+	g.resolveBundle(in, nowMs)
+	g.resolveActions(in)
+	g.fold(in)
+	err := g.emitBundle(in, nowMs, out)
+	g.end(nowMs)
+	return false, err
+}
 
 // bundleKey is one distinct key of a bundle.
 type bundleKey struct {
@@ -24,7 +53,8 @@ type bundleKey struct {
 }
 
 // bundleState is the bookkeeping of mini-batch mode. tableLen outlives bundles, as the
-// HashMap's table does (HashMap.clear keeps it); the rest is per bundle.
+// HashMap's table does (HashMap.clear keeps it); keyOf spans every group id and is zero between
+// bundles; the rest is per bundle.
 type bundleState struct {
 	tableLen int
 	keys     []bundleKey
@@ -39,9 +69,11 @@ type bundleState struct {
 // them: rows keep their order within a key, groups are created on a key's first accumulate and
 // never removed mid-bundle, and the record count is only counted here. With idle-state TTL a
 // key's state that expired by nowMs reads as absent (and is removed) at the key's first row.
-func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
+func (g *MiniBatchGroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 	b := &g.bundle
+	st := g.state
 	n := in.Len
+	b.keyOf = extend(b.keyOf, st.Cap()) // restored groups too
 	g.gids = resize(g.gids, n)
 	g.changed = resize(g.changed, n) // the folds flag rows; a bundle compares its keys' ends instead
 	b.keys = b.keys[:0]
@@ -53,9 +85,9 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 	for i := range n {
 		acc := engine.IsAccumulate(in.Kinds[i])
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
-		id := g.table.Find(key, hash, kg)
-		if id >= 0 && b.keyOf[id] == 0 && g.lastWrite != nil && g.ttl.Expired(g.lastWrite[id], nowMs) {
-			g.table.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
+		id := st.Find(key, hash, kg)
+		if id >= 0 && b.keyOf[id] == 0 && st.Expired(id, nowMs) {
+			st.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
 			id = -1
 		}
 		var k int32
@@ -75,8 +107,8 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 			}
 			continue
 		default:
-			id = g.table.Insert(key, hash, kg)
-			g.grow()
+			id = st.Insert(key, hash, kg)
+			b.keyOf = extend(b.keyOf, st.Cap())
 			var ok bool
 			if k, ok = b.dropped[string(key)]; ok {
 				b.keys[k].gid = id
@@ -93,9 +125,9 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 		b.keys[k].lastRow = int32(i)
 		if g.counter != nil {
 			if acc {
-				g.counter[id]++
+				g.counter.n[id]++
 			} else {
-				g.counter[id]--
+				g.counter.n[id]--
 			}
 		}
 	}
@@ -103,7 +135,7 @@ func (g *GroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 
 // emitBundle emits each key's result in HashMap order, as finishBundle does, removes the groups
 // whose record count ended at zero and stamps the others written at nowMs (idle-state TTL).
-func (g *GroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *engine.OutBatch) error {
+func (g *MiniBatchGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *engine.OutBatch) error {
 	b := &g.bundle
 	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
 	add := g.addOutput
@@ -120,30 +152,28 @@ func (g *GroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *engine.O
 		b.keyOf[k.gid] = 0
 		prev, next := 2*k.firstRow, 2*k.lastRow+1
 		switch {
-		case g.counter != nil && g.counter[k.gid] == 0:
+		case g.counter != nil && g.counter.n[k.gid] == 0:
 			if !k.fresh {
 				add(k.firstRow, prev, engine.Delete)
 			}
-			g.table.Remove(k.gid)
+			g.state.Remove(k.gid)
 			continue
 		case k.fresh:
 			add(k.firstRow, next, engine.Insert)
-		case g.ttl.Enabled() || g.differ(prev, next): // with TTL Flink re-emits unchanged results too
+		case g.ttl || g.differ(prev, next): // with TTL Flink re-emits unchanged results too
 			if g.spec.GenerateUpdateBefore {
 				add(k.firstRow, prev, engine.UpdateBefore)
 			}
 			add(k.firstRow, next, engine.UpdateAfter)
 		}
-		if g.lastWrite != nil {
-			g.lastWrite[k.gid] = nowMs // accState.update: OnCreateAndWrite
-		}
+		g.state.Touch(k.gid, nowMs) // accState.update: OnCreateAndWrite
 	}
 	return g.writeOutput(in, out)
 }
 
 // differ reports whether any call's entries a and b differ: Flink's equaliser over the row of
 // aggregate values.
-func (g *GroupAggregate) differ(a, b int32) bool {
+func (g *MiniBatchGroupAggregate) differ(a, b int32) bool {
 	for _, c := range g.calls {
 		if c.differ(a, b) {
 			return true

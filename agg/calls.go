@@ -61,7 +61,7 @@ func Support(fn string, arg engine.Type) error {
 }
 
 // newCall resolves aggregate call i of spec to its accumulator and output field.
-func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine.Field, error) {
+func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
 	field := fmt.Sprintf("aggs[%d]", i)
 	name := call.Name
 	if name == "" {
@@ -91,7 +91,7 @@ func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine
 		return nil, engine.Field{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)
 	}
 	if len(call.Args) != 1 {
-		return nil, engine.Field{}, fmt.Errorf("%w: spec: %s.args: %s takes 1 argument, got %d", engine.ErrInvalid, field, fn, len(call.Args))
+		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: %s takes 1 argument, got %d", engine.ErrInvalid, field, fn, len(call.Args))
 	}
 	col := call.Args[0]
 	arg := spec.InputTypes[col]
@@ -100,7 +100,7 @@ func newCall(i int, call engine.AggCall, spec *engine.Spec) (accumulator, engine
 	}
 	if fn == "SUM" && spec.NeedRetraction && !call.Retract {
 		// Flink's SumAggFunction has no retract; the planner never pairs it with retracting input.
-		return nil, engine.Field{}, fmt.Errorf("%w: spec: %s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
+		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
 	}
 	switch arg.ID {
 	case engine.Decimal:

@@ -23,7 +23,7 @@ const (
 
 type changelogCase struct {
 	name  string
-	spec  engine.Spec
+	spec  testSpec
 	in    [][]any
 	kinds []engine.RowKind
 	times []int64 // processing time per row; nil means 0
@@ -47,24 +47,24 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 	cases := []changelogCase{
 		{
 			name: "first row +I, then -U/+U, unchanged result not re-emitted",
-			spec: engine.Spec{Input: bigintInput("k", "v"), Keys: []int{0},
-				Aggs: []engine.AggCall{{Func: "MAX", Args: []int{1}}}, GenerateUpdateBefore: true},
+			spec: testSpec{Input: bigintInput("k", "v"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "MAX", Args: []int{1}}}, GenerateUpdateBefore: true},
 			in:    [][]any{{int64(1), int64(5)}, {int64(1), int64(3)}, {int64(1), int64(9)}, {int64(2), nil}},
 			kinds: []engine.RowKind{I, I, I, I},
 			want:  []string{"+I[1, 5]", "-U[1, 5]", "+U[1, 9]", "+I[2, null]"},
 		},
 		{
 			name: "no -U without generate_update_before",
-			spec: engine.Spec{Input: bigintInput("k", "v"), Keys: []int{0},
-				Aggs: []engine.AggCall{{Func: "SUM", Args: []int{1}}, {Func: "COUNT"}}},
+			spec: testSpec{Input: bigintInput("k", "v"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "SUM", Args: []int{1}}, {Func: "COUNT"}}},
 			in:    [][]any{{int64(1), int64(5)}, {int64(1), nil}},
 			kinds: []engine.RowKind{I, I},
 			want:  []string{"+I[1, 5, 1]", "+U[1, 5, 2]"},
 		},
 		{
 			name: "retraction before any accumulate is dropped; count to zero emits -D and clears state",
-			spec: engine.Spec{Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true, GenerateUpdateBefore: true,
-				Aggs: []engine.AggCall{{Func: "SUM", Args: []int{1}, Retract: true}, {Func: "COUNT", Args: []int{1}}}},
+			spec: testSpec{Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true, GenerateUpdateBefore: true,
+				Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: true}, {Func: "COUNT", Args: []int{1}}}},
 			in:    [][]any{{int64(1), int64(5)}, {int64(2), int64(5)}, {int64(1), int64(7)}, {int64(1), int64(5)}, {int64(1), int64(7)}, {int64(1), int64(4)}},
 			kinds: []engine.RowKind{I, D, I, U, D, I},
 			want: []string{"+I[1, 5, 1]", "-U[1, 5, 1]", "+U[1, 12, 2]", "-U[1, 12, 2]", "+U[1, 7, 1]",
@@ -72,24 +72,24 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 		},
 		{
 			name: "SUM with retraction is NULL when its count is 0 while the key lives on",
-			spec: engine.Spec{Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true,
-				Aggs: []engine.AggCall{{Func: "SUM", Args: []int{1}, Retract: true}}},
+			spec: testSpec{Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true,
+				Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: true}}},
 			in:    [][]any{{int64(1), int64(5)}, {int64(1), nil}, {int64(1), int64(5)}},
 			kinds: []engine.RowKind{I, I, U},
 			want:  []string{"+I[1, 5]", "+U[1, null]"},
 		},
 		{
 			name: "SUM wraps in INT, AVG truncates toward zero",
-			spec: engine.Spec{Input: bigintInput("v:INT"), Keys: []int{},
-				Aggs: []engine.AggCall{{Func: "SUM", Args: []int{0}}, {Func: "AVG", Args: []int{0}}}},
+			spec: testSpec{Input: bigintInput("v:INT"), Keys: []int{},
+				Aggs: []AggCall{{Func: "SUM", Args: []int{0}}, {Func: "AVG", Args: []int{0}}}},
 			in:    [][]any{{int64(math.MaxInt32)}, {int64(1)}, {int64(-7)}},
 			kinds: []engine.RowKind{I, I, I},
 			want:  []string{"+I[2147483647, 2147483647]", "+U[-2147483648, 1073741824]", "+U[2147483641, 715827880]"},
 		},
 		{
 			name: "MAX with retraction of the current extreme rescans, including negative counts",
-			spec: engine.Spec{Input: bigintInput("v"), Keys: []int{}, NeedRetraction: true,
-				Aggs: []engine.AggCall{{Func: "MAX", Args: []int{0}, Retract: true}}},
+			spec: testSpec{Input: bigintInput("v"), Keys: []int{}, NeedRetraction: true,
+				Aggs: []AggCall{{Func: "MAX", Args: []int{0}, Retract: true}}},
 			in:    [][]any{{int64(3)}, {int64(8)}, {int64(9)}, {int64(1)}, {int64(8)}, {int64(9)}},
 			kinds: []engine.RowKind{I, I, D, I, D, D},
 			// 9 is retracted before it is seen: count -1, outside mapSize, yet the rescan after
@@ -98,8 +98,8 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 		},
 		{
 			name: "MIN over TIMESTAMP(3) and MAX over DATE with retraction: epoch millis and days, before the epoch too",
-			spec: engine.Spec{Input: bigintInput("t:TIMESTAMP(3)", "d:DATE"), Keys: []int{}, NeedRetraction: true,
-				Aggs: []engine.AggCall{{Func: "MIN", Args: []int{0}, Retract: true}, {Func: "MAX", Args: []int{1}, Retract: true}}},
+			spec: testSpec{Input: bigintInput("t:TIMESTAMP(3)", "d:DATE"), Keys: []int{}, NeedRetraction: true,
+				Aggs: []AggCall{{Func: "MIN", Args: []int{0}, Retract: true}, {Func: "MAX", Args: []int{1}, Retract: true}}},
 			in: [][]any{{enginetest.Timestamp{Millis: 5}, int64(-3)}, {enginetest.Timestamp{Millis: -86_400_000}, int64(7)},
 				{enginetest.Timestamp{Millis: -86_400_000}, int64(7)}, {nil, nil}},
 			kinds: []engine.RowKind{I, I, D, I},
@@ -107,16 +107,16 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 		},
 		{
 			name: "NaN never equals itself, so a NaN result re-emits on every row",
-			spec: engine.Spec{Input: bigintInput("k", "v:DOUBLE"), Keys: []int{0},
-				Aggs: []engine.AggCall{{Func: "MAX", Args: []int{1}}}},
+			spec: testSpec{Input: bigintInput("k", "v:DOUBLE"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "MAX", Args: []int{1}}}},
 			in:    [][]any{{int64(1), nan}, {int64(1), 5.0}, {int64(1), nil}},
 			kinds: []engine.RowKind{I, I, I},
 			want:  []string{"+I[1, NaN]", "+U[1, NaN]", "+U[1, NaN]"},
 		},
 		{
 			name: "-0.0 equals 0.0 for the equaliser, and MIN keeps the first of them",
-			spec: engine.Spec{Input: bigintInput("k", "v:DOUBLE"), Keys: []int{0},
-				Aggs: []engine.AggCall{{Func: "MIN", Args: []int{1}}, {Func: "SUM", Args: []int{1}}}},
+			spec: testSpec{Input: bigintInput("k", "v:DOUBLE"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "MIN", Args: []int{1}}, {Func: "SUM", Args: []int{1}}}},
 			// SUM turns from -0.0 into 0.0, which the equaliser's == calls unchanged: no output.
 			in:    [][]any{{int64(1), math.Copysign(0, -1)}, {int64(1), 0.0}},
 			kinds: []engine.RowKind{I, I},
@@ -124,8 +124,8 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 		},
 		{
 			name: "NULL keys form their own group; VARCHAR keys inline and long",
-			spec: engine.Spec{Input: bigintInput("k:VARCHAR", "v"), Keys: []int{0},
-				Aggs: []engine.AggCall{{Func: "COUNT"}}},
+			spec: testSpec{Input: bigintInput("k:VARCHAR", "v"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "COUNT"}}},
 			in:    [][]any{{nil, int64(1)}, {"short", int64(1)}, {"a much longer key", int64(1)}, {nil, int64(2)}, {"short", nil}},
 			kinds: []engine.RowKind{I, I, I, I, I},
 			want:  []string{"+I[null, 1]", `+I["short", 1]`, `+I["a much longer key", 1]`, "+U[null, 2]", `+U["short", 2]`},
@@ -135,8 +135,8 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 			// JVM found MAX("\uffff", "😀") = "\uffff": both hold Java Strings, so Flink compares
 			// UTF-16 code units (0xFFFF > 0xD83D), not UTF-8 bytes (0xEF < 0xF0).
 			name: "MAX over VARCHAR: Java-String rows compare in UTF-16 order, mixed pairs by bytes",
-			spec: engine.Spec{Input: bigintInput("k", "v:VARCHAR", "j:BOOLEAN NOT NULL"), Keys: []int{0},
-				Aggs: []engine.AggCall{{Func: "MAX", Args: []int{1}, JavaStrings: new(2)}}},
+			spec: testSpec{Input: bigintInput("k", "v:VARCHAR", "j:BOOLEAN NOT NULL"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "MAX", Args: []int{1}, JavaStrings: new(2)}}},
 			in: [][]any{{int64(1), "\uffff", true}, {int64(1), "😀", true}, {int64(1), "😀", false},
 				{int64(2), "\uffff", false}, {int64(2), "😀", true}},
 			kinds: []engine.RowKind{I, I, I, I, I},
@@ -144,8 +144,8 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 		},
 		{
 			name: "MIN over VARCHAR with retraction: UTF-16 order for Java Strings, kept by the multiset's first key",
-			spec: engine.Spec{Input: bigintInput("k", "v:VARCHAR", "j:BOOLEAN NOT NULL"), Keys: []int{0},
-				NeedRetraction: true, Aggs: []engine.AggCall{{Func: "MIN", Args: []int{1}, Retract: true, JavaStrings: new(2)}}},
+			spec: testSpec{Input: bigintInput("k", "v:VARCHAR", "j:BOOLEAN NOT NULL"), Keys: []int{0},
+				NeedRetraction: true, Aggs: []AggCall{{Func: "MIN", Args: []int{1}, Retract: true, JavaStrings: new(2)}}},
 			// "😀" < "\uffff" in UTF-16; retracting "😀" rescans to "\uffff"; a byte-backed "😀"
 			// then compares by bytes against it and does not replace it.
 			in: [][]any{{int64(1), "\uffff", true}, {int64(1), "😀", true}, {int64(1), "😀", true},
@@ -156,8 +156,8 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 	}
 	cases = append(cases, changelogCase{
 		name: "idle-state TTL: unchanged results re-emit, expiry is inclusive, expired state is absent",
-		spec: engine.Spec{Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true, GenerateUpdateBefore: true,
-			StateTTLMs: 10, Aggs: []engine.AggCall{{Func: "MAX", Args: []int{1}}}},
+		spec: testSpec{Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true, GenerateUpdateBefore: true,
+			StateTTLMs: 10, Aggs: []AggCall{{Func: "MAX", Args: []int{1}}}},
 		in:    [][]any{{int64(1), int64(5)}, {int64(1), int64(3)}, {int64(1), int64(7)}, {int64(1), int64(7)}, {int64(1), int64(2)}},
 		kinds: []engine.RowKind{I, I, I, D, I},
 		times: []int64{0, 5, 15, 40, 49},
@@ -202,8 +202,8 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 
 // TestGroupAggregateRejectsBeforeChangingState checks that invalid input leaves state untouched.
 func TestGroupAggregateRejectsBeforeChangingState(t *testing.T) {
-	spec := mustParse(&engine.Spec{Kind: "group_aggregate", Input: bigintInput("k", "v"), Keys: []int{0},
-		Aggs: []engine.AggCall{{Func: "SUM", Args: []int{1}}}, MaxParallelism: 128,
+	spec := mustParse(&testSpec{Kind: "group_aggregate", Input: bigintInput("k", "v"), Keys: []int{0},
+		Aggs: []AggCall{{Func: "SUM", Args: []int{1}}}, MaxParallelism: 128,
 		KeyGroupStart: new(0), KeyGroupEnd: new(63)})
 	op, err := NewGroupAggregate(spec)
 	if err != nil {
@@ -211,7 +211,7 @@ func TestGroupAggregateRejectsBeforeChangingState(t *testing.T) {
 	}
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	retract := enginetest.Batch(spec.InputTypes, [][]any{{int64(1), int64(1)}, {int64(1), int64(1)}}, []engine.RowKind{I, D}, enginetest.Options{})
-	if err := op.Process(retract, 0, out); err == nil || !strings.Contains(err.Error(), "row 1: retraction (-D)") {
+	if _, err := op.Process(0, retract, 0, out); err == nil || !strings.Contains(err.Error(), "row 1: retraction (-D)") {
 		t.Fatalf("retraction on insert-only aggregation: %v", err)
 	}
 	// Find a key outside key groups [0, 63].
@@ -228,7 +228,7 @@ func TestGroupAggregateRejectsBeforeChangingState(t *testing.T) {
 		}
 	}
 	b := enginetest.Batch(spec.InputTypes, [][]any{{outside + 1000, int64(1)}, {outside, int64(1)}}, []engine.RowKind{I, I}, enginetest.Options{})
-	if err := op.Process(b, 0, out); err == nil || !strings.Contains(err.Error(), "outside this operator's range [0, 63]") {
+	if _, err := op.Process(0, b, 0, out); err == nil || !strings.Contains(err.Error(), "outside this operator's range [0, 63]") {
 		t.Fatalf("key outside the key-group range: %v", err)
 	}
 	if op.Groups() != 0 {

@@ -341,7 +341,7 @@ func TestDecimalMatchesFlinkSQL(t *testing.T) {
 	for _, c := range logs {
 		t.Run(fmt.Sprintf("%s/%s", c.Name, c.Query), func(t *testing.T) {
 			dtype := fmt.Sprintf("DECIMAL(%d, %d)", c.P, c.S)
-			spec := engine.Spec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
+			spec := testSpec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
 				Input:          bigintInput("k:INT", "d:"+dtype, "v:VARCHAR"),
 				NeedRetraction: c.Retract, GenerateUpdateBefore: true}
 			reduced := strings.Contains(c.Agg, "$SUM0")
@@ -349,11 +349,11 @@ func TestDecimalMatchesFlinkSQL(t *testing.T) {
 			switch {
 			case !reduced && strings.Contains(c.Agg, "SUM(d) AS EXPR$1, AVG(d) AS EXPR$2, MIN(d) AS EXPR$3, MAX(d) AS EXPR$4, MIN(v) AS EXPR$5, MAX(v) AS EXPR$6, COUNT(*)") ||
 				strings.Contains(c.Agg, "SUM_RETRACT(d) AS EXPR$1, AVG_RETRACT(d) AS EXPR$2, MIN_RETRACT(d) AS EXPR$3, MAX_RETRACT(d) AS EXPR$4, MIN_RETRACT(v) AS EXPR$5, MAX_RETRACT(v) AS EXPR$6, COUNT_RETRACT(*)"):
-				spec.Aggs = []engine.AggCall{{Func: "SUM", Args: []int{1}, Retract: r}, {Func: "AVG", Args: []int{1}, Retract: r},
+				spec.Aggs = []AggCall{{Func: "SUM", Args: []int{1}, Retract: r}, {Func: "AVG", Args: []int{1}, Retract: r},
 					{Func: "MIN", Args: []int{1}, Retract: r}, {Func: "MAX", Args: []int{1}, Retract: r},
 					{Func: "MIN", Args: []int{2}, Retract: r}, {Func: "MAX", Args: []int{2}, Retract: r}, {Func: "COUNT", Retract: r}}
 			case reduced && strings.Contains(c.Agg, "select=[k, $SUM0") && strings.Contains(c.Agg, "(d) AS EXPR$1, COUNT"):
-				spec.Aggs = []engine.AggCall{{Func: "SUM0", Args: []int{1}, Retract: r}, {Func: "COUNT", Args: []int{1}, Retract: r}}
+				spec.Aggs = []AggCall{{Func: "SUM0", Args: []int{1}, Retract: r}, {Func: "COUNT", Args: []int{1}, Retract: r}}
 			default:
 				t.Fatalf("Flink planned %s; update the test", c.Agg)
 			}
@@ -430,8 +430,8 @@ func TestDecimalChangelogs(t *testing.T) {
 	cases := []changelogCase{
 		{
 			name: "SUM overflows to NULL and restarts from the next value; $SUM0 and AVG stay NULL",
-			spec: engine.Spec{Input: bigintInput("d:DECIMAL(38, 0)"), Keys: []int{},
-				Aggs: []engine.AggCall{{Func: "SUM", Args: []int{0}}, {Func: "SUM0", Args: []int{0}}, {Func: "AVG", Args: []int{0}}}},
+			spec: testSpec{Input: bigintInput("d:DECIMAL(38, 0)"), Keys: []int{},
+				Aggs: []AggCall{{Func: "SUM", Args: []int{0}}, {Func: "SUM0", Args: []int{0}}, {Func: "AVG", Args: []int{0}}}},
 			in:    [][]any{{max38}, {b(1)}, {b(5)}, {nil}, {b(2)}},
 			kinds: []engine.RowKind{I, I, I, I, I},
 			want: []string{"+I[99999999999999999999999999999999999999, 99999999999999999999999999999999999999, null]",
@@ -439,8 +439,8 @@ func TestDecimalChangelogs(t *testing.T) {
 		},
 		{
 			name: "AVG is DECIMAL(38, 6) for s < 6: NULL once it needs more than 32 integer digits",
-			spec: engine.Spec{Input: bigintInput("d:DECIMAL(38, 0)"), Keys: []int{},
-				Aggs: []engine.AggCall{{Func: "AVG", Args: []int{0}}}},
+			spec: testSpec{Input: bigintInput("d:DECIMAL(38, 0)"), Keys: []int{},
+				Aggs: []AggCall{{Func: "AVG", Args: []int{0}}}},
 			in:    [][]any{{pow10Big(32)}, {b(0)}, {b(-1)}},
 			kinds: []engine.RowKind{I, I, I},
 			// 10^32 needs 39 digits at scale 6; 5 × 10^31 fits, and so does (10^32 - 1) / 3.
@@ -449,8 +449,8 @@ func TestDecimalChangelogs(t *testing.T) {
 		{
 			name: "SUM with retraction: a NULL sum minus x is 0 - x; AVG divides by a negative count",
 			// NULL arguments keep the record count up while the aggregates' counts go negative.
-			spec: engine.Spec{Input: bigintInput("k", "d:DECIMAL(10, 2)"), Keys: []int{0}, NeedRetraction: true,
-				Aggs: []engine.AggCall{{Func: "SUM", Args: []int{1}, Retract: true}, {Func: "AVG", Args: []int{1}, Retract: true}, {Func: "COUNT"}}},
+			spec: testSpec{Input: bigintInput("k", "d:DECIMAL(10, 2)"), Keys: []int{0}, NeedRetraction: true,
+				Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: true}, {Func: "AVG", Args: []int{1}, Retract: true}, {Func: "COUNT"}}},
 			in:    [][]any{{int64(1), nil}, {int64(1), nil}, {int64(1), b(250)}, {int64(1), b(100)}, {int64(1), b(250)}, {int64(1), b(5)}, {int64(1), b(3)}},
 			kinds: []engine.RowKind{I, I, D, I, D, I, I},
 			want: []string{"+I[1, null, null, 1]", "+U[1, null, null, 2]", "+U[1, -250, 2500000, 1]", "+U[1, null, null, 2]",
@@ -458,8 +458,8 @@ func TestDecimalChangelogs(t *testing.T) {
 		},
 		{
 			name: "VARCHAR MIN/MAX compare UTF-8 bytes: U+E000 sorts before U+1F600",
-			spec: engine.Spec{Input: bigintInput("v:VARCHAR"), Keys: []int{}, NeedRetraction: true,
-				Aggs: []engine.AggCall{{Func: "MIN", Args: []int{0}}, {Func: "MAX", Args: []int{0}},
+			spec: testSpec{Input: bigintInput("v:VARCHAR"), Keys: []int{}, NeedRetraction: true,
+				Aggs: []AggCall{{Func: "MIN", Args: []int{0}}, {Func: "MAX", Args: []int{0}},
 					{Func: "MAX", Args: []int{0}, Retract: true}, {Func: "MIN", Args: []int{0}, Retract: true}}},
 			in:    [][]any{{"\ue000"}, {"😀"}, {""}, {"😀"}, {"😀"}},
 			kinds: []engine.RowKind{I, I, I, D, D},
@@ -501,9 +501,9 @@ func TestDecimalChangelogs(t *testing.T) {
 // against the reference model, with snapshots and restores mid-stream.
 func TestVarcharHeapCompaction(t *testing.T) {
 	for _, retract := range []bool{false, true} {
-		spec := mustParse(&engine.Spec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
+		spec := mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
 			Input: bigintInput("k", "v:VARCHAR"), NeedRetraction: retract, GenerateUpdateBefore: true,
-			Aggs: []engine.AggCall{{Func: "MAX", Args: []int{1}, Retract: retract}, {Func: "MIN", Args: []int{1}, Retract: retract},
+			Aggs: []AggCall{{Func: "MAX", Args: []int{1}, Retract: retract}, {Func: "MIN", Args: []int{1}, Retract: retract},
 				{Func: "MAX", Args: []int{1}}}})
 		r := rand.New(rand.NewPCG(4, 4))
 		sc := scenario{spec: spec}
@@ -539,7 +539,7 @@ func TestVarcharHeapCompaction(t *testing.T) {
 		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 		for pos := 0; pos < len(sc.rows); pos += 100 {
 			end := min(pos+100, len(sc.rows))
-			if err := op.Process(enginetest.Batch(spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end], enginetest.Options{}), 0, out); err != nil {
+			if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end], enginetest.Options{}), 0, out); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -565,9 +565,9 @@ func TestVarcharHeapCompaction(t *testing.T) {
 func TestDecimalStateRejectsCorruptPayload(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	for _, retract := range []bool{false, true} {
-		spec := mustParse(&engine.Spec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
+		spec := mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
 			Input: bigintInput("k", "d:DECIMAL(38, 2)", "v:VARCHAR"), NeedRetraction: retract,
-			Aggs: []engine.AggCall{{Func: "SUM", Args: []int{1}, Retract: retract}, {Func: "SUM0", Args: []int{1}}, {Func: "AVG", Args: []int{1}},
+			Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: retract}, {Func: "SUM0", Args: []int{1}}, {Func: "AVG", Args: []int{1}},
 				{Func: "MIN", Args: []int{1}, Retract: retract}, {Func: "MAX", Args: []int{2}, Retract: retract},
 				{Func: "MIN", Args: []int{2}, Retract: retract}}})
 		var rows [][]any
@@ -579,11 +579,11 @@ func TestDecimalStateRejectsCorruptPayload(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-		if err := op.Process(enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
+		if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
 			t.Fatal(err)
 		}
 		for kg := range 128 {
-			_, payload, err := op.SnapshotKeyGroup(kg, 0, nil, math.MaxInt)
+			_, payload, err := op.State().SnapshotKeyGroup(kg, 0, nil, math.MaxInt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -594,7 +594,7 @@ func TestDecimalStateRejectsCorruptPayload(t *testing.T) {
 					}
 				}()
 				fresh, _ := NewGroupAggregate(spec)
-				_ = fresh.RestoreKeyGroup(kg, p)
+				_ = fresh.State().RestoreKeyGroup(kg, p)
 			}
 			for i := range payload {
 				try(payload[:i])
@@ -619,10 +619,10 @@ func TestDecimalCallTypes(t *testing.T) {
 		{"AVG", "VARCHAR", "error: AVG over VARCHAR: not native yet"},
 	} {
 		nullable := !strings.HasSuffix(c.arg, "NOT NULL")
-		spec := &engine.Spec{Kind: "group_aggregate", MaxParallelism: 128,
+		spec := &testSpec{Kind: "group_aggregate", MaxParallelism: 128,
 			Input: []engine.FieldSpec{{Name: "a", Type: strings.TrimSuffix(c.arg, " NOT NULL"), Nullable: &nullable}},
-			Aggs:  []engine.AggCall{{Func: c.fn, Args: []int{0}}}}
-		p, err := engine.ParseSpec(jsonMarshal(spec), true)
+			Aggs:  []AggCall{{Func: c.fn, Args: []int{0}}}}
+		p, err := parseTestSpec(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -641,11 +641,11 @@ func TestDecimalCallTypes(t *testing.T) {
 
 // decBenchSpec is GROUP BY k with SUM(price) over DECIMAL(18, 2) (or AVG), or MAX(name) over
 // VARCHAR, insert-only.
-func decBenchSpec(fn, typ string) *engine.Spec {
+func decBenchSpec(fn, typ string) *Spec {
 	f := false
-	return mustParse(&engine.Spec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
+	return mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, Keys: []int{0},
 		Input: []engine.FieldSpec{{Name: "k", Type: "BIGINT", Nullable: &f}, {Name: "x", Type: typ}},
-		Aggs:  []engine.AggCall{{Func: fn, Args: []int{1}}}, GenerateUpdateBefore: true})
+		Aggs:  []AggCall{{Func: fn, Args: []int{1}}}, GenerateUpdateBefore: true})
 }
 
 func benchDecimalOrString(b *testing.B, fn, typ string, value func(r *rand.Rand) any) {
@@ -666,7 +666,7 @@ func benchDecimalOrString(b *testing.B, fn, typ string, value func(r *rand.Rand)
 				return enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, n), enginetest.Options{})
 			}
 			for k := 0; k < keys; k += 4096 {
-				if err := op.Process(batch(min(4096, keys-k), func(i int) int64 { return int64(k + i) }), 0, out); err != nil {
+				if _, err := op.Process(0, batch(min(4096, keys-k), func(i int) int64 { return int64(k + i) }), 0, out); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -677,7 +677,7 @@ func benchDecimalOrString(b *testing.B, fn, typ string, value func(r *rand.Rand)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if err := op.Process(batches[i%len(batches)], 0, out); err != nil {
+				if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
 					b.Fatal(err)
 				}
 				i++

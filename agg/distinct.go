@@ -20,8 +20,8 @@ import (
 // the call's ordinary accumulator then folds. NULL argument values get no entry: Flink stores
 // them, but every inner aggregate ignores NULL, so nothing observable changes.
 //
-// Pointer-free: entries live in flat slices chained per group, keys in one byte arena, and an
-// open-addressing index maps (group, key) to an entry.
+// Pointer-free: entries are groupEntries (chained per group, indexed by hash of (group, key)),
+// their keys in one byte arena.
 type distinctSet struct {
 	col     int   // argument column
 	calls   []int // indices of the operator's calls that share this set, in call order
@@ -29,24 +29,18 @@ type distinctSet struct {
 	retract bool  // counts (retracting input) rather than bits
 	acts    [][]int8
 
-	entGroup []int32 // owning group; -1 for free entries
-	entOff   []int64 // key offset in arena
-	entLen   []int32
-	entHash  []uint64
-	counts   []int64 // len(calls) per entry
-	next     []int32 // next entry of the group, or of the free list
-	prev     []int32
-	head     []int32 // per group: first entry, -1 when empty
-	free     int32
-	arena    []byte
-	garbage  int
-	slots    []int32 // entry+1, 0 empty; power-of-two length
-	used     int
-	keyBuf   []byte
+	groupEntries
+	entOff  []int64 // per entry: key offset in arena
+	entLen  []int32
+	entHash []uint64 // hashKey(group, key)
+	counts  []int64  // len(calls) per entry
+	arena   []byte
+	garbage int
+	keyBuf  []byte
 }
 
 func newDistinctSet(col int, retract bool) *distinctSet {
-	return &distinctSet{col: col, retract: retract, free: -1}
+	return &distinctSet{col: col, retract: retract, groupEntries: newGroupEntries()}
 }
 
 func (d *distinctSet) addCall(call int, filter int) {
@@ -55,22 +49,20 @@ func (d *distinctSet) addCall(call int, filter int) {
 	d.acts = append(d.acts, nil)
 }
 
-func (d *distinctSet) grow(n int) {
-	for len(d.head) < n {
-		d.head = append(d.head, -1)
-	}
-}
+// Grow implements engine.PerKey.
+func (d *distinctSet) Grow(n int) { d.growGroups(n) }
 
-// reset removes every entry of group g (Flink's cleanup of the MapView).
-func (d *distinctSet) reset(g int32) {
+// Reset implements engine.PerKey: it removes every entry of group g (Flink's cleanup of the
+// MapView).
+func (d *distinctSet) Reset(g int32) {
 	for d.head[g] >= 0 {
 		d.remove(d.head[g])
 	}
 }
 
-func (d *distinctSet) bytes() int64 {
-	return int64(cap(d.entGroup))*(4+8+4+8+4+4) + int64(cap(d.counts))*8 + int64(cap(d.head))*4 +
-		int64(cap(d.arena)) + int64(cap(d.slots))*4
+// Bytes implements engine.PerKey.
+func (d *distinctSet) Bytes() int64 {
+	return d.groupEntries.bytes() + int64(cap(d.entOff))*(8+4+8) + int64(cap(d.counts))*8 + int64(cap(d.arena))
 }
 
 // key returns the identity bytes of row i's argument: the raw value for fixed-width types (with
@@ -178,124 +170,43 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 func passes(f *engine.Column, i int) bool { return !f.IsNull(i) && f.Bool(i) }
 
 func (d *distinctSet) find(g int32, key []byte, h uint64) int32 {
-	if d.used == 0 {
-		return -1
-	}
-	mask := len(d.slots) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
-		s := d.slots[i]
-		if s == 0 {
-			return -1
-		}
-		e := s - 1
-		if d.entHash[e] == h && d.entGroup[e] == g && string(d.arena[d.entOff[e]:d.entOff[e]+int64(d.entLen[e])]) == string(key) {
+	for e, pos := d.probe(h, d.home(h)); e >= 0; e, pos = d.probe(h, pos) {
+		if d.entHash[e] == h && d.group[e] == g && string(d.arena[d.entOff[e]:d.entOff[e]+int64(d.entLen[e])]) == string(key) {
 			return e
 		}
 	}
+	return -1
 }
 
 func (d *distinctSet) insert(g int32, key []byte, h uint64) int32 {
 	k := len(d.calls)
-	var e int32
-	if d.free >= 0 {
-		e = d.free
-		d.free = d.next[e]
-	} else {
-		e = int32(len(d.entGroup))
-		d.entGroup = append(d.entGroup, 0)
-		d.entOff = append(d.entOff, 0)
-		d.entLen = append(d.entLen, 0)
-		d.entHash = append(d.entHash, 0)
-		d.next = append(d.next, -1)
-		d.prev = append(d.prev, -1)
+	e, appended := d.add(g, h)
+	if appended {
+		d.entOff = append(d.entOff, int64(len(d.arena)))
+		d.entLen = append(d.entLen, int32(len(key)))
+		d.entHash = append(d.entHash, h)
 		d.counts = append(d.counts, make([]int64, k)...)
+	} else {
+		d.entOff[e], d.entLen[e], d.entHash[e] = int64(len(d.arena)), int32(len(key)), h
+		clear(d.counts[int(e)*k : int(e)*k+k])
 	}
-	d.entGroup[e], d.entOff[e], d.entLen[e], d.entHash[e] = g, int64(len(d.arena)), int32(len(key)), h
 	d.arena = append(d.arena, key...)
-	clear(d.counts[int(e)*k : int(e)*k+k])
-	hd := d.head[g]
-	d.next[e], d.prev[e] = hd, -1
-	if hd >= 0 {
-		d.prev[hd] = e
-	}
-	d.head[g] = e
-	if (d.used+1)*4 > len(d.slots)*3 {
-		d.rehash()
-	}
-	mask := len(d.slots) - 1
-	i := int(h) & mask
-	for d.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	d.slots[i] = e + 1
-	d.used++
 	return e
 }
 
-func (d *distinctSet) remove(e int32) {
-	g := d.entGroup[e]
-	if p := d.prev[e]; p >= 0 {
-		d.next[p] = d.next[e]
-	} else {
-		d.head[g] = d.next[e]
-	}
-	if n := d.next[e]; n >= 0 {
-		d.prev[n] = d.prev[e]
-	}
-	mask := len(d.slots) - 1
-	i := int(d.entHash[e]) & mask
-	for d.slots[i] != e+1 {
-		i = (i + 1) & mask
-	}
-	for { // backward-shift deletion
-		d.slots[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			s := d.slots[j]
-			if s == 0 {
-				d.used--
-				d.garbage += int(d.entLen[e])
-				d.entGroup[e] = -1
-				d.next[e] = d.free
-				d.free = e
-				if d.garbage > 1<<16 && d.garbage*2 > len(d.arena) {
-					d.compact()
-				}
-				return
-			}
-			home := int(d.entHash[s-1]) & mask
-			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-				d.slots[i] = s
-				i = j
-				break
-			}
-		}
-	}
-}
+func (d *distinctSet) hash(e int32) uint64 { return d.entHash[e] }
 
-func (d *distinctSet) rehash() {
-	n := 16
-	for n*3 < (d.used+1)*4*2 {
-		n *= 2
-	}
-	d.slots = make([]int32, n)
-	mask := n - 1
-	for e, g := range d.entGroup {
-		if g < 0 {
-			continue
-		}
-		i := int(d.entHash[e]) & mask
-		for d.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		d.slots[i] = int32(e) + 1
+func (d *distinctSet) remove(e int32) {
+	d.groupEntries.remove(e, d.hash)
+	d.garbage += int(d.entLen[e])
+	if d.garbage > 1<<16 && d.garbage*2 > len(d.arena) {
+		d.compact()
 	}
 }
 
 func (d *distinctSet) compact() {
 	arena := make([]byte, 0, len(d.arena)-d.garbage)
-	for e, g := range d.entGroup {
+	for e, g := range d.group {
 		if g >= 0 {
 			off := d.entOff[e]
 			d.entOff[e] = int64(len(arena))
@@ -305,8 +216,9 @@ func (d *distinctSet) compact() {
 	d.arena, d.garbage = arena, 0
 }
 
-// save appends group g's entries: their number, then each key (length-prefixed) and its values.
-func (d *distinctSet) save(dst []byte, g int32) []byte {
+// Save implements engine.PerKey: group g's entries, their number, then each key
+// (length-prefixed) and its values.
+func (d *distinctSet) Save(dst []byte, g int32) []byte {
 	n := 0
 	for e := d.head[g]; e >= 0; e = d.next[e] {
 		n++
@@ -323,7 +235,8 @@ func (d *distinctSet) save(dst []byte, g int32) []byte {
 	return dst
 }
 
-func (d *distinctSet) load(src []byte, g int32) ([]byte, error) {
+// Load implements engine.PerKey.
+func (d *distinctSet) Load(src []byte, g int32) ([]byte, error) {
 	n, src, err := getVarint(src)
 	if err != nil {
 		return nil, err

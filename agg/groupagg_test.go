@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/ferrystream/ferry/engine"
@@ -13,7 +12,7 @@ import (
 
 // scenario is one randomized group-aggregate workload.
 type scenario struct {
-	spec  *engine.Spec
+	spec  *Spec
 	rows  [][]any
 	kinds []engine.RowKind
 	times []int64 // processing time of each row, non-decreasing; nil means 0
@@ -87,10 +86,10 @@ func randomScenario(seed uint64) scenario {
 	for i := range r.IntN(3) {
 		filters = append(filters, add(fmt.Sprintf("f%d", i), "BOOLEAN", r.IntN(2) == 0))
 	}
-	var aggs []engine.AggCall
+	var aggs []AggCall
 	for i := range 1 + r.IntN(6) {
 		fn := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0"}[r.IntN(6)]
-		call := engine.AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}
+		call := AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}
 		if fn == "SUM" && needRetraction {
 			call.Retract = true
 		}
@@ -121,9 +120,8 @@ func randomScenario(seed uint64) scenario {
 			}
 		}
 	}
-	spec := &engine.Spec{Kind: "group_aggregate", Input: input, Keys: keys, Aggs: aggs, StateTTLMs: ttlMs,
-		NeedRetraction: needRetraction, GenerateUpdateBefore: r.IntN(3) > 0, MaxParallelism: 128}
-	spec = mustParse(spec)
+	spec := mustParse(&testSpec{Kind: "group_aggregate", Input: input, Keys: keys, Aggs: aggs, StateTTLMs: ttlMs,
+		NeedRetraction: needRetraction, GenerateUpdateBefore: r.IntN(3) > 0, MaxParallelism: 128})
 	keyPool := 1 + r.IntN(12)
 	valPool := 2 + r.IntN(40)
 	n := r.IntN(3000)
@@ -170,17 +168,6 @@ func randomScenario(seed uint64) scenario {
 	return sc
 }
 
-func mustParse(s *engine.Spec) *engine.Spec {
-	var b strings.Builder
-	enc := jsonMarshal(s)
-	b.Write(enc)
-	p, err := engine.ParseSpec([]byte(b.String()), true)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
 // runOperator feeds sc through a GroupAggregate in batches whose sizes come from next, and
 // snapshots every key group into a fresh operator after each batch when restoreEvery > 0 and
 // the batch index is a multiple of it.
@@ -206,7 +193,7 @@ func runOperator(t *testing.T, sc scenario, next func() int, restoreEvery int, g
 		}
 		b := enginetest.Batch(sc.spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end],
 			enginetest.Options{Offset: batchNo % 3, Garbage: garbage})
-		if err := op.Process(b, now, out); err != nil {
+		if _, err := op.Process(0, b, now, out); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, enginetest.Rows(out)...)
@@ -219,7 +206,7 @@ func runOperator(t *testing.T, sc scenario, next func() int, restoreEvery int, g
 	return got
 }
 
-func snapshotRestore(t *testing.T, op *GroupAggregate, spec *engine.Spec) *GroupAggregate {
+func snapshotRestore(t *testing.T, op *GroupAggregate, spec *Spec) *GroupAggregate {
 	t.Helper()
 	fresh, err := NewGroupAggregate(spec)
 	if err != nil {
@@ -229,12 +216,12 @@ func snapshotRestore(t *testing.T, op *GroupAggregate, spec *engine.Spec) *Group
 	for kg := 0; kg < spec.MaxParallelism; kg++ {
 		// Small, varying chunk limits: every key group is restored from several payloads.
 		for from := 0; from >= 0; {
-			next, payload, err := op.SnapshotKeyGroup(kg, from, nil, 1+kg%97)
+			next, payload, err := op.State().SnapshotKeyGroup(kg, from, nil, 1+kg%97)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(payload) > 0 {
-				if err := fresh.RestoreKeyGroup(kg, payload); err != nil {
+				if err := fresh.State().RestoreKeyGroup(kg, payload); err != nil {
 					t.Fatal(err)
 				}
 			} else if next >= 0 {
@@ -242,8 +229,8 @@ func snapshotRestore(t *testing.T, op *GroupAggregate, spec *engine.Spec) *Group
 			}
 			from = next
 		}
-		if op.HasState(kg) != fresh.HasState(kg) {
-			t.Fatalf("key group %d: HasState %v after restore, %v before", kg, fresh.HasState(kg), op.HasState(kg))
+		if op.State().HasState(kg) != fresh.State().HasState(kg) {
+			t.Fatalf("key group %d: HasState %v after restore, %v before", kg, fresh.State().HasState(kg), op.State().HasState(kg))
 		}
 	}
 	groups = fresh.Groups()

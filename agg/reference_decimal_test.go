@@ -342,7 +342,7 @@ func (r *refObjMinMaxRetract) value() any {
 }
 
 // refObjAgg returns the model of call c when its argument is DECIMAL or VARCHAR, else nil.
-func refObjAgg(spec *engine.Spec, c engine.AggCall) refAgg {
+func refObjAgg(spec *Spec, c AggCall) refAgg {
 	if len(c.Args) == 0 || c.Func == "COUNT" {
 		return nil
 	}

@@ -377,7 +377,7 @@ func (r *refMinMaxRetract) value() any {
 
 // refGroupAgg is GroupAggFunction.processElement with the record counter of §2.3.
 type refGroupAgg struct {
-	spec  *engine.Spec
+	spec  *Spec
 	state map[string]*refKey
 }
 
@@ -389,7 +389,7 @@ type refKey struct {
 	lastWrite int64 // processing time of the last accState.update (TTL OnCreateAndWrite)
 }
 
-func newRefGroupAgg(spec *engine.Spec) *refGroupAgg {
+func newRefGroupAgg(spec *Spec) *refGroupAgg {
 	return &refGroupAgg{spec: spec, state: map[string]*refKey{}}
 }
 

@@ -24,26 +24,19 @@ func (m *valueCounts[T]) hash(e int32) uint64 { return valueHash(m.group[e], bit
 
 // find returns the entry of value v in group g, or -1.
 func (m *valueCounts[T]) find(g int32, v T) int32 {
-	if m.used == 0 {
-		return -1
-	}
 	bits := bitsOf(v)
-	mask := len(m.slots) - 1
-	for i := int(valueHash(g, bits)) & mask; ; i = (i + 1) & mask {
-		s := m.slots[i]
-		if s == 0 {
-			return -1
-		}
-		e := s - 1
+	h := valueHash(g, bits)
+	for e, pos := m.probe(h, m.home(h)); e >= 0; e, pos = m.probe(h, pos) {
 		if m.group[e] == g && bitsOf(m.val[e]) == bits {
 			return e
 		}
 	}
+	return -1
 }
 
 // insert adds value v with count c to group g; v must not be present.
 func (m *valueCounts[T]) insert(g int32, v T, c int64) {
-	e, appended := m.add(g, valueHash(g, bitsOf(v)), m.hash)
+	e, appended := m.add(g, valueHash(g, bitsOf(v)))
 	if appended {
 		m.val = append(m.val, v)
 		m.cnt = append(m.cnt, c)

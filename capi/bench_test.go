@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 import (
@@ -31,10 +33,9 @@ func BenchmarkABIProcess(b *testing.B) {
 }
 
 const benchSpecJSON = `{"kind":"group_aggregate","name":"GroupAggregate(groupBy=[auction])",` +
-	`"input":[{"name":"auction","type":"BIGINT","nullable":false},{"name":"price","type":"BIGINT"}],` +
-	`"keys":[0],"aggs":[{"func":"COUNT","name":"bids"},{"func":"SUM","args":[1],"name":"total"},` +
-	`{"func":"MAX","args":[1],"name":"top"},{"func":"AVG","args":[1],"name":"avg"}],` +
-	`"generate_update_before":true,"max_parallelism":128}`
+	`"inputs":[{"fields":[{"name":"auction","type":"BIGINT","nullable":false},{"name":"price","type":"BIGINT"}],"keys":[0]}],` +
+	`"max_parallelism":128,"params":{"aggs":[{"func":"COUNT","name":"bids"},{"func":"SUM","args":[1],"name":"total"},` +
+	`{"func":"MAX","args":[1],"name":"top"},{"func":"AVG","args":[1],"name":"avg"}],"generate_update_before":true}}`
 
 // benchInput is a struct array of n rows in C memory: auction, price (5% NULL), RowKind +I.
 type benchInput struct {
@@ -126,14 +127,15 @@ func benchABIProcess(b *testing.B, keys, size int) {
 	defer cFree(unsafe.Pointer(spec))
 	var h cHandle
 	var e cError
-	if c := ferry_operator_open(spec, nil, &h, &e); c != 0 {
+	if c := ferry_operator_open(spec, 0, nil, &h, &e); c != 0 {
 		b.Fatal(takeError(&e))
 	}
 	defer ferry_operator_close(h, &e)
 	out := newCArray()
 	defer cFree(unsafe.Pointer(out))
+	var more cInt32
 	call := func(start, n int) {
-		if c := ferry_operator_process(h, in.window(start, n), 0, out, &e); c != 0 {
+		if c := ferry_operator_process(h, 0, in.window(start, n), 0, out, &more, &e); c != 0 {
 			code, msg := takeError(&e)
 			b.Fatalf("process: %d %s", code, msg)
 		}

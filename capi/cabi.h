@@ -9,6 +9,7 @@
 /* const-qualified aliases so cgo's generated prototypes match ferry.h exactly. */
 typedef const char ferry_cchar;
 typedef const uint8_t ferry_cuint8;
+typedef struct ArrowSchema* const ferry_cschema; /* input_schemas of ferry_operator_open */
 
 /* Zeroed memory for an output batch's buffers; NULL when out of memory. Counted in
  * ferry_outstanding until the batch is released (or ferry_slab_free on an error path). */

@@ -8,37 +8,23 @@ import "C"
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
 )
 
-// poison holds the message of the first recovered panic; once set, every call fails.
-var poison atomic.Pointer[string]
-
-// errState marks a call that is not valid now (FERRY_ESTATE).
-var errState = errors.New("invalid state")
-
 // call runs one export: it refuses to run when the library is poisoned, converts a panic into
-// FERRY_EINTERNAL and poisons the library, and maps a returned error to its status code and a
-// "function: detail" message in *cerr.
+// FERRY_EINTERNAL and poisons the library (engine.Poison), and maps a returned error to its
+// status code and a "function: detail" message in *cerr.
 func call(name string, cerr *C.struct_FerryError, fn func() error) (code C.int32_t) {
 	defer func() {
 		if r := recover(); r != nil {
-			msg := fmt.Sprintf("%s: internal error (Go panic): %v; the library is poisoned and every later call fails", name, r)
-			if poison.CompareAndSwap(nil, &msg) {
-				fmt.Fprintf(os.Stderr, "ferry: %s\n%s\n", msg, debug.Stack())
-			}
-			code = setError(cerr, C.FERRY_EINTERNAL, msg)
+			code = setError(cerr, C.FERRY_EINTERNAL, engine.Poison(name, r))
 		}
 	}()
-	if p := poison.Load(); p != nil {
-		return setError(cerr, C.FERRY_EPOISONED, name+": library poisoned by an earlier panic: "+*p)
+	if p := engine.Poisoned(); p != "" {
+		return setError(cerr, C.FERRY_EPOISONED, name+": library poisoned by an earlier panic: "+p)
 	}
 	err := fn()
 	if err == nil {
@@ -57,7 +43,7 @@ func codeOf(err error) C.int32_t {
 		return C.FERRY_EUNSUPPORTED
 	case errors.Is(err, engine.ErrMemory):
 		return C.FERRY_ENOMEM
-	case errors.Is(err, errState):
+	case errors.Is(err, engine.ErrState):
 		return C.FERRY_ESTATE
 	}
 	return C.FERRY_EINTERNAL

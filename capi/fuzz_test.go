@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 import (
@@ -18,6 +20,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
+
+	"github.com/ferrystream/ferry/engine"
 )
 
 // FuzzProcess turns fuzz bytes into a possibly malformed ArrowArray tree in C memory and feeds
@@ -64,10 +68,11 @@ func fuzzSpec(retracting bool) string {
 		in = append(in, fmt.Sprintf(`{"name":%q,"type":%q}`, f.name, f.typ))
 	}
 	r := strconv.FormatBool(retracting)
-	return `{"kind":"group_aggregate","name":"Fuzz","input":[` + strings.Join(in, ",") + `],"keys":[0,1,3,4,5],` +
+	return `{"kind":"group_aggregate","name":"Fuzz","inputs":[{"fields":[` + strings.Join(in, ",") + `],"keys":[0,1,3,4,5]}],` +
+		`"max_parallelism":128,"params":{` +
 		`"aggs":[{"func":"COUNT"},{"func":"SUM","args":[2],"retract":` + r + `},{"func":"MAX","args":[6],"retract":` + r + `},` +
 		`{"func":"AVG","args":[0]},{"func":"MIN","args":[2],"retract":` + r + `},{"func":"COUNT","args":[1]}],` +
-		`"need_retraction":` + r + `,"generate_update_before":` + r + `,"max_parallelism":128}`
+		`"need_retraction":` + r + `,"generate_update_before":` + r + `}}`
 }
 
 // Column flags of a fuzz plan.
@@ -677,7 +682,7 @@ func runFuzzInput(t *testing.T, data []byte) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	// Each input is judged alone: a panic fails this input and the minimizer's reruns of it, not
 	// every input the worker runs after it.
-	defer poison.Store(nil)
+	defer engine.Unpoison()
 	p := decodePlan(data)
 	var g guardArena
 	defer g.free()
@@ -689,7 +694,7 @@ func runFuzzInput(t *testing.T, data []byte) {
 	}
 	var h cHandle
 	var e cError
-	if r := finish(t, "ferry_operator_open", int32(ferry_operator_open(fuzzOnce.specs[specIdx], nil, &h, &e)), &e); r.code != codeOK {
+	if r := finish(t, "ferry_operator_open", int32(openCall(fuzzOnce.specs[specIdx], nil, &h, &e)), &e); r.code != codeOK {
 		t.Fatalf("open: %v", r)
 	}
 	defer func() {
@@ -698,7 +703,7 @@ func runFuzzInput(t *testing.T, data []byte) {
 		}
 	}()
 	out := (*cArray)(g.alloc(sizeofArray))
-	r := finish(t, "ferry_operator_process", int32(ferry_operator_process(h, tree.root, 0, out, &e)), &e)
+	r := finish(t, "ferry_operator_process", int32(processCall(h, tree.root, 0, out, &e)), &e)
 
 	switch r.code {
 	case codeOK, codeData, codeInval:

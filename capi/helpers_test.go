@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 // Shared test infrastructure: arrow-go as the trusted producer and consumer of the ABI's
@@ -24,7 +26,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory/mallocator"
 
+	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/engine/enginetest"
 )
 
 // testMem allocates the buffers of every arrow-go batch the tests build. It is C memory: the
@@ -234,22 +238,79 @@ func recordRows(rec arrow.RecordBatch) []string {
 
 // ---- specs ----
 
-// spec is a test spec; json renders it for ferry_operator_open.
+// spec is a group-aggregate test spec in a flat shape; json renders it as the spec JSON of
+// ferry_operator_open (header, params, test hooks).
 type spec struct {
-	engine.Spec
+	flatSpec
+}
+
+// flatSpec holds the fields of a group-aggregate spec side by side.
+type flatSpec struct {
+	Kind                 string
+	Name                 string
+	Input                []engine.FieldSpec
+	Keys                 []int
+	Aggs                 []agg.AggCall
+	NeedRetraction       bool
+	GenerateUpdateBefore bool
+	StateTTLMs           int64
+	MiniBatch            bool
+	MaxParallelism       int
+	KeyGroupStart        *int
+	KeyGroupEnd          *int
+	Test                 *testHook // test builds only
+}
+
+// testHook is the spec's "test" object: the call that panics.
+type testHook struct {
+	Panic string `json:"panic"`
 }
 
 func (s spec) json() string {
-	b, err := json.Marshal(&s.Spec)
+	h := engine.Spec{Kind: s.Kind, Name: s.Name, MaxParallelism: s.MaxParallelism, KeyGroupStart: s.KeyGroupStart,
+		KeyGroupEnd: s.KeyGroupEnd, Inputs: []engine.Input{{Fields: s.Input, Keys: s.Keys}}}
+	if h.Inputs[0].Fields == nil {
+		h.Inputs[0].Fields = []engine.FieldSpec{}
+	}
+	h.Params = mustJSON(&agg.Params{Aggs: s.Aggs, NeedRetraction: s.NeedRetraction, GenerateUpdateBefore: s.GenerateUpdateBefore,
+		StateTTLMs: s.StateTTLMs, MiniBatch: s.MiniBatch})
+	if s.Test != nil {
+		h.Test = mustJSON(s.Test)
+	}
+	return string(mustJSON(&h))
+}
+
+// testGate holds calls of operators of kind test_gate inside the operator.
+var testGate = enginetest.NewGate()
+
+func init() { engine.Register("test_gate", testGate.Open) }
+
+// fingerprintOf is the state fingerprint of an operator of s, as its snapshot chunks carry it.
+func fingerprintOf(t testing.TB, s spec) uint64 {
+	t.Helper()
+	op, err := engine.Open(s.parsed(t).Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	return op.State().Fingerprint()
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
-	return string(b)
+	return b
 }
 
 // parsed validates s as the library does (tests only build valid specs through it).
-func (s spec) parsed(t testing.TB) *engine.Spec {
-	p, err := engine.ParseSpec([]byte(s.json()), true)
+func (s spec) parsed(t testing.TB) *agg.Spec {
+	h, err := engine.ParseSpec([]byte(s.json()))
+	if err != nil {
+		t.Fatalf("test spec invalid: %v", err)
+	}
+	p, err := agg.ParseSpec(h)
 	if err != nil {
 		t.Fatalf("test spec invalid: %v", err)
 	}
@@ -273,7 +334,7 @@ func notNull(fs []engine.FieldSpec, idx ...int) []engine.FieldSpec {
 }
 
 // inputSchema is the Arrow schema of a spec's input batches: its columns and the RowKind.
-func inputSchema(p *engine.Spec) *arrow.Schema {
+func inputSchema(p *agg.Spec) *arrow.Schema {
 	var fs []arrow.Field
 	for i, f := range p.Input {
 		fs = append(fs, arrow.Field{Name: f.Name, Type: arrowType(p.InputTypes[i]), Nullable: p.InputTypes[i].Nullable})
@@ -403,7 +464,34 @@ func (in cSchemaIn) consumed(t testing.TB, what string) {
 	cFree(unsafe.Pointer(in.w))
 }
 
-// open calls ferry_operator_open with an optional schema (consumed-checked).
+// openCall calls ferry_operator_open with at most one input schema (nil: none).
+func openCall(spec *cChar, schema *cSchema, out *cHandle, e *cError) cInt32 {
+	if schema == nil {
+		return ferry_operator_open(spec, 0, nil, out, e)
+	}
+	list := schemaList(schema)
+	defer cFree(unsafe.Pointer(list))
+	return ferry_operator_open(spec, 1, list, out, e)
+}
+
+// processCall, advanceCall and flushCall make the call on input 0 and drop *more (the group
+// aggregate always emits one chunk; chunked output has its own tests).
+func processCall(h cHandle, in *cArray, now cInt64, out *cArray, e *cError) cInt32 {
+	var more cInt32
+	return ferry_operator_process(h, 0, in, now, out, &more, e)
+}
+
+func advanceCall(h cHandle, wm, now cInt64, out *cArray, e *cError) cInt32 {
+	var more cInt32
+	return ferry_operator_advance(h, wm, now, out, &more, e)
+}
+
+func flushCall(h cHandle, now cInt64, out *cArray, e *cError) cInt32 {
+	var more cInt32
+	return ferry_operator_flush(h, now, out, &more, e)
+}
+
+// open calls ferry_operator_open with an optional schema of its one input (consumed-checked).
 func open(t testing.TB, specJSON string, schema *arrow.Schema) (cHandle, result) {
 	t.Helper()
 	cs := cString(specJSON)
@@ -411,12 +499,14 @@ func open(t testing.TB, specJSON string, schema *arrow.Schema) (cHandle, result)
 	var h cHandle
 	var e cError
 	var sc *cSchemaIn
-	var ptr *cSchema
+	var n cInt32
+	var list *cSchemaPtr
 	if schema != nil {
 		s := exportSchema(schema)
-		sc, ptr = &s, s.s
+		sc, n, list = &s, 1, schemaList(s.s)
+		defer cFree(unsafe.Pointer(list))
 	}
-	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, ptr, &h, &e)), &e)
+	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, n, list, &h, &e)), &e)
 	if sc != nil {
 		sc.consumed(t, "ferry_operator_open")
 	}
@@ -430,7 +520,7 @@ func open(t testing.TB, specJSON string, schema *arrow.Schema) (cHandle, result)
 type testOp struct {
 	t      testing.TB
 	h      cHandle
-	spec   *engine.Spec
+	spec   *agg.Spec
 	in     *arrow.Schema
 	out    *arrow.Schema
 	closed bool
@@ -484,14 +574,19 @@ func (o *testOp) close() {
 	o.closed = true
 }
 
-// processRaw runs ferry_operator_process on an exported input, checks the input was consumed
-// and returns the raw output struct (nil when the call produced no rows or failed).
+// processRaw runs ferry_operator_process on an exported input of input 0, checks the input was
+// consumed and that the group aggregate's output is one chunk, and returns the raw output struct
+// (nil when the call produced no rows or failed).
 func processRaw(t testing.TB, h cHandle, in cInput, now int64) (*cArray, result) {
 	t.Helper()
 	out := newCArray()
 	var e cError
-	r := finish(t, "ferry_operator_process", int32(ferry_operator_process(h, in.arr, cInt64(now), out, &e)), &e)
+	more := cInt32(7)
+	r := finish(t, "ferry_operator_process", int32(ferry_operator_process(h, 0, in.arr, cInt64(now), out, &more, &e)), &e)
 	in.consumed(t, "ferry_operator_process")
+	if more != 0 {
+		t.Errorf("ferry_operator_process: *more = %d, want 0 (one chunk per call, 0 on errors)", more)
+	}
 	if r.code != codeOK || out.release == nil {
 		if v := view(out); *v != (engine.CArray{}) {
 			t.Errorf("ferry_operator_process: output touched without rows (code %d): %+v", r.code, *v)
@@ -590,7 +685,7 @@ func restoreKG(t testing.TB, h cHandle, kg int, blob []byte) result {
 // types the tests use (COUNT, SUM, AVG, MIN, MAX over BIGINT, INT, DOUBLE), for valid
 // changelogs (every retraction retracts a row accumulated before).
 type model struct {
-	spec   *engine.Spec
+	spec   *agg.Spec
 	groups map[string]*mgroup
 }
 
@@ -605,7 +700,7 @@ type macc interface {
 	value() any
 }
 
-func newModel(p *engine.Spec) *model { return &model{spec: p, groups: map[string]*mgroup{}} }
+func newModel(p *agg.Spec) *model { return &model{spec: p, groups: map[string]*mgroup{}} }
 
 func (m *model) newGroup() *mgroup {
 	g := &mgroup{}
@@ -907,7 +1002,7 @@ func (a *mminmaxRetract) value() any {
 }
 
 // expected runs rows through a fresh model.
-func expected(p *engine.Spec, rows [][]any, kinds []int8) []string {
+func expected(p *agg.Spec, rows [][]any, kinds []int8) []string {
 	m := newModel(p)
 	var out []string
 	for i, r := range rows {
@@ -967,7 +1062,7 @@ func genValue(r *rand.Rand, t engine.Type, key bool, pool int) any {
 
 // workload generates a valid changelog for p: inserts, -U/+U pairs and deletes of rows
 // inserted before, and (rarely) retractions of keys that never held state.
-func workload(r *rand.Rand, p *engine.Spec, n, keyPool int) ([][]any, []int8) {
+func workload(r *rand.Rand, p *agg.Spec, n, keyPool int) ([][]any, []int8) {
 	isKey := map[int]bool{}
 	for _, k := range p.Keys {
 		isKey[k] = true

@@ -1,6 +1,8 @@
-// Command capi is libferry.so: the C ABI of include/ferry.h. It only translates calls — handles,
-// panic recovery, error structs, Arrow C structs — and leaves all work to the engine packages.
-// Build it with `go build -buildmode=c-shared` (see build.sh).
+// Command capi is libferry.so: the C ABI of include/ferry.h. It only translates calls (handles,
+// panic recovery and poisoning, error structs, Arrow C structs) into calls of session.Session,
+// which drives the operators of the kind packages it imports. Build it with
+// `go build -buildmode=c-shared` (see build.sh); the ferrytest build tag adds test support
+// (testsupport.go, testhooks_ferrytest.go) that the production library leaves out.
 package main
 
 /*
@@ -19,9 +21,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
+	_ "github.com/ferrystream/ferry/agg" // registers group_aggregate
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -29,18 +31,18 @@ import (
 const Version = "0.1.0"
 
 // abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
-const abiVersion = 3
+const abiVersion = 4
 
 var _ = [1]struct{}{}[abiVersion-C.FERRY_ABI_VERSION] // compile error when they disagree
 
 var versionString = C.CString(fmt.Sprintf("ferry %s (abi %d)", Version, abiVersion))
 
-// testHooks enables the spec's test-only options (ferry_init "test_hooks").
-var testHooks atomic.Bool
-
 func init() {
 	if unsafe.Sizeof(engine.CArray{}) != C.sizeof_struct_ArrowArray {
 		panic("engine.CArray does not mirror struct ArrowArray")
+	}
+	if unsafe.Sizeof(engine.CSchema{}) != C.sizeof_struct_ArrowSchema {
+		panic("engine.CSchema does not mirror struct ArrowSchema")
 	}
 }
 
@@ -79,6 +81,9 @@ func ferry_init(optionsJSON *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t
 		if o.MaxProcs < 0 || o.MemoryLimitBytes < 0 {
 			return fmt.Errorf("%w: options: max_procs and memory_limit_bytes must not be negative", engine.ErrInvalid)
 		}
+		if err := setTestHooks(o.TestHooks); err != nil {
+			return err
+		}
 		if o.CrashOutput != "" {
 			f, err := os.OpenFile(o.CrashOutput, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 			if err != nil {
@@ -105,7 +110,6 @@ func ferry_init(optionsJSON *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t
 		if o.GCPercent != nil {
 			debug.SetGCPercent(*o.GCPercent)
 		}
-		testHooks.Store(o.TestHooks)
 		return nil
 	})
 }

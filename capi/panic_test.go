@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 import (
@@ -8,7 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/agg"
 )
 
 // A recovered panic poisons the library for the rest of the process, so each panic scenario
@@ -53,7 +55,7 @@ func TestPanicChild(t *testing.T) {
 	initOK(t, `{"test_hooks": true}`)
 	good := bidSpec(true)
 	hooked := good
-	hooked.Test = &engine.TestHooks{Panic: call}
+	hooked.Test = &testHook{Panic: call}
 
 	// A second, valid operator opened before the panic, with state and a snapshot blob.
 	other := openOp(t, good)
@@ -115,8 +117,8 @@ func TestPanicChild(t *testing.T) {
 	}
 	cFree(unsafe.Pointer(s))
 	out := newCArray()
-	poisoned("advance", finish(t, "ferry_operator_advance", int32(ferry_operator_advance(other.h, 0, 0, out, &e)), &e))
-	poisoned("flush", finish(t, "ferry_operator_flush", int32(ferry_operator_flush(other.h, 0, out, &e)), &e))
+	poisoned("advance", finish(t, "ferry_operator_advance", int32(advanceCall(other.h, 0, 0, out, &e)), &e))
+	poisoned("flush", finish(t, "ferry_operator_flush", int32(flushCall(other.h, 0, out, &e)), &e))
 	cFree(unsafe.Pointer(out))
 	poisoned("init", initCall(t, `{}`))
 	poisoned("close", finish(t, "ferry_operator_close", int32(ferry_operator_close(other.h, &e)), &e))
@@ -208,8 +210,8 @@ func TestHugeKeyChild(t *testing.T) {
 	if os.Getenv(panicChildEnv) != "hugekey" {
 		t.Skip("runs only as a child process of TestHugeKeyBatch")
 	}
-	s := spec{engine.Spec{Kind: "group_aggregate", Input: fields("a", "VARCHAR", "b", "VARCHAR"), Keys: []int{0, 1},
-		Aggs: []engine.AggCall{{Func: "COUNT"}}, MaxParallelism: 128}}
+	s := spec{flatSpec{Kind: "group_aggregate", Input: fields("a", "VARCHAR", "b", "VARCHAR"), Keys: []int{0, 1},
+		Aggs: []agg.AggCall{{Func: "COUNT"}}, MaxParallelism: 128}}
 	h, r := open(t, s.json(), nil)
 	wantCode(t, "open", r, codeOK)
 	in, free := hugeKeyBatch(1100 << 20)
@@ -217,7 +219,7 @@ func TestHugeKeyChild(t *testing.T) {
 	out := newCArray()
 	defer cFree(unsafe.Pointer(out))
 	var e cError
-	r = finish(t, "ferry_operator_process", int32(ferry_operator_process(h, in, 0, out, &e)), &e)
+	r = finish(t, "ferry_operator_process", int32(processCall(h, in, 0, out, &e)), &e)
 	fmt.Printf("hugekey: code %d %s\n", r.code, r.msg)
 	if view(in).Release != nil {
 		t.Errorf("input not released")

@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 import (
@@ -14,8 +16,12 @@ import (
 // compress it into chunks; restore = validate, decompress and load every chunk into a fresh
 // operator. MB/s counts the uncompressed state.
 func BenchmarkSnapshot(b *testing.B) {
-	spec, err := engine.ParseSpec([]byte(`{"kind":"group_aggregate","input":[{"name":"auction","type":"BIGINT","nullable":false},{"name":"price","type":"BIGINT"}],"keys":[0],
-		"aggs":[{"func":"COUNT"},{"func":"SUM","args":[1]},{"func":"MAX","args":[1]},{"func":"AVG","args":[1]}],"max_parallelism":128}`), false)
+	header0, err := engine.ParseSpec([]byte(`{"kind":"group_aggregate","inputs":[{"fields":[{"name":"auction","type":"BIGINT","nullable":false},{"name":"price","type":"BIGINT"}],"keys":[0]}],
+		"max_parallelism":128,"params":{"aggs":[{"func":"COUNT"},{"func":"SUM","args":[1]},{"func":"MAX","args":[1]},{"func":"AVG","args":[1]}]}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec, err := agg.ParseSpec(header0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,12 +36,12 @@ func BenchmarkSnapshot(b *testing.B) {
 		for k := start; k < min(start+4096, keys); k++ {
 			rows = append(rows, []any{int64(k) * 7919, int64(k % 100_000)})
 		}
-		if err := op.Process(enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
+		if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
 			b.Fatal(err)
 		}
 	}
 	header := func(kg, chunk int, last bool) snapshot.Header {
-		return snapshot.Header{Kind: spec.Kind, MaxParallelism: 128, KeyGroup: kg, Fingerprint: spec.Fingerprint(), Chunk: chunk, Last: last}
+		return snapshot.Header{Kind: header0.Kind, MaxParallelism: 128, KeyGroup: kg, Fingerprint: op.State().Fingerprint(), Chunk: chunk, Last: last}
 	}
 	type chunk struct {
 		kg   int
@@ -48,7 +54,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		var payload []byte
 		for kg := range 128 {
 			for from, index := 0, 0; from >= 0; index++ {
-				next, p, err := op.SnapshotKeyGroup(kg, from, payload[:0], snapshot.MaxChunk)
+				next, p, err := op.State().SnapshotKeyGroup(kg, from, payload[:0], snapshot.MaxChunk)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -90,7 +96,7 @@ func BenchmarkSnapshot(b *testing.B) {
 					b.Fatal(err)
 				}
 				scratch = p[:0]
-				if err := fresh.RestoreKeyGroup(c.kg, p); err != nil {
+				if err := fresh.State().RestoreKeyGroup(c.kg, p); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 // Test support: cgo helpers for the capi tests, which cannot import "C" themselves (_test.go
@@ -138,18 +140,20 @@ import (
 
 // Aliases of the C types the exports take, for the test files.
 type (
-	cArray   = C.struct_ArrowArray
-	cSchema  = C.struct_ArrowSchema
-	cError   = C.struct_FerryError
-	cBlob    = C.struct_FerryBlob
-	cHandle  = C.FerryHandle
-	cChar    = C.ferry_cchar
-	cUint8   = C.ferry_cuint8
-	cInt32   = C.int32_t
-	cInt64   = C.int64_t
-	cStats   = C.struct_FerryOperatorStats
-	cTracker = C.ftest_apriv
-	cWrap    = C.ftest_wrap
+	cArray  = C.struct_ArrowArray
+	cSchema = C.struct_ArrowSchema
+	cError  = C.struct_FerryError
+	cBlob   = C.struct_FerryBlob
+	cHandle = C.FerryHandle
+	cChar   = C.ferry_cchar
+	cUint8  = C.ferry_cuint8
+	cInt32  = C.int32_t
+	cInt64  = C.int64_t
+	cStats  = C.struct_FerryOperatorStats
+	// cSchemaPtr is an element of ferry_operator_open's input_schemas array.
+	cSchemaPtr = C.ferry_cschema
+	cTracker   = C.ftest_apriv
+	cWrap      = C.ftest_wrap
 )
 
 // Status codes of include/ferry.h, as the tests compare them.
@@ -198,6 +202,14 @@ func takeError(e *cError) (int32, string) {
 
 // errorReleased reports whether *e is back to its zero state.
 func errorReleased(e *cError) bool { return e.message == nil && e.release == nil && e.code == 0 }
+
+// schemaList returns a C array of the given schema pointers, as ferry_operator_open's
+// input_schemas (free with cFree).
+func schemaList(schemas ...*cSchema) *cSchemaPtr {
+	p := (**cSchema)(cAlloc(len(schemas) * int(unsafe.Sizeof(uintptr(0)))))
+	copy(unsafe.Slice(p, len(schemas)), schemas)
+	return (*cSchemaPtr)(unsafe.Pointer(p))
+}
 
 // newCArray returns a zeroed ArrowArray in C memory (free with cFree).
 func newCArray() *cArray { return (*cArray)(cAlloc(sizeofArray)) }

@@ -314,3 +314,34 @@ func (im *Importer) column(a *CArray, parentOff, rows, idx int, t Type, c *Colum
 	}
 	return nil
 }
+
+// CopyInto makes dst a copy of b in Go memory, for an operator that needs rows after the call
+// that imported b returns (input batches are views valid only during the call). dst's buffers
+// are reused when large enough; dst must not alias b.
+func (b *Batch) CopyInto(dst *Batch) {
+	dst.Len, dst.Retracts = b.Len, b.Retracts
+	dst.Kinds = append(dst.Kinds[:0], b.Kinds...)
+	if cap(dst.Cols) < len(b.Cols) {
+		dst.Cols = make([]Column, len(b.Cols))
+	}
+	dst.Cols = dst.Cols[:len(b.Cols)]
+	for i := range b.Cols {
+		src, c := &b.Cols[i], &dst.Cols[i]
+		end := src.Offset + b.Len // elements the view covers
+		c.Type, c.Offset = src.Type, src.Offset
+		c.Valid = nil
+		if src.Valid != nil {
+			c.Valid = append(c.Valid[:0], src.Valid[:(end+7)/8]...)
+		}
+		c.Offs = c.Offs[:0]
+		switch {
+		case src.Type.ID == Varchar && src.Offs != nil:
+			c.Offs = append(c.Offs, src.Offs[:end+1]...)
+			c.Data = append(c.Data[:0], src.Data[:src.Offs[end]]...)
+		case src.Type.ID == Boolean:
+			c.Data = append(c.Data[:0], src.Data[:(end+7)/8]...)
+		default:
+			c.Data = append(c.Data[:0], src.Data[:end*src.Type.Width()]...)
+		}
+	}
+}

@@ -9,6 +9,9 @@ var (
 	ErrInvalid = errors.New("invalid argument")
 	// ErrData marks malformed input data or state blobs (FERRY_EDATA).
 	ErrData = errors.New("malformed data")
+	// ErrState marks a call that is not valid now: concurrent use of one operator, a call while
+	// output is pending, an operator broken by an earlier failure (FERRY_ESTATE).
+	ErrState = errors.New("invalid state")
 	// ErrUnsupported marks a valid request Ferry does not run natively (FERRY_EUNSUPPORTED).
 	ErrUnsupported = errors.New("not supported natively")
 	// ErrMemory marks a memory limit (FERRY_ENOMEM).

@@ -3,31 +3,41 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 )
 
-// Spec describes one operator instance (docs/abi.md). The host builds it from Flink's plan;
-// ParseSpec validates everything that does not depend on the operator kind.
+// Spec is the common header of every operator spec (docs/abi.md): what every kind needs (its
+// inputs, the subtask's key groups, the output chunk size). Params holds the kind's own
+// parameters, which the kind's package decodes with DecodeParams and validates itself. The host
+// builds a spec from Flink's plan; ParseSpec validates the header.
 type Spec struct {
-	Kind                 string      `json:"kind"`
-	Name                 string      `json:"name,omitempty"`
-	Input                []FieldSpec `json:"input"`
-	Keys                 []int       `json:"keys"`
-	Aggs                 []AggCall   `json:"aggs,omitempty"`
-	NeedRetraction       bool        `json:"need_retraction,omitempty"`
-	GenerateUpdateBefore bool        `json:"generate_update_before,omitempty"`
-	StateTTLMs           int64       `json:"state_ttl_ms,omitempty"`
-	// MiniBatch makes each input batch one bundle of Flink's mini-batch operator
-	// (MiniBatchGroupAggFunction): per key, all its rows fold before one result is emitted.
-	MiniBatch      bool       `json:"mini_batch,omitempty"`
-	MaxParallelism int        `json:"max_parallelism"`
-	KeyGroupStart  *int       `json:"key_group_start,omitempty"`
-	KeyGroupEnd    *int       `json:"key_group_end,omitempty"`
-	Test           *TestHooks `json:"test,omitempty"`
+	Kind           string  `json:"kind"`
+	Name           string  `json:"name,omitempty"`
+	Inputs         []Input `json:"inputs"`
+	MaxParallelism int     `json:"max_parallelism"`
+	KeyGroupStart  *int    `json:"key_group_start,omitempty"`
+	KeyGroupEnd    *int    `json:"key_group_end,omitempty"`
+	// ChunkRows bounds the rows of one output chunk of an operator whose output is not bounded
+	// by a small multiple of its input (DefaultChunkRows when absent).
+	ChunkRows int `json:"chunk_rows,omitempty"`
+	// Params are the kind's own parameters, decoded by its package (DecodeParams).
+	Params json.RawMessage `json:"params,omitempty"`
+	// Test holds test-only fault injections; only a library built with the ferrytest tag
+	// accepts them (capi).
+	Test json.RawMessage `json:"test,omitempty"`
+}
 
-	// InputTypes holds the parsed types of Input.
-	InputTypes []Type `json:"-"`
+// Input is one input of an operator: its row type and the key columns its state is keyed by.
+type Input struct {
+	Fields []FieldSpec `json:"fields"`
+	// Keys are the field indices of the key (Flink's key selector), in key order; empty for a
+	// global aggregate or a stateless operator.
+	Keys []int `json:"keys"`
+	// Types holds the parsed types of Fields.
+	Types []Type `json:"-"`
 }
 
 // FieldSpec is one input field.
@@ -37,98 +47,72 @@ type FieldSpec struct {
 	Nullable *bool  `json:"nullable,omitempty"`
 }
 
-// AggCall is one aggregate call of a group aggregate, in Flink's aggCalls order.
-type AggCall struct {
-	Func    string `json:"func"`
-	Args    []int  `json:"args"`
-	Retract bool   `json:"retract,omitempty"`
-	Name    string `json:"name,omitempty"`
-	// Distinct makes the call see each argument value once per key (Flink's DISTINCT).
-	Distinct bool `json:"distinct,omitempty"`
-	// Filter is the BOOLEAN input column of FILTER (WHERE ...): only rows where it is TRUE fold.
-	Filter *int `json:"filter,omitempty"`
-	// JavaStrings is, for MIN and MAX over VARCHAR, the BOOLEAN input column that is TRUE where
-	// the host holds the argument as a Java String (Flink's BinaryStringData with its javaObject
-	// set, as rows built in the JVM are before any serialization): Flink compares two such
-	// strings with String.compareTo (UTF-16 order), every other pair by UTF-8 bytes.
-	JavaStrings *int `json:"java_strings,omitempty"`
-}
-
-// TestHooks are test-only fault injections, accepted only when the host enabled test hooks.
-type TestHooks struct {
-	// Panic names the operator call that panics: "process", "snapshot" or "restore".
-	Panic string `json:"panic"`
-}
-
 // Field is a named, typed column.
 type Field struct {
 	Name string
 	Type Type
 }
 
-// ParseSpec decodes and validates a spec. Unknown fields are rejected. Errors wrap ErrInvalid
-// and name the offending field.
-func ParseSpec(data []byte, testHooks bool) (*Spec, error) {
+// Named returns the input's fields with their parsed types.
+func (in *Input) Named() []Field {
+	fs := make([]Field, len(in.Fields))
+	for i, f := range in.Fields {
+		fs[i] = Field{Name: f.Name, Type: in.Types[i]}
+	}
+	return fs
+}
+
+// DefaultChunkRows is the chunk size of a spec without chunk_rows.
+const DefaultChunkRows = 4096
+
+// maxChunkRows bounds chunk_rows.
+const maxChunkRows = 1 << 24
+
+// SpecError is an error about the spec field field (e.g. "inputs[0].keys[1]"); it wraps
+// ErrInvalid and reads "spec: <field>: <detail>".
+func SpecError(field, format string, args ...any) error {
+	return fmt.Errorf("%w: spec: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+}
+
+// ParamError is SpecError for field of the kind's parameters: "spec: params.<field>: <detail>".
+func ParamError(field, format string, args ...any) error {
+	return SpecError("params."+field, format, args...)
+}
+
+// ParseSpec decodes a spec and validates its header. Unknown fields are rejected. Errors wrap
+// ErrInvalid and name the offending field.
+func ParseSpec(data []byte) (*Spec, error) {
 	var s Spec
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := strictDecode(data, &s); err != nil {
 		return nil, fmt.Errorf("%w: spec: %v", ErrInvalid, err)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: spec: trailing data after the JSON object", ErrInvalid)
-	}
-	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("%w: spec: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
-	}
 	if s.Kind == "" {
-		return nil, bad("kind", "missing")
+		return nil, SpecError("kind", "missing")
 	}
-	for i, f := range s.Input {
-		t, err := ParseType(f.Type)
-		if err != nil {
-			return nil, bad(fmt.Sprintf("input[%d].type", i), "%v", err)
-		}
-		if f.Nullable != nil {
-			t.Nullable = *f.Nullable
-		}
-		s.InputTypes = append(s.InputTypes, t)
+	if len(s.Inputs) == 0 {
+		return nil, SpecError("inputs", "missing: an operator has at least one input")
 	}
-	for i, k := range s.Keys {
-		if k < 0 || k >= len(s.Input) {
-			return nil, bad(fmt.Sprintf("keys[%d]", i), "column %d out of range (input has %d columns)", k, len(s.Input))
+	for i := range s.Inputs {
+		in := &s.Inputs[i]
+		in.Types = make([]Type, len(in.Fields))
+		for j, f := range in.Fields {
+			t, err := ParseType(f.Type)
+			if err != nil {
+				return nil, SpecError(fmt.Sprintf("inputs[%d].fields[%d].type", i, j), "%v", err)
+			}
+			if f.Nullable != nil {
+				t.Nullable = *f.Nullable
+			}
+			in.Types[j] = t
 		}
-	}
-	for i, a := range s.Aggs {
-		for j, c := range a.Args {
-			if c < 0 || c >= len(s.Input) {
-				return nil, bad(fmt.Sprintf("aggs[%d].args[%d]", i, j), "column %d out of range (input has %d columns)", c, len(s.Input))
-			}
-		}
-		if f := a.Filter; f != nil {
-			if *f < 0 || *f >= len(s.Input) {
-				return nil, bad(fmt.Sprintf("aggs[%d].filter", i), "column %d out of range (input has %d columns)", *f, len(s.Input))
-			}
-			if s.InputTypes[*f].ID != Boolean {
-				return nil, bad(fmt.Sprintf("aggs[%d].filter", i), "column %d is %s, not BOOLEAN", *f, s.InputTypes[*f])
-			}
-		}
-		if j := a.JavaStrings; j != nil {
-			field := fmt.Sprintf("aggs[%d].java_strings", i)
-			if *j < 0 || *j >= len(s.Input) {
-				return nil, bad(field, "column %d out of range (input has %d columns)", *j, len(s.Input))
-			}
-			if t := s.InputTypes[*j]; t.ID != Boolean || t.Nullable {
-				return nil, bad(field, "column %d is %s, not BOOLEAN NOT NULL", *j, t)
-			}
-			if (a.Func != "MIN" && a.Func != "MAX") || len(a.Args) != 1 || a.Args[0] < 0 || a.Args[0] >= len(s.Input) ||
-				s.InputTypes[a.Args[0]].ID != Varchar {
-				return nil, bad(field, "only MIN and MAX over VARCHAR compare strings")
+		for j, k := range in.Keys {
+			if k < 0 || k >= len(in.Fields) {
+				return nil, SpecError(fmt.Sprintf("inputs[%d].keys[%d]", i, j), "column %d out of range (input has %d columns)", k, len(in.Fields))
 			}
 		}
 	}
 	if s.MaxParallelism < 1 || s.MaxParallelism > 1<<15 {
-		return nil, bad("max_parallelism", "%d outside [1, 32768]", s.MaxParallelism)
+		return nil, SpecError("max_parallelism", "%d outside [1, 32768]", s.MaxParallelism)
 	}
 	start, end := 0, s.MaxParallelism-1
 	if s.KeyGroupStart != nil {
@@ -138,32 +122,76 @@ func ParseSpec(data []byte, testHooks bool) (*Spec, error) {
 		end = *s.KeyGroupEnd
 	}
 	if start < 0 || end >= s.MaxParallelism || start > end {
-		return nil, bad("key_group_start/key_group_end", "range [%d, %d] invalid for max parallelism %d", start, end, s.MaxParallelism)
+		return nil, SpecError("key_group_start/key_group_end", "range [%d, %d] invalid for max parallelism %d", start, end, s.MaxParallelism)
 	}
 	s.KeyGroupStart, s.KeyGroupEnd = &start, &end
-	if s.StateTTLMs < 0 {
-		return nil, bad("state_ttl_ms", "negative (%d)", s.StateTTLMs)
-	}
-	if s.Test != nil {
-		if !testHooks {
-			return nil, bad("test", "test hooks are disabled (ferry_init option test_hooks)")
-		}
-		switch s.Test.Panic {
-		case "process", "snapshot", "restore":
-		default:
-			return nil, bad("test.panic", "unknown call %q", s.Test.Panic)
-		}
+	switch {
+	case s.ChunkRows == 0:
+		s.ChunkRows = DefaultChunkRows
+	case s.ChunkRows < 0 || s.ChunkRows > maxChunkRows:
+		return nil, SpecError("chunk_rows", "%d outside [1, %d]", s.ChunkRows, maxChunkRows)
 	}
 	return &s, nil
 }
 
-// Fingerprint identifies the state layout a spec implies: everything but the name, the
-// subtask's key-group range, which may change across restarts and rescaling, and mini-batch,
-// which changes when results are emitted, not the state.
-func (s *Spec) Fingerprint() uint64 {
-	c := *s
-	c.Name, c.KeyGroupStart, c.KeyGroupEnd, c.Test, c.MiniBatch = "", nil, nil, nil, false
-	data, _ := json.Marshal(&c)
+// DecodeParams decodes the kind's parameters into v (a pointer to the kind's params struct),
+// rejecting unknown fields. Absent params decode as {}. Errors wrap ErrInvalid and read
+// "spec: params.<field>: ...".
+func (s *Spec) DecodeParams(v any) error {
+	data := []byte(s.Params)
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		data = []byte("{}")
+	}
+	err := strictDecode(data, v)
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return ParamError(typeErr.Field, "cannot take a JSON %s (want %s)", typeErr.Value, typeErr.Type)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return ParamError(field, "unknown field")
+	}
+	return SpecError("params", "%v", err)
+}
+
+// strictDecode decodes one JSON value into v, rejecting unknown fields and trailing data.
+func strictDecode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// Fingerprint identifies the state layout of an operator of this spec with the kind's state
+// layout (the part of its params that shapes state, e.g. an aggregate's calls but not when it
+// emits): the header without the name, the subtask's key-group range and the chunk size, which
+// may change across restarts and rescaling without touching state.
+func (s *Spec) Fingerprint(layout any) uint64 {
+	type inputShape struct {
+		Fields []FieldSpec `json:"fields"`
+		Keys   []int       `json:"keys"`
+	}
+	shape := struct {
+		Kind           string       `json:"kind"`
+		Inputs         []inputShape `json:"inputs"`
+		MaxParallelism int          `json:"max_parallelism"`
+		Layout         any          `json:"layout"`
+	}{Kind: s.Kind, MaxParallelism: s.MaxParallelism, Layout: layout}
+	for _, in := range s.Inputs {
+		shape.Inputs = append(shape.Inputs, inputShape{Fields: in.Fields, Keys: in.Keys})
+	}
+	data, err := json.Marshal(&shape)
+	if err != nil {
+		panic(fmt.Sprintf("engine: state layout of %s does not marshal: %v", s.Kind, err))
+	}
 	h := fnv.New64a()
 	h.Write(data)
 	return h.Sum64()

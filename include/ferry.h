@@ -14,24 +14,36 @@
  *    used by one thread at a time; a concurrent call on the same handle yields FERRY_ESTATE.
  *  - Input batches are always consumed: on success and on every error path, the input ArrowArray
  *    has been released (its release callback called, release set to NULL) when the call returns.
- *    Ferry keeps no reference to input memory after a call returns.
+ *    Ferry keeps no reference to input memory after a call returns: an operator that needs rows
+ *    later (to continue its output, or as state) copies them.
  *  - Output structs are zero-initialised by the caller. On FERRY_OK an output ArrowArray is either
  *    filled (release != NULL) or left untouched (release == NULL) when there are no output rows.
  *    Output buffers live in C memory allocated by Ferry; the caller may keep them after the call
  *    and frees them by calling release (from any thread). Releasing never calls back into Go.
- *  - Panics: every function recovers Go panics and returns FERRY_EINTERNAL with the panic message.
- *    After a panic the library is poisoned: every later call (except ferry_abi_version,
- *    ferry_version and ferry_output_bytes_outstanding) returns FERRY_EPOISONED, because operator
- *    state can no longer be trusted. The host restarts the process.
+ *  - Output in chunks: process, advance, flush and next write one chunk of output and set *more
+ *    to 1 when more follows, else to 0 (also on every error). While more is 1 the caller calls
+ *    ferry_operator_next, with a fresh zero-initialised ArrowArray each time, until *more is 0;
+ *    any other call on the handle before that fails with FERRY_ESTATE, except close, which is
+ *    always allowed (the rest of the output is dropped). An operator whose output is bounded by a
+ *    small multiple of its input (the group aggregate: at most two rows per input row) emits one
+ *    chunk per call; others emit chunks of at most the spec's chunk_rows rows (default 4096).
+ *  - Panics: every function recovers Go panics and returns FERRY_EINTERNAL with the panic message;
+ *    so does every goroutine Ferry starts. After a panic the library is poisoned: every later
+ *    call (except ferry_abi_version, ferry_version and ferry_output_bytes_outstanding) returns
+ *    FERRY_EPOISONED, because operator state can no longer be trusted. The host restarts the
+ *    process.
+ *  - Memory: after FERRY_ENOMEM, or an error that lost part of a chunked output, the operator is
+ *    broken: every later call but close fails with FERRY_ESTATE (restore from a checkpoint).
  *
  * Operator lifecycle, identical for every operator kind:
- *   open(spec) -> process(batch, now)* / advance(watermark, now) / flush(now)
- *              -> snapshot(key group)* / restore(key group, blob)* -> close
+ *   open(spec) -> process(input, batch, now)* / advance(watermark, now) / flush(now), each
+ *              followed by next() while more -> snapshot(key group)* / restore(key group, blob)*
+ *              -> close
  *
- * Batches: an input batch is a struct array (format "+s") whose children are the spec's input
- * columns in order, followed by one non-null int8 column holding Flink's RowKind byte
- * (0 +I, 1 -U, 2 +U, 3 -D). Output batches have the same shape: the operator's output columns,
- * then the RowKind column. Column types cross as (docs/abi.md):
+ * Batches: an input batch of input i is a struct array (format "+s") whose children are the
+ * columns of the spec's inputs[i] in order, followed by one non-null int8 column holding Flink's
+ * RowKind byte (0 +I, 1 -U, 2 +U, 3 -D). Output batches have the same shape: the operator's
+ * output columns, then the RowKind column. Column types cross as (docs/abi.md):
  *   BOOLEAN "b", TINYINT "c", SMALLINT "s", INT "i", BIGINT "l", FLOAT "f", DOUBLE "g",
  *   DECIMAL(p,s) "d:p,s" (decimal128), VARCHAR/CHAR "u", DATE "tdD",
  *   TIMESTAMP(p<=3) "tsm:" (epoch millis), TIMESTAMP(p>3) "w:12" (int64 epoch millis LE then
@@ -47,7 +59,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 3
+#define FERRY_ABI_VERSION 4
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -89,7 +101,7 @@ enum {
   FERRY_OK = 0,
   FERRY_EINVAL = 1,       /* bad argument: NULL pointer, bad handle, invalid spec or options */
   FERRY_EDATA = 2,        /* malformed input: Arrow structure, schema mismatch, corrupt blob */
-  FERRY_ESTATE = 3,       /* call not valid now: concurrent use of one handle */
+  FERRY_ESTATE = 3,       /* call not valid now: concurrent use, output pending, broken operator */
   FERRY_EUNSUPPORTED = 4, /* valid request Ferry does not implement (host falls back) */
   FERRY_ENOMEM = 5,       /* a memory limit was reached */
   FERRY_EINTERNAL = 6,    /* a Go panic was recovered; the library is now poisoned */
@@ -133,35 +145,48 @@ const char* ferry_version(void);
  *    "crash_output": "/path/to/ferry-crash.log", "test_hooks": false}
  * max_procs sets GOMAXPROCS, memory_limit_bytes the Go soft memory limit, crash_output the file
  * Go fatal errors are written to (traceback "all"). test_hooks enables test-only spec options
- * (panic injection); production hosts leave it off. May be called again to change settings. */
+ * (panic injection); only a library built for tests (build tag ferrytest) accepts true. May be
+ * called again to change settings. */
 int32_t ferry_init(const char* options_json, struct FerryError* err);
 
-/* Opens an operator from a NUL-terminated JSON spec (docs/abi.md). input_schema may be NULL;
- * when given it is checked against the spec's input columns plus the RowKind column, and it is
- * always consumed (released). On success *out holds the new handle. */
-int32_t ferry_operator_open(const char* spec_json, struct ArrowSchema* input_schema,
-                            FerryHandle* out, struct FerryError* err);
+/* Opens an operator from a NUL-terminated JSON spec (docs/abi.md: a common header with the
+ * operator's inputs, plus the kind's params). n_schemas is 0 (no schema check) or the spec's
+ * number of inputs (at most 64): input_schemas[i], when not NULL, is checked against input i's
+ * columns plus the RowKind column. Every non-NULL schema is consumed (released), also on error.
+ * On success *out holds the new handle. */
+int32_t ferry_operator_open(const char* spec_json, int32_t n_schemas,
+                            struct ArrowSchema* const* input_schemas, FerryHandle* out,
+                            struct FerryError* err);
 
 /* Exports the schema of the operator's output batches into the zero-initialised *out. The
  * caller releases it. */
 int32_t ferry_operator_output_schema(FerryHandle h, struct ArrowSchema* out,
                                      struct FerryError* err);
 
-/* Processes one input batch at processing time now_ms (epoch milliseconds, the host's clock for
- * idle-state TTL: the JVM wrapper passes the clock Flink's state TTL reads, the wall clock in a
- * job) and fills *output with the changelog it produces, in order. input is always consumed. */
-int32_t ferry_operator_process(FerryHandle h, struct ArrowArray* input, int64_t now_ms,
-                               struct ArrowArray* output, struct FerryError* err);
+/* Processes one batch of input number `input` (an index into the spec's inputs) at processing
+ * time now_ms (epoch milliseconds, the host's clock for idle-state TTL: the JVM wrapper passes
+ * the clock Flink's state TTL reads, the wall clock in a job) and fills *out with the first chunk
+ * of the changelog it produces, in order; *more says whether ferry_operator_next must follow.
+ * batch is always consumed, also when *more is 1. */
+int32_t ferry_operator_process(FerryHandle h, int32_t input, struct ArrowArray* batch,
+                               int64_t now_ms, struct ArrowArray* out, int32_t* more,
+                               struct FerryError* err);
 
-/* Advances event time to watermark_ms and processing time to now_ms; fills *output with rows
- * this releases (timers, expiry). */
+/* Advances event time to watermark_ms and processing time to now_ms; fills *out with the first
+ * chunk of the rows this releases (timers, expiry). */
 int32_t ferry_operator_advance(FerryHandle h, int64_t watermark_ms, int64_t now_ms,
-                               struct ArrowArray* output, struct FerryError* err);
+                               struct ArrowArray* out, int32_t* more, struct FerryError* err);
 
 /* Emits everything the operator buffers (called before a checkpoint barrier and at end of
- * input). */
-int32_t ferry_operator_flush(FerryHandle h, int64_t now_ms, struct ArrowArray* output,
+ * input), first chunk into *out. */
+int32_t ferry_operator_flush(FerryHandle h, int64_t now_ms, struct ArrowArray* out, int32_t* more,
                              struct FerryError* err);
+
+/* Fills the zero-initialised *out with the next chunk of the output of the last process, advance
+ * or flush that set *more to 1, and sets *more again. Fails with FERRY_ESTATE when no output is
+ * pending. */
+int32_t ferry_operator_next(FerryHandle h, struct ArrowArray* out, int32_t* more,
+                            struct FerryError* err);
 
 /* Serialises the state of one key group as a sequence of chunks (docs/abi.md, snapshot/blob.go):
  * each call fills *out with the key group's next chunk, each chunk self-delimiting, checksummed
@@ -173,10 +198,12 @@ int32_t ferry_operator_flush(FerryHandle h, int64_t now_ms, struct ArrowArray* o
 int32_t ferry_operator_snapshot(FerryHandle h, int32_t key_group, struct FerryBlob* out,
                                 struct FerryError* err);
 
-/* Restores one chunk written by ferry_operator_snapshot. The chunk is validated before it is
- * read; data is only read during the call. The key group must lie in the operator's range; its
- * first chunk requires that it holds no state, later chunks must follow in order, and until the
- * last chunk arrives every call but restore fails (the state would be incomplete). */
+/* Restores one chunk written by ferry_operator_snapshot. The key group must lie in the
+ * operator's range (FERRY_EINVAL otherwise, checked first); the chunk is validated before it is
+ * read; data is only read during the call. The key group's first chunk requires that it holds no
+ * state, later chunks must follow in order, and until the last chunk arrives every call but
+ * restore, stats, output_schema and close fails (the state would be incomplete). A chunk that
+ * fails leaves none of its state behind. */
 int32_t ferry_operator_restore(FerryHandle h, int32_t key_group, const uint8_t* data,
                                int64_t length, struct FerryError* err);
 

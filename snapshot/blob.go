@@ -1,5 +1,6 @@
 // Package snapshot frames the state of one Flink key group as a sequence of self-delimiting,
-// validated, zstd-compressed chunks. The host writes the chunks of every non-empty key group into
+// validated, zstd-compressed chunks. The payload inside is the operator's: an
+// engine.KeyedState's SnapshotKeyGroup output (docs/state.md). The host writes the chunks of every non-empty key group into
 // Flink's raw keyed state; on restore every header field and checksum is checked before the
 // operator reads a byte of the payload. Chunks bound memory: a huge key group is written and read
 // MaxChunk payload bytes at a time.
@@ -8,13 +9,13 @@
 //
 //	offset size field
 //	0      4    magic "FRYS"
-//	4      2    format version (2)
+//	4      2    format version (3)
 //	6      2    flags: bit 0 last chunk of the key group, bit 1 payload is zstd-compressed
 //	8      4    operator kind id (FNV-32a of the kind name)
 //	12     4    max parallelism
 //	16     4    key group
 //	20     4    chunk index within the key group, from 0
-//	24     8    spec fingerprint (engine.Spec.Fingerprint)
+//	24     8    state fingerprint (engine.KeyedState.Fingerprint)
 //	32     4    payload length before compression
 //	36     4    stored length: the bytes that follow the header
 //	40     4    CRC32C of the stored bytes
@@ -33,8 +34,9 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 2
+// Version is the format version this package writes and reads. Version 3 (ABI 4) holds the
+// engine.KeyedState payload: keys with uvarint lengths, then TTL, timers and per-key states.
+const Version = 3
 
 // HeaderSize is the size of a chunk's fixed header.
 const HeaderSize = 48

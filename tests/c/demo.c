@@ -19,12 +19,13 @@
 
 static const char* demo_spec =
     "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[auction])\","
-    "\"input\":[{\"name\":\"auction\",\"type\":\"BIGINT\"},{\"name\":\"price\",\"type\":\"BIGINT\"}],"
-    "\"keys\":[0],\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"bids\"},"
+    "\"inputs\":[{\"fields\":[{\"name\":\"auction\",\"type\":\"BIGINT\"},"
+    "{\"name\":\"price\",\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+    "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"bids\"},"
     "{\"func\":\"SUM\",\"args\":[1],\"name\":\"total\"},"
     "{\"func\":\"MAX\",\"args\":[1],\"name\":\"max_price\"},"
     "{\"func\":\"AVG\",\"args\":[1],\"name\":\"avg_price\"}],"
-    "\"need_retraction\":false,\"generate_update_before\":true,\"max_parallelism\":128}";
+    "\"need_retraction\":false,\"generate_update_before\":true}}";
 
 #define OUT_FMTS "lllll"
 
@@ -49,7 +50,7 @@ int run_demo(void) {
          "auction\n\n");
   CHECK_OK(ferry_init("{\"max_procs\":2}", &err), err);
   FerryHandle h = 0;
-  CHECK_OK(ferry_operator_open(demo_spec, NULL, &h, &err), err);
+  CHECK_OK(ferry_operator_open(demo_spec, 0, NULL, &h, &err), err);
   if (!h) return 1;
 
   struct ArrowSchema s;

@@ -1,6 +1,7 @@
 /* harness.c — entry point of the C harness of libferry.so.
  *
- *   ferry_harness        run every scenario; the library-poisoning scenario runs last
+ *   ferry_harness        run every scenario; the library-poisoning scenario runs last. Needs a
+ *                        libferry.so built with the ferrytest tag (test hooks, test_fanout)
  *   ferry_harness demo   a small readable Nexmark-shaped run (no poisoning)
  *
  * Exit status: 0 when every check passed, 1 otherwise. */
@@ -15,6 +16,7 @@
 long g_checks;
 long g_failures;
 const char* g_scenario = "";
+int32_t g_more;
 long g_errors_received;
 long g_errors_released;
 
@@ -79,7 +81,7 @@ void check_err_at(const char* file, int line, int32_t rc, struct FerryError* err
 FerryHandle open_ok_at(const char* file, int line, const char* spec) {
   struct FerryError err = {0};
   FerryHandle h = 0;
-  check_ok_at(file, line, ferry_operator_open(spec, NULL, &h, &err), &err);
+  check_ok_at(file, line, ferry_operator_open(spec, 0, NULL, &h, &err), &err);
   g_checks++;
   if (h == 0) check_fail(file, line, "ferry_operator_open returned handle 0");
   return h;
@@ -98,8 +100,11 @@ void process_ok_at(const char* file, int line, FerryHandle h, struct ArrowArray*
                    struct ArrowArray* out) {
   struct FerryError err = {0};
   memset(out, 0, sizeof *out);
-  check_ok_at(file, line, ferry_operator_process(h, in, 1000, out, &err), &err);
+  int32_t more = -1;
+  check_ok_at(file, line, ferry_operator_process(h, 0, in, 1000, out, &more, &err), &err);
   check_consumed_at(file, line, in, id);
+  g_checks++;
+  if (more != 0) check_fail(file, line, "*more = %d, want 0 (one output chunk per call)", more);
 }
 
 void close_ok_at(const char* file, int line, FerryHandle h) {
@@ -144,6 +149,7 @@ int main(int argc, char** argv) {
   run("output schema", scenario_output_schema);
   run("snapshot/restore", scenario_snapshot_restore);
   run("error paths", scenario_errors);
+  run("chunked output", scenario_chunked_output);
   run("leak accounting", scenario_leaks);
   /* Poisoning is process-global and irreversible: always last. */
   run("panic poisoning", scenario_poison);

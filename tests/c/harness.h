@@ -53,6 +53,13 @@ void check_ok_at(const char* file, int line, int32_t rc, struct FerryError* err)
 void check_err_at(const char* file, int line, int32_t rc, struct FerryError* err, int32_t want,
                   const char* fn, const char* sub1, const char* sub2);
 
+/* *more of the output calls whose chunking a check does not look at (the group aggregate emits
+ * one chunk per call). */
+extern int32_t g_more;
+
+/* The input_schemas arguments of ferry_operator_open for an operator of one input. */
+#define ONE_SCHEMA(s) 1, (struct ArrowSchema* const[]){(s)}
+
 extern long g_errors_received; /* error structs filled by Ferry */
 extern long g_errors_released; /* ... and released through err->release */
 
@@ -82,6 +89,7 @@ void scenario_retracting(void);
 void scenario_output_schema(void);
 void scenario_snapshot_restore(void);
 void scenario_errors(void);
+void scenario_chunked_output(void);
 void scenario_leaks(void);
 void scenario_poison(void);
 int run_demo(void);

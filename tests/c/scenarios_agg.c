@@ -54,16 +54,14 @@ static const char* spec_a(int gub) {
   static char buf[1024];
   snprintf(buf, sizeof buf,
            "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[k])\","
-           "\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\",\"type\":\"INT\"},"
-           "{\"name\":\"y\",\"type\":\"BIGINT\"},{\"name\":\"d\",\"type\":\"DOUBLE\"}],"
-           "\"keys\":[0],"
-           "\"aggs\":[{\"func\":\"SUM\",\"args\":[1],\"name\":\"sum_x\"},"
-           "{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"},"
-           "{\"func\":\"COUNT\",\"args\":[1],\"name\":\"cnt_x\"},"
-           "{\"func\":\"MIN\",\"args\":[3],\"name\":\"min_d\"},"
-           "{\"func\":\"MAX\",\"args\":[3],\"name\":\"max_d\"},"
-           "{\"func\":\"AVG\",\"args\":[2],\"name\":\"avg_y\"}],"
-           "\"need_retraction\":false,\"generate_update_before\":%s,\"max_parallelism\":128}",
+           "\"inputs\":[{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\","
+           "\"type\":\"INT\"},{\"name\":\"y\",\"type\":\"BIGINT\"},{\"name\":\"d\","
+           "\"type\":\"DOUBLE\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+           "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[1],\"name\":\"sum_x\"},"
+           "{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"},{\"func\":\"COUNT\",\"args\":[1],"
+           "\"name\":\"cnt_x\"},{\"func\":\"MIN\",\"args\":[3],\"name\":\"min_d\"},"
+           "{\"func\":\"MAX\",\"args\":[3],\"name\":\"max_d\"},{\"func\":\"AVG\",\"args\":[2],"
+           "\"name\":\"avg_y\"}],\"need_retraction\":false,\"generate_update_before\":%s}}",
            gub ? "true" : "false");
   return buf;
 }
@@ -150,9 +148,9 @@ static void insert_only_run(int gub) {
   /* advance/flush release nothing for a group aggregate. */
   struct FerryError err = {0};
   memset(&out, 0, sizeof out);
-  CHECK_OK(ferry_operator_advance(h, 5000, 1000, &out, &err), err);
+  CHECK_OK(ferry_operator_advance(h, 5000, 1000, &out, &g_more, &err), err);
   CHECK(out.release == NULL);
-  CHECK_OK(ferry_operator_flush(h, 1000, &out, &err), err);
+  CHECK_OK(ferry_operator_flush(h, 1000, &out, &g_more, &err), err);
   CHECK(out.release == NULL);
   CLOSE_OK(h);
 }
@@ -176,10 +174,10 @@ static void insert_only_bitmap_variants(void) {
 /* MAX only: a batch where no aggregate value changes produces no output. */
 static void insert_only_no_change(void) {
   FerryHandle h = OPEN_OK(
-      "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
-      "{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0],"
-      "\"aggs\":[{\"func\":\"MAX\",\"args\":[1],\"name\":\"max_d\"}],"
-      "\"generate_update_before\":true,\"max_parallelism\":128}");
+      "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+      "\"type\":\"BIGINT\"},{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0]}],"
+      "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"MAX\",\"args\":[1],"
+      "\"name\":\"max_d\"}],\"generate_update_before\":true}}");
   struct ArrowArray in, out;
   static const int8_t k2[] = {KI, KI};
   static const val m1[] = {VI(1), VD(5.0), VI(1), VD(7.0)};
@@ -223,10 +221,10 @@ static void insert_only_no_change(void) {
 /* VARCHAR keys (inline <= 7 bytes and out-of-line > 7 bytes), multi-column and global keys. */
 static void insert_only_varchar(void) {
   FerryHandle h = OPEN_OK(
-      "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"name\",\"type\":\"VARCHAR\"},"
-      "{\"name\":\"v\",\"type\":\"BIGINT\"}],\"keys\":[0],"
-      "\"aggs\":[{\"func\":\"SUM\",\"args\":[1],\"name\":\"total\"},"
-      "{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"}],\"max_parallelism\":128}");
+      "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"name\","
+      "\"type\":\"VARCHAR\"},{\"name\":\"v\",\"type\":\"BIGINT\"}],\"keys\":[0]}],"
+      "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[1],"
+      "\"name\":\"total\"},{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"}]}}");
   struct ArrowArray in, out;
   static const int8_t k11[] = {KI, KI, KI, KI, KI, KI, KI, KI, KI, KI, KI};
   static const val rows[] = {
@@ -274,10 +272,10 @@ static void insert_only_varchar(void) {
   /* Sliced children: every child has offset 1 (row 0 is a dummy), the struct has offset 0.
    * Exercises child offsets in validity bitmaps, values and VARCHAR offsets. */
   h = OPEN_OK(
-      "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"name\",\"type\":\"VARCHAR\"},"
-      "{\"name\":\"v\",\"type\":\"BIGINT\"}],\"keys\":[0],"
-      "\"aggs\":[{\"func\":\"SUM\",\"args\":[1],\"name\":\"total\"},"
-      "{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"}],\"max_parallelism\":128}");
+      "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"name\","
+      "\"type\":\"VARCHAR\"},{\"name\":\"v\",\"type\":\"BIGINT\"}],\"keys\":[0]}],"
+      "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[1],"
+      "\"name\":\"total\"},{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"}]}}");
   static const int8_t k5[] = {KD, KI, KI, KI, KI};
   static const val srows[] = {VS("dummy-row-not-part-of-the-batch"), VI(100), VS("bob"), VI(1),
                               VN, VI(2), VS("a-much-longer-name"), VN, VS("bob"), VI(4)};
@@ -304,9 +302,10 @@ static void insert_only_varchar(void) {
 
   /* Two key columns in reverse input order: GROUP BY s, a. */
   h = OPEN_OK(
-      "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"a\",\"type\":\"BIGINT\"},"
-      "{\"name\":\"s\",\"type\":\"STRING\"},{\"name\":\"v\",\"type\":\"INT\"}],\"keys\":[1,0],"
-      "\"aggs\":[{\"func\":\"COUNT\",\"args\":[2],\"name\":\"cnt_v\"}],\"max_parallelism\":128}");
+      "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"a\","
+      "\"type\":\"BIGINT\"},{\"name\":\"s\",\"type\":\"STRING\"},{\"name\":\"v\","
+      "\"type\":\"INT\"}],\"keys\":[1,0]}],\"max_parallelism\":128,"
+      "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[2],\"name\":\"cnt_v\"}]}}");
   static const int8_t k4[] = {KI, KI, KI, KI};
   static const val mrows[] = {VI(1), VS("x"), VI(5), VI(1), VS("y"), VI(6),
                               VI(2), VS("x"), VN,    VI(1), VS("x"), VI(7)};
@@ -321,9 +320,10 @@ static void insert_only_varchar(void) {
 
   /* Global aggregate (no keys). */
   h = OPEN_OK(
-      "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"v\",\"type\":\"INT\"}],\"keys\":[],"
-      "\"aggs\":[{\"func\":\"SUM\",\"args\":[0]},{\"func\":\"COUNT\",\"args\":[]}],"
-      "\"max_parallelism\":128}");
+      "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"v\","
+      "\"type\":\"INT\"}],\"keys\":[]}],\"max_parallelism\":128,"
+      "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[0]},{\"func\":\"COUNT\","
+      "\"args\":[]}]}}");
   static const int8_t k3[] = {KI, KI, KI};
   static const val grows[] = {VI(5), VN, VI(7)};
   static const int8_t gk[] = {KI, KUA, KUA};
@@ -377,15 +377,15 @@ static const char* spec_r(int gub) {
   static char buf[1024];
   snprintf(buf, sizeof buf,
            "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[k], retract)\","
-           "\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\",\"type\":\"INT\"},"
-           "{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0],"
-           "\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"},"
-           "{\"func\":\"SUM\",\"args\":[1],\"retract\":true,\"name\":\"sum_x\"},"
-           "{\"func\":\"MIN\",\"args\":[2],\"retract\":true,\"name\":\"min_d\"},"
-           "{\"func\":\"MAX\",\"args\":[2],\"retract\":true,\"name\":\"max_d\"},"
-           "{\"func\":\"AVG\",\"args\":[1],\"retract\":true,\"name\":\"avg_x\"},"
-           "{\"func\":\"COUNT\",\"args\":[1],\"retract\":true,\"name\":\"cnt_x\"}],"
-           "\"need_retraction\":true,\"generate_update_before\":%s,\"max_parallelism\":128}",
+           "\"inputs\":[{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\","
+           "\"type\":\"INT\"},{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0]}],"
+           "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[],"
+           "\"name\":\"cnt\"},{\"func\":\"SUM\",\"args\":[1],\"retract\":true,"
+           "\"name\":\"sum_x\"},{\"func\":\"MIN\",\"args\":[2],\"retract\":true,"
+           "\"name\":\"min_d\"},{\"func\":\"MAX\",\"args\":[2],\"retract\":true,"
+           "\"name\":\"max_d\"},{\"func\":\"AVG\",\"args\":[1],\"retract\":true,"
+           "\"name\":\"avg_x\"},{\"func\":\"COUNT\",\"args\":[1],\"retract\":true,"
+           "\"name\":\"cnt_x\"}],\"need_retraction\":true,\"generate_update_before\":%s}}",
            gub ? "true" : "false");
   return buf;
 }
@@ -487,10 +487,10 @@ static void retracting_run(int gub) {
  * nothing. */
 static void retracting_no_change(void) {
   FerryHandle h = OPEN_OK(
-      "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
-      "{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0],"
-      "\"aggs\":[{\"func\":\"MAX\",\"args\":[1],\"retract\":true}],"
-      "\"need_retraction\":true,\"generate_update_before\":true,\"max_parallelism\":128}");
+      "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+      "\"type\":\"BIGINT\"},{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0]}],"
+      "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"MAX\",\"args\":[1],"
+      "\"retract\":true}],\"need_retraction\":true,\"generate_update_before\":true}}");
   struct ArrowArray in, out;
   static const int8_t kinds[] = {KI, KI, KD, KD, KI};
   static const val rows[] = {VI(1), VD(5.0), VI(1), VD(3.0), VI(1), VD(3.0),
@@ -570,11 +570,11 @@ void scenario_output_schema(void) {
 
   /* NOT NULL key, default aggregate names, SMALLINT and DOUBLE NOT NULL arguments. */
   h = OPEN_OK(
-      "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"city\",\"type\":\"VARCHAR(20)\","
-      "\"nullable\":false},{\"name\":\"t\",\"type\":\"SMALLINT\"},"
-      "{\"name\":\"w\",\"type\":\"DOUBLE NOT NULL\"}],\"keys\":[0],"
-      "\"aggs\":[{\"func\":\"SUM\",\"args\":[1]},{\"func\":\"COUNT\",\"args\":[1]},"
-      "{\"func\":\"max\",\"args\":[2]}],\"max_parallelism\":128}");
+      "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"city\","
+      "\"type\":\"VARCHAR(20)\",\"nullable\":false},{\"name\":\"t\",\"type\":\"SMALLINT\"},"
+      "{\"name\":\"w\",\"type\":\"DOUBLE NOT NULL\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+      "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[1]},{\"func\":\"COUNT\",\"args\":[1]},"
+      "{\"func\":\"max\",\"args\":[2]}]}}");
   static const char* const fv[] = {"u", "s", "l", "g", "c"};
   static const char* const nv[] = {"city", "agg0", "agg1", "agg2", NULL};
   static const int64_t flv[] = {0, N, 0, N, 0};

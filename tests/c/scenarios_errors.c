@@ -13,10 +13,11 @@
 /* k BIGINT, x INT, s VARCHAR (not aggregated, still validated), d DOUBLE. */
 static const char* spec_e =
     "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[k])\","
-    "\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\",\"type\":\"INT\"},"
-    "{\"name\":\"s\",\"type\":\"VARCHAR\"},{\"name\":\"d\",\"type\":\"DOUBLE\"}],"
-    "\"keys\":[0],\"aggs\":[{\"func\":\"SUM\",\"args\":[1]},{\"func\":\"COUNT\",\"args\":[]},"
-    "{\"func\":\"MAX\",\"args\":[3]}],\"generate_update_before\":true,\"max_parallelism\":128}";
+    "\"inputs\":[{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\","
+    "\"type\":\"INT\"},{\"name\":\"s\",\"type\":\"VARCHAR\"},{\"name\":\"d\","
+    "\"type\":\"DOUBLE\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+    "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[1]},{\"func\":\"COUNT\",\"args\":[]},"
+    "{\"func\":\"MAX\",\"args\":[3]}],\"generate_update_before\":true}}";
 
 #define E_IN "liug"
 #define E_OUT "lilg"
@@ -40,13 +41,15 @@ static void bad_handle(FerryHandle h, const char* what) {
   struct ArrowArray in, out;
   memset(&out, 0, sizeof out);
   int64_t id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(h, &in, 0, &out, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err), err, FERRY_EINVAL,
             "ferry_operator_process", "handle", NULL);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
-  CHECK_ERR(ferry_operator_advance(h, 0, 0, &out, &err), err, FERRY_EINVAL, "ferry_operator_advance",
+  CHECK_ERR(ferry_operator_advance(h, 0, 0, &out, &g_more, &err), err,
+            FERRY_EINVAL, "ferry_operator_advance",
             "handle", NULL);
-  CHECK_ERR(ferry_operator_flush(h, 0, &out, &err), err, FERRY_EINVAL, "ferry_operator_flush",
+  CHECK_ERR(ferry_operator_flush(h, 0, &out, &g_more, &err), err,
+            FERRY_EINVAL, "ferry_operator_flush",
             "handle", NULL);
   CHECK(out.release == NULL);
   struct ArrowSchema s;
@@ -68,7 +71,7 @@ static void bad_handle(FerryHandle h, const char* what) {
             NULL);
   /* And with a NULL error struct: no crash. */
   id = valid_batch(&in);
-  CHECK_EQ(ferry_operator_process(h, &in, 0, &out, NULL), FERRY_EINVAL);
+  CHECK_EQ(ferry_operator_process(h, 0, &in, 0, &out, &g_more, NULL), FERRY_EINVAL);
   CHECK_CONSUMED(in, id);
   CHECK_EQ(ferry_operator_close(h, NULL), FERRY_EINVAL);
   (void)what;
@@ -106,17 +109,17 @@ static void null_pointers(void) {
   struct ArrowArray in, out;
   memset(&out, 0, sizeof out);
   FerryHandle h = OPEN_OK(spec_e);
-  CHECK_ERR(ferry_operator_process(h, NULL, 0, &out, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_process(h, 0, NULL, 0, &out, &g_more, &err), err, FERRY_EINVAL,
             "ferry_operator_process", NULL, NULL);
   CHECK(out.release == NULL);
   int64_t id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(h, &in, 0, NULL, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, NULL, &g_more, &err), err, FERRY_EINVAL,
             "ferry_operator_process", NULL, NULL);
   CHECK_CONSUMED(in, id);
   /* A malformed batch with a NULL error struct: no crash, still consumed. */
   id = valid_batch(&in);
   in.length = -5;
-  CHECK_EQ(ferry_operator_process(h, &in, 0, &out, NULL), FERRY_EDATA);
+  CHECK_EQ(ferry_operator_process(h, 0, &in, 0, &out, &g_more, NULL), FERRY_EDATA);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
   CHECK_ERR(ferry_operator_output_schema(h, NULL, &err), err, FERRY_EINVAL,
@@ -125,9 +128,10 @@ static void null_pointers(void) {
             NULL, NULL);
   CHECK_ERR(ferry_operator_restore(h, 0, NULL, 16, &err), err, FERRY_EINVAL,
             "ferry_operator_restore", NULL, NULL);
-  CHECK_ERR(ferry_operator_advance(h, 0, 0, NULL, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_advance(h, 0, 0, NULL, &g_more, &err), err, FERRY_EINVAL,
             "ferry_operator_advance", NULL, NULL);
-  CHECK_ERR(ferry_operator_flush(h, 0, NULL, &err), err, FERRY_EINVAL, "ferry_operator_flush", NULL,
+  CHECK_ERR(ferry_operator_flush(h, 0, NULL, &g_more, &err), err,
+            FERRY_EINVAL, "ferry_operator_flush", NULL,
             NULL);
   CHECK_EQ(ferry_operator_snapshot(h, 0, NULL, NULL), FERRY_EINVAL);
   CHECK_ERR(ferry_operator_stats(h, NULL, &err), err, FERRY_EINVAL, "ferry_operator_stats", NULL,
@@ -135,19 +139,20 @@ static void null_pointers(void) {
 
   /* open: NULL spec, NULL out (the schema is consumed anyway), NULL err. */
   FerryHandle h2 = 0;
-  CHECK_ERR(ferry_operator_open(NULL, NULL, &h2, &err), err, FERRY_EINVAL, "ferry_operator_open",
+  CHECK_ERR(ferry_operator_open(NULL, 0, NULL, &h2, &err), err, FERRY_EINVAL, "ferry_operator_open",
             NULL, NULL);
   CHECK_EQ(h2, 0);
   static const char* const f[] = {"l", "i", "u", "g", "c"};
   static const char* const n[] = {"k", "x", "s", "d", "$row_kind"};
   struct ArrowSchema s;
   int64_t sid = ab_schema(&s, 5, f, n);
-  CHECK_ERR(ferry_operator_open(spec_e, &s, NULL, &err), err, FERRY_EINVAL, "ferry_operator_open",
+  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), NULL, &err), err,
+            FERRY_EINVAL, "ferry_operator_open",
             NULL, NULL);
   CHECK(s.release == NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
-  CHECK_EQ(ferry_operator_open("{", NULL, &h2, NULL), FERRY_EINVAL);
-  CHECK_EQ(ferry_operator_open(NULL, NULL, NULL, NULL), FERRY_EINVAL);
+  CHECK_EQ(ferry_operator_open("{", 0, NULL, &h2, NULL), FERRY_EINVAL);
+  CHECK_EQ(ferry_operator_open(NULL, 0, NULL, NULL, NULL), FERRY_EINVAL);
   CHECK_EQ(h2, 0);
   CHECK_EQ(ferry_init("{\"nope\":1}", NULL), FERRY_EINVAL);
   CLOSE_OK(h);
@@ -282,7 +287,7 @@ static void malformed_arrays(void) {
         break;
     }
     g_scenario = malformed[m].name;
-    int32_t rc = ferry_operator_process(h, &in, 0, &out, &err);
+    int32_t rc = ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err);
     CHECK_ERR(rc, err, FERRY_EDATA, "ferry_operator_process", malformed[m].msg, NULL);
     if (m == M_ROOT_RELEASED) {
       /* Ferry cannot release an array whose release is NULL; the producer frees it. */
@@ -301,7 +306,8 @@ static void malformed_arrays(void) {
   static const val rr[] = {VI(1), VI(1), VS("x"), VD(1.0), VI(1), VI(1), VS("x"), VD(1.0)};
   int64_t id = ab_batch(&in, E_IN, 2, rk, rr);
   memset(&out, 0, sizeof out);
-  CHECK_ERR(ferry_operator_process(h, &in, 0, &out, &err), err, FERRY_EDATA, "ferry_operator_process",
+  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err), err,
+            FERRY_EDATA, "ferry_operator_process",
             "retraction", "need_retraction");
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
@@ -327,7 +333,7 @@ static void schema_mismatch(void) {
   FerryHandle h = 0;
 
   int64_t sid = ab_schema(&s, 5, good, names);
-  CHECK_OK(ferry_operator_open(spec_e, &s, &h, &err), err);
+  CHECK_OK(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err);
   CHECK(h != 0);
   CHECK(s.release == NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
@@ -335,26 +341,31 @@ static void schema_mismatch(void) {
 
   h = 0;
   sid = ab_schema(&s, 5, k_int, names);
-  CHECK_ERR(ferry_operator_open(spec_e, &s, &h, &err), err, FERRY_EDATA, fn, "\"i\"", "\"l\"");
+  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+            FERRY_EDATA, fn, "\"i\"", "\"l\"");
   CHECK_EQ(ab_schema_releases(sid), 1);
   CHECK_EQ(h, 0);
 
   sid = ab_schema(&s, 4, good, names); /* RowKind column missing */
-  CHECK_ERR(ferry_operator_open(spec_e, &s, &h, &err), err, FERRY_EDATA, fn, "columns", NULL);
+  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+            FERRY_EDATA, fn, "columns", NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
 
   sid = ab_schema(&s, 5, kind_l, names); /* RowKind must be int8 */
-  CHECK_ERR(ferry_operator_open(spec_e, &s, &h, &err), err, FERRY_EDATA, fn, "RowKind", NULL);
+  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+            FERRY_EDATA, fn, "RowKind", NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
 
   sid = ab_schema(&s, 5, good, names);
   s.format = "+l";
-  CHECK_ERR(ferry_operator_open(spec_e, &s, &h, &err), err, FERRY_EDATA, fn, "struct", NULL);
+  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+            FERRY_EDATA, fn, "struct", NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
 
   /* Schema given with an invalid spec: still consumed. */
   sid = ab_schema(&s, 5, good, names);
-  CHECK_ERR(ferry_operator_open("{\"kind\":1}", &s, &h, &err), err, FERRY_EINVAL, fn, NULL, NULL);
+  CHECK_ERR(ferry_operator_open("{\"kind\":1}", ONE_SCHEMA(&s), &h, &err), err,
+            FERRY_EINVAL, fn, NULL, NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
   CHECK_EQ(h, 0);
 }
@@ -369,67 +380,78 @@ static void bad_specs(void) {
     int32_t code;
     const char* sub;
   } cases[] = {
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[0],\"aggs\":[],\"max_parallelism\":128,\"bogus_field\":1}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,\"bogus_field\":1,"
+       "\"params\":{\"aggs\":[]}}",
        FERRY_EINVAL, "bogus_field"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[0],\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"retracts\":true}],"
-       "\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"retracts\":true}]}}",
        FERRY_EINVAL, "retracts"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[3],\"aggs\":[],\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"}],\"keys\":[3]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[]}}",
        FERRY_EINVAL, "keys[0]"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[-1],\"aggs\":[],\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"}],\"keys\":[-1]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[]}}",
        FERRY_EINVAL, "keys[0]"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[0],\"aggs\":[{\"func\":\"SUM\",\"args\":[7]}],\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[7]}]}}",
        FERRY_EINVAL, "aggs[0].args[0]"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGNUM\"}],"
-       "\"keys\":[0],\"aggs\":[],\"max_parallelism\":128}",
-       FERRY_EINVAL, "input[0].type"},
-      {"{\"input\":[],\"keys\":[],\"aggs\":[],\"max_parallelism\":128}", FERRY_EINVAL, "kind"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[],\"keys\":[],\"max_parallelism\":0}", FERRY_EINVAL,
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGNUM\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[]}}",
+       FERRY_EINVAL, "inputs[0].fields[0].type"},
+      {"{\"inputs\":[{\"fields\":[],\"keys\":[]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[]}}", FERRY_EINVAL, "kind"},
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
+       "\"max_parallelism\":0}", FERRY_EINVAL,
        "max_parallelism"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[],\"keys\":[],\"max_parallelism\":128,"
-       "\"key_group_start\":100,\"key_group_end\":20}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
+       "\"max_parallelism\":128,\"key_group_start\":100,\"key_group_end\":20}",
        FERRY_EINVAL, "key_group"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"x\",\"type\":\"INT\"}],\"keys\":[],"
-       "\"aggs\":[{\"func\":\"SUM\",\"args\":[0]}],\"need_retraction\":true,"
-       "\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"x\","
+       "\"type\":\"INT\"}],\"keys\":[]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[0]}],\"need_retraction\":true}}",
        FERRY_EINVAL, "retract"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"x\",\"type\":\"INT\"}],\"keys\":[],"
-       "\"aggs\":[{\"func\":\"SUM\",\"args\":[]}],\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"x\","
+       "\"type\":\"INT\"}],\"keys\":[]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[]}]}}",
        FERRY_EINVAL, "aggs[0]"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[],\"keys\":[],\"max_parallelism\":128} {}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[]}],\"max_parallelism\":128} {}",
        FERRY_EINVAL, "trailing"},
       {"{\"kind\":\"group_aggregate\",", FERRY_EINVAL, "spec"},
       {"", FERRY_EINVAL, "spec"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[],\"keys\":[],\"max_parallelism\":128,"
-       "\"test\":{\"panic\":\"process\"}}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
+       "\"max_parallelism\":128,\"test\":{\"panic\":\"process\"}}",
        FERRY_EINVAL, "test"},
       /* Valid specs Ferry does not run natively. */
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
-       "{\"name\":\"s\",\"type\":\"VARCHAR\"}],\"keys\":[0],"
-       "\"aggs\":[{\"func\":\"SUM\",\"args\":[1]}],\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"},{\"name\":\"s\",\"type\":\"VARCHAR\"}],\"keys\":[0]}],"
+       "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[1]}]}}",
        FERRY_EUNSUPPORTED, "SUM over VARCHAR"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
-       "{\"name\":\"s\",\"type\":\"VARCHAR\"}],\"keys\":[0],"
-       "\"aggs\":[{\"func\":\"AVG\",\"args\":[1]}],\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"},{\"name\":\"s\",\"type\":\"VARCHAR\"}],\"keys\":[0]}],"
+       "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"AVG\",\"args\":[1]}]}}",
        FERRY_EUNSUPPORTED, "AVG over VARCHAR"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[0],\"aggs\":[{\"func\":\"LISTAGG\",\"args\":[0]}],\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[{\"func\":\"LISTAGG\",\"args\":[0]}]}}",
        FERRY_EUNSUPPORTED, "LISTAGG"},
-      {"{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"}],"
-       "\"keys\":[0],\"aggs\":[{\"func\":\"COUNT\",\"args\":[0],\"distinct\":true}],"
-       "\"state_ttl_ms\":60000,\"max_parallelism\":128}",
+      {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
+       "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+       "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[0],\"distinct\":true}],"
+       "\"state_ttl_ms\":60000}}",
        FERRY_EUNSUPPORTED, "idle-state TTL"},
-      {"{\"kind\":\"interval_join\",\"input\":[],\"keys\":[],\"max_parallelism\":128}",
+      {"{\"kind\":\"interval_join\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
+       "\"max_parallelism\":128}",
        FERRY_EUNSUPPORTED, "interval_join"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     FerryHandle h = 0;
-    int32_t rc = ferry_operator_open(cases[i].spec, NULL, &h, &err);
+    int32_t rc = ferry_operator_open(cases[i].spec, 0, NULL, &h, &err);
     CHECK_MSG(rc == cases[i].code, "spec case %zu: status %d, want %d (%s)", i, rc, cases[i].code,
               err.message ? err.message : "");
     CHECK_ERR(rc, err, cases[i].code, fn, cases[i].sub, NULL);
@@ -464,20 +486,21 @@ void scenario_poison(void) {
   memset(&out, 0, sizeof out);
   static const char* spec_panic =
       "{\"kind\":\"group_aggregate\",\"name\":\"PanicAggregate\","
-      "\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\",\"type\":\"INT\"},"
-      "{\"name\":\"s\",\"type\":\"VARCHAR\"},{\"name\":\"d\",\"type\":\"DOUBLE\"}],"
-      "\"keys\":[0],\"aggs\":[{\"func\":\"COUNT\",\"args\":[]}],\"max_parallelism\":128,"
+      "\"inputs\":[{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\","
+      "\"type\":\"INT\"},{\"name\":\"s\",\"type\":\"VARCHAR\"},{\"name\":\"d\","
+      "\"type\":\"DOUBLE\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+      "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[]}]},"
       "\"test\":{\"panic\":\"process\"}}";
   FerryHandle survivor = OPEN_OK(spec_e);
   FerryHandle h = 0;
-  CHECK_ERR(ferry_operator_open(spec_panic, NULL, &h, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_open(spec_panic, 0, NULL, &h, &err), err, FERRY_EINVAL,
             "ferry_operator_open", "test", NULL); /* hooks still off */
   CHECK_OK(ferry_init("{\"test_hooks\":true}", &err), err);
   FerryHandle p = OPEN_OK(spec_panic);
 
   fprintf(stderr, "--- an expected Go panic stack follows ---\n");
   int64_t id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(p, &in, 0, &out, &err), err, FERRY_EINTERNAL,
+  CHECK_ERR(ferry_operator_process(p, 0, &in, 0, &out, &g_more, &err), err, FERRY_EINTERNAL,
             "ferry_operator_process", "panic", NULL);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
@@ -485,12 +508,12 @@ void scenario_poison(void) {
 
   /* Every later call fails with FERRY_EPOISONED; inputs are still consumed. */
   id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(survivor, &in, 0, &out, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_process(survivor, 0, &in, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
             "ferry_operator_process", "poisoned", NULL);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
   id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(p, &in, 0, &out, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_process(p, 0, &in, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
             "ferry_operator_process", NULL, NULL);
   CHECK_CONSUMED(in, id);
   static const char* const f[] = {"l", "i", "u", "g", "c"};
@@ -498,7 +521,8 @@ void scenario_poison(void) {
   struct ArrowSchema s;
   int64_t sid = ab_schema(&s, 5, f, n);
   h = 0;
-  CHECK_ERR(ferry_operator_open(spec_e, &s, &h, &err), err, FERRY_EPOISONED, "ferry_operator_open",
+  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+            FERRY_EPOISONED, "ferry_operator_open",
             NULL, NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
   CHECK_EQ(h, 0);
@@ -512,9 +536,9 @@ void scenario_poison(void) {
   static const uint8_t junk[48] = "FRYS";
   CHECK_ERR(ferry_operator_restore(survivor, 0, junk, sizeof junk, &err), err, FERRY_EPOISONED,
             "ferry_operator_restore", NULL, NULL);
-  CHECK_ERR(ferry_operator_advance(survivor, 0, 0, &out, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_advance(survivor, 0, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
             "ferry_operator_advance", NULL, NULL);
-  CHECK_ERR(ferry_operator_flush(survivor, 0, &out, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_flush(survivor, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
             "ferry_operator_flush", NULL, NULL);
   CHECK(out.release == NULL);
   struct FerryOperatorStats st = {0};
@@ -523,7 +547,8 @@ void scenario_poison(void) {
   CHECK_ERR(ferry_init("{\"max_procs\":2}", &err), err, FERRY_EPOISONED, "ferry_init", NULL, NULL);
   CHECK_ERR(ferry_operator_close(survivor, &err), err, FERRY_EPOISONED, "ferry_operator_close",
             NULL, NULL);
-  CHECK_ERR(ferry_operator_close(p, &err), err, FERRY_EPOISONED, "ferry_operator_close", NULL, NULL);
+  CHECK_ERR(ferry_operator_close(p, &err), err,
+            FERRY_EPOISONED, "ferry_operator_close", NULL, NULL);
   CHECK_EQ(ferry_operator_close(p, NULL), FERRY_EPOISONED);
 
   /* Version queries and the accounting still work. */

@@ -53,10 +53,11 @@ static int64_t gen_retracting(int which, struct ArrowArray* in) {
 
 static const char* spec_varchar =
     "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[name])\","
-    "\"input\":[{\"name\":\"name\",\"type\":\"VARCHAR\"},{\"name\":\"v\",\"type\":\"BIGINT\"}],"
-    "\"keys\":[0],\"aggs\":[{\"func\":\"SUM\",\"args\":[1],\"name\":\"total\"},"
+    "\"inputs\":[{\"fields\":[{\"name\":\"name\",\"type\":\"VARCHAR\"},{\"name\":\"v\","
+    "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+    "\"params\":{\"aggs\":[{\"func\":\"SUM\",\"args\":[1],\"name\":\"total\"},"
     "{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"},{\"func\":\"MIN\",\"args\":[1]}],"
-    "\"generate_update_before\":true,\"max_parallelism\":128}";
+    "\"generate_update_before\":true}}";
 
 /* VARCHAR keys, inline and out of line, and a NULL key. */
 static int64_t gen_varchar(int which, struct ArrowArray* in) {
@@ -199,9 +200,12 @@ static void restore_errors(const char* spec, const char* other_spec, snapshot_se
   int high = first_nonempty(s, 64);
   if (high >= 0) {
     char narrow[2048] = {0}; /* zeroed: Go's strlen reads whole vector blocks */
-    size_t n = strlen(spec);
-    memcpy(narrow, spec, n - 1); /* drop the closing brace */
-    snprintf(narrow + n - 1, sizeof narrow - (n - 1), ",\"key_group_start\":0,\"key_group_end\":63}");
+    const char* mp = strstr(spec, "\"max_parallelism\":128");
+    CHECK(mp != NULL);
+    size_t pre = (size_t)(mp - spec) + strlen("\"max_parallelism\":128");
+    memcpy(narrow, spec, pre); /* the key-group range goes into the header, after it */
+    snprintf(narrow + pre, sizeof narrow - pre, ",\"key_group_start\":0,\"key_group_end\":63%s",
+             spec + pre);
     FerryHandle d = OPEN_OK(narrow);
     CHECK_ERR(ferry_operator_restore(d, high, s->blob[high].data, s->blob[high].length, &err), err,
               FERRY_EINVAL, fn, "outside", NULL);
@@ -297,11 +301,11 @@ static void roundtrip(const char* spec, const char* other_spec, const char* out_
 void scenario_snapshot_restore(void) {
   static const char* other_retracting =
       "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[k], retract)\","
-      "\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\",\"type\":\"INT\"},"
-      "{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0],"
-      "\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"},"
-      "{\"func\":\"SUM\",\"args\":[1],\"retract\":true,\"name\":\"sum_x\"}],"
-      "\"need_retraction\":true,\"generate_update_before\":true,\"max_parallelism\":128}";
+      "\"inputs\":[{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\","
+      "\"type\":\"INT\"},{\"name\":\"d\",\"type\":\"DOUBLE\"}],\"keys\":[0]}],"
+      "\"max_parallelism\":128,\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[],"
+      "\"name\":\"cnt\"},{\"func\":\"SUM\",\"args\":[1],\"retract\":true,\"name\":\"sum_x\"}],"
+      "\"need_retraction\":true,\"generate_update_before\":true}}";
   roundtrip(harness_spec_retracting(), other_retracting, "lliggil", gen_retracting, 1);
   roundtrip(spec_varchar, NULL, "ulll", gen_varchar, 0);
 }

@@ -3,7 +3,8 @@ package main
 // The C ABI path: libferry.so is dlopen'ed (only when this mode runs, so the Go-direct path and
 // the smoke test do not need it) and driven the way a C host drives it: input ArrowArray trees
 // in C memory, built once per input source and re-armed per call, one ferry_operator_process
-// call per batch, the output released right away. The whole batch loop runs in C (perf_run), so
+// call per batch (and ferry_operator_next while it reports more output), the output released
+// right away. The whole batch loop runs in C (perf_run), so
 // the timed work is what a C or JNI host pays, with one Go->C transition per group of batches.
 //
 // libferry.so carries its own Go runtime, separate from this program's. That is a layout Go does
@@ -22,8 +23,10 @@ package main
 typedef struct {
   void* dl;
   int32_t (*abi_version)(void);
-  int32_t (*open)(const char*, struct ArrowSchema*, FerryHandle*, struct FerryError*);
-  int32_t (*process)(FerryHandle, struct ArrowArray*, int64_t, struct ArrowArray*, struct FerryError*);
+  int32_t (*open)(const char*, int32_t, struct ArrowSchema* const*, FerryHandle*, struct FerryError*);
+  int32_t (*process)(FerryHandle, int32_t, struct ArrowArray*, int64_t, struct ArrowArray*, int32_t*,
+                     struct FerryError*);
+  int32_t (*next)(FerryHandle, struct ArrowArray*, int32_t*, struct FerryError*);
   int32_t (*close)(FerryHandle, struct FerryError*);
   int64_t (*outstanding)(void);
 } perf_lib;
@@ -33,10 +36,11 @@ static const char* perf_load(perf_lib* l, const char* path) {
   l->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (l->dl == NULL) return dlerror();
   void** slots[] = {(void**)&l->abi_version, (void**)&l->open, (void**)&l->process,
-                    (void**)&l->close, (void**)&l->outstanding};
+                    (void**)&l->next, (void**)&l->close, (void**)&l->outstanding};
   const char* names[] = {"ferry_abi_version", "ferry_operator_open", "ferry_operator_process",
-                         "ferry_operator_close", "ferry_output_bytes_outstanding"};
-  for (int i = 0; i < 5; i++) {
+                         "ferry_operator_next", "ferry_operator_close",
+                         "ferry_output_bytes_outstanding"};
+  for (int i = 0; i < 6; i++) {
     *slots[i] = dlsym(l->dl, names[i]);
     if (*slots[i] == NULL) return dlerror();
   }
@@ -47,7 +51,7 @@ static int32_t perf_abi_version(const perf_lib* l) { return l->abi_version(); }
 static int64_t perf_outstanding(const perf_lib* l) { return l->outstanding(); }
 
 static int32_t perf_open(const perf_lib* l, const char* spec, FerryHandle* h, struct FerryError* e) {
-  return l->open(spec, NULL, h, e);
+  return l->open(spec, 0, NULL, h, e);
 }
 
 static int32_t perf_close(const perf_lib* l, FerryHandle h, struct FerryError* e) {
@@ -127,12 +131,19 @@ static int32_t perf_run(const perf_lib* l, FerryHandle h, perf_input* in, int64_
     perf_arm(in, *pos, size);
     struct ArrowArray out;
     memset(&out, 0, sizeof out);
-    int32_t rc = l->process(h, &in->root, 0, &out, err);
+    int32_t more = 0;
+    int32_t rc = l->process(h, 0, &in->root, 0, &out, &more, err);
     if (rc != FERRY_OK) return rc;
     if (in->root.release != NULL) return -1;
-    if (out.release != NULL) {
-      *out_rows += out.length;
-      out.release(&out);
+    for (;;) {
+      if (out.release != NULL) {
+        *out_rows += out.length;
+        out.release(&out);
+      }
+      if (!more) break;
+      memset(&out, 0, sizeof out);
+      rc = l->next(h, &out, &more, err);
+      if (rc != FERRY_OK) return rc;
     }
     *pos += size;
   }

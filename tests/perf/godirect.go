@@ -46,7 +46,11 @@ type goDriver struct {
 }
 
 func newGoDriver(w workload, ring *bids) (*goDriver, error) {
-	spec, err := engine.ParseSpec([]byte(w.specJSON()), false)
+	header, err := engine.ParseSpec([]byte(w.specJSON()))
+	if err != nil {
+		return nil, err
+	}
+	spec, err := agg.ParseSpec(header)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +98,7 @@ func (d *goDriver) prepopulate(keys int, chunk *bids) error {
 		for i := range n {
 			chunk.auction[i] = firstAuctionID + perm.at(k+i)
 		}
-		if err := d.op.Process(window(&d.pre, chunk.kinds, 0, n), 0, &d.out); err != nil {
+		if _, err := d.op.Process(0, window(&d.pre, chunk.kinds, 0, n), 0, &d.out); err != nil {
 			return err
 		}
 		if d.out.Len != n {
@@ -109,7 +113,7 @@ func (d *goDriver) run(size, count int, pos *int) error {
 		if *pos+size > d.ring.n {
 			*pos = 0
 		}
-		if err := d.op.Process(window(&d.view, d.ring.kinds, *pos, size), 0, &d.out); err != nil {
+		if _, err := d.op.Process(0, window(&d.view, d.ring.kinds, *pos, size), 0, &d.out); err != nil {
 			return err
 		}
 		if d.out.Len != 2*size {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -103,7 +104,7 @@ func (w workload) columns(b *bids) []colData {
 }
 
 // aggs are the workload's aggregate calls over input column arg (price or channel).
-func (w workload) aggs() []engine.AggCall {
+func (w workload) aggs() []agg.AggCall {
 	arg := 1
 	switch {
 	case w.wide && w.values == valuesString:
@@ -112,14 +113,14 @@ func (w workload) aggs() []engine.AggCall {
 		arg = 2
 	}
 	if w.values == valuesString {
-		return []engine.AggCall{
+		return []agg.AggCall{
 			{Func: "COUNT", Name: "bids"},
 			{Func: "MIN", Args: []int{arg}, Name: "first"},
 			{Func: "MAX", Args: []int{arg}, Name: "last"},
 			{Func: "COUNT", Args: []int{arg}, Name: "channels"},
 		}
 	}
-	return []engine.AggCall{
+	return []agg.AggCall{
 		{Func: "COUNT", Name: "bids"},
 		{Func: "SUM", Args: []int{arg}, Name: "total"},
 		{Func: "MAX", Args: []int{arg}, Name: "top"},
@@ -129,14 +130,16 @@ func (w workload) aggs() []engine.AggCall {
 
 // specJSON is the operator spec both drivers open, byte for byte.
 func (w workload) specJSON() string {
+	params, err := json.Marshal(&agg.Params{Aggs: w.aggs(), GenerateUpdateBefore: true})
+	if err != nil {
+		panic(err)
+	}
 	s := engine.Spec{
-		Kind:                 "group_aggregate",
-		Name:                 "GroupAggregate(groupBy=[auction])",
-		Input:                w.fields(),
-		Keys:                 []int{0},
-		Aggs:                 w.aggs(),
-		GenerateUpdateBefore: true,
-		MaxParallelism:       128,
+		Kind:           agg.Kind,
+		Name:           "GroupAggregate(groupBy=[auction])",
+		Inputs:         []engine.Input{{Fields: w.fields(), Keys: []int{0}}},
+		MaxParallelism: 128,
+		Params:         params,
 	}
 	data, err := json.Marshal(&s)
 	if err != nil {

@@ -138,24 +138,49 @@ static void n_init(JNIEnv* env, jclass cls, jstring options) {
   check(env, st, &err);
 }
 
-static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jlong schema_addr) {
+/* Releases the schemas ferry_operator_open was not called with (it consumes them itself). */
+static void release_schemas(struct ArrowSchema** schemas, jsize n) {
+  for (jsize i = 0; i < n; i++) {
+    if (schemas[i] != NULL && schemas[i]->release != NULL) schemas[i]->release(schemas[i]);
+  }
+}
+
+/* schema_addrs: one ArrowSchema address per input (0: no check of that input), or null. */
+static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jlongArray schema_addrs) {
   (void)cls;
-  struct ArrowSchema* schema = ptr_of(schema_addr);
+  jsize n = schema_addrs != NULL ? (*env)->GetArrayLength(env, schema_addrs) : 0;
+  struct ArrowSchema** schemas = NULL;
+  if (n > 0) {
+    jlong addrs[64];
+    if (n > 64) {
+      throw_ferry(env, FERRY_EINVAL, "ferry_jni: more than 64 input schemas");
+      return 0;
+    }
+    (*env)->GetLongArrayRegion(env, schema_addrs, 0, n, addrs);
+    schemas = malloc((size_t)n * sizeof *schemas);
+    if (schemas == NULL) {
+      throw_ferry(env, FERRY_ENOMEM, "ferry_jni: cannot allocate the schema list");
+      return 0;
+    }
+    for (jsize i = 0; i < n; i++) schemas[i] = ptr_of(addrs[i]);
+  }
   char* json;
   const char* why;
   int32_t rc = utf8_of(env, spec, &json, &why);
   if (rc != FERRY_OK) {
-    /* The ABI consumes the schema on every path; keep that promise when we never got there.
+    /* The ABI consumes the schemas on every path; keep that promise when we never got there.
      * Release first: arrow-java's release callback calls into Java, which must not happen with
      * an exception pending. */
-    if (schema != NULL && schema->release != NULL) schema->release(schema);
+    release_schemas(schemas, n);
+    free(schemas);
     throw_ferry(env, rc, why);
     return 0;
   }
   struct FerryError err = {0};
   FerryHandle h = 0;
-  int32_t st = ferry_operator_open(json, schema, &h, &err);
+  int32_t st = ferry_operator_open(json, (int32_t)n, schemas, &h, &err);
   free(json);
+  free(schemas);
   if (check(env, st, &err)) return 0;
   return (jlong)h;
 }
@@ -168,34 +193,56 @@ static void n_output_schema(JNIEnv* env, jclass cls, jlong h, jlong schema_addr)
   check(env, ferry_operator_output_schema((FerryHandle)h, out, &err), &err);
 }
 
-static jboolean n_process(JNIEnv* env, jclass cls, jlong h, jlong in_addr, jlong now_ms, jlong out_addr) {
-  (void)cls;
-  struct ArrowArray* out = ptr_of(out_addr);
-  if (out != NULL) memset(out, 0, sizeof *out);
-  struct FerryError err = {0};
-  int32_t st = ferry_operator_process((FerryHandle)h, ptr_of(in_addr), (int64_t)now_ms, out, &err);
-  if (check(env, st, &err)) return JNI_FALSE;
-  return out != NULL && out->release != NULL ? JNI_TRUE : JNI_FALSE;
+/* Flags the output natives return (FerryNative.FILLED, FerryNative.MORE). */
+enum { OUT_FILLED = 1, OUT_MORE = 2 };
+
+/* The flags of an output call that returned status st into *out with *more. */
+static jint output_flags(JNIEnv* env, int32_t st, struct FerryError* err, const struct ArrowArray* out,
+                         int32_t more) {
+  if (check(env, st, err)) return 0;
+  return (out != NULL && out->release != NULL ? OUT_FILLED : 0) | (more ? OUT_MORE : 0);
 }
 
-static jboolean n_advance(JNIEnv* env, jclass cls, jlong h, jlong wm, jlong now_ms, jlong out_addr) {
+static jint n_process(JNIEnv* env, jclass cls, jlong h, jint input, jlong in_addr, jlong now_ms,
+                      jlong out_addr) {
   (void)cls;
   struct ArrowArray* out = ptr_of(out_addr);
   if (out != NULL) memset(out, 0, sizeof *out);
   struct FerryError err = {0};
-  int32_t st = ferry_operator_advance((FerryHandle)h, (int64_t)wm, (int64_t)now_ms, out, &err);
-  if (check(env, st, &err)) return JNI_FALSE;
-  return out != NULL && out->release != NULL ? JNI_TRUE : JNI_FALSE;
+  int32_t more = 0;
+  int32_t st = ferry_operator_process((FerryHandle)h, (int32_t)input, ptr_of(in_addr), (int64_t)now_ms,
+                                      out, &more, &err);
+  return output_flags(env, st, &err, out, more);
 }
 
-static jboolean n_flush(JNIEnv* env, jclass cls, jlong h, jlong now_ms, jlong out_addr) {
+static jint n_advance(JNIEnv* env, jclass cls, jlong h, jlong wm, jlong now_ms, jlong out_addr) {
   (void)cls;
   struct ArrowArray* out = ptr_of(out_addr);
   if (out != NULL) memset(out, 0, sizeof *out);
   struct FerryError err = {0};
-  int32_t st = ferry_operator_flush((FerryHandle)h, (int64_t)now_ms, out, &err);
-  if (check(env, st, &err)) return JNI_FALSE;
-  return out != NULL && out->release != NULL ? JNI_TRUE : JNI_FALSE;
+  int32_t more = 0;
+  int32_t st = ferry_operator_advance((FerryHandle)h, (int64_t)wm, (int64_t)now_ms, out, &more, &err);
+  return output_flags(env, st, &err, out, more);
+}
+
+static jint n_flush(JNIEnv* env, jclass cls, jlong h, jlong now_ms, jlong out_addr) {
+  (void)cls;
+  struct ArrowArray* out = ptr_of(out_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  struct FerryError err = {0};
+  int32_t more = 0;
+  int32_t st = ferry_operator_flush((FerryHandle)h, (int64_t)now_ms, out, &more, &err);
+  return output_flags(env, st, &err, out, more);
+}
+
+static jint n_next(JNIEnv* env, jclass cls, jlong h, jlong out_addr) {
+  (void)cls;
+  struct ArrowArray* out = ptr_of(out_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  struct FerryError err = {0};
+  int32_t more = 0;
+  int32_t st = ferry_operator_next((FerryHandle)h, out, &more, &err);
+  return output_flags(env, st, &err, out, more);
 }
 
 static jbyteArray n_snapshot(JNIEnv* env, jclass cls, jlong h, jint key_group) {
@@ -268,11 +315,12 @@ static const JNINativeMethod g_methods[] = {
     {"abiVersion", "()I", (void*)n_abi_version},
     {"version", "()Ljava/lang/String;", (void*)n_version},
     {"init", "(Ljava/lang/String;)V", (void*)n_init},
-    {"open", "(Ljava/lang/String;J)J", (void*)n_open},
+    {"open", "(Ljava/lang/String;[J)J", (void*)n_open},
     {"outputSchema", "(JJ)V", (void*)n_output_schema},
-    {"process", "(JJJJ)Z", (void*)n_process},
-    {"advance", "(JJJJ)Z", (void*)n_advance},
-    {"flush", "(JJJ)Z", (void*)n_flush},
+    {"process", "(JIJJJ)I", (void*)n_process},
+    {"advance", "(JJJJ)I", (void*)n_advance},
+    {"flush", "(JJJ)I", (void*)n_flush},
+    {"next", "(JJ)I", (void*)n_next},
     {"snapshot", "(JI)[B", (void*)n_snapshot},
     {"restore", "(JI[B)V", (void*)n_restore},
     {"stats", "(J[J)V", (void*)n_stats},

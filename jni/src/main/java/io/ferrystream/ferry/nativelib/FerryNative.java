@@ -17,17 +17,28 @@ final class FerryNative {
     /** ferry_init with a JSON options object. */
     static native void init(String optionsJson);
 
-    /** ferry_operator_open; {@code inputSchemaAddr} 0 = no schema check. The schema is consumed. */
-    static native long open(String specJson, long inputSchemaAddr);
+    /** Flag of the output natives: {@code outArrayAddr} was filled with a chunk. */
+    static final int FILLED = 1;
+    /** Flag of the output natives: more chunks follow; call {@link #next} until it is clear. */
+    static final int MORE = 2;
+
+    /**
+     * ferry_operator_open; {@code inputSchemaAddrs} holds one ArrowSchema address per input (0: no
+     * check of that input), or is null (no check). Every schema is consumed.
+     */
+    static native long open(String specJson, long[] inputSchemaAddrs);
 
     static native void outputSchema(long handle, long schemaAddr);
 
-    /** Returns true when {@code outArrayAddr} was filled. The input is always consumed. */
-    static native boolean process(long handle, long inArrayAddr, long nowMs, long outArrayAddr);
+    /** ferry_operator_process on input {@code input}: {@link #FILLED} | {@link #MORE} flags. The input is always consumed. */
+    static native int process(long handle, int input, long inArrayAddr, long nowMs, long outArrayAddr);
 
-    static native boolean advance(long handle, long watermarkMs, long nowMs, long outArrayAddr);
+    static native int advance(long handle, long watermarkMs, long nowMs, long outArrayAddr);
 
-    static native boolean flush(long handle, long nowMs, long outArrayAddr);
+    static native int flush(long handle, long nowMs, long outArrayAddr);
+
+    /** ferry_operator_next: the next chunk of pending output. */
+    static native int next(long handle, long outArrayAddr);
 
     /** The state blob of a key group, or null when the key group holds no state. */
     static native byte[] snapshot(long handle, int keyGroup);

@@ -28,10 +28,13 @@ import java.util.OptionalLong;
  */
 public final class NativeLibrary {
     /** The ABI version of include/ferry.h this wrapper speaks. */
-    public static final int ABI_VERSION = 3;
+    public static final int ABI_VERSION = 4;
     /** System property: a directory holding libferry.so and libferry_jni.so (development). */
     public static final String LIBRARY_PATH_PROPERTY = "ferry.library.path";
-    /** System property: "true" enables the library's test-only spec options (panic injection). */
+    /**
+     * System property: "true" enables the library's test-only spec options (panic injection); only
+     * a library built with the ferrytest tag accepts it.
+     */
     public static final String TEST_HOOKS_PROPERTY = "ferry.test-hooks";
 
     static final String LIBFERRY = "libferry.so";

@@ -2,8 +2,11 @@ package io.ferrystream.ferry.nativelib;
 
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
@@ -19,12 +22,15 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *
  * <p>Batches cross zero-copy over the Arrow C Data Interface:
  * <ul>
- *   <li>Input: {@link #process} exports the input root; Go reads its buffers in place and releases
- *       the export before the call returns, on success and on every error. The caller may therefore
- *       reset and refill the input vectors as soon as {@code process} returns.
- *   <li>Output: Go's output lives in C memory; it is imported into the caller's output root
- *       ({@code Data.importIntoVectorSchemaRoot}) without copying and freed when the root's
- *       vectors are cleared, reloaded or closed. The wrapped foreign memory is counted against the
+ *   <li>Input: {@link #process} exports the input root of one of the operator's inputs; Go reads
+ *       its buffers in place and releases the export before the call returns, on success and on
+ *       every error. The caller may therefore reset and refill the input vectors as soon as
+ *       {@code process} returns.
+ *   <li>Output: Go's output lives in C memory and comes in chunks: a call may produce several
+ *       (ferry_operator_next), each imported into the caller's output root
+ *       ({@code Data.importIntoVectorSchemaRoot}) without copying and handed to the caller's chunk
+ *       consumer, before the next chunk replaces it. The memory is freed when the root's vectors
+ *       are cleared, reloaded or closed. The wrapped foreign memory is counted against the
  *       operator's allocator, which therefore needs headroom: an import failing on the allocator
  *       limit leaks the native batch in arrow-java 19.0.0 (apache/arrow-java#1239) and must fail
  *       the task.
@@ -41,11 +47,11 @@ public final class NativeOperator implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final BufferAllocator allocator;
     private final BufferAllocator exportAllocator;
-    private final Schema inputSchema;
+    private final List<Schema> inputSchemas; // per input; null entries (or an empty list): unchecked
+    private final Schema[] checkedInputSchemas;
     private final ArrowArray in;
     private final ArrowArray out;
     private Schema outputSchema;
-    private Schema checkedInputSchema;
 
     /**
      * The native handle and the memory it pins; the cleanup action, so it must not reference the
@@ -80,19 +86,21 @@ public final class NativeOperator implements AutoCloseable {
         }
     }
 
-    private NativeOperator(long h, BufferAllocator allocator, BufferAllocator exportAllocator, Schema inputSchema) {
+    private NativeOperator(long h, BufferAllocator allocator, BufferAllocator exportAllocator,
+            List<Schema> inputSchemas) {
         this.handle = new Handle(h, exportAllocator);
         this.allocator = allocator;
         this.exportAllocator = exportAllocator;
-        this.inputSchema = inputSchema;
+        this.inputSchemas = inputSchemas;
+        this.checkedInputSchemas = new Schema[inputSchemas.size()];
         this.in = handle.in;
         this.out = handle.out;
         this.cleanable = CLEANER.register(this, handle);
     }
 
     /**
-     * Opens an operator from a JSON spec (docs/abi.md). When {@code inputSchema} is given (input
-     * columns then the {@code $row_kind} TINYINT column, e.g. from
+     * Opens an operator of one input from a JSON spec (docs/abi.md). When {@code inputSchema} is
+     * given (input columns then the {@code $row_kind} TINYINT column, e.g. from
      * {@code ArrowTypes.schemaOf(rowType)}) the library checks it against the spec, and every
      * input root is checked against it before export.
      *
@@ -100,29 +108,45 @@ public final class NativeOperator implements AutoCloseable {
      *     child of it carries the export-side structures
      */
     public static NativeOperator open(String specJson, Schema inputSchema, BufferAllocator allocator) {
-        if (specJson == null || allocator == null) {
-            throw new NullPointerException("specJson and allocator must not be null");
+        return openInputs(specJson, inputSchema == null ? List.of() : List.of(inputSchema), allocator);
+    }
+
+    /**
+     * Opens an operator from a JSON spec (docs/abi.md) with the schemas of its inputs, in the
+     * spec's input order: an empty list checks nothing, otherwise the list has one entry per input
+     * (null: that input is not checked).
+     */
+    public static NativeOperator openInputs(String specJson, List<Schema> inputSchemas, BufferAllocator allocator) {
+        if (specJson == null || allocator == null || inputSchemas == null) {
+            throw new NullPointerException("specJson, inputSchemas and allocator must not be null");
         }
         NativeLibrary.load();
+        List<Schema> schemas = Collections.unmodifiableList(new ArrayList<>(inputSchemas));
         BufferAllocator exportAllocator = allocator.newChildAllocator("ferry-export", 0, Long.MAX_VALUE);
         try {
             long h;
-            if (inputSchema == null) {
-                h = FerryNative.open(specJson, 0);
-            } else {
-                try (ArrowSchema s = ArrowSchema.allocateNew(exportAllocator)) {
-                    Data.exportSchema(exportAllocator, inputSchema, null, s);
-                    try {
-                        h = FerryNative.open(specJson, s.memoryAddress());
-                    } finally {
-                        if (s.snapshot().release != 0) { // the ABI consumes it; never leak if not
-                            s.release();
-                        }
+            List<ArrowSchema> exported = new ArrayList<>();
+            try {
+                long[] addrs = new long[schemas.size()];
+                for (int i = 0; i < addrs.length; i++) {
+                    if (schemas.get(i) != null) {
+                        ArrowSchema s = ArrowSchema.allocateNew(exportAllocator);
+                        exported.add(s);
+                        Data.exportSchema(exportAllocator, schemas.get(i), null, s);
+                        addrs[i] = s.memoryAddress();
                     }
+                }
+                h = FerryNative.open(specJson, addrs.length == 0 ? null : addrs);
+            } finally {
+                for (ArrowSchema s : exported) {
+                    if (s.snapshot().release != 0) { // the ABI consumes them; never leak if not
+                        s.release();
+                    }
+                    s.close();
                 }
             }
             try {
-                return new NativeOperator(h, allocator, exportAllocator, inputSchema);
+                return new NativeOperator(h, allocator, exportAllocator, schemas);
             } catch (RuntimeException | Error e) {
                 FerryNative.close(h);
                 throw e;
@@ -152,56 +176,77 @@ public final class NativeOperator implements AutoCloseable {
     }
 
     /**
-     * Processes one input batch (columns in spec order, then {@code $row_kind}) at processing
-     * time {@code nowMs}. Returns true when the operator produced rows, which were imported into
-     * {@code output} (a root of {@link #outputSchema()}); false leaves {@code output} unchanged.
-     * The input is released by the library before this returns, also when it throws.
+     * Processes one batch of input {@code input} (its columns in spec order, then
+     * {@code $row_kind}) at processing time {@code nowMs}. Each chunk of output the call produces
+     * is imported into {@code output} (a root of {@link #outputSchema()}) and handed to
+     * {@code onChunk} before the next one replaces it; returns the number of chunks (0 leaves
+     * {@code output} unchanged). The input is released by the library before this returns, also
+     * when it throws. An exception from {@code onChunk} leaves the rest of the output pending in
+     * the library, where every later call but {@link #close()} fails: the operator must be closed.
      */
-    public boolean process(VectorSchemaRoot input, long nowMs, VectorSchemaRoot output) {
+    public int process(int input, VectorSchemaRoot in, long nowMs, VectorSchemaRoot output,
+            Consumer<VectorSchemaRoot> onChunk) {
         ensureOpen();
-        checkInput(input);
-        long inAddr = in.memoryAddress();
-        Data.exportVectorSchemaRoot(exportAllocator, input, null, in);
+        checkInput(input, in);
+        long inAddr = this.in.memoryAddress();
+        Data.exportVectorSchemaRoot(exportAllocator, in, null, this.in);
         try {
-            return importOutput(FerryNative.process(handle.value, inAddr, nowMs, out.memoryAddress()), output);
+            return drain(FerryNative.process(handle.value, input, inAddr, nowMs, out.memoryAddress()), output, onChunk);
         } finally {
             if (MemoryUtil.getLong(inAddr + ARRAY_RELEASE_OFFSET) != 0) { // contract: never happens
-                in.release();
+                this.in.release();
             }
             Reference.reachabilityFence(this);
         }
     }
 
-    /** Advances event time to {@code watermarkMs} and processing time to {@code nowMs}. */
-    public boolean advance(long watermarkMs, long nowMs, VectorSchemaRoot output) {
+    /**
+     * Advances event time to {@code watermarkMs} and processing time to {@code nowMs}; output
+     * chunks as in {@link #process}.
+     */
+    public int advance(long watermarkMs, long nowMs, VectorSchemaRoot output, Consumer<VectorSchemaRoot> onChunk) {
         ensureOpen();
         try {
-            return importOutput(FerryNative.advance(handle.value, watermarkMs, nowMs, out.memoryAddress()), output);
+            return drain(FerryNative.advance(handle.value, watermarkMs, nowMs, out.memoryAddress()), output, onChunk);
         } finally {
             Reference.reachabilityFence(this);
         }
     }
 
-    /** Emits everything the operator buffers (before a checkpoint barrier, at end of input). */
-    public boolean flush(long nowMs, VectorSchemaRoot output) {
+    /**
+     * Emits everything the operator buffers (before a checkpoint barrier, at end of input);
+     * output chunks as in {@link #process}.
+     */
+    public int flush(long nowMs, VectorSchemaRoot output, Consumer<VectorSchemaRoot> onChunk) {
         ensureOpen();
         try {
-            return importOutput(FerryNative.flush(handle.value, nowMs, out.memoryAddress()), output);
+            return drain(FerryNative.flush(handle.value, nowMs, out.memoryAddress()), output, onChunk);
         } finally {
             Reference.reachabilityFence(this);
         }
     }
 
-    private boolean importOutput(boolean filled, VectorSchemaRoot output) {
-        if (!filled) {
-            return false;
+    /**
+     * Hands the chunk of an output call (flags from FerryNative) and every chunk that follows
+     * (ferry_operator_next) to onChunk; returns how many there were.
+     */
+    private int drain(int flags, VectorSchemaRoot output, Consumer<VectorSchemaRoot> onChunk) {
+        int chunks = 0;
+        while (true) {
+            if ((flags & FerryNative.FILLED) != 0) {
+                try {
+                    Data.importIntoVectorSchemaRoot(allocator, out, output, null, false);
+                } finally {
+                    out.release(); // no-op once imported (the importer moved it); frees it if import failed
+                }
+                chunks++;
+                onChunk.accept(output);
+            }
+            if ((flags & FerryNative.MORE) == 0) {
+                return chunks;
+            }
+            flags = FerryNative.next(handle.value, out.memoryAddress());
         }
-        try {
-            Data.importIntoVectorSchemaRoot(allocator, out, output, null, false);
-        } finally {
-            out.release(); // no-op once imported (the importer moved it); frees it if import failed
-        }
-        return true;
     }
 
     /** The serialised state of one key group, or null when it holds no state. */
@@ -283,10 +328,17 @@ public final class NativeOperator implements AutoCloseable {
         }
     }
 
-    /** Arrow types of the input root against the schema given at open; cached per schema object. */
-    private void checkInput(VectorSchemaRoot input) {
+    /**
+     * Arrow types of the root of input {@code index} against the schema given at open; cached per
+     * schema object. The library checks the index itself.
+     */
+    private void checkInput(int index, VectorSchemaRoot input) {
         Schema s = input.getSchema();
-        if (inputSchema == null || s == checkedInputSchema) {
+        if (index < 0 || index >= inputSchemas.size()) {
+            return;
+        }
+        Schema inputSchema = inputSchemas.get(index);
+        if (inputSchema == null || s == checkedInputSchemas[index]) {
             return;
         }
         List<Field> want = inputSchema.getFields();
@@ -302,6 +354,6 @@ public final class NativeOperator implements AutoCloseable {
                         + ", the operator was opened with " + want.get(i).getType());
             }
         }
-        checkedInputSchema = s;
+        checkedInputSchemas[index] = s;
     }
 }

@@ -348,16 +348,15 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
             return;
         }
         writer.finish();
-        boolean produced = nativeOp.process(writer.root(), now(), outRoot);
+        // The group aggregate emits one chunk per call; emitChunk runs once per chunk.
+        nativeOp.process(0, writer.root(), now(), outRoot, this::emitChunk);
         writer.reset();
         nativeBatches.inc();
         refreshStats();
-        if (produced) {
-            emit();
-        }
     }
 
-    private void emit() {
+    /** Emits one output chunk of the native operator, which it imported into outRoot. */
+    private void emitChunk(VectorSchemaRoot chunk) {
         reader.load();
         int rows = reader.rowCount();
         for (int i = 0; i < rows; i++) {
@@ -373,11 +372,8 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     @Override
     public void processWatermark(Watermark mark) throws Exception {
         processBatch();
-        boolean produced = nativeOp.advance(mark.getTimestamp(), now(), outRoot);
+        nativeOp.advance(mark.getTimestamp(), now(), outRoot, this::emitChunk);
         refreshStats();
-        if (produced) {
-            emit();
-        }
         super.processWatermark(mark);
     }
 
@@ -407,9 +403,7 @@ public class FerryGroupAggregateOperator extends AbstractStreamOperator<RowData>
     @Override
     public void finish() throws Exception {
         processBatch();
-        if (nativeOp.flush(now(), outRoot)) {
-            emit();
-        }
+        nativeOp.flush(now(), outRoot, this::emitChunk);
         super.finish();
     }
 

@@ -176,12 +176,15 @@ public final class GroupAggregateSpec implements Serializable {
         return inputType;
     }
 
-    /** The spec JSON for a subtask owning key groups [keyGroupStart, keyGroupEnd]. */
+    /**
+     * The spec JSON for a subtask owning key groups [keyGroupStart, keyGroupEnd] (docs/abi.md):
+     * the common header with the one input, then the group aggregate's params.
+     */
     public String toJson(int maxParallelism, int keyGroupStart, int keyGroupEnd) {
         StringBuilder b = new StringBuilder(256);
         b.append("{\"kind\":\"group_aggregate\",\"name\":");
         NativeLibrary.appendJsonString(b, name);
-        b.append(",\"input\":[");
+        b.append(",\"inputs\":[{\"fields\":[");
         List<RowType.RowField> fields = inputType.getFields();
         for (int i = 0; i < fields.size(); i++) {
             LogicalType t = fields.get(i).getType();
@@ -194,7 +197,11 @@ public final class GroupAggregateSpec implements Serializable {
             NativeLibrary.appendJsonString(b, t.copy(true).asSerializableString());
             b.append(",\"nullable\":").append(t.isNullable()).append('}');
         }
-        b.append("],\"keys\":").append(ints(grouping)).append(",\"aggs\":[");
+        b.append("],\"keys\":").append(ints(grouping)).append("}]");
+        b.append(",\"max_parallelism\":").append(maxParallelism);
+        b.append(",\"key_group_start\":").append(keyGroupStart);
+        b.append(",\"key_group_end\":").append(keyGroupEnd);
+        b.append(",\"params\":{\"aggs\":[");
         for (int i = 0; i < calls.size(); i++) {
             Call c = calls.get(i);
             if (i > 0) {
@@ -222,10 +229,7 @@ public final class GroupAggregateSpec implements Serializable {
         if (miniBatch) {
             b.append(",\"mini_batch\":true");
         }
-        b.append(",\"max_parallelism\":").append(maxParallelism);
-        b.append(",\"key_group_start\":").append(keyGroupStart);
-        b.append(",\"key_group_end\":").append(keyGroupEnd);
-        return b.append('}').toString();
+        return b.append("}}").toString();
     }
 
     private static String ints(int[] values) {

@@ -54,9 +54,9 @@ class LibraryRoundTripTest {
                 .collect(Collectors.joining(","));
         String keys = IntStream.range(0, type.getFieldCount()).mapToObj(Integer::toString)
                 .collect(Collectors.joining(","));
-        return "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(all types)\",\"input\":[" + input + "],"
-                + "\"keys\":[" + keys + "],\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"}],"
-                + "\"max_parallelism\":128}";
+        return "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(all types)\",\"inputs\":[{\"fields\":["
+                + input + "],\"keys\":[" + keys + "]}],\"max_parallelism\":128,"
+                + "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"}]}}";
     }
 
     @Test
@@ -81,7 +81,7 @@ class LibraryRoundTripTest {
                     w.write(pass == 0 ? r : ser.toBinaryRow(r).copy());
                 }
                 w.finish();
-                assertTrue(op.process(w.root(), 0, out));
+                assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
                 w.reset();
                 reader.load();
                 assertEquals(generic.size(), reader.rowCount(), "pass " + pass);
@@ -101,10 +101,10 @@ class LibraryRoundTripTest {
     void roughThroughputOfWriteProcessRead() {
         RowType type = RowType.of(new LogicalType[] {new BigIntType(), new IntType(), new DoubleType(), new VarCharType(40)},
                 new String[] {"k", "i", "d", "s"});
-        String spec = "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
+        String spec = "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},"
                 + "{\"name\":\"i\",\"type\":\"INT\"},{\"name\":\"d\",\"type\":\"DOUBLE\"},{\"name\":\"s\",\"type\":\"STRING\"}],"
-                + "\"keys\":[0],\"aggs\":[{\"func\":\"COUNT\",\"args\":[]},{\"func\":\"SUM\",\"args\":[2]}],"
-                + "\"max_parallelism\":128}";
+                + "\"keys\":[0]}],\"max_parallelism\":128,"
+                + "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[]},{\"func\":\"SUM\",\"args\":[2]}]}}";
         int batch = 4096;
         RowDataSerializer ser = new RowDataSerializer(type);
         BinaryRowData[] rows = new BinaryRowData[batch];
@@ -130,7 +130,7 @@ class LibraryRoundTripTest {
                 }
                 w.finish();
                 long t1 = System.nanoTime();
-                op.process(w.root(), 0, out);
+                op.process(0, w.root(), 0, out, c -> { });
                 reader.load();
                 for (int i = 0; i < reader.rowCount(); i++) {
                     sink += reader.read(i).getLong(1);

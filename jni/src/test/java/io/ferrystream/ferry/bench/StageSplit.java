@@ -71,7 +71,7 @@ final class StageSplit {
             for (int i = 0; i < calls; i++) {
                 writer.write(projected.of(data[i % data.length]));
                 writer.finish();
-                if (nativeOp.process(writer.root(), 0, outRoot)) {
+                if (nativeOp.process(0, writer.root(), 0, outRoot, c -> { }) > 0) {
                     reader.load();
                     sink += reader.rowCount();
                 }
@@ -135,7 +135,7 @@ final class StageSplit {
                     writer.write(projected.of(prefill[i]));
                 }
                 writer.finish();
-                nativeOp.process(writer.root(), 0, outRoot);
+                nativeOp.process(0, writer.root(), 0, outRoot, c -> { });
                 writer.reset();
             }
             return oneRowCalls(writer, projected, nativeOp, outRoot, reader, data, calls, rounds);
@@ -185,7 +185,7 @@ final class StageSplit {
                     }
                     writer.finish();
                     long b = System.nanoTime();
-                    boolean produced = nativeOp.process(writer.root(), 0, outRoot);
+                    boolean produced = nativeOp.process(0, writer.root(), 0, outRoot, c -> { }) > 0;
                     long c = System.nanoTime();
                     writer.reset();
                     long d = System.nanoTime();

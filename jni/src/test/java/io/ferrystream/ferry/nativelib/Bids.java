@@ -21,12 +21,14 @@ final class Bids {
     static final RowType INPUT = RowType.of(new LogicalType[] {new BigIntType(), new IntType()},
             new String[] {"bidder", "price"});
 
+    /** The spec JSON; extra, when not null, is appended to the header (e.g. "test":{...}). */
     static String spec(String extra) {
         return "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[bidder])\","
-                + "\"input\":[{\"name\":\"bidder\",\"type\":\"BIGINT\"},{\"name\":\"price\",\"type\":\"INT\"}],"
-                + "\"keys\":[0],\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"},"
+                + "\"inputs\":[{\"fields\":[{\"name\":\"bidder\",\"type\":\"BIGINT\"},"
+                + "{\"name\":\"price\",\"type\":\"INT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+                + "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[],\"name\":\"cnt\"},"
                 + "{\"func\":\"SUM\",\"args\":[1],\"retract\":true,\"name\":\"total\"}],"
-                + "\"need_retraction\":true,\"generate_update_before\":true,\"max_parallelism\":128"
+                + "\"need_retraction\":true,\"generate_update_before\":true}"
                 + (extra == null ? "" : "," + extra) + "}";
     }
 

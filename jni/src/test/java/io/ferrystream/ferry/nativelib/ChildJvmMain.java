@@ -11,7 +11,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * behaved; prints the failure and exits 1 otherwise.
  *
  * <ul>
- *   <li>{@code panic}: a test hook panics inside ferry_operator_process; Java gets EINTERNAL with the
+ *   <li>{@code panic}: a test hook panics inside ferry_operator_process (a library built with the
+ *       ferrytest tag, loaded through {@code -Dferry.library.path}); Java gets EINTERNAL with the
  *       panic message, the input is still released, every later call on any operator is
  *       EPOISONED, and the JVM keeps running.
  *   <li>{@code jsig}: started with libjsig.so preloaded; loading must be refused with ELOAD.
@@ -58,13 +59,13 @@ public final class ChildJvmMain {
                 RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 64);
                 VectorSchemaRoot out = VectorSchemaRoot.create(healthy.outputSchema(), allocator)) {
             Bids.write(w, 1, 10, 5);
-            check(healthy.process(w.root(), 0, out), "healthy operator works before the panic");
+            check(healthy.process(0, w.root(), 0, out, c -> { }) == 1, "healthy operator works before the panic");
             out.clear();
             NativeOperator doomed = NativeOperator.open(Bids.spec("\"test\":{\"panic\":\"process\"}"),
                     ArrowTypes.schemaOf(Bids.INPUT), allocator);
             long exportBaseline = doomed.exportAllocator().getAllocatedMemory();
             try {
-                doomed.process(w.root(), 0, out);
+                doomed.process(0, w.root(), 0, out, c -> { });
                 throw new AssertionError("the panic hook did not fire");
             } catch (FerryException e) {
                 System.out.println("panic: " + e);
@@ -74,7 +75,7 @@ public final class ChildJvmMain {
             }
             check(doomed.exportAllocator().getAllocatedMemory() == exportBaseline, "input released after the panic");
             try {
-                healthy.process(w.root(), 0, out);
+                healthy.process(0, w.root(), 0, out, c -> { });
                 throw new AssertionError("a poisoned library accepted a call");
             } catch (FerryException e) {
                 System.out.println("after: " + e);

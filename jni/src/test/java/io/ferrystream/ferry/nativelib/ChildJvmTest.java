@@ -47,9 +47,26 @@ class ChildJvmTest {
         return output;
     }
 
+    /**
+     * The libferry.so built with the ferrytest tag (panic injection) and its JNI glue, which
+     * ./build.sh puts in build/test/native/<platform>/; the system property
+     * ferry.test.library.path names another directory. The production library refuses test hooks.
+     */
+    static Path testLibraryDirectory() {
+        String dir = System.getProperty("ferry.test.library.path");
+        Path p = dir != null ? Paths.get(dir)
+                : Paths.get("..", "build", "test", "native", NativeLibrary.platform());
+        p = p.toAbsolutePath().normalize();
+        assertTrue(Files.isRegularFile(p.resolve(NativeLibrary.LIBFERRY)) && Files.isRegularFile(p.resolve(NativeLibrary.LIBFERRY_JNI)),
+                "no test build of the library in " + p + ": run ./build.sh first");
+        return p;
+    }
+
     @Test
     void panicPoisonsTheLibraryButTheJvmSurvives() throws Exception {
-        String out = run(Map.of(), "-Dferry.test-hooks=true", ChildJvmMain.class.getName(), "panic");
+        String out = run(Map.of(), "-Dferry.test-hooks=true",
+                "-D" + NativeLibrary.LIBRARY_PATH_PROPERTY + "=" + testLibraryDirectory(), ChildJvmMain.class.getName(),
+                "panic");
         assertTrue(out.contains("[EINTERNAL]") && out.contains("[EPOISONED]"), out);
     }
 

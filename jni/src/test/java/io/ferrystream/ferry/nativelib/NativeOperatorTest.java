@@ -87,7 +87,7 @@ class NativeOperatorTest {
                     row(pI, null, 4));
             in.forEach(w::write);
             w.finish();
-            assertTrue(op.process(w.root(), 1000, out));
+            assertEquals(1, op.process(0, w.root(), 1000, out, c -> { }));
             ArrowRowDataReader r = new ArrowRowDataReader(out);
             assertEquals(List.of("+I[1, 1, 10]", "+I[2, 1, null]", "-U[1, 1, 10]", "+U[1, 2, 15]", "-U[1, 2, 15]",
                     "+U[1, 1, 5]", "-U[1, 1, 5]", "+U[1, 2, 12]", "-D[2, 1, null]", "-U[1, 2, 12]", "+U[1, 1, 7]",
@@ -110,7 +110,7 @@ class NativeOperatorTest {
                 Bids.write(w, batch * 1000L, 1000, 1000); // 1000 new bidders per batch
                 ArrowBuf data = w.root().getVector(0).getDataBuffer();
                 int refs = data.refCnt(); // per allocation: validity and data share one
-                assertTrue(op.process(w.root(), 0, out));
+                assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
                 // Go released the export before returning: no extra reference, no export memory
                 assertEquals(refs, data.refCnt(), "batch " + batch);
                 assertEquals(exportBaseline, op.exportAllocator().getAllocatedMemory(), "batch " + batch);
@@ -153,7 +153,7 @@ class NativeOperatorTest {
                 }
             }
             long goBefore = FerryNative.outstandingBytes();
-            assertTrue(FerryNative.process(op.nativeHandle(), in.memoryAddress(), 0, outArr.memoryAddress()));
+            assertEquals(FerryNative.FILLED, FerryNative.process(op.nativeHandle(), 0, in.memoryAddress(), 0, outArr.memoryAddress()));
             assertEquals(0, MemoryUtil.getLong(in.memoryAddress() + 64), "Go released the input");
             long goBytes = FerryNative.outstandingBytes() - goBefore;
             assertTrue(goBytes > 4096 * (8 + 8 + 4), "output lives in Go's C memory: " + goBytes);
@@ -199,13 +199,13 @@ class NativeOperatorTest {
             Bids.write(w, 1, 3, 3);
             Data.exportVectorSchemaRoot(allocator, w.root(), null, in);
             MemoryUtil.setMemory(o.memoryAddress(), 80, (byte) 0xFF);
-            assertTrue(FerryNative.process(op.nativeHandle(), in.memoryAddress(), 0, o.memoryAddress()));
+            assertEquals(FerryNative.FILLED, FerryNative.process(op.nativeHandle(), 0, in.memoryAddress(), 0, o.memoryAddress()));
             try (VectorSchemaRoot out = VectorSchemaRoot.create(schema, allocator)) {
                 Data.importIntoVectorSchemaRoot(allocator, o, out, null, false); // keep o for reuse
                 assertEquals(List.of("+I[1, 1, 0]", "+I[2, 1, 1]", "+I[3, 1, 2]"), Bids.rows(new ArrowRowDataReader(out)));
             }
             MemoryUtil.setMemory(o.memoryAddress(), 80, (byte) 0xFF);
-            assertFalse(FerryNative.flush(op.nativeHandle(), 0, o.memoryAddress()), "nothing buffered");
+            assertEquals(0, FerryNative.flush(op.nativeHandle(), 0, o.memoryAddress()), "nothing buffered");
             assertEquals(0, MemoryUtil.getLong(o.memoryAddress() + 64), "zeroed, and left untouched by Go");
         }
     }
@@ -228,12 +228,12 @@ class NativeOperatorTest {
                 RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 512);
                 VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
             Bids.write(w, 0, 500, 500);
-            assertTrue(op.process(w.root(), 0, out));
+            assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             long first = NativeLibrary.outstandingBytes();
             assertTrue(first > 0);
             w.reset();
             Bids.write(w, 0, 500, 500); // same keys: -U/+U pairs, twice the rows
-            assertTrue(op.process(w.root(), 0, out));
+            assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             long second = NativeLibrary.outstandingBytes();
             assertTrue(second > first && second < 3 * first, first + " then " + second);
             assertEquals(1000, out.getRowCount());
@@ -249,7 +249,7 @@ class NativeOperatorTest {
                 RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16)) {
             out = VectorSchemaRoot.create(op.outputSchema(), allocator);
             Bids.write(w, 7, 3, 3);
-            assertTrue(op.process(w.root(), 0, out));
+            assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
         }
         try (out) {
             ArrowRowDataReader r = new ArrowRowDataReader(out);
@@ -263,9 +263,9 @@ class NativeOperatorTest {
                 RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16);
                 VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
             w.finish();
-            assertFalse(op.process(w.root(), 0, out));
-            assertFalse(op.advance(Long.MAX_VALUE, 10, out));
-            assertFalse(op.flush(10, out));
+            assertEquals(0, op.process(0, w.root(), 0, out, c -> { }));
+            assertEquals(0, op.advance(Long.MAX_VALUE, 10, out, c -> { }));
+            assertEquals(0, op.flush(10, out, c -> { }));
             assertEquals(0, out.getRowCount());
         }
     }
@@ -278,7 +278,7 @@ class NativeOperatorTest {
                 RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 256);
                 VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
             Bids.write(w, 0, 200, 50);
-            assertTrue(op.process(w.root(), 0, out));
+            assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             for (int kg = 0; kg < 128; kg++) {
                 byte[] b = op.snapshot(kg);
                 if (b != null) {
@@ -315,19 +315,19 @@ class NativeOperatorTest {
             assertNotEquals(0, e.code());
             w.write(row(RowKind.INSERT, 0L, 1000)); // bidder 0: 4 rows (prices 0, 50, 100, 150) restored
             w.finish();
-            assertTrue(op.process(w.root(), 0, out));
+            assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(List.of("-U[0, 4, 300]", "+U[0, 5, 1300]"), Bids.rows(new ArrowRowDataReader(out)));
         }
     }
 
     @Test
     void badSpecIsEinvalWithTheNativeMessage() {
-        String bad = "{\"kind\":\"group_aggregate\",\"input\":[{\"name\":\"a\",\"type\":\"BIGINT\"}],"
-                + "\"keys\":[7],\"max_parallelism\":128}";
+        String bad = "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"a\",\"type\":\"BIGINT\"}],"
+                + "\"keys\":[7]}],\"max_parallelism\":128}";
         FerryException e = assertThrows(FerryException.class, () -> NativeOperator.open(bad, null, allocator));
         assertEquals(FerryException.EINVAL, e.code());
         assertTrue(e.getMessage().startsWith("ferry_operator_open: ")
-                && e.getMessage().endsWith("spec: keys[0]: column 7 out of range (input has 1 columns)"), e.getMessage());
+                && e.getMessage().endsWith("spec: inputs[0].keys[0]: column 7 out of range (input has 1 columns)"), e.getMessage());
         e = assertThrows(FerryException.class, () -> NativeOperator.open("{not json", null, allocator));
         assertEquals(FerryException.EINVAL, e.code());
         e = assertThrows(FerryException.class,
@@ -365,7 +365,7 @@ class NativeOperatorTest {
         try (RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 4);
                 VectorSchemaRoot out = VectorSchemaRoot.create(outSchema, allocator)) {
             Bids.write(w, 1, 2, 2);
-            FerryException e = assertThrows(FerryException.class, () -> op.process(w.root(), 0, out));
+            FerryException e = assertThrows(FerryException.class, () -> op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(FerryException.EINVAL, e.code());
             assertThrows(FerryException.class, () -> op.snapshot(0));
             assertThrows(FerryException.class, op::outputSchema);
@@ -373,7 +373,7 @@ class NativeOperatorTest {
             try (ArrowArray in = ArrowArray.allocateNew(allocator); ArrowArray o = ArrowArray.allocateNew(allocator)) {
                 Data.exportVectorSchemaRoot(allocator, w.root(), null, in);
                 e = assertThrows(FerryException.class,
-                        () -> FerryNative.process(h, in.memoryAddress(), 0, o.memoryAddress()));
+                        () -> FerryNative.process(h, 0, in.memoryAddress(), 0, o.memoryAddress()));
                 assertEquals(FerryException.EINVAL, e.code());
                 assertEquals(0, MemoryUtil.getLong(in.memoryAddress() + 64), "input released on error");
             }
@@ -403,7 +403,7 @@ class NativeOperatorTest {
                 VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
             w.write(org.apache.flink.table.data.GenericRowData.of(1, 2));
             w.finish();
-            FerryException e = assertThrows(FerryException.class, () -> op.process(w.root(), 0, out));
+            FerryException e = assertThrows(FerryException.class, () -> op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(FerryException.EDATA, e.code());
             assertTrue(e.getMessage().contains("input column 0 (bidder)"), e.getMessage());
         }
@@ -419,7 +419,7 @@ class NativeOperatorTest {
             ((TinyIntVector) w.root().getVector(2)).set(2, 9); // RowKind byte 9
             ArrowBuf data = w.root().getVector(0).getDataBuffer();
             int refs = data.refCnt();
-            FerryException e = assertThrows(FerryException.class, () -> op.process(w.root(), 0, out));
+            FerryException e = assertThrows(FerryException.class, () -> op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(FerryException.EDATA, e.code());
             assertTrue(e.getMessage().startsWith("ferry_operator_process: GroupAggregate(groupBy=[bidder])"),
                     e.getMessage());
@@ -428,7 +428,7 @@ class NativeOperatorTest {
             // the operator still works after a rejected batch
             w.reset();
             Bids.write(w, 1, 2, 2);
-            assertTrue(op.process(w.root(), 0, out));
+            assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(2, out.getRowCount());
         }
         // without an input schema the library's per-batch checks are the only guard
@@ -440,7 +440,7 @@ class NativeOperatorTest {
             w.write(org.apache.flink.table.data.GenericRowData.of(5L));
             w.finish();
             int refs = w.root().getVector(0).getDataBuffer().refCnt();
-            FerryException e = assertThrows(FerryException.class, () -> op.process(w.root(), 0, out));
+            FerryException e = assertThrows(FerryException.class, () -> op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(FerryException.EDATA, e.code());
             assertTrue(e.getMessage().contains("2 columns") || e.getMessage().contains("children"), e.getMessage());
             assertEquals(exportBaseline, op.exportAllocator().getAllocatedMemory(), "input released");

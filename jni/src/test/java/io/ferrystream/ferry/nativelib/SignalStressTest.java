@@ -66,7 +66,7 @@ class SignalStressTest {
                                 w.write(Bids.row(RowKind.INSERT, base + i % 512, 1));
                             }
                             w.finish();
-                            if (!op.process(w.root(), n, out)) {
+                            if (op.process(0, w.root(), n, out, c -> { }) == 0) {
                                 throw new AssertionError("no output");
                             }
                             w.reset();

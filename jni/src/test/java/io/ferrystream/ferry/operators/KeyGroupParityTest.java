@@ -158,7 +158,7 @@ class KeyGroupParityTest {
                     writer.write(row);
                 }
                 writer.finish();
-                assertTrue(op.process(writer.root(), 0, out), "keys of key group " + kg + " " + rowType);
+                assertEquals(1, op.process(0, writer.root(), 0, out, c -> { }), "keys of key group " + kg + " " + rowType);
                 writer.reset();
                 checked += e.getValue().size();
                 // A key of another key group is refused.
@@ -166,7 +166,7 @@ class KeyGroupParityTest {
                     if (other.getKey() != kg) {
                         writer.write(other.getValue().get(0));
                         writer.finish();
-                        FerryException ex = assertThrows(FerryException.class, () -> op.process(writer.root(), 0, out));
+                        FerryException ex = assertThrows(FerryException.class, () -> op.process(0, writer.root(), 0, out, c -> { }));
                         assertEquals(FerryException.EDATA, ex.code());
                         assertTrue(ex.getMessage().contains("key group " + other.getKey()), ex.getMessage());
                         writer.reset();

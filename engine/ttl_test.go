@@ -1,4 +1,4 @@
-package ttl
+package engine
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestExpired(t *testing.T) {
-	p := Policy{TTLMs: 100}
+	p := TTL{Ms: 100}
 	cases := []struct {
 		last, now int64
 		want      bool
@@ -24,7 +24,7 @@ func TestExpired(t *testing.T) {
 			t.Errorf("Expired(%d, %d) = %v, want %v", c.last, c.now, got, c.want)
 		}
 	}
-	if (Policy{}).Expired(0, math.MaxInt64) || (Policy{}).Enabled() {
+	if (TTL{}).Expired(0, math.MaxInt64) || (TTL{}).Enabled() {
 		t.Error("a zero TTL must disable expiry")
 	}
 }

@@ -1,0 +1,118 @@
+package agg
+
+import (
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// Kind is the operator kind of the single-phase group aggregate (docs/abi.md).
+const Kind = "group_aggregate"
+
+func init() { engine.Register(Kind, open) }
+
+// open is the engine.OpenFunc of Kind: the plain or the mini-batch operator.
+func open(s *engine.Spec) (engine.Operator, error) {
+	spec, err := ParseSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	if spec.MiniBatch {
+		return NewMiniBatchGroupAggregate(spec)
+	}
+	return NewGroupAggregate(spec)
+}
+
+// Params are the group aggregate's own spec parameters ("params" of the spec JSON).
+type Params struct {
+	Aggs                 []AggCall `json:"aggs"`
+	NeedRetraction       bool      `json:"need_retraction,omitempty"`
+	GenerateUpdateBefore bool      `json:"generate_update_before,omitempty"`
+	StateTTLMs           int64     `json:"state_ttl_ms,omitempty"`
+	// MiniBatch makes each input batch one bundle of Flink's mini-batch operator
+	// (MiniBatchGroupAggFunction): per key, all its rows fold before one result is emitted.
+	MiniBatch bool `json:"mini_batch,omitempty"`
+}
+
+// AggCall is one aggregate call of a group aggregate, in Flink's aggCalls order.
+type AggCall struct {
+	Func    string `json:"func"`
+	Args    []int  `json:"args"`
+	Retract bool   `json:"retract,omitempty"`
+	Name    string `json:"name,omitempty"`
+	// Distinct makes the call see each argument value once per key (Flink's DISTINCT).
+	Distinct bool `json:"distinct,omitempty"`
+	// Filter is the BOOLEAN input column of FILTER (WHERE ...): only rows where it is TRUE fold.
+	Filter *int `json:"filter,omitempty"`
+	// JavaStrings is, for MIN and MAX over VARCHAR, the BOOLEAN input column that is TRUE where
+	// the host holds the argument as a Java String (Flink's BinaryStringData with its javaObject
+	// set, as rows built in the JVM are before any serialization): Flink compares two such
+	// strings with String.compareTo (UTF-16 order), every other pair by UTF-8 bytes.
+	JavaStrings *int `json:"java_strings,omitempty"`
+}
+
+// Spec is a validated group-aggregate spec: the common header, the one input's key columns and
+// types, and the params.
+type Spec struct {
+	*engine.Spec
+	Params
+	// Keys are the grouping key columns (the input's keys).
+	Keys []int
+	// Input and InputTypes are the one input's fields and their types.
+	Input      []engine.FieldSpec
+	InputTypes []engine.Type
+}
+
+// ParseSpec decodes and validates the params of a group-aggregate spec whose header
+// engine.ParseSpec validated. Errors wrap engine.ErrInvalid and name the field.
+func ParseSpec(s *engine.Spec) (*Spec, error) {
+	if len(s.Inputs) != 1 {
+		return nil, engine.SpecError("inputs", "a group aggregate has 1 input, not %d", len(s.Inputs))
+	}
+	in := &s.Inputs[0]
+	spec := &Spec{Spec: s, Keys: in.Keys, Input: in.Fields, InputTypes: in.Types}
+	if err := s.DecodeParams(&spec.Params); err != nil {
+		return nil, err
+	}
+	n := len(in.Fields)
+	for i, a := range spec.Aggs {
+		for j, c := range a.Args {
+			if c < 0 || c >= n {
+				return nil, engine.ParamError(fmt.Sprintf("aggs[%d].args[%d]", i, j), "column %d out of range (input has %d columns)", c, n)
+			}
+		}
+		if f := a.Filter; f != nil {
+			field := fmt.Sprintf("aggs[%d].filter", i)
+			if *f < 0 || *f >= n {
+				return nil, engine.ParamError(field, "column %d out of range (input has %d columns)", *f, n)
+			}
+			if in.Types[*f].ID != engine.Boolean {
+				return nil, engine.ParamError(field, "column %d is %s, not BOOLEAN", *f, in.Types[*f])
+			}
+		}
+		if j := a.JavaStrings; j != nil {
+			field := fmt.Sprintf("aggs[%d].java_strings", i)
+			if *j < 0 || *j >= n {
+				return nil, engine.ParamError(field, "column %d out of range (input has %d columns)", *j, n)
+			}
+			if t := in.Types[*j]; t.ID != engine.Boolean || t.Nullable {
+				return nil, engine.ParamError(field, "column %d is %s, not BOOLEAN NOT NULL", *j, t)
+			}
+			if (a.Func != "MIN" && a.Func != "MAX") || len(a.Args) != 1 || in.Types[a.Args[0]].ID != engine.Varchar {
+				return nil, engine.ParamError(field, "only MIN and MAX over VARCHAR compare strings")
+			}
+		}
+	}
+	if spec.StateTTLMs < 0 {
+		return nil, engine.ParamError("state_ttl_ms", "negative (%d)", spec.StateTTLMs)
+	}
+	return spec, nil
+}
+
+// stateLayout is the part of the params that shapes the state payload (the fingerprint): all of
+// them but mini_batch, which changes when results are emitted, not what is stored.
+func (s *Spec) stateLayout() Params {
+	p := s.Params
+	p.MiniBatch = false
+	return p
+}

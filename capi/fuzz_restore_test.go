@@ -1,0 +1,251 @@
+//go:build ferrytest
+
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/ferrystream/ferry/agg"
+	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/engine/enginetest"
+	"github.com/ferrystream/ferry/snapshot"
+)
+
+// FuzzRestore feeds mutated snapshot chunks to ferry_operator_restore, for every registered
+// operator kind with state. The mutations apply to the chunk's payload and the chunk is encoded
+// again (checksums and compression recomputed), so they reach the kind's payload decoder. Every
+// input must end in FERRY_OK or an error, never a panic; a failed restore must leave the key
+// group as it was (empty), and the operator must stay usable: it processes a batch and
+// snapshots every key group afterwards.
+
+// restoreFuzzSpecs are, per operator kind with state, specs whose state covers the kind's
+// payload (every per-key state its operators keep). A kind registered without an entry here or
+// in statelessKinds fails TestFuzzRestoreCoversEveryKind.
+var restoreFuzzSpecs = map[string][]spec{
+	agg.Kind: {
+		// Retracting: record counter, value multisets of MIN/MAX with retraction (numbers,
+		// DECIMAL, VARCHAR), DISTINCT counts, SUM/AVG with retraction.
+		{flatSpec{Kind: agg.Kind, Name: "restore-retract", MaxParallelism: 128, Keys: []int{0, 1},
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Aggs: []agg.AggCall{{Func: "COUNT", Retract: true}, {Func: "SUM", Args: []int{2}, Retract: true},
+				{Func: "MAX", Args: []int{2}, Retract: true}, {Func: "MIN", Args: []int{4}, Retract: true},
+				{Func: "COUNT", Args: []int{2}, Retract: true, Distinct: true}, {Func: "SUM", Args: []int{3}, Retract: true},
+				{Func: "AVG", Args: []int{3}, Retract: true}, {Func: "MAX", Args: []int{3}, Retract: true},
+				{Func: "AVG", Args: []int{5}, Retract: true}, {Func: "MIN", Args: []int{5}, Retract: true},
+				{Func: "SUM0", Args: []int{2}, Retract: true}},
+			NeedRetraction: true, GenerateUpdateBefore: true}},
+		// Insert-only with idle-state TTL: last-write times; plain MIN/MAX (numbers, DECIMAL,
+		// VARCHAR), DECIMAL SUM0 and AVG.
+		{flatSpec{Kind: agg.Kind, Name: "restore-ttl", MaxParallelism: 128, Keys: []int{1}, StateTTLMs: 1 << 40,
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Aggs: []agg.AggCall{{Func: "COUNT"}, {Func: "SUM", Args: []int{2}}, {Func: "MIN", Args: []int{3}}, {Func: "MAX", Args: []int{4}},
+				{Func: "SUM0", Args: []int{3}}, {Func: "AVG", Args: []int{3}}, {Func: "MAX", Args: []int{5}}, {Func: "AVG", Args: []int{2}}}}},
+		// Insert-only DISTINCT (bits per call) with a FILTER.
+		{flatSpec{Kind: agg.Kind, Name: "restore-distinct", MaxParallelism: 128, Keys: []int{0},
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Aggs: []agg.AggCall{{Func: "COUNT", Args: []int{4}, Distinct: true}, {Func: "SUM", Args: []int{2}, Distinct: true},
+				{Func: "MAX", Args: []int{4}, Distinct: true}}}},
+	},
+}
+
+// statelessKinds are the registered kinds without keyed state (test kinds).
+var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": true}
+
+func TestFuzzRestoreCoversEveryKind(t *testing.T) {
+	for _, k := range engine.Kinds() {
+		if restoreFuzzSpecs[k] == nil && !statelessKinds[k] {
+			t.Errorf("operator kind %s has no FuzzRestore spec (restoreFuzzSpecs)", k)
+		}
+	}
+	for k, specs := range restoreFuzzSpecs {
+		for _, s := range specs {
+			op, err := engine.Open(s.parsed(t).Spec)
+			if err != nil || op.State() == nil {
+				t.Errorf("kind %s: spec %s opens no stateful operator (%v)", k, s.Name, err)
+				continue
+			}
+			op.Close()
+		}
+	}
+}
+
+// restoreSeed is one key group's snapshot payload of a fuzz spec.
+type restoreSeed struct {
+	spec    spec
+	kg      int
+	payload []byte
+	header  snapshot.Header
+}
+
+var restoreFuzz struct {
+	sync.Once
+	seeds []restoreSeed
+}
+
+// restoreRows is a valid changelog over restoreFuzzSpecs' input: inserts, and for retracting
+// specs retractions of earlier rows, on few keys.
+func restoreRows(retract bool) ([][]any, []int8) {
+	var rows [][]any
+	var kinds []int8
+	for i := range 300 {
+		row := []any{int64(i % 7), fmt.Sprintf("key-%d", i%5), int64(i * 37 % 101), dec(fmt.Sprintf("%d.%02d", i%50-20, i%100)),
+			fmt.Sprintf("w%03d", i*13%17), float64(i%9) / 4}
+		if i%11 == 0 {
+			row[2], row[4] = nil, nil
+		}
+		rows, kinds = append(rows, row), append(kinds, pI)
+		if retract && i%4 == 3 {
+			rows, kinds = append(rows, rows[len(rows)-3]), append(kinds, mD)
+		}
+	}
+	return rows, kinds
+}
+
+// restoreFuzzSetup builds the seeds: every spec's operator fed restoreRows, every key group with
+// state snapshotted, its payload decoded.
+func restoreFuzzSetup(t testing.TB) []restoreSeed {
+	restoreFuzz.Do(func() {
+		for _, specs := range restoreFuzzSpecs {
+			for _, s := range specs {
+				o := openOp(t, s)
+				rows, kinds := restoreRows(s.NeedRetraction)
+				rec := buildRecord(o.in, rows, kinds)
+				o.process(rec, 0)
+				rec.Release()
+				hd := snapshot.Header{Kind: s.Kind, MaxParallelism: s.MaxParallelism, Fingerprint: fingerprintOf(t, s), Last: true}
+				for kg := range s.MaxParallelism {
+					blob, r := snapshotKG(t, o.h, kg)
+					if r.code != codeOK {
+						t.Fatalf("snapshot: %v", r)
+					}
+					if blob == nil {
+						continue
+					}
+					hd.KeyGroup = kg
+					_, payload, err := snapshot.Decode(blob, hd, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					restoreFuzz.seeds = append(restoreFuzz.seeds, restoreSeed{s, kg, slices.Clone(payload), hd})
+				}
+				o.close()
+			}
+		}
+		slices.SortFunc(restoreFuzz.seeds, func(a, b restoreSeed) int {
+			if a.spec.Name != b.spec.Name {
+				return compareStrings(a.spec.Name, b.spec.Name)
+			}
+			return a.kg - b.kg
+		})
+	})
+	if len(restoreFuzz.seeds) == 0 {
+		t.Fatal("no restore seeds")
+	}
+	return restoreFuzz.seeds
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// mutate applies a mutation program to payload: 4-byte steps (operation, position high and low
+// byte, value). Operations: xor a byte (value|1), set a byte, truncate, insert a byte, delete a
+// byte, set a varint-sized field to a large value.
+func mutate(payload, prog []byte) []byte {
+	p := slices.Clone(payload)
+	for len(prog) >= 4 {
+		op, pos, v := prog[0]%6, int(binary.BigEndian.Uint16(prog[1:3])), prog[3]
+		prog = prog[4:]
+		if len(p) == 0 && op != 3 {
+			continue
+		}
+		i := pos % max(len(p), 1)
+		switch op {
+		case 0:
+			p[i] ^= v | 1
+		case 1:
+			p[i] = v
+		case 2:
+			p = p[:i]
+		case 3:
+			p = slices.Insert(p, min(pos%(len(p)+1), len(p)), v)
+		case 4:
+			p = slices.Delete(p, i, i+1)
+		case 5:
+			p = append(p[:i], append(binary.AppendVarint(nil, int64(v)<<56|int64(pos)), p[i:]...)...)
+		}
+	}
+	return p
+}
+
+func runRestoreInput(t *testing.T, data []byte) {
+	seeds := restoreFuzzSetup(t)
+	defer engine.Unpoison() // each input is judged alone
+	if len(data) == 0 {
+		return
+	}
+	seed := seeds[int(data[0])%len(seeds)]
+	payload := mutate(seed.payload, data[1:])
+	chunk := snapshot.Encode(nil, seed.header, payload)
+
+	o := openOp(t, seed.spec)
+	r := restoreKG(t, o.h, seed.kg, chunk)
+	switch r.code {
+	case codeOK:
+	case codeData, codeInval:
+		// A failed restore leaves nothing behind: the key group is empty and restorable.
+		if blob, r2 := snapshotKG(t, o.h, seed.kg); r2.code != codeOK || blob != nil {
+			t.Fatalf("after a failed restore (%s): snapshot %v, %d bytes", r.msg, r2, len(blob))
+		}
+		var e cError
+		var st cStats
+		if r2 := finish(t, "ferry_operator_stats", int32(ferry_operator_stats(o.h, &st, &e)), &e); r2.code != codeOK || st.keys != 0 {
+			t.Fatalf("after a failed restore (%s): %v, %d keys", r.msg, r2, st.keys)
+		}
+	default:
+		t.Fatalf("restore of a mutated payload: %v", r)
+	}
+	// Usable: a batch processes (a panic would be FERRY_EINTERNAL), every key group snapshots.
+	rows, kinds := restoreRows(false)
+	rec := buildRecord(o.in, rows[:40], kinds[:40])
+	defer rec.Release()
+	if _, r := o.tryProcess(rec); r.code == codeInternal || r.code == codePoisoned {
+		t.Fatalf("process after restore: %v", r)
+	}
+	for kg := range seed.spec.MaxParallelism {
+		for range 3 {
+			blob, r := snapshotKG(t, o.h, kg)
+			if r.code != codeOK {
+				t.Fatalf("snapshot of key group %d after restore: %v", kg, r)
+			}
+			if blob == nil {
+				break
+			}
+		}
+	}
+	if p := engine.Poisoned(); p != "" {
+		t.Fatalf("poisoned: %s", p)
+	}
+}
+
+func FuzzRestore(f *testing.F) {
+	seeds := restoreFuzzSetup(f)
+	for i := range seeds {
+		f.Add([]byte{byte(i)})
+	}
+	for i := range seeds {
+		f.Add([]byte{byte(i), 0, 0, 17, 0xff, 2, 0, 30, 0}) // xor the key length, truncate
+		f.Add([]byte{byte(i), 5, 0, 18, 9})                 // a huge varint after the key
+	}
+	f.Fuzz(runRestoreInput)
+}

@@ -1,0 +1,384 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// PerKey is state an operator keeps for every key of a KeyedState, in flat slices indexed by key
+// id (an aggregate's accumulators, a record counter, a join's buffered rows). The KeyedState
+// grows, resets, saves and loads every registered PerKey together with the key itself.
+type PerKey interface {
+	// Grow makes room for key ids below n; new ids are in the initial state.
+	Grow(n int)
+	// Reset returns key id to the initial state; it runs before a removed key's id is reused.
+	Reset(id int32)
+	// Save appends the state of key id to dst. Load reads it back into key id, which is in the
+	// initial state, and returns the rest of src; it returns an error wrapping ErrData, never
+	// panics, on any payload (the snapshot checksum does not protect against every bug).
+	Save(dst []byte, id int32) []byte
+	Load(src []byte, id int32) ([]byte, error)
+	// Bytes estimates the memory the state owns.
+	Bytes() int64
+}
+
+// StateConfig is what an operator tells NewKeyedState about its state.
+type StateConfig struct {
+	// KeySize is the size of every encoded key when it is fixed (KeyEncoder.FixedSize), else 0.
+	KeySize int
+	// TTL is the idle-state retention; zero disables it.
+	TTL TTL
+	// Timers enables RegisterTimer and friends; their timers are part of every key's state.
+	Timers bool
+	// Layout is everything of the kind's parameters that shapes the state payload, marshalled
+	// into the fingerprint (Spec.Fingerprint): restoring a snapshot of another layout fails.
+	Layout any
+}
+
+// KeyedState is the keyed state of one operator instance, shared by every stateful kind: the key
+// table (keys encoded as Flink's BinaryRowData, partitioned by key group), the PerKey states the
+// operator registers, idle-state TTL per key (Flink's OnCreateAndWrite / NeverReturnExpired, with
+// a bounded sweep of never-read keys), event- and processing-time timers per key, and the
+// per-key-group snapshot and restore of all of it.
+//
+// Ids: Insert hands out dense key ids; Remove retires one, which stays reserved (its PerKey state
+// intact, its timers gone) until EndBatch resets it for reuse, so a batch can address the state of
+// ids it saw. Operators call EndBatch once per call that removed keys, before returning.
+//
+// A KeyedState is used by one goroutine at a time.
+type KeyedState struct {
+	keys        *KeyTable
+	perKey      []PerKey
+	grown       int // ids every PerKey, lastWrite and the timers have room for
+	ttl         TTL
+	lastWrite   []int64 // per key id, the processing time of its last write; nil without TTL
+	sweep       Sweeper
+	timers      *timers // nil unless StateConfig.Timers
+	maxPar      int
+	kgStart     int
+	kgEnd       int
+	fingerprint uint64
+
+	snapIDs []int32 // keys of the key group being snapshotted
+	snapKG  int     // the key group snapIDs lists
+	added   []int32 // keys of the payload being restored, for its rollback
+}
+
+// NewKeyedState returns the empty keyed state of an operator of spec, whose keys are those of its
+// inputs' key columns (every input of a kind keys by the same types).
+func NewKeyedState(spec *Spec, cfg StateConfig) *KeyedState {
+	start, end := spec.KeyGroupRange()
+	s := &KeyedState{
+		keys:        NewKeyTable(spec.MaxParallelism, start, end, cfg.KeySize),
+		ttl:         cfg.TTL,
+		maxPar:      spec.MaxParallelism,
+		kgStart:     start,
+		kgEnd:       end,
+		fingerprint: spec.Fingerprint(stateLayout{TTL: cfg.TTL.Enabled(), Timers: cfg.Timers, Kind: cfg.Layout}),
+		snapKG:      -1,
+	}
+	if s.ttl.Enabled() {
+		s.lastWrite = []int64{}
+	}
+	if cfg.Timers {
+		s.timers = newTimers(s.keys)
+	}
+	return s
+}
+
+// stateLayout is what the fingerprint hashes besides the spec's header.
+type stateLayout struct {
+	TTL    bool `json:"ttl"`
+	Timers bool `json:"timers"`
+	Kind   any  `json:"kind"`
+}
+
+// Register adds per-key state; its payload follows the previously registered ones'. Register
+// every PerKey before the first key is inserted.
+func (s *KeyedState) Register(p PerKey) {
+	if s.keys.Cap() > 0 {
+		panic("engine: KeyedState.Register after the first key")
+	}
+	s.perKey = append(s.perKey, p)
+}
+
+// Fingerprint identifies the state layout (snapshot.Header.Fingerprint).
+func (s *KeyedState) Fingerprint() uint64 { return s.fingerprint }
+
+// Len is the number of live keys.
+func (s *KeyedState) Len() int { return s.keys.Len() }
+
+// Cap is one more than the largest key id ever handed out.
+func (s *KeyedState) Cap() int { return s.keys.Cap() }
+
+// KeyGroupOf maps a key hash to its key group and checks that it lies in the operator's range.
+func (s *KeyedState) KeyGroupOf(hash int32) (int, error) { return s.keys.KeyGroupOf(hash) }
+
+// Find returns the id of key (hash = HashRow(key), in key group kg), or -1. An expired key is
+// still found: see Expired.
+func (s *KeyedState) Find(key []byte, hash int32, kg int) int32 { return s.keys.Find(key, hash, kg) }
+
+// Insert adds key, which must not be present, and returns its id, whose PerKey states are in the
+// initial state.
+func (s *KeyedState) Insert(key []byte, hash int32, kg int) int32 {
+	id := s.keys.Insert(key, hash, kg)
+	if int(id) >= s.grown {
+		s.grow()
+	}
+	return id
+}
+
+func (s *KeyedState) grow() {
+	n := s.keys.Cap()
+	for _, p := range s.perKey {
+		p.Grow(n)
+	}
+	if s.lastWrite != nil {
+		for len(s.lastWrite) < n {
+			s.lastWrite = append(s.lastWrite, 0)
+		}
+	}
+	if s.timers != nil {
+		s.timers.grow(n)
+	}
+	s.grown = n
+}
+
+// Remove deletes key id and its timers. Its PerKey state stays readable until EndBatch.
+func (s *KeyedState) Remove(id int32) {
+	if s.timers != nil {
+		s.timers.removeKey(id)
+	}
+	s.keys.Remove(id)
+}
+
+// EndBatch resets the keys removed since the last call and makes their ids reusable.
+func (s *KeyedState) EndBatch() {
+	for _, id := range s.keys.EndBatch() {
+		if s.lastWrite != nil {
+			s.lastWrite[id] = 0
+		}
+		for _, p := range s.perKey {
+			p.Reset(id)
+		}
+	}
+}
+
+// Key returns the encoded key of a live id.
+func (s *KeyedState) Key(id int32) []byte { return s.keys.Key(id) }
+
+// Expired reports whether key id's state is expired at nowMs: it then reads as absent, and the
+// operator removes it (NeverReturnExpired). Always false without TTL.
+func (s *KeyedState) Expired(id int32, nowMs int64) bool {
+	return s.lastWrite != nil && s.ttl.Expired(s.lastWrite[id], nowMs)
+}
+
+// Touch records that key id's state was written at nowMs (OnCreateAndWrite). A no-op without TTL.
+func (s *KeyedState) Touch(id int32, nowMs int64) {
+	if s.lastWrite != nil {
+		s.lastWrite[id] = nowMs
+	}
+}
+
+// sweepBudget is how many key ids each Sweep inspects.
+const sweepBudget = 1024
+
+// Sweep removes the expired state of keys nobody reads again, a bounded slice of the id space
+// per call (continuing where the last call stopped), so idle keys do not hold memory forever;
+// reading them would find them absent anyway. It ends the batch (EndBatch). A no-op without TTL.
+func (s *KeyedState) Sweep(nowMs int64) {
+	if s.lastWrite == nil {
+		return
+	}
+	from, to := s.sweep.Next(s.keys.Cap(), sweepBudget)
+	for id := int32(from); id < int32(to); id++ {
+		if s.keys.Live(id) && s.ttl.Expired(s.lastWrite[id], nowMs) {
+			s.Remove(id)
+		}
+	}
+	s.EndBatch()
+}
+
+// RegisterTimer registers a timer of key id in domain d at time t (epoch milliseconds) in
+// namespace ns; registering one that exists changes nothing. The KeyedState must have been
+// created with StateConfig.Timers.
+func (s *KeyedState) RegisterTimer(d TimeDomain, id int32, t, ns int64) {
+	s.timers.add(id, d, t, ns)
+}
+
+// DeleteTimer deletes a timer; it reports whether the timer existed.
+func (s *KeyedState) DeleteTimer(d TimeDomain, id int32, t, ns int64) bool {
+	if e := s.timers.find(id, d, t, ns); e >= 0 {
+		s.timers.remove(e)
+		return true
+	}
+	return false
+}
+
+// PeekTimer returns the first timer of domain d (see NextTimer for the order) without removing it.
+func (s *KeyedState) PeekTimer(d TimeDomain) (Timer, bool) { return s.timers.peek(d) }
+
+// NextTimer removes and returns the first timer of domain d whose time is at most upTo (the
+// watermark, or the processing time). Timers fire in order of time, then of their key's encoded
+// bytes (unsigned lexicographic), then of namespace; the order holds across snapshots and
+// restores. The timer is gone when it is returned, so the operator may register it again.
+func (s *KeyedState) NextTimer(d TimeDomain, upTo int64) (Timer, bool) {
+	t, ok := s.timers.peek(d)
+	if !ok || t.Time > upTo {
+		return Timer{}, false
+	}
+	s.timers.remove(s.timers.heaps[d][0])
+	return t, true
+}
+
+// Timers is the number of registered timers of both domains.
+func (s *KeyedState) Timers() int {
+	if s.timers == nil {
+		return 0
+	}
+	return s.timers.len()
+}
+
+// CheckKeyGroup fails with ErrInvalid when kg lies outside the operator's key-group range.
+func (s *KeyedState) CheckKeyGroup(kg int) error {
+	if kg < s.kgStart || kg > s.kgEnd {
+		return fmt.Errorf("%w: key group %d outside this operator's range [%d, %d]", ErrInvalid, kg, s.kgStart, s.kgEnd)
+	}
+	return nil
+}
+
+// HasState reports whether key group kg holds any key.
+func (s *KeyedState) HasState(kg int) bool {
+	return s.CheckKeyGroup(kg) == nil && s.keys.KeyGroupLen(kg) > 0
+}
+
+// SnapshotKeyGroup appends the state of key group kg to dst, starting at position from of the
+// key group's snapshot order and stopping once dst has grown by at least limit bytes. It returns
+// the position to continue from, or -1 when the key group is complete; a key group without keys
+// appends nothing. State must not change between the calls of one key group.
+//
+// The payload is a sequence of keys, in the key group's slot order, each: the encoded key
+// (uvarint length, bytes), its last write time (varint; with TTL only), its timers (with timers
+// only: see timers.save), then every PerKey's Save in registration order.
+func (s *KeyedState) SnapshotKeyGroup(kg, from int, dst []byte, limit int) (int, []byte, error) {
+	if err := s.CheckKeyGroup(kg); err != nil {
+		return -1, dst, err
+	}
+	if from == 0 || kg != s.snapKG { // continuations reuse the list: state is unchanged between calls
+		s.snapIDs, s.snapKG = s.keys.AppendKeyGroup(kg, s.snapIDs[:0]), kg
+	}
+	start := len(dst)
+	for i := from; i < len(s.snapIDs); i++ {
+		if len(dst)-start >= limit {
+			return i, dst, nil
+		}
+		id := s.snapIDs[i]
+		key := s.keys.Key(id)
+		dst = binary.AppendUvarint(dst, uint64(len(key)))
+		dst = append(dst, key...)
+		if s.lastWrite != nil {
+			dst = binary.AppendVarint(dst, s.lastWrite[id])
+		}
+		if s.timers != nil {
+			dst = s.timers.save(dst, id)
+		}
+		for _, p := range s.perKey {
+			dst = p.Save(dst, id)
+		}
+	}
+	return -1, dst, nil
+}
+
+// RestoreKeyGroup adds the keys of one payload SnapshotKeyGroup wrote for key group kg. Every key
+// must hash into kg and be new. On error nothing of the payload stays behind.
+func (s *KeyedState) RestoreKeyGroup(kg int, payload []byte) error {
+	if err := s.CheckKeyGroup(kg); err != nil {
+		return err
+	}
+	s.added = s.added[:0]
+	if err := s.restore(kg, payload); err != nil {
+		for _, id := range s.added {
+			s.Remove(id)
+		}
+		s.EndBatch()
+		return fmt.Errorf("key group %d: %w", kg, err)
+	}
+	return nil
+}
+
+func (s *KeyedState) restore(kg int, src []byte) error {
+	for len(src) > 0 {
+		n, rest, err := getUvarint(src)
+		if err != nil {
+			return err
+		}
+		src = rest
+		size := s.keys.KeySize()
+		if n < 8 || n%8 != 0 || n > uint64(len(src)) || (size > 0 && n != uint64(size)) {
+			return fmt.Errorf("%w: key length %d invalid", ErrData, n)
+		}
+		key := src[:n]
+		src = src[n:]
+		hash := HashRow(key)
+		if got := KeyGroup(hash, s.maxPar); got != kg {
+			return fmt.Errorf("%w: key hashes to key group %d", ErrData, got)
+		}
+		if s.keys.Find(key, hash, kg) >= 0 {
+			return fmt.Errorf("%w: duplicate key", ErrData)
+		}
+		id := s.Insert(key, hash, kg)
+		s.added = append(s.added, id)
+		if s.lastWrite != nil {
+			if s.lastWrite[id], src, err = getVarint(src); err != nil {
+				return err
+			}
+		}
+		if s.timers != nil {
+			if src, err = s.timers.load(src, id); err != nil {
+				return err
+			}
+		}
+		for _, p := range s.perKey {
+			if src, err = p.Load(src, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Stats reports the figures of the state, without a pass over it.
+func (s *KeyedState) Stats() Stats {
+	n := s.keys.Bytes() + int64(cap(s.lastWrite))*8
+	if s.timers != nil {
+		n += s.timers.bytes()
+	}
+	for _, p := range s.perKey {
+		n += p.Bytes()
+	}
+	return Stats{Keys: int64(s.keys.Len()), StateBytes: n}
+}
+
+// Stats are the figures of an operator's state that the host reports as metrics.
+type Stats struct {
+	Keys       int64 // keys the state holds
+	StateBytes int64 // estimated bytes of memory the state owns
+}
+
+var errStateTruncated = fmt.Errorf("%w: state payload truncated", ErrData)
+
+func getVarint(src []byte) (int64, []byte, error) {
+	v, n := binary.Varint(src)
+	if n <= 0 {
+		return 0, nil, errStateTruncated
+	}
+	return v, src[n:], nil
+}
+
+func getUvarint(src []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(src)
+	if n <= 0 {
+		return 0, nil, errStateTruncated
+	}
+	return v, src[n:], nil
+}

@@ -1,0 +1,447 @@
+package engine
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// counterState is a PerKey for the tests: one int64 per key, saved as a varint; Load rejects 0.
+type counterState struct{ v []int64 }
+
+func (c *counterState) Grow(n int) {
+	for len(c.v) < n {
+		c.v = append(c.v, 0)
+	}
+}
+func (c *counterState) Reset(id int32)                   { c.v[id] = 0 }
+func (c *counterState) Save(dst []byte, id int32) []byte { return binary.AppendVarint(dst, c.v[id]) }
+func (c *counterState) Load(src []byte, id int32) ([]byte, error) {
+	v, rest, err := getVarint(src)
+	if err != nil {
+		return nil, err
+	}
+	if v == 0 {
+		return nil, fmt.Errorf("%w: zero counter", ErrData)
+	}
+	c.v[id] = v
+	return rest, nil
+}
+func (c *counterState) Bytes() int64 { return int64(cap(c.v)) * 8 }
+
+func testSpec(t testing.TB, extra string) *Spec {
+	t.Helper()
+	s, err := ParseSpec([]byte(`{"kind":"test_state","inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],` +
+		`"max_parallelism":128` + extra + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// bigintKey is the BinaryRowData of one non-null BIGINT: an 8-byte header and the value's slot.
+func bigintKey(v int64) []byte {
+	k := make([]byte, 16)
+	binary.LittleEndian.PutUint64(k[8:], uint64(v))
+	return k
+}
+
+type testState struct {
+	*KeyedState
+	t   testing.TB
+	cnt *counterState
+}
+
+func newTestState(t testing.TB, spec *Spec, cfg StateConfig) *testState {
+	cfg.KeySize = 16
+	s := &testState{KeyedState: NewKeyedState(spec, cfg), t: t, cnt: &counterState{}}
+	s.Register(s.cnt)
+	return s
+}
+
+// put inserts key v (or finds it) and adds to its counter; it returns the id.
+func (s *testState) put(v int64, add int64) int32 {
+	s.t.Helper()
+	k := bigintKey(v)
+	h := HashRow(k)
+	kg, err := s.KeyGroupOf(h)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	id := s.Find(k, h, kg)
+	if id < 0 {
+		id = s.Insert(k, h, kg)
+	}
+	s.cnt.v[id] += add
+	return id
+}
+
+func (s *testState) find(v int64) int32 {
+	k := bigintKey(v)
+	h := HashRow(k)
+	return s.Find(k, h, KeyGroup(h, s.maxPar))
+}
+
+func kgOf(v int64) int { return KeyGroup(HashRow(bigintKey(v)), 128) }
+
+// snapshotAll returns every key group's payload, written in chunks of at most about limit bytes
+// and concatenated (payloads are sequences of keys, so chunks concatenate).
+func (s *testState) snapshotAll(limit int) map[int][][]byte {
+	s.t.Helper()
+	out := map[int][][]byte{}
+	for kg := range 128 {
+		for from := 0; from >= 0; {
+			next, p, err := s.SnapshotKeyGroup(kg, from, nil, limit)
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			if len(p) > 0 {
+				out[kg] = append(out[kg], p)
+			}
+			from = next
+		}
+	}
+	return out
+}
+
+func (s *testState) restoreAll(snap map[int][][]byte) {
+	s.t.Helper()
+	for kg, chunks := range snap {
+		for _, p := range chunks {
+			if err := s.RestoreKeyGroup(kg, p); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+	}
+}
+
+func TestKeyedStateInsertRemoveReset(t *testing.T) {
+	s := newTestState(t, testSpec(t, ""), StateConfig{})
+	a := s.put(1, 5)
+	b := s.put(2, 7)
+	if s.Len() != 2 || s.Cap() != 2 || len(s.cnt.v) != 2 {
+		t.Fatalf("Len %d Cap %d counters %d", s.Len(), s.Cap(), len(s.cnt.v))
+	}
+	s.Remove(a)
+	if s.find(1) >= 0 || s.keys.Live(a) {
+		t.Fatal("removed key still found")
+	}
+	if s.cnt.v[a] != 5 {
+		t.Fatal("a removed key's state must stay readable until EndBatch")
+	}
+	s.EndBatch()
+	if s.cnt.v[a] != 0 || s.cnt.v[b] != 7 {
+		t.Fatalf("EndBatch reset %v", s.cnt.v)
+	}
+	if c := s.put(3, 1); c != a {
+		t.Fatalf("id %d, want the freed id %d", c, a)
+	}
+	st := s.Stats()
+	if st.Keys != 2 || st.StateBytes < s.cnt.Bytes() {
+		t.Fatalf("stats %+v", st)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Register after the first key must panic")
+		}
+	}()
+	s.Register(&counterState{})
+}
+
+func TestKeyedStateTTL(t *testing.T) {
+	s := newTestState(t, testSpec(t, ""), StateConfig{TTL: TTL{Ms: 100}})
+	a := s.put(1, 1)
+	s.Touch(a, 1000)
+	if s.Expired(a, 1099) || !s.Expired(a, 1100) {
+		t.Fatal("expired iff lastWrite + ttl <= now")
+	}
+	// The sweep removes expired keys nobody reads, a bounded slice per call.
+	for v := range int64(3000) {
+		s.Touch(s.put(v+10, 1), 1000)
+	}
+	s.Touch(s.put(5000, 1), 2000) // still fresh at 2050
+	for range 3 {
+		s.Sweep(2050)
+	}
+	if s.Len() != 1 || s.find(5000) < 0 {
+		t.Fatalf("%d keys left after sweeping, want the one fresh key", s.Len())
+	}
+	none := newTestState(t, testSpec(t, ""), StateConfig{})
+	id := none.put(1, 1)
+	none.Touch(id, 5)
+	none.Sweep(1 << 62)
+	if none.Expired(id, 1<<62) || none.Len() != 1 {
+		t.Fatal("without TTL nothing expires")
+	}
+}
+
+func TestKeyedStateSnapshotRestore(t *testing.T) {
+	spec := testSpec(t, "")
+	cfg := StateConfig{TTL: TTL{Ms: 1000}, Timers: true, Layout: "v1"}
+	s := newTestState(t, spec, cfg)
+	r := rand.New(rand.NewPCG(1, 2))
+	for v := range int64(2000) {
+		id := s.put(v, v+1)
+		s.Touch(id, 100+v)
+		for range r.IntN(3) {
+			s.RegisterTimer(TimeDomain(r.IntN(2)), id, r.Int64N(50), r.Int64N(3))
+		}
+	}
+	for _, limit := range []int{1, 64, 1 << 30} {
+		snap := s.snapshotAll(limit)
+		fresh := newTestState(t, spec, cfg)
+		fresh.restoreAll(snap)
+		if fresh.Len() != s.Len() || fresh.Timers() != s.Timers() {
+			t.Fatalf("limit %d: restored %d keys, %d timers; want %d, %d", limit, fresh.Len(), fresh.Timers(), s.Len(), s.Timers())
+		}
+		for v := range int64(2000) {
+			id, want := fresh.find(v), s.find(v)
+			if id < 0 || fresh.cnt.v[id] != v+1 || fresh.lastWrite[id] != s.lastWrite[want] {
+				t.Fatalf("limit %d: key %d restored wrong", limit, v)
+			}
+		}
+		if !slices.Equal(firing(fresh.KeyedState), firing(s.KeyedState)) {
+			t.Fatalf("limit %d: restored timers fire differently", limit)
+		}
+		for kg := range 128 {
+			if fresh.HasState(kg) != s.HasState(kg) {
+				t.Fatalf("HasState(%d) differs", kg)
+			}
+		}
+	}
+	if s.Fingerprint() == newTestState(t, spec, StateConfig{TTL: TTL{Ms: 1000}, Timers: true, Layout: "v2"}).Fingerprint() ||
+		s.Fingerprint() == newTestState(t, spec, StateConfig{Timers: true, Layout: "v1"}).Fingerprint() ||
+		s.Fingerprint() == newTestState(t, spec, StateConfig{TTL: TTL{Ms: 1000}, Layout: "v1"}).Fingerprint() {
+		t.Fatal("the fingerprint must cover the kind's layout, TTL and timers")
+	}
+	if s.Fingerprint() != newTestState(t, testSpec(t, `,"name":"x","key_group_start":3,"key_group_end":9,"chunk_rows":7`),
+		StateConfig{TTL: TTL{Ms: 1000}, Timers: true, Layout: "v1"}).Fingerprint() {
+		t.Fatal("name, key-group range and chunk size do not shape state")
+	}
+}
+
+// firing pops every timer of both domains (of a copy's worth: it empties s) in firing order.
+func firing(s *KeyedState) []string {
+	var out []string
+	for _, d := range []TimeDomain{EventTime, ProcessingTime} {
+		for {
+			tm, ok := s.NextTimer(d, 1<<62)
+			if !ok {
+				break
+			}
+			out = append(out, fmt.Sprintf("%d %x %d %d", d, s.Key(tm.Key), tm.Time, tm.Namespace))
+		}
+	}
+	return out
+}
+
+func TestKeyedStateRestoreRejectsAndRollsBack(t *testing.T) {
+	spec := testSpec(t, `,"key_group_start":0,"key_group_end":63`)
+	cfg := StateConfig{Timers: true}
+	src := newTestState(t, testSpec(t, ""), cfg)
+	v1, v2 := int64(0), int64(1) // two keys of one key group below 64
+	for kgOf(v1) >= 64 {
+		v1++
+	}
+	for v2 = v1 + 1; kgOf(v2) != kgOf(v1); v2++ {
+	}
+	kg := kgOf(v1)
+	src.RegisterTimer(EventTime, src.put(v1, 3), 10, 0)
+	_, single, _ := src.SnapshotKeyGroup(kg, 0, nil, 1<<30) // v1 alone, with its timer
+	src.put(v2, 4)
+	_, payload, err := src.SnapshotKeyGroup(kg, 0, nil, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One key of another key group, hand-encoded like SnapshotKeyGroup does.
+	var foreign int64
+	for kgOf(foreign) == kg {
+		foreign++
+	}
+	other := newTestState(t, testSpec(t, ""), cfg)
+	other.put(foreign, 1)
+	_, otherPayload, _ := other.SnapshotKeyGroup(kgOf(foreign), 0, nil, 1<<30)
+
+	cases := map[string]struct {
+		payload []byte
+		want    string
+	}{
+		"truncated":      {payload[:len(payload)-1], "truncated"},
+		"zero counter":   {append(slices.Clone(payload[:len(payload)-1]), 0), "zero counter"},
+		"foreign key":    {append(slices.Clone(payload), otherPayload...), "hashes to key group"},
+		"duplicate key":  {append(slices.Clone(payload), payload...), "duplicate key"},
+		"bad key length": {append([]byte{24}, payload[1:]...), "key length 24 invalid"},
+		"bad timer":      {badTimerDomain(single), "timer domain"},
+	}
+	keep := v2 + 1 // state of another key group the failing restores must leave alone
+	for kgOf(keep) >= 64 || kgOf(keep) == kg {
+		keep++
+	}
+	for name, c := range cases {
+		dst := newTestState(t, spec, cfg)
+		dst.put(keep, 1)
+		before := dst.Stats().Keys
+		err := dst.RestoreKeyGroup(kg, c.payload)
+		if !errors.Is(err, ErrData) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), fmt.Sprintf("key group %d", kg)) {
+			t.Errorf("%s: err %v, want ErrData mentioning %q", name, err, c.want)
+			continue
+		}
+		if dst.Stats().Keys != before || dst.find(v1) >= 0 || dst.find(v2) >= 0 || dst.Timers() != 0 {
+			t.Errorf("%s: the failed restore left keys or timers behind", name)
+		}
+		if err := dst.RestoreKeyGroup(kg, payload); err != nil {
+			t.Errorf("%s: the key group is not restorable after a failed restore: %v", name, err)
+		}
+	}
+	dst := newTestState(t, spec, cfg)
+	if err := dst.RestoreKeyGroup(64, payload); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "outside this operator's range [0, 63]") {
+		t.Errorf("restore outside the range: %v", err)
+	}
+	if _, _, err := dst.SnapshotKeyGroup(64, 0, nil, 1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("snapshot outside the range: %v", err)
+	}
+	if dst.HasState(64) || dst.HasState(-1) {
+		t.Error("HasState outside the range")
+	}
+}
+
+// badTimerDomain returns payload (one key with one timer first) with that timer's domain byte
+// set to 7: key length byte, 16 key bytes, timer count, domain.
+func badTimerDomain(payload []byte) []byte {
+	p := slices.Clone(payload)
+	if p[0] != 16 || p[17] != 1 {
+		panic("unexpected payload layout")
+	}
+	p[18] = 7
+	return p
+}
+
+func TestTimersSetSemanticsAndOrder(t *testing.T) {
+	s := newTestState(t, testSpec(t, ""), StateConfig{Timers: true})
+	a, b := s.put(1, 1), s.put(2, 1)
+	s.RegisterTimer(EventTime, a, 10, 0)
+	s.RegisterTimer(EventTime, a, 10, 0) // set semantics: still one
+	s.RegisterTimer(EventTime, a, 10, 1) // another namespace: another timer
+	s.RegisterTimer(EventTime, b, 10, 0)
+	s.RegisterTimer(EventTime, b, 5, 9)
+	s.RegisterTimer(ProcessingTime, a, 1, 0)
+	if s.Timers() != 5 {
+		t.Fatalf("%d timers, want 5", s.Timers())
+	}
+	if tm, ok := s.PeekTimer(EventTime); !ok || tm.Time != 5 || tm.Key != b {
+		t.Fatalf("peek %+v", tm)
+	}
+	if _, ok := s.NextTimer(EventTime, 4); ok {
+		t.Fatal("a timer fired before its time")
+	}
+	// Equal times fire in key-byte order (key 1 < key 2 as encoded), then namespace order.
+	want := []Timer{{EventTime, b, 5, 9}, {EventTime, a, 10, 0}, {EventTime, a, 10, 1}, {EventTime, b, 10, 0}}
+	if bytes.Compare(s.Key(a), s.Key(b)) > 0 {
+		want[1], want[2], want[3] = want[3], want[1], want[2]
+	}
+	for i, w := range want {
+		tm, ok := s.NextTimer(EventTime, 10)
+		if !ok || tm != w {
+			t.Fatalf("timer %d: %+v, want %+v", i, tm, w)
+		}
+	}
+	if _, ok := s.NextTimer(EventTime, 1<<62); ok {
+		t.Fatal("event-time timers left")
+	}
+	// Domains are independent; a fired timer may be registered again.
+	tm, ok := s.NextTimer(ProcessingTime, 1)
+	if !ok || tm.Key != a {
+		t.Fatalf("processing-time timer %+v", tm)
+	}
+	s.RegisterTimer(ProcessingTime, a, 1, 0)
+	if !s.DeleteTimer(ProcessingTime, a, 1, 0) || s.DeleteTimer(ProcessingTime, a, 1, 0) || s.Timers() != 0 {
+		t.Fatal("DeleteTimer")
+	}
+	// Timers go with their key, at Remove.
+	s.RegisterTimer(EventTime, a, 3, 0)
+	s.RegisterTimer(ProcessingTime, a, 3, 0)
+	s.RegisterTimer(EventTime, b, 4, 0)
+	s.Remove(a)
+	if tm, ok := s.NextTimer(EventTime, 100); !ok || tm.Key != b || s.Timers() != 0 {
+		t.Fatalf("a removed key's timers survived: %+v, %d left", tm, s.Timers())
+	}
+	s.EndBatch()
+}
+
+// TestTimersAgainstModel interleaves registrations, deletions, key removals and firings at
+// random and compares every fired timer with a sorted reference.
+func TestTimersAgainstModel(t *testing.T) {
+	type ref struct {
+		d       TimeDomain
+		key     int64
+		time, n int64
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	s := newTestState(t, testSpec(t, ""), StateConfig{Timers: true})
+	model := map[ref]bool{}
+	keyBytes := func(v int64) string { return string(bigintKey(v)) }
+	order := func(a, b ref) int {
+		return cmp.Or(cmp.Compare(a.time, b.time), strings.Compare(keyBytes(a.key), keyBytes(b.key)), cmp.Compare(a.n, b.n))
+	}
+	var clock [2]int64
+	for step := range 20000 {
+		switch op := r.IntN(10); {
+		case op < 5:
+			tm := ref{TimeDomain(r.IntN(2)), r.Int64N(40), clock[0] + r.Int64N(30), r.Int64N(3)}
+			s.RegisterTimer(tm.d, s.put(tm.key, 0), tm.time, tm.n)
+			model[tm] = true
+		case op < 6:
+			tm := ref{TimeDomain(r.IntN(2)), r.Int64N(40), clock[0] + r.Int64N(30), r.Int64N(3)}
+			id := s.find(tm.key)
+			got := id >= 0 && s.DeleteTimer(tm.d, id, tm.time, tm.n)
+			if got != model[tm] {
+				t.Fatalf("step %d: DeleteTimer %+v = %v, model %v", step, tm, got, model[tm])
+			}
+			delete(model, tm)
+		case op < 7:
+			v := r.Int64N(40)
+			if id := s.find(v); id >= 0 {
+				s.Remove(id)
+				s.EndBatch()
+				for tm := range model {
+					if tm.key == v {
+						delete(model, tm)
+					}
+				}
+			}
+		default:
+			d := TimeDomain(r.IntN(2))
+			clock[d] += r.Int64N(10)
+			var due []ref
+			for tm := range model {
+				if tm.d == d && tm.time <= clock[d] {
+					due = append(due, tm)
+				}
+			}
+			slices.SortFunc(due, order)
+			for _, w := range due {
+				tm, ok := s.NextTimer(d, clock[d])
+				if !ok {
+					t.Fatalf("step %d: no timer, want %+v", step, w)
+				}
+				got := ref{tm.Domain, int64(binary.LittleEndian.Uint64(s.Key(tm.Key)[8:])), tm.Time, tm.Namespace}
+				if got != w {
+					t.Fatalf("step %d: fired %+v, want %+v", step, got, w)
+				}
+				delete(model, w)
+			}
+			if tm, ok := s.NextTimer(d, clock[d]); ok {
+				t.Fatalf("step %d: extra timer %+v", step, tm)
+			}
+		}
+		if s.Timers() != len(model) {
+			t.Fatalf("step %d: %d timers, model %d", step, s.Timers(), len(model))
+		}
+	}
+}

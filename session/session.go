@@ -1,0 +1,372 @@
+// Package session drives one engine.Operator through the call protocol of the C ABI
+// (include/ferry.h, docs/abi.md), in pure Go so that the protocol is tested with the race
+// detector: input import and the choice of input, chunked output (a call that returns more
+// leaves only Next and Close valid until the output is drained), snapshot chunk sequencing,
+// restore ordering (until a key group's last chunk arrived, process, advance, flush, next and
+// snapshot fail), one caller at a time, and the rule that an operator which failed on memory (or
+// lost output) must be closed. capi translates C calls into Session calls and nothing else.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/snapshot"
+)
+
+// Host is what a session needs from its caller. Its functions run inside the session's calls,
+// one at a time; dst is the destination the caller passed to that call (capi: the C struct the
+// output goes to), handed back untouched.
+type Host struct {
+	// Alloc provides the memory of output batches.
+	Alloc engine.Allocator
+	// Discard drops the memory Alloc handed out for a batch that was not exported (the call
+	// failed). May be nil.
+	Discard func()
+	// Export hands a filled output batch (Len > 0) to dst; the batch's memory belongs to the
+	// caller afterwards. An error wrapping engine.ErrMemory breaks the session: the rows are lost.
+	Export func(dst any, b *engine.OutBatch) error
+	// Blob copies a snapshot chunk to dst.
+	Blob func(dst any, chunk []byte) error
+}
+
+// Session is one open operator. Its methods may be called from any goroutine, one at a time: a
+// call while another is running fails with engine.ErrState. Every error is prefixed with the
+// operator's label.
+type Session struct {
+	spec    *engine.Spec
+	label   string
+	op      engine.Operator
+	state   *engine.KeyedState // nil for a stateless operator
+	host    Host
+	inputs  []engine.Importer // one per spec input
+	batch   engine.Batch
+	out     engine.OutBatch
+	payload []byte // snapshot payload and restore scratch
+	chunk   []byte // the encoded snapshot chunk handed out
+
+	busy    atomic.Bool
+	closed  bool
+	broken  string // why the operator must be closed, once it must
+	pending bool   // the last call returned more: only Next and Close are valid
+
+	// snap is the key group whose chunks Snapshot is handing out.
+	snap struct {
+		active bool
+		kg     int
+		chunk  int // index of the next chunk
+		from   int // the state's position to continue from; -1 once the last chunk went out
+	}
+	// restoring maps key groups whose restore has begun but not ended to their next chunk index.
+	restoring map[int]int
+}
+
+// Open builds the operator of spec (engine.Open). schemas is empty (no schema check) or holds
+// one schema per input, each checked against its input when not nil (after the spec: an
+// unsupported spec is reported as such whatever the schemas).
+func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, error) {
+	if len(schemas) != 0 && len(schemas) != len(spec.Inputs) {
+		return nil, fmt.Errorf("%w: %d input schemas for %d inputs (pass none, or one per input)", engine.ErrInvalid, len(schemas), len(spec.Inputs))
+	}
+	op, err := engine.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	for i, sc := range schemas {
+		if sc != nil {
+			if err := spec.Inputs[i].CheckSchema(sc, i); err != nil {
+				op.Close()
+				return nil, err
+			}
+		}
+	}
+	s := &Session{spec: spec, label: spec.Label(), op: op, state: op.State(), host: host}
+	s.out.Alloc = host.Alloc
+	for _, in := range spec.Inputs {
+		im := engine.Importer{Types: in.Types}
+		for _, f := range in.Fields {
+			im.Names = append(im.Names, f.Name)
+		}
+		s.inputs = append(s.inputs, im)
+	}
+	return s, nil
+}
+
+// acquire starts a call: it refuses a concurrent one, a closed or broken operator and, unless
+// next, a call while output is pending.
+func (s *Session) acquire(next bool) error {
+	if !s.busy.CompareAndSwap(false, true) {
+		return fmt.Errorf("%s: %w: operator is in use by another thread", s.label, engine.ErrState)
+	}
+	var err error
+	switch {
+	case s.closed:
+		err = fmt.Errorf("%w: operator is closed", engine.ErrInvalid)
+	case s.broken != "":
+		err = fmt.Errorf("%w: operator failed earlier (%s); close it and restore from a checkpoint", engine.ErrState, s.broken)
+	case s.pending && !next:
+		err = fmt.Errorf("%w: output is pending: call ferry_operator_next until more is 0 first", engine.ErrState)
+	case !s.pending && next:
+		err = fmt.Errorf("%w: no output is pending", engine.ErrState)
+	}
+	if err != nil {
+		s.busy.Store(false)
+		return fmt.Errorf("%s: %w", s.label, err)
+	}
+	return nil
+}
+
+// release ends a call; a memory failure breaks the operator. It prefixes err with the label.
+func (s *Session) release(err error) error {
+	defer s.busy.Store(false)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, engine.ErrMemory) {
+		s.broken = err.Error()
+	}
+	return fmt.Errorf("%s: %w", s.label, err)
+}
+
+// Output returns the operator's output columns (without the RowKind column).
+func (s *Session) Output() ([]engine.Field, error) {
+	if err := s.acquire(false); err != nil {
+		return nil, err
+	}
+	return s.op.Output(), s.release(nil)
+}
+
+// Process imports in (a struct array of input's columns and the RowKind column, valid for the
+// call only) and processes it at processing time nowMs; the first output chunk, if any, goes to
+// dst. It reports whether more output follows (Next). The caller releases in.
+func (s *Session) Process(input int, in *engine.CArray, nowMs int64, dst any) (bool, error) {
+	if err := s.acquire(false); err != nil {
+		return false, err
+	}
+	more, err := s.process(input, in, nowMs, dst)
+	return more, s.release(err)
+}
+
+func (s *Session) process(input int, in *engine.CArray, nowMs int64, dst any) (bool, error) {
+	if err := s.checkRestored(); err != nil {
+		return false, err
+	}
+	if input < 0 || input >= len(s.inputs) {
+		return false, fmt.Errorf("%w: input %d out of range (the operator has %d inputs)", engine.ErrInvalid, input, len(s.inputs))
+	}
+	defer s.batch.Forget()
+	if err := s.inputs[input].Import(in, &s.batch); err != nil {
+		return false, err
+	}
+	more, err := s.op.Process(input, &s.batch, nowMs, &s.out)
+	return s.emit(dst, more, err)
+}
+
+// Advance moves event time to watermarkMs and processing time to nowMs; output goes to dst.
+func (s *Session) Advance(watermarkMs, nowMs int64, dst any) (bool, error) {
+	if err := s.acquire(false); err != nil {
+		return false, err
+	}
+	err := s.checkRestored()
+	more := false
+	if err == nil {
+		more, err = s.op.Advance(watermarkMs, nowMs, &s.out)
+		more, err = s.emit(dst, more, err)
+	}
+	return more, s.release(err)
+}
+
+// Flush emits everything the operator buffers to dst.
+func (s *Session) Flush(nowMs int64, dst any) (bool, error) {
+	if err := s.acquire(false); err != nil {
+		return false, err
+	}
+	err := s.checkRestored()
+	more := false
+	if err == nil {
+		more, err = s.op.Flush(nowMs, &s.out)
+		more, err = s.emit(dst, more, err)
+	}
+	return more, s.release(err)
+}
+
+// Next hands the next chunk of pending output to dst.
+func (s *Session) Next(dst any) (bool, error) {
+	if err := s.acquire(true); err != nil {
+		return false, err
+	}
+	s.pending = false
+	more, err := s.op.Continue(&s.out)
+	more, err = s.emit(dst, more, err)
+	if err != nil && s.broken == "" {
+		// The rest of the output is lost: the operator's changelog can no longer be complete.
+		s.broken = err.Error()
+	}
+	return more, s.release(err)
+}
+
+// emit finishes an output call to dst: it exports the chunk the operator wrote, if any, and
+// records whether more follows.
+func (s *Session) emit(dst any, more bool, err error) (bool, error) {
+	if err == nil && s.out.Len > 0 {
+		if err = s.host.Export(dst, &s.out); err != nil && more {
+			s.broken = err.Error() // the rest of the output cannot follow
+		}
+	}
+	s.out.Len = 0
+	if err != nil {
+		if s.host.Discard != nil {
+			s.host.Discard()
+		}
+		return false, err
+	}
+	s.pending = more
+	return more, nil
+}
+
+// checkRestored fails while a key group's restore is missing chunks: the state is incomplete.
+func (s *Session) checkRestored() error {
+	for kg, next := range s.restoring {
+		return fmt.Errorf("%w: the restore of key group %d stopped after chunk %d of an unfinished sequence", engine.ErrData, kg, next-1)
+	}
+	return nil
+}
+
+// checkKeyGroup fails with ErrInvalid outside the operator's key-group range.
+func (s *Session) checkKeyGroup(kg int) error {
+	if start, end := s.spec.KeyGroupRange(); kg < start || kg > end {
+		return fmt.Errorf("%w: key group %d outside this operator's range [%d, %d]", engine.ErrInvalid, kg, start, end)
+	}
+	return nil
+}
+
+func (s *Session) header(kg int) snapshot.Header {
+	return snapshot.Header{Kind: s.spec.Kind, MaxParallelism: s.spec.MaxParallelism, KeyGroup: kg, Fingerprint: s.state.Fingerprint()}
+}
+
+// Snapshot hands the next chunk of key group kg's state (snapshot package format) to dst
+// (Host.Blob) and reports true, or reports false when the sequence ended: the call after the
+// last chunk, or the first call for a key group without state. Calling for another key group
+// abandons an unfinished sequence; the state must not change between the calls of one sequence.
+func (s *Session) Snapshot(kg int, dst any) (bool, error) {
+	if err := s.acquire(false); err != nil {
+		return false, err
+	}
+	chunk, err := s.snapshot(kg)
+	if err == nil && chunk != nil {
+		err = s.host.Blob(dst, chunk)
+	}
+	if err != nil {
+		s.snap.active = false
+	}
+	return err == nil && chunk != nil, s.release(err)
+}
+
+func (s *Session) snapshot(kg int) ([]byte, error) {
+	if err := s.checkRestored(); err != nil {
+		return nil, err
+	}
+	if err := s.checkKeyGroup(kg); err != nil {
+		return nil, err
+	}
+	if s.state == nil {
+		return nil, nil
+	}
+	sn := &s.snap
+	if sn.active && sn.kg == kg && sn.from < 0 {
+		sn.active = false // the key group's last chunk went out: this call ends the sequence
+		return nil, nil
+	}
+	if !sn.active || sn.kg != kg {
+		sn.active, sn.kg, sn.chunk, sn.from = true, kg, 0, 0
+	}
+	next, payload, err := s.state.SnapshotKeyGroup(kg, sn.from, s.payload[:0], snapshot.MaxChunk)
+	s.payload = payload[:0]
+	if err != nil {
+		return nil, err
+	}
+	if len(payload) == 0 {
+		sn.active = false // no state in this key group
+		return nil, nil
+	}
+	if len(payload) > snapshot.MaxPayload {
+		return nil, fmt.Errorf("%w: key group %d: the state of one key exceeds %d bytes, more than a state chunk can hold", engine.ErrUnsupported, kg, snapshot.MaxPayload)
+	}
+	hd := s.header(kg)
+	hd.Chunk, hd.Last = sn.chunk, next < 0
+	s.chunk = snapshot.Encode(s.chunk[:0], hd, payload)
+	sn.chunk, sn.from = sn.chunk+1, next
+	return s.chunk, nil
+}
+
+// Restore restores one chunk Snapshot wrote for key group kg (data is read during the call only).
+// The key group must lie in the operator's range; its first chunk requires that it holds no
+// state, later chunks must follow in order. A chunk that fails leaves none of its state behind.
+func (s *Session) Restore(kg int, data []byte) error {
+	if err := s.acquire(false); err != nil {
+		return err
+	}
+	return s.release(s.restore(kg, data))
+}
+
+func (s *Session) restore(kg int, data []byte) error {
+	if err := s.checkKeyGroup(kg); err != nil {
+		return err
+	}
+	if s.state == nil {
+		return fmt.Errorf("%w: state blob for key group %d: operator kind %s keeps no state", engine.ErrData, kg, s.spec.Kind)
+	}
+	hd, payload, err := snapshot.Decode(data, s.header(kg), s.payload)
+	if err != nil {
+		return err
+	}
+	next, restoring := s.restoring[kg]
+	switch {
+	case hd.Chunk == 0 && (restoring || s.state.HasState(kg)):
+		return fmt.Errorf("%w: key group %d already holds state", engine.ErrInvalid, kg)
+	case hd.Chunk > 0 && (!restoring || hd.Chunk != next):
+		return fmt.Errorf("%w: state blob for key group %d: chunk %d out of sequence (expected chunk %d)", engine.ErrData, kg, hd.Chunk, next)
+	}
+	if err := s.state.RestoreKeyGroup(kg, payload); err != nil {
+		return err
+	}
+	if hd.Last {
+		delete(s.restoring, kg)
+	} else {
+		if s.restoring == nil {
+			s.restoring = map[int]int{}
+		}
+		s.restoring[kg] = hd.Chunk + 1
+	}
+	return nil
+}
+
+// Stats reports the figures of the operator's state (zero for a stateless operator).
+func (s *Session) Stats() (engine.Stats, error) {
+	if err := s.acquire(false); err != nil {
+		return engine.Stats{}, err
+	}
+	var st engine.Stats
+	if s.state != nil {
+		st = s.state.Stats()
+	}
+	return st, s.release(nil)
+}
+
+// Close frees the operator; it is valid in every state but during another call, also while
+// output is pending (the rest is dropped) and after a failure.
+func (s *Session) Close() error {
+	if !s.busy.CompareAndSwap(false, true) {
+		return fmt.Errorf("%s: %w: operator is in use by another thread", s.label, engine.ErrState)
+	}
+	defer s.busy.Store(false)
+	if s.closed {
+		return fmt.Errorf("%s: %w: operator is closed", s.label, engine.ErrInvalid)
+	}
+	s.closed = true
+	s.op.Close()
+	s.op, s.state, s.payload, s.chunk = nil, nil, nil, nil
+	return nil
+}

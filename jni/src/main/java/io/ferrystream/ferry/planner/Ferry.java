@@ -1,6 +1,6 @@
 package io.ferrystream.ferry.planner;
 
-import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.configuration.ReadableConfig;
@@ -47,7 +47,7 @@ public final class Ferry {
 
     /** Native operators opened in this JVM since it started. For test reports; not a metric. */
     public static long nativeOperatorsOpened() {
-        return FerryGroupAggregateOperator.openedCount();
+        return AbstractNativeOperator.openedCount();
     }
 
     static void countNativeNode() {

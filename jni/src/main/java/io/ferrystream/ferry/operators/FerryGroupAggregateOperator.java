@@ -11,15 +11,6 @@ import org.apache.flink.table.types.logical.RowType;
 public class FerryGroupAggregateOperator extends OneInputNativeOperator<GroupAggregateSpec> {
     private static final long serialVersionUID = 2L;
 
-    /** Gauge: keys (groups) in the native state. */
-    public static final String METRIC_STATE_KEYS = AbstractNativeOperator.METRIC_STATE_KEYS;
-
-    /** Gauge: estimated bytes of native memory the state owns (outside Flink's managed memory). */
-    public static final String METRIC_STATE_BYTES = AbstractNativeOperator.METRIC_STATE_BYTES;
-
-    /** Counter: batches handed to Go. */
-    public static final String METRIC_NATIVE_BATCHES = AbstractNativeOperator.METRIC_NATIVE_BATCHES;
-
     /**
      * @param outputType the aggregate's output row type (Flink's: the grouping keys, then one
      *     field per call), the layout of the rows this operator emits
@@ -32,14 +23,12 @@ public class FerryGroupAggregateOperator extends OneInputNativeOperator<GroupAgg
 
     /**
      * @param batching {@link Batching#bundles} for a mini-batch spec, whose results depend on where
-     *     a batch ends; either policy otherwise
+     *     a batch ends
      */
     public FerryGroupAggregateOperator(GroupAggregateSpec spec, RowType outputType, Batching batching) {
         super(spec, outputType, batching);
-        if (spec.miniBatch() != batching.bundled()) {
-            throw new IllegalArgumentException(spec.miniBatch()
-                    ? "a mini-batch spec needs Flink's bundles as batches"
-                    : "bundles are for a mini-batch spec");
+        if (spec.miniBatch() && !batching.bundled()) {
+            throw new IllegalArgumentException("a mini-batch spec needs Flink's bundles as batches");
         }
     }
 

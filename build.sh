@@ -326,7 +326,7 @@ cmd_bench_jvm() {
     java "${opts[@]}" -XX:StartFlightRecording=filename="$rec",settings=profile \
       -cp "$cp" io.ferrystream.ferry.bench.Bench "$section" "$@"
     case $section in
-      ferry-only) jfr_top "$rec" 'FerryGroupAggregateOperator[.]processElement' ;; # the operator only
+      ferry-only) jfr_top "$rec" 'OneInputNativeOperator[.]processElement' ;; # the operator only
       one-row) jfr_top "$rec" 'NativeOperator[.]process' ;;
       *) jfr_top "$rec" ;;
     esac

@@ -5,7 +5,10 @@ import org.apache.flink.configuration.ConfigOptions;
 
 import java.time.Duration;
 
-/** Ferry's configuration, read from the table config (SET, config.yaml, TableConfig#set). */
+/**
+ * Ferry's configuration, read from the table config (SET, config.yaml, TableConfig#set). The kill
+ * switch of each operator kind is declared by the kind ({@link #killSwitch}).
+ */
 public final class FerryOptions {
     private FerryOptions() {}
 
@@ -17,11 +20,20 @@ public final class FerryOptions {
                             "Run supported operators natively once Ferry is installed. When false,"
                                     + " every operator is Flink's own.");
 
-    public static final ConfigOption<Boolean> GROUP_AGGREGATE_ENABLED =
-            ConfigOptions.key("ferry.group-aggregate.enabled")
-                    .booleanType()
-                    .defaultValue(true)
-                    .withDescription("Kill switch for the native GROUP BY (single-phase).");
+    /**
+     * A native operator kind's kill switch, {@code ferry.<kind>.enabled} (default true). Each kind
+     * declares its own (e.g. {@code GroupAggregateMatcher.ENABLED}, {@code
+     * ferry.group-aggregate.enabled}); it applies on top of {@link #ENABLED}.
+     *
+     * @param kind the kind's name in option keys, e.g. {@code group-aggregate}
+     * @param what what the switch turns off, for the description, e.g. "the native GROUP BY"
+     */
+    public static ConfigOption<Boolean> killSwitch(String kind, String what) {
+        return ConfigOptions.key("ferry." + kind + ".enabled")
+                .booleanType()
+                .defaultValue(true)
+                .withDescription("Kill switch for " + what + ".");
+    }
 
     public static final ConfigOption<Integer> BATCH_SIZE =
             ConfigOptions.key("ferry.batch.size")

@@ -35,25 +35,27 @@ import java.util.regex.Pattern;
 
 /**
  * Records, for every test Flink's suites run in this JVM, its outcome and what Ferry did during it:
- * GROUP BY nodes planned native ({@code Ferry.nativeNodesPlanned()}), native operators opened
- * ({@code Ferry.nativeOperatorsOpened()}), and the reasons of the nodes that stayed Flink's (the
- * planner's DEBUG log). It also records whether {@code DefaultPlannerFactory} is the shim's (the
- * proof that Ferry was injected by the class path alone) and how many planners it created.
+ * nodes planned native ({@code Ferry.nativeNodesPlanned()}), native operators opened ({@code
+ * Ferry.nativeOperatorsOpened()}), both in total and per operator kind ({@code
+ * Ferry.operatorKinds()}), the reasons of the nodes that stayed Flink's (the planner's DEBUG log)
+ * and the nodes that fell back at translation (each kind's exec node logs them at WARN). It also
+ * records whether {@code DefaultPlannerFactory} is the shim's (the proof that Ferry was injected by
+ * the class path alone) and how many planners it created.
  *
  * <p>Registered through {@code META-INF/services}; writes into the directory named by the system
- * property {@code ferry.suite.report}: {@code summary.properties}, {@code tests.tsv} and
- * {@code fallbacks.tsv}, rewritten after every test class and when the run ends, so a crashed JVM
- * still leaves what it had.
+ * property {@code ferry.suite.report}: {@code summary.properties} (totals, then per kind {@code
+ * native.planned.<kind>} and {@code native.opened.<kind>}), {@code tests.tsv} and {@code
+ * fallbacks.tsv}, rewritten after every test class and when the run ends, so a crashed JVM still
+ * leaves what it had.
  */
 public final class FerrySuiteListener implements TestExecutionListener {
     private static final String FERRY = "io.ferrystream.ferry.planner.Ferry";
     private static final String FACTORY = "org.apache.flink.table.planner.delegation.DefaultPlannerFactory";
     private static final String PROGRAM_LOGGER = "io.ferrystream.ferry.planner.FerryOptimizeProgram";
-    private static final String EXEC_NODE_LOGGER = "io.ferrystream.ferry.planner.FerryStreamExecGroupAggregate";
 
     private final Path dir;
     private final String label;
-    private final Map<String, Started> running = new LinkedHashMap<>();
+    private final Map<String, Counts> running = new LinkedHashMap<>();
     private final List<Result> results = new ArrayList<>();
     private final List<String> containerFailures = new ArrayList<>();
     private final Map<String, Integer> fallbacks = new TreeMap<>();
@@ -64,6 +66,8 @@ public final class FerrySuiteListener implements TestExecutionListener {
     private boolean shimLoaded;
     private String plannerLocation = "";
     private TestPlan plan;
+    /** Ferry's operator kinds ({@code Ferry.operatorKinds()}), read when the run starts. */
+    private List<String> kinds = List.of();
 
     public FerrySuiteListener() {
         String report = System.getProperty("ferry.suite.report");
@@ -78,13 +82,35 @@ public final class FerrySuiteListener implements TestExecutionListener {
         }
     }
 
-    private static final class Started {
+    /** Ferry's counters at one moment: totals, and per kind. */
+    private static final class Counts {
         final long planned;
         final long opened;
+        final Map<String, Long> plannedByKind = new LinkedHashMap<>();
+        final Map<String, Long> openedByKind = new LinkedHashMap<>();
 
-        Started(long planned, long opened) {
+        Counts(long planned, long opened) {
             this.planned = planned;
             this.opened = opened;
+        }
+
+        static final Counts NONE = new Counts(0, 0);
+
+        static Counts now(List<String> kinds) {
+            Counts c = new Counts(counter(FERRY, "nativeNodesPlanned"), counter(FERRY, "nativeOperatorsOpened"));
+            for (String kind : kinds) {
+                c.plannedByKind.put(kind, counter(FERRY, "nativeNodesPlanned", kind));
+                c.openedByKind.put(kind, counter(FERRY, "nativeOperatorsOpened", kind));
+            }
+            return c;
+        }
+
+        /** What was counted since {@code start}. */
+        Counts since(Counts start) {
+            Counts d = new Counts(planned - start.planned, opened - start.opened);
+            plannedByKind.forEach((k, v) -> d.plannedByKind.put(k, v - start.plannedByKind.getOrDefault(k, 0L)));
+            openedByKind.forEach((k, v) -> d.openedByKind.put(k, v - start.openedByKind.getOrDefault(k, 0L)));
+            return d;
         }
     }
 
@@ -93,16 +119,18 @@ public final class FerrySuiteListener implements TestExecutionListener {
         final String status;
         final long planned;
         final long opened;
+        final Counts counts;
         final List<String> reasons;
         final List<String> translationFallbacks;
         final String failure;
 
-        Result(String name, String status, long planned, long opened, List<String> reasons,
+        Result(String name, String status, Counts counts, List<String> reasons,
                 List<String> translationFallbacks, String failure) {
             this.name = name;
             this.status = status;
-            this.planned = planned;
-            this.opened = opened;
+            this.planned = counts.planned;
+            this.opened = counts.opened;
+            this.counts = counts;
             this.reasons = reasons;
             this.translationFallbacks = translationFallbacks;
             this.failure = failure;
@@ -125,6 +153,7 @@ public final class FerrySuiteListener implements TestExecutionListener {
         } catch (ClassNotFoundException e) {
             shimLocation = "not found: " + e;
         }
+        kinds = operatorKinds();
         captureFerryLogs();
     }
 
@@ -135,7 +164,7 @@ public final class FerrySuiteListener implements TestExecutionListener {
         }
         reasons.clear();
         translationFallbacks.clear();
-        running.put(id.getUniqueId(), new Started(counter(FERRY, "nativeNodesPlanned"), counter(FERRY, "nativeOperatorsOpened")));
+        running.put(id.getUniqueId(), Counts.now(kinds));
     }
 
     @Override
@@ -144,12 +173,12 @@ public final class FerrySuiteListener implements TestExecutionListener {
             return;
         }
         if (id.isTest()) {
-            results.add(new Result(name(id), "SKIPPED", 0, 0, List.of(), List.of(), reason));
+            results.add(new Result(name(id), "SKIPPED", Counts.NONE, List.of(), List.of(), reason));
         } else if (plan != null) {
             // a disabled class or template: every test under it is skipped
             for (TestIdentifier t : plan.getDescendants(id)) {
                 if (t.isTest()) {
-                    results.add(new Result(name(t), "SKIPPED", 0, 0, List.of(), List.of(), reason));
+                    results.add(new Result(name(t), "SKIPPED", Counts.NONE, List.of(), List.of(), reason));
                 }
             }
         }
@@ -162,9 +191,8 @@ public final class FerrySuiteListener implements TestExecutionListener {
         }
         String failure = result.getThrowable().map(t -> firstLine(t.toString())).orElse("");
         if (id.isTest()) {
-            Started s = running.remove(id.getUniqueId());
-            long planned = s == null ? 0 : counter(FERRY, "nativeNodesPlanned") - s.planned;
-            long opened = s == null ? 0 : counter(FERRY, "nativeOperatorsOpened") - s.opened;
+            Counts s = running.remove(id.getUniqueId());
+            Counts counts = s == null ? Counts.NONE : Counts.now(kinds).since(s);
             String status;
             switch (result.getStatus()) {
                 case SUCCESSFUL: status = "PASSED"; break;
@@ -175,7 +203,7 @@ public final class FerrySuiteListener implements TestExecutionListener {
             for (String r : rs) {
                 fallbacks.merge(normalize(r), 1, Integer::sum);
             }
-            results.add(new Result(name(id), status, planned, opened, rs, new ArrayList<>(translationFallbacks), failure));
+            results.add(new Result(name(id), status, counts, rs, new ArrayList<>(translationFallbacks), failure));
             reasons.clear();
             translationFallbacks.clear();
         } else {
@@ -221,6 +249,10 @@ public final class FerrySuiteListener implements TestExecutionListener {
                 results.stream().filter(r -> r.opened > 0 && r.status.equals("PASSED")).count());
         s.put("tests.translation.fallbacks", results.stream().filter(r -> !r.translationFallbacks.isEmpty()).count());
         s.put("fallback.nodes", fallbacks.values().stream().mapToInt(Integer::intValue).sum());
+        for (String kind : kinds) {
+            s.put("native.planned." + kind, results.stream().mapToLong(r -> r.counts.plannedByKind.getOrDefault(kind, 0L)).sum());
+            s.put("native.opened." + kind, results.stream().mapToLong(r -> r.counts.openedByKind.getOrDefault(kind, 0L)).sum());
+        }
 
         StringBuilder summary = new StringBuilder();
         s.forEach((k, v) -> summary.append(k).append('=').append(String.valueOf(v).replace("\\", "\\\\")).append('\n'));
@@ -323,6 +355,43 @@ public final class FerrySuiteListener implements TestExecutionListener {
         }
     }
 
+    /** A static long counter of one operator kind, read reflectively. */
+    private static long counter(String className, String method, String kind) {
+        try {
+            Method m = Class.forName(className).getMethod(method, String.class);
+            return ((Number) m.invoke(null, kind)).longValue();
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return -1;
+        }
+    }
+
+    /** Ferry's operator kinds, or none when Ferry is not on the class path. */
+    private static List<String> operatorKinds() {
+        try {
+            Object kinds = Class.forName(FERRY).getMethod("operatorKinds").invoke(null);
+            List<String> names = new ArrayList<>();
+            for (Object k : (List<?>) kinds) {
+                names.add(String.valueOf(k));
+            }
+            return names;
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return List.of();
+        }
+    }
+
+    /** The logger of each kind's exec node (it logs translation fallbacks at WARN). */
+    private List<String> execNodeLoggers() {
+        List<String> loggers = new ArrayList<>();
+        for (String kind : kinds) {
+            try {
+                loggers.add((String) Class.forName(FERRY).getMethod("execNodeClassName", String.class).invoke(null, kind));
+            } catch (ReflectiveOperationException | LinkageError e) {
+                // a kind without an exec node class: nothing to listen to
+            }
+        }
+        return loggers;
+    }
+
     /** Captures the planner's fallback reasons (DEBUG) and translation fallbacks (WARN). */
     private void captureFerryLogs() {
         LoggerContext ctx = (LoggerContext) LogManager.getContext(false);
@@ -347,7 +416,10 @@ public final class FerrySuiteListener implements TestExecutionListener {
                 };
         appender.start();
         config.addAppender(appender);
-        for (String logger : new String[] {PROGRAM_LOGGER, EXEC_NODE_LOGGER}) {
+        List<String> loggers = new ArrayList<>();
+        loggers.add(PROGRAM_LOGGER);
+        loggers.addAll(execNodeLoggers());
+        for (String logger : loggers) {
             LoggerConfig lc = new LoggerConfig(logger, Level.DEBUG, false);
             lc.addAppender(appender, Level.DEBUG, null);
             config.addLogger(logger, lc);

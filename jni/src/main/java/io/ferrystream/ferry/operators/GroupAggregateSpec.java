@@ -1,11 +1,10 @@
 package io.ferrystream.ferry.operators;
 
-import io.ferrystream.ferry.nativelib.NativeLibrary;
-
-import org.apache.flink.table.types.logical.BooleanType;
-import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.RowType;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -13,10 +12,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The plan-time description of one native group aggregate: everything of Ferry's operator spec
- * (docs/abi.md) except the subtask's key-group range, which {@link #toJson(int, int, int)} adds
- * when the operator opens. Built by the planner from Flink's {@code StreamExecGroupAggregate}
- * arguments; serializable so it travels inside the operator.
+ * The spec of one native group aggregate (kind {@value #KIND}): the common part of {@link
+ * NativeSpec} (one input, keyed by the grouping fields) and the aggregate's own parameters (calls,
+ * retraction, UPDATE_BEFORE, idle-state TTL, mini-batch). Built by the planner from Flink's {@code
+ * StreamExecGroupAggregate} arguments.
  *
  * <p>Only the fields the aggregation reads cross into Go: {@link #projection()} lists them (keys
  * first, then arguments and FILTER fields, each once), and the spec's indices refer to that
@@ -25,8 +24,11 @@ import java.util.Objects;
  * still holds the Java String it was built from — Flink compares two such strings in UTF-16
  * order, any other pair by UTF-8 bytes (docs/operators/group-by.md).
  */
-public final class GroupAggregateSpec implements Serializable {
-    private static final long serialVersionUID = 1L;
+public final class GroupAggregateSpec extends NativeSpec {
+    private static final long serialVersionUID = 2L;
+
+    /** The library's name of this operator kind. */
+    public static final String KIND = "group_aggregate";
 
     /** One aggregate call, in Flink's {@code aggCalls} order. */
     public static final class Call implements Serializable {
@@ -64,13 +66,14 @@ public final class GroupAggregateSpec implements Serializable {
             this.filter = filter;
             this.javaStrings = javaStrings;
         }
+
+        /** MIN or MAX over a string field of {@code row}: Flink's comparison needs a Java-String flag. */
+        boolean comparesStrings(RowType row) {
+            return (function.equals("MIN") || function.equals("MAX")) && args.length == 1
+                    && row.getTypeAt(args[0]).is(LogicalTypeFamily.CHARACTER_STRING);
+        }
     }
 
-    private final String name;
-    private final int[] projection;
-    private final int[] javaStringSources;
-    private final RowType inputType;
-    private final int[] grouping;
     private final List<Call> calls;
     private final boolean needRetraction;
     private final boolean generateUpdateBefore;
@@ -93,60 +96,80 @@ public final class GroupAggregateSpec implements Serializable {
             boolean generateUpdateBefore,
             long stateTtlMs,
             boolean miniBatch) {
-        this.name = Objects.requireNonNull(name);
-        List<Integer> used = new ArrayList<>();
-        for (int g : grouping) {
-            if (!used.contains(g)) {
-                used.add(g);
-            }
-        }
-        for (Call c : calls) {
-            for (int a : c.args) {
-                if (!used.contains(a)) {
-                    used.add(a);
-                }
-            }
-            if (c.filter >= 0 && !used.contains(c.filter)) {
-                used.add(c.filter);
-            }
-        }
-        this.projection = used.stream().mapToInt(Integer::intValue).toArray();
-        List<RowType.RowField> fields = new ArrayList<>();
-        for (int p : projection) {
-            fields.add(fullInputType.getFields().get(p));
-        }
-        this.grouping = new int[grouping.length];
-        for (int i = 0; i < grouping.length; i++) {
-            this.grouping[i] = used.indexOf(grouping[i]);
-        }
-        List<Integer> javaSources = new ArrayList<>();
-        List<Call> remapped = new ArrayList<>();
-        for (Call c : calls) {
-            int[] args = new int[c.args.length];
-            for (int i = 0; i < args.length; i++) {
-                args[i] = used.indexOf(c.args[i]);
-            }
-            int javaStrings = -1;
-            if ((c.function.equals("MIN") || c.function.equals("MAX")) && args.length == 1
-                    && fields.get(args[0]).getType().is(LogicalTypeFamily.CHARACTER_STRING)) {
-                if (!javaSources.contains(args[0])) {
-                    javaSources.add(args[0]);
-                }
-                javaStrings = projection.length + javaSources.indexOf(args[0]);
-            }
-            remapped.add(new Call(c.function, args, c.retract, c.name, c.distinct,
-                    c.filter < 0 ? -1 : used.indexOf(c.filter), javaStrings));
-        }
-        this.javaStringSources = javaSources.stream().mapToInt(Integer::intValue).toArray();
-        for (int src : javaStringSources) {
-            fields.add(new RowType.RowField(fields.get(src).getName() + "$java", new BooleanType(false)));
-        }
-        this.inputType = new RowType(false, fields);
-        this.calls = List.copyOf(remapped);
+        this(name, Projected.of(fullInputType, grouping, calls), needRetraction, generateUpdateBefore, stateTtlMs, miniBatch);
+    }
+
+    private GroupAggregateSpec(
+            String name, Projected p, boolean needRetraction, boolean generateUpdateBefore, long stateTtlMs, boolean miniBatch) {
+        super(KIND, name, List.of(p.input));
+        this.calls = p.calls;
         this.needRetraction = needRetraction;
         this.generateUpdateBefore = generateUpdateBefore;
         this.stateTtlMs = stateTtlMs;
         this.miniBatch = miniBatch;
+    }
+
+    /** The input Go sees and the calls with their indices into it. */
+    private static final class Projected {
+        final Input input;
+        final List<Call> calls;
+
+        private Projected(Input input, List<Call> calls) {
+            this.input = input;
+            this.calls = calls;
+        }
+
+        /**
+         * The grouping fields, then the calls' arguments and FILTER fields, each once; then a
+         * Java-String flag per string argument of MIN or MAX.
+         */
+        static Projected of(RowType fullInputType, int[] grouping, List<Call> calls) {
+            List<Integer> used = new ArrayList<>();
+            for (int g : grouping) {
+                if (!used.contains(g)) {
+                    used.add(g);
+                }
+            }
+            for (Call c : calls) {
+                for (int a : c.args) {
+                    if (!used.contains(a)) {
+                        used.add(a);
+                    }
+                }
+                if (c.filter >= 0 && !used.contains(c.filter)) {
+                    used.add(c.filter);
+                }
+            }
+            int[] projection = used.stream().mapToInt(Integer::intValue).toArray();
+            int[] keys = new int[grouping.length];
+            for (int i = 0; i < grouping.length; i++) {
+                keys[i] = used.indexOf(grouping[i]);
+            }
+            List<RowType.RowField> fields = new ArrayList<>();
+            for (int p : projection) {
+                fields.add(fullInputType.getFields().get(p));
+            }
+            RowType projected = new RowType(false, fields);
+            List<Integer> javaSources = new ArrayList<>();
+            List<Call> remapped = new ArrayList<>();
+            for (Call c : calls) {
+                int[] args = new int[c.args.length];
+                for (int i = 0; i < args.length; i++) {
+                    args[i] = used.indexOf(c.args[i]);
+                }
+                Call r = new Call(c.function, args, c.retract, c.name, c.distinct, c.filter < 0 ? -1 : used.indexOf(c.filter));
+                int javaStrings = -1;
+                if (r.comparesStrings(projected)) {
+                    if (!javaSources.contains(args[0])) {
+                        javaSources.add(args[0]);
+                    }
+                    javaStrings = projection.length + javaSources.indexOf(args[0]);
+                }
+                remapped.add(new Call(r.function, r.args, r.retract, r.name, r.distinct, r.filter, javaStrings));
+            }
+            Input input = Input.of(fullInputType, projection, keys, javaSources.stream().mapToInt(Integer::intValue).toArray());
+            return new Projected(input, List.copyOf(remapped));
+        }
     }
 
     /** Whether each batch is one bundle of Flink's mini-batch aggregate (MiniBatchGroupAggFunction). */
@@ -154,13 +177,9 @@ public final class GroupAggregateSpec implements Serializable {
         return miniBatch;
     }
 
-    public String name() {
-        return name;
-    }
-
     /** The input fields that cross into Go, as indices into Flink's input row. */
     public int[] projection() {
-        return projection.clone();
+        return input(0).projection();
     }
 
     /**
@@ -168,75 +187,44 @@ public final class GroupAggregateSpec implements Serializable {
      * string it describes.
      */
     public int[] javaStringSources() {
-        return javaStringSources.clone();
+        return input(0).javaStringSources();
     }
 
     /** The projected input row type Go sees, Java-String flags included. */
     public RowType inputType() {
-        return inputType;
+        return input(0).type();
     }
 
     /**
-     * The spec JSON for a subtask owning key groups [keyGroupStart, keyGroupEnd] (docs/abi.md):
-     * the common header with the one input, then the group aggregate's params.
+     * The aggregate's parameters (docs/abi.md): {@code aggs} (per call {@code func}, {@code args},
+     * {@code retract}, {@code name}, and when set {@code distinct}, {@code filter}, {@code
+     * java_strings}), {@code need_retraction}, {@code generate_update_before}, {@code
+     * state_ttl_ms}, and {@code mini_batch} when true.
      */
-    public String toJson(int maxParallelism, int keyGroupStart, int keyGroupEnd) {
-        StringBuilder b = new StringBuilder(256);
-        b.append("{\"kind\":\"group_aggregate\",\"name\":");
-        NativeLibrary.appendJsonString(b, name);
-        b.append(",\"inputs\":[{\"fields\":[");
-        List<RowType.RowField> fields = inputType.getFields();
-        for (int i = 0; i < fields.size(); i++) {
-            LogicalType t = fields.get(i).getType();
-            if (i > 0) {
-                b.append(',');
-            }
-            b.append("{\"name\":");
-            NativeLibrary.appendJsonString(b, fields.get(i).getName());
-            b.append(",\"type\":");
-            NativeLibrary.appendJsonString(b, t.copy(true).asSerializableString());
-            b.append(",\"nullable\":").append(t.isNullable()).append('}');
-        }
-        b.append("],\"keys\":").append(ints(grouping)).append("}]");
-        b.append(",\"max_parallelism\":").append(maxParallelism);
-        b.append(",\"key_group_start\":").append(keyGroupStart);
-        b.append(",\"key_group_end\":").append(keyGroupEnd);
-        b.append(",\"params\":{\"aggs\":[");
-        for (int i = 0; i < calls.size(); i++) {
-            Call c = calls.get(i);
-            if (i > 0) {
-                b.append(',');
-            }
-            b.append("{\"func\":");
-            NativeLibrary.appendJsonString(b, c.function);
-            b.append(",\"args\":").append(ints(c.args));
-            b.append(",\"retract\":").append(c.retract).append(",\"name\":");
-            NativeLibrary.appendJsonString(b, c.name);
+    @Override
+    protected void writeParams(ObjectNode params) {
+        ArrayNode aggs = params.putArray("aggs");
+        for (Call c : calls) {
+            ObjectNode a = aggs.addObject();
+            a.put("func", c.function);
+            a.set("args", ints(c.args));
+            a.put("retract", c.retract);
+            a.put("name", c.name);
             if (c.distinct) {
-                b.append(",\"distinct\":true");
+                a.put("distinct", true);
             }
             if (c.filter >= 0) {
-                b.append(",\"filter\":").append(c.filter);
+                a.put("filter", c.filter);
             }
             if (c.javaStrings >= 0) {
-                b.append(",\"java_strings\":").append(c.javaStrings);
+                a.put("java_strings", c.javaStrings);
             }
-            b.append('}');
         }
-        b.append("],\"need_retraction\":").append(needRetraction);
-        b.append(",\"generate_update_before\":").append(generateUpdateBefore);
-        b.append(",\"state_ttl_ms\":").append(Math.max(0, stateTtlMs));
+        params.put("need_retraction", needRetraction);
+        params.put("generate_update_before", generateUpdateBefore);
+        params.put("state_ttl_ms", Math.max(0, stateTtlMs));
         if (miniBatch) {
-            b.append(",\"mini_batch\":true");
+            params.put("mini_batch", true);
         }
-        return b.append("}}").toString();
-    }
-
-    private static String ints(int[] values) {
-        List<String> s = new ArrayList<>(values.length);
-        for (int v : values) {
-            s.add(Integer.toString(v));
-        }
-        return "[" + String.join(",", s) + "]";
     }
 }

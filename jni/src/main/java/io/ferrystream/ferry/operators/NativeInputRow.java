@@ -8,7 +8,7 @@ import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.data.utils.ProjectedRowData;
 
 /**
- * One input row as Go reads it ({@link GroupAggregateSpec#inputType()}): the spec's projection of
+ * One input row as Go reads it ({@link NativeSpec.Input#type()}): the input's projection of
  * Flink's row, then its Java-String flags. A flag is TRUE where the string field it describes is
  * a {@link BinaryStringData} still holding its Java String ({@code getJavaObject() != null}), as
  * rows built in the JVM are until serialized; Flink's {@code BinaryStringData.compareTo} orders
@@ -23,9 +23,9 @@ public final class NativeInputRow {
     private final GenericRowData flags;
     private final JoinedRowData joined = new JoinedRowData();
 
-    public NativeInputRow(GroupAggregateSpec spec, boolean trackJavaStrings) {
-        this.projected = ProjectedRowData.from(spec.projection());
-        this.javaSources = spec.javaStringSources();
+    public NativeInputRow(NativeSpec.Input input, boolean trackJavaStrings) {
+        this.projected = ProjectedRowData.from(input.projection());
+        this.javaSources = input.javaStringSources();
         this.trackJavaStrings = trackJavaStrings;
         this.flags = new GenericRowData(javaSources.length);
         for (int i = 0; i < javaSources.length; i++) {

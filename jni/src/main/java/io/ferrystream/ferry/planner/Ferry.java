@@ -1,6 +1,6 @@
 package io.ferrystream.ferry.planner;
 
-import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.configuration.ReadableConfig;
@@ -13,7 +13,10 @@ import org.apache.flink.table.planner.plan.optimize.program.FlinkStreamProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
 
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -33,25 +36,61 @@ public final class Ferry {
     /** Name of the optimizer program Ferry appends to the stream program chain. */
     public static final String PROGRAM_NAME = "ferry";
 
-    private static final AtomicLong NATIVE_NODES_PLANNED = new AtomicLong();
+    /** Nodes planned native per kind. */
+    private static final Map<String, AtomicLong> NATIVE_NODES_PLANNED = new ConcurrentHashMap<>();
 
     private Ferry() {}
 
     /**
+     * The native operator kinds this Ferry plans (e.g. {@code group_aggregate}), the keys of the
+     * per-kind counters.
+     */
+    public static List<String> operatorKinds() {
+        return NativeKinds.kinds();
+    }
+
+    /**
+     * The class of {@code kind}'s exec node, whose logger reports (at WARN) a node that fell back
+     * to Flink's operator at translation. For test reports.
+     */
+    public static String execNodeClassName(String kind) {
+        NativeMatcher<?> m = NativeKinds.ofKind(kind);
+        if (m == null) {
+            throw new IllegalArgumentException("no native operator kind " + kind + "; kinds: " + operatorKinds());
+        }
+        return m.execNodeClass().getName();
+    }
+
+    /**
      * Nodes this JVM's planners replaced with a native Ferry node since it started (every
-     * optimisation counts, EXPLAIN included). For test reports; not a metric.
+     * optimisation counts, EXPLAIN included), of every kind. For test reports; not a metric.
      */
     public static long nativeNodesPlanned() {
-        return NATIVE_NODES_PLANNED.get();
+        long sum = 0;
+        for (AtomicLong n : NATIVE_NODES_PLANNED.values()) {
+            sum += n.get();
+        }
+        return sum;
     }
 
-    /** Native operators opened in this JVM since it started. For test reports; not a metric. */
+    /** {@link #nativeNodesPlanned()} of one kind. */
+    public static long nativeNodesPlanned(String kind) {
+        AtomicLong n = NATIVE_NODES_PLANNED.get(kind);
+        return n == null ? 0 : n.get();
+    }
+
+    /** Native operators opened in this JVM since it started, of every kind. For test reports; not a metric. */
     public static long nativeOperatorsOpened() {
-        return FerryGroupAggregateOperator.openedCount();
+        return AbstractNativeOperator.openedCount();
     }
 
-    static void countNativeNode() {
-        NATIVE_NODES_PLANNED.incrementAndGet();
+    /** {@link #nativeOperatorsOpened()} of one kind. */
+    public static long nativeOperatorsOpened(String kind) {
+        return AbstractNativeOperator.openedCount(kind);
+    }
+
+    static void countNativeNode(String kind) {
+        NATIVE_NODES_PLANNED.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
     }
 
     /** {@link #install(TableConfig)} on the environment's configuration. */

@@ -2,7 +2,7 @@ package io.ferrystream.ferry.planner;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.configuration.ReadableConfig;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
 import org.slf4j.Logger;
@@ -17,8 +17,8 @@ import java.util.Map;
  * The optimizer program {@link Ferry#install} appends after Flink's stream program. It walks the
  * final physical plan bottom-up and replaces every candidate node: a supported one by its Ferry
  * twin, an unsupported one by a fallback twin that only adds the reason to EXPLAIN. Candidates
- * today: {@link StreamPhysicalGroupAggregate} (exactly that class, not subclasses). Shared
- * sub-trees stay shared. A node whose matching throws keeps Flink's operator, with the error as
+ * are the nodes of exactly the class a registered kind's matcher takes ({@link NativeKinds}; not
+ * subclasses, so Ferry's own nodes are never matched again). Shared sub-trees stay shared. A node whose matching throws keeps Flink's operator, with the error as
  * its reason: Ferry never fails a query Flink could run.
  *
  * <p>Sub-plan reuse needs no per-instance digest: Ferry nodes print {@code ferry=[...]}, so they
@@ -56,29 +56,31 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
                 newInputs.add(n);
             }
             result = changed ? node.copy(node.getTraitSet(), newInputs) : node;
-            if (result.getClass() == StreamPhysicalGroupAggregate.class) {
-                result = replace((StreamPhysicalGroupAggregate) result);
+            NativeMatcher<?> matcher = NativeKinds.forNode(result);
+            if (matcher != null) {
+                result = replace(matcher, result);
             }
             done.put(node, result);
             return result;
         }
 
-        private RelNode replace(StreamPhysicalGroupAggregate agg) {
-            GroupAggregateMatcher.Decision decision;
+        private <R extends StreamPhysicalRel> RelNode replace(NativeMatcher<R> matcher, RelNode node) {
+            R candidate = matcher.nodeClass().cast(node);
+            Decision decision;
             try {
-                decision = GroupAggregateMatcher.match(agg, config);
+                decision = matcher.decide(candidate, config);
             } catch (RuntimeException | LinkageError e) {
                 // a LinkageError is a broken installation (e.g. Arrow's jars missing from lib/):
                 // the query still runs, on Flink's operator, with the reason in EXPLAIN
-                LOG.warn("Ferry: matching {} failed; Flink's operator is used", agg.getRelDetailedDescription(), e);
-                decision = GroupAggregateMatcher.Decision.fallback("planner error: " + e);
+                LOG.warn("Ferry: matching {} failed; Flink's operator is used", candidate.getRelDetailedDescription(), e);
+                decision = Decision.fallback("planner error: " + e);
             }
             if (decision.isNative()) {
-                Ferry.countNativeNode();
-                return FerryStreamPhysicalGroupAggregate.of(agg);
+                Ferry.countNativeNode(matcher.kind());
+                return matcher.nativeNode(candidate);
             }
-            LOG.debug("Ferry: {} stays Flink's: {}", agg.getRelDetailedDescription(), decision.reason());
-            return FerryFallbackStreamPhysicalGroupAggregate.of(agg, decision.reason());
+            LOG.debug("Ferry: {} stays Flink's: {}", candidate.getRelDetailedDescription(), decision.reason());
+            return matcher.fallbackNode(candidate, decision.reason());
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.ferrystream.ferry.planner;
 
-import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
 
@@ -109,7 +108,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final ExecEdge inputEdge = getInputEdges().get(0);
         final RowType inputRowType = (RowType) inputEdge.getOutputType();
 
-        String reason = recheck(config);
+        String reason = NativeMatcher.disabledReason(config, GroupAggregateMatcher.ENABLED);
         GroupAggregateSpec spec = null;
         if (reason == null) {
             spec =
@@ -135,14 +134,8 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final Transformation<RowData> inputTransform = (Transformation<RowData>) inputEdge.translateToPlan(planner);
         // Mini-batch: a batch is a bundle of Flink's count trigger, cut by size, watermark, barrier
         final FerryGroupAggregateOperator operator =
-                spec.miniBatch()
-                        ? FerryGroupAggregateOperator.bundled(
-                                spec, (RowType) getOutputType(), MinibatchUtil.miniBatchSize(config))
-                        : new FerryGroupAggregateOperator(
-                                spec,
-                                (RowType) getOutputType(),
-                                config.get(FerryOptions.BATCH_SIZE),
-                                config.get(FerryOptions.BATCH_MAX_DELAY).toMillis());
+                new FerryGroupAggregateOperator(
+                        spec, (RowType) getOutputType(), NativeExecNodes.batching(config, spec.miniBatch()));
         final OneInputTransformation<RowData, RowData> transform =
                 ExecNodeUtil.createOneInputTransformation(
                         inputTransform,
@@ -158,16 +151,5 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         transform.setStateKeySelector(selector);
         transform.setStateKeyType(selector.getProducedType());
         return transform;
-    }
-
-    /** The planner's checks that depend on configuration, repeated at translation; null if all pass. */
-    private static String recheck(ReadableConfig config) {
-        if (!config.get(FerryOptions.ENABLED)) {
-            return "disabled by " + FerryOptions.ENABLED.key() + "=false";
-        }
-        if (!config.get(FerryOptions.GROUP_AGGREGATE_ENABLED)) {
-            return "disabled by " + FerryOptions.GROUP_AGGREGATE_ENABLED.key() + "=false";
-        }
-        return null;
     }
 }

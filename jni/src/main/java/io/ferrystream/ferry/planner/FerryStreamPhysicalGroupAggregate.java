@@ -13,19 +13,28 @@ import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.utils.ShortcutUtils;
 
+import javax.annotation.Nullable;
+
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 
 import scala.collection.Seq;
 
 /**
- * Flink's single-phase GROUP BY node, run by Ferry: the same rel (same traits, row type, EXPLAIN
- * text plus {@code ferry=[native]}) whose ExecNode is {@link FerryStreamExecGroupAggregate}.
- * Being a {@link StreamPhysicalGroupAggregate}, every {@code instanceof} check and metadata
- * handler of the planner treats it as Flink's node.
+ * Flink's single-phase GROUP BY node as Ferry's optimizer program leaves it: the same rel (same
+ * traits, row type, EXPLAIN text) plus {@code ferry=[native]}, translating to {@link
+ * FerryStreamExecGroupAggregate}; or, for a node that stays Flink's, plus {@code ferry=[reason]},
+ * translating to Flink's own {@code StreamExecGroupAggregate}. Being a {@link
+ * StreamPhysicalGroupAggregate}, every {@code instanceof} check and metadata handler of the
+ * planner treats it as Flink's node.
  */
 public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggregate {
     /** Flink's own name, so EXPLAIN prints {@code GroupAggregate(...)} and descriptions work. */
     static final String REL_TYPE_NAME = "StreamPhysicalGroupAggregate";
+
+    /** Why the node stays Flink's; null when it runs natively. */
+    @Nullable private final String fallbackReason;
 
     public FerryStreamPhysicalGroupAggregate(
             RelOptCluster cluster,
@@ -35,12 +44,23 @@ public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggreg
             int[] grouping,
             Seq<AggregateCall> aggCalls,
             PartialFinalType partialFinalType,
-            List<RelHint> hints) {
+            List<RelHint> hints,
+            @Nullable String fallbackReason) {
         super(cluster, traitSet, input, outputRowType, grouping, aggCalls, partialFinalType, hints);
+        this.fallbackReason = fallbackReason;
     }
 
-    /** The Ferry twin of Flink's node. */
+    /** The Ferry twin of Flink's node: native. */
     public static FerryStreamPhysicalGroupAggregate of(StreamPhysicalGroupAggregate agg) {
+        return of(agg, null);
+    }
+
+    /** Flink's node, unchanged but for {@code reason} in EXPLAIN. */
+    public static FerryStreamPhysicalGroupAggregate fallback(StreamPhysicalGroupAggregate agg, String reason) {
+        return of(agg, Objects.requireNonNull(reason));
+    }
+
+    private static FerryStreamPhysicalGroupAggregate of(StreamPhysicalGroupAggregate agg, @Nullable String reason) {
         return new FerryStreamPhysicalGroupAggregate(
                 agg.getCluster(),
                 agg.getTraitSet(),
@@ -49,7 +69,13 @@ public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggreg
                 agg.grouping(),
                 agg.aggCalls(),
                 agg.partialFinalType(),
-                agg.hints());
+                agg.hints(),
+                reason);
+    }
+
+    /** Why Ferry left this node to Flink; empty when it runs natively. */
+    public Optional<String> fallbackReason() {
+        return Optional.ofNullable(fallbackReason);
     }
 
     /** Keeps the substitution: the inherited copy would build Flink's plain node. */
@@ -63,12 +89,13 @@ public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggreg
                 grouping(),
                 aggCalls(),
                 partialFinalType(),
-                hints());
+                hints(),
+                fallbackReason);
     }
 
     @Override
     public RelWriter explainTerms(RelWriter pw) {
-        return super.explainTerms(pw).item("ferry", "native");
+        return super.explainTerms(pw).item("ferry", fallbackReason == null ? "native" : fallbackReason);
     }
 
     @Override
@@ -76,9 +103,15 @@ public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggreg
         return REL_TYPE_NAME;
     }
 
-    /** What {@code StreamPhysicalGroupAggregate.translateToExecNode} computes, for Ferry's node. */
+    /**
+     * What {@code StreamPhysicalGroupAggregate.translateToExecNode} computes, for Ferry's exec
+     * node; Flink's own for a fallback.
+     */
     @Override
     public ExecNode<?> translateToExecNode() {
+        if (fallbackReason != null) {
+            return super.translateToExecNode();
+        }
         GroupAggregateArgs args = GroupAggregateArgs.of(this);
         return new FerryStreamExecGroupAggregate(
                 ShortcutUtils.unwrapTableConfig(this),

@@ -1,12 +1,11 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
 
+import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.configuration.ConfigOption;
-import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
@@ -16,68 +15,30 @@ import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
-import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Decides whether one {@link StreamPhysicalGroupAggregate} (Flink's single-phase GROUP BY) runs
- * natively, and records why not. The checks Java can make cheaply come first (options, mini-batch,
- * distinct split, call shapes, TTL, types); libferry.so then has the last word on the exact spec
- * the ExecNode will open ({@link NativeSupport}), so the planner never picks a node Go would refuse
- * at run time.
+ * The group aggregate kind's matcher: decides whether one {@link StreamPhysicalGroupAggregate}
+ * (Flink's single-phase GROUP BY) runs natively, and records why not. The checks Java can make
+ * cheaply come first (mini-batch, distinct split, call shapes, TTL, types); libferry.so then has
+ * the last word on the exact spec the ExecNode will open ({@link NativeSupport}), so the planner
+ * never picks a node Go would refuse at run time.
  */
-public final class GroupAggregateMatcher {
-    private GroupAggregateMatcher() {}
+public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGroupAggregate> {
+    /** The kill switch of the native GROUP BY. */
+    public static final ConfigOption<Boolean> ENABLED =
+            FerryOptions.killSwitch("group-aggregate", "the native GROUP BY (single-phase, with or without mini-batch)");
 
-    /** The outcome for one node: native, or the fallback reason shown in EXPLAIN. */
-    public static final class Decision {
-        private static final Decision NATIVE = new Decision(null);
-
-        private final String reason;
-
-        private Decision(String reason) {
-            this.reason = reason;
-        }
-
-        static Decision fallback(String reason) {
-            return new Decision(Objects.requireNonNull(reason));
-        }
-
-        public boolean isNative() {
-            return reason == null;
-        }
-
-        /** Why the node stays Flink's; null when native. */
-        public String reason() {
-            return reason;
-        }
-
-        @Override
-        public String toString() {
-            return isNative() ? "native" : reason;
-        }
+    GroupAggregateMatcher() {
+        super(GroupAggregateSpec.KIND, StreamPhysicalGroupAggregate.class, ENABLED, FerryStreamExecGroupAggregate.class);
     }
 
-    /**
-     * @param agg a node of the final physical plan (changelog traits set)
-     * @param config the table configuration the query is planned with
-     */
-    public static Decision match(StreamPhysicalGroupAggregate agg, ReadableConfig config) {
-        if (!config.get(FerryOptions.ENABLED)) {
-            return Decision.fallback("disabled by " + FerryOptions.ENABLED.key() + "=false");
-        }
-        if (!config.get(FerryOptions.GROUP_AGGREGATE_ENABLED)) {
-            return Decision.fallback("disabled by " + FerryOptions.GROUP_AGGREGATE_ENABLED.key() + "=false");
-        }
-        String backendReason = backendReason(config);
-        if (backendReason != null) {
-            return Decision.fallback(backendReason);
-        }
+    @Override
+    protected Decision match(StreamPhysicalGroupAggregate agg, ReadableConfig config) {
         // The partial and final aggregates of a distinct split (partialFinalType) translate to the
         // same StreamExecGroupAggregate as any other: their calls decide.
         List<AggregateCall> calls = JavaScalaConversionUtil.toJava(agg.aggCalls());
@@ -115,7 +76,17 @@ public final class GroupAggregateMatcher {
                         // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction (flink-semantics.md §2.4)
                         MinibatchUtil.isMiniBatchEnabled(config));
         Optional<String> refused = NativeSupport.check(spec);
-        return refused.map(Decision::fallback).orElse(Decision.NATIVE);
+        return refused.map(Decision::fallback).orElse(Decision.nativeNode());
+    }
+
+    @Override
+    protected RelNode nativeNode(StreamPhysicalGroupAggregate agg) {
+        return FerryStreamPhysicalGroupAggregate.of(agg);
+    }
+
+    @Override
+    protected RelNode fallbackNode(StreamPhysicalGroupAggregate agg, String reason) {
+        return FerryStreamPhysicalGroupAggregate.fallback(agg, reason);
     }
 
     /**
@@ -138,23 +109,6 @@ public final class GroupAggregateMatcher {
                         true,
                         true);
         return AggregateUtil.isAsyncStateEnabled(config, infos);
-    }
-
-    private static final ConfigOption<String> BACKEND =
-            ConfigOptions.key("state.backend.type").stringType().defaultValue("hashmap");
-    private static final ConfigOption<String> ROCKSDB_TIMERS =
-            ConfigOptions.key("state.backend.rocksdb.timer-service.factory").stringType().defaultValue("ROCKSDB");
-
-    /**
-     * Native state rides raw keyed state, which RocksDB cannot checkpoint next to heap timers
-     * (flink-semantics.md §3.3); the operator would fail its first checkpoint.
-     */
-    static String backendReason(ReadableConfig config) {
-        if (config.get(BACKEND).equalsIgnoreCase("rocksdb") && config.get(ROCKSDB_TIMERS).equalsIgnoreCase("HEAP")) {
-            return "RocksDB with heap timers (state.backend.rocksdb.timer-service.factory=HEAP) cannot checkpoint"
-                    + " native state next to them";
-        }
-        return null;
     }
 
     /** Why one call cannot be native, or null; Go decides the rest (types, DISTINCT, FILTER, TTL). */
@@ -188,14 +142,14 @@ public final class GroupAggregateMatcher {
     private static String typeReason(GroupAggregateArgs args) {
         RowType in = args.inputType;
         for (int g : args.grouping) {
-            String r = carried("key", in.getFieldNames().get(g), in.getTypeAt(g));
+            String r = carriedReason("key", in.getFieldNames().get(g), in.getTypeAt(g));
             if (r != null) {
                 return r;
             }
         }
         for (AggregateCall call : args.aggCalls) {
             for (int a : call.getArgList()) {
-                String r = carried("argument", in.getFieldNames().get(a), in.getTypeAt(a));
+                String r = carriedReason("argument", in.getFieldNames().get(a), in.getTypeAt(a));
                 if (r != null) {
                     return r;
                 }
@@ -203,20 +157,11 @@ public final class GroupAggregateMatcher {
         }
         RowType out = args.outputType;
         for (int i = 0; i < out.getFieldCount(); i++) {
-            String r = carried("output field", out.getFieldNames().get(i), out.getTypeAt(i));
+            String r = carriedReason("output field", out.getFieldNames().get(i), out.getTypeAt(i));
             if (r != null) {
                 return r;
             }
         }
         return null;
-    }
-
-    private static String carried(String role, String field, LogicalType type) {
-        try {
-            ArrowTypes.arrowTypeOf(type);
-            return null;
-        } catch (UnsupportedOperationException e) {
-            return role + " " + field + " of type " + type.asSummaryString() + ": not carried across the native boundary";
-        }
     }
 }

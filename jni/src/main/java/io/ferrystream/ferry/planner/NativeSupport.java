@@ -1,9 +1,8 @@
 package io.ferrystream.ferry.planner;
 
-import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
-import io.ferrystream.ferry.operators.GroupAggregateSpec;
+import io.ferrystream.ferry.operators.NativeSpec;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -15,8 +14,8 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Asks libferry.so whether it runs a spec: opens the operator exactly as a subtask would (the spec
- * JSON for a subtask owning every key group of maxParallelism 128, the Arrow input schema) and
+ * Asks libferry.so whether it runs a spec, of any kind: opens the operator exactly as a subtask
+ * would ({@link NativeSpec#open}, for a subtask owning every key group of maxParallelism 128) and
  * closes it. Go is the authority on what is native; a spec it refuses with FERRY_EUNSUPPORTED or
  * FERRY_EINVAL stays Flink's, with Go's message as the reason. Answers are cached per spec JSON.
  */
@@ -25,6 +24,8 @@ final class NativeSupport {
 
     /** Cache bound; specs are small, but a long-lived SQL gateway plans many queries. */
     private static final int MAX_CACHED = 4096;
+    /** The max parallelism of the probe: every key group of it is the probe's. */
+    private static final int PROBE_MAX_PARALLELISM = 128;
     /** Cached answer for a supported spec. */
     private static final String NATIVE = "";
 
@@ -34,8 +35,8 @@ final class NativeSupport {
     private NativeSupport() {}
 
     /** Empty when Go opens the spec; otherwise why not. */
-    static Optional<String> check(GroupAggregateSpec spec) {
-        String json = spec.toJson(128, 0, 127);
+    static Optional<String> check(NativeSpec spec) {
+        String json = spec.toJson(PROBE_MAX_PARALLELISM, 0, PROBE_MAX_PARALLELISM - 1);
         String reason = CACHE.get(json);
         if (reason == null) {
             Answer answer = probe(spec, json);
@@ -61,9 +62,9 @@ final class NativeSupport {
         }
     }
 
-    private static Answer probe(GroupAggregateSpec spec, String json) {
+    private static Answer probe(NativeSpec spec, String json) {
         try (BufferAllocator allocator = new RootAllocator();
-                NativeOperator op = NativeOperator.open(json, ArrowTypes.schemaOf(spec.inputType()), allocator)) {
+                NativeOperator op = spec.open(PROBE_MAX_PARALLELISM, 0, PROBE_MAX_PARALLELISM - 1, allocator)) {
             return new Answer(NATIVE, true);
         } catch (FerryException e) {
             if (e.code() == FerryException.EUNSUPPORTED || e.code() == FerryException.EINVAL) {

@@ -21,7 +21,7 @@ import org.apache.flink.table.types.logical.RowType;
 
 /**
  * Where a Ferry batch's time goes, per stage, without touching the operator: the batch loop of
- * {@link FerryGroupAggregateOperator} (processElement, processBatch, emit) re-run step by step
+ * {@link FerryGroupAggregateOperator} (processElement, processInput, emit of its base class) re-run step by step
  * with the same classes (NativeInputRow, RowDataArrowWriter, NativeOperator,
  * ArrowRowDataReader) on the spec Flink's planner gave the operator, a clock read between stages:
  *
@@ -95,7 +95,7 @@ final class StageSplit {
                 RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, 1024);
                 VectorSchemaRoot back = VectorSchemaRoot.create(ArrowTypes.schemaOf(spec.inputType()), allocator);
                 ArrowArray array = ArrowArray.allocateNew(allocator)) {
-            writer.write(new NativeInputRow(spec, false).of(row));
+            writer.write(new NativeInputRow(spec.input(0), false).of(row));
             writer.finish();
             for (int round = 0; round < rounds; round++) {
                 long export = 0;
@@ -129,7 +129,7 @@ final class StageSplit {
                 RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, 1024);
                 VectorSchemaRoot outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(outRoot);
-            NativeInputRow projected = new NativeInputRow(spec, false);
+            NativeInputRow projected = new NativeInputRow(spec.input(0), false);
             for (int from = 0; from < prefill.length; from += 1024) {
                 for (int i = from; i < Math.min(prefill.length, from + 1024); i++) {
                     writer.write(projected.of(prefill[i]));
@@ -167,7 +167,7 @@ final class StageSplit {
                 RowDataArrowWriter writer = RowDataArrowWriter.create(spec.inputType(), allocator, batchSize);
                 VectorSchemaRoot outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(outRoot);
-            NativeInputRow projected = new NativeInputRow(spec, false);
+            NativeInputRow projected = new NativeInputRow(spec.input(0), false);
             long sink = 0;
             // Two untimed passes (the prefill, then the data), reps timed passes, and one more
             // pass that also serializes the output (kept apart: it evicts the kernel's cache lines).

@@ -217,7 +217,7 @@ class FerryExplainTest {
         assertFallback(
                 "disabled by ferry.group-aggregate.enabled=false",
                 sql,
-                Map.of(FerryOptions.GROUP_AGGREGATE_ENABLED.key(), "false"));
+                Map.of(GroupAggregateMatcher.ENABLED.key(), "false"));
     }
 
     @Test

@@ -1,0 +1,424 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.arrow.ArrowRowDataReader;
+import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.nativelib.NativeOperator;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointType;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+
+import java.lang.reflect.Field;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * What every native operator does, whatever its kind: a Flink operator whose rows are appended to
+ * Arrow batches, one per input, handed to the library once per batch, and whose output is the
+ * changelog the library returns. A kind extends one of the two forms, {@link
+ * OneInputNativeOperator} or {@link TwoInputNativeOperator}, with its {@link NativeSpec}; usually
+ * that is all it adds.
+ *
+ * <p>The lifecycle, for every kind:
+ *
+ * <ol>
+ *   <li>{@link #initializeState}: refuses a state backend that cannot checkpoint raw keyed state
+ *       (RocksDB with heap timers), refuses to restore managed keyed state of Flink's own
+ *       operator ({@link ForeignStateGuard}), opens the library's operator with the spec and the
+ *       subtask's key-group range ({@link NativeSpec#open}), and restores the subtask's key
+ *       groups from raw keyed state ({@link RawKeyedState}).
+ *   <li>{@link #open}: the Arrow writer of each input, the output batch and its reader, the
+ *       metrics {@value #METRIC_STATE_KEYS}, {@value #METRIC_STATE_BYTES} and {@value
+ *       #METRIC_NATIVE_BATCHES}, and the count of operators opened per kind.
+ *   <li>Rows: the form's {@code processElement} appends the row to its input's batch (the only
+ *       per-row work: the input projection and the RowData→Arrow write); the batch goes to the
+ *       library as {@link Batching} says.
+ *   <li>{@link #processWatermark}: every pending batch, then the watermark to the library (which
+ *       may emit), then downstream. {@link #prepareSnapshotPreBarrier}: every pending batch, so a
+ *       checkpoint never holds buffered rows. {@link #snapshotState}: the state of each key group
+ *       into raw keyed state. {@link #finish}: every pending batch, then the library's flush.
+ *   <li>{@link #close}: frees the batches, the library's operator and the allocator, on every
+ *       exit path.
+ * </ol>
+ *
+ * <p>Pending batches are processed in the form's input order (two inputs: input 0's, then input
+ * 1's, unless the kind says the second input goes first, as some of Flink's mini-batch joins
+ * do). A full batch is processed alone (the other input's rows stay pending); rows of one input
+ * always reach the library in arrival order. The order the library sees the two inputs in is
+ * therefore one Flink's own two-input operator could see (its inputs are independent channels),
+ * and no row is held across a watermark, a barrier or the end of input.
+ *
+ * <p>Output rows are {@link org.apache.flink.table.data.binary.BinaryRowData}, one reused object
+ * (like Flink's own operators, a row is valid until the next is emitted), written straight from
+ * the Arrow batch Go returns, byte for byte what Flink's serializer would make of the row: a plain
+ * heap row that any copier handles, including the generic (Kryo) copy of Flink's test harness.
+ * The Arrow batch never escapes the operator. Output rows carry no StreamRecord timestamp.
+ *
+ * <p>The operator keeps Flink's state key selectors (the exchange and key groups stay Flink's) but
+ * never asks the framework to extract keys per record: Go encodes and hashes keys itself.
+ * Idle-state TTL reads the clock Flink's state TTL reads, the keyed state backend's {@link
+ * TtlTimeProvider} (wall-clock time in a job; what {@code setStateTtlProcessingTime} drives in
+ * Flink's test harness), so expiry happens at the same instants as in Flink's operators.
+ *
+ * @param <S> the kind's spec
+ */
+public abstract class AbstractNativeOperator<S extends NativeSpec> extends AbstractStreamOperator<RowData> {
+    private static final long serialVersionUID = 1L;
+
+    /** Gauge: keys (groups) in the native state. */
+    public static final String METRIC_STATE_KEYS = "ferryStateKeys";
+
+    /** Gauge: estimated bytes of native memory the state owns (outside Flink's managed memory). */
+    public static final String METRIC_STATE_BYTES = "ferryStateBytes";
+
+    /** Counter: batches handed to Go. */
+    public static final String METRIC_NATIVE_BATCHES = "ferryNativeBatches";
+
+    /** Operators opened in this JVM per kind (Ferry#nativeOperatorsOpened, for test reports). */
+    private static final Map<String, AtomicLong> OPENED = new ConcurrentHashMap<>();
+
+    private static final int PROCESS = 0;
+    private static final int ADVANCE = 1;
+    private static final int FLUSH = 2;
+
+    private final S spec;
+    private final RowType outputType;
+    private final Batching batching;
+    /** The inputs in the order their pending batches are processed. */
+    private final int[] inputOrder;
+    /** The batching policy's fields, read per row by the forms. */
+    final int batchSize;
+    final long maxDelayMs;
+    final boolean bundled;
+
+    private transient BufferAllocator allocator;
+    private transient NativeOperator nativeOp;
+    /** Per input: its Arrow batch, and its rows as Go reads them. */
+    transient RowDataArrowWriter[] writers;
+    transient NativeInputRow[] inputRows;
+    private transient VectorSchemaRoot outRoot;
+    private transient ArrowRowDataReader reader;
+    private transient TtlTimeProvider ttlClock;
+    private transient StreamRecord<RowData> outRecord;
+    /** {@link #emit}, made once: the library calls back with every output chunk. */
+    private transient Consumer<VectorSchemaRoot> emitChunk;
+    private transient long[] stats;
+    private transient volatile long stateKeys;
+    private transient volatile long stateBytes;
+    private transient Counter nativeBatches;
+    private transient boolean timerPending;
+
+    /**
+     * @param outputType the layout of the rows this operator emits (Flink's output row type of the
+     *     operator it replaces)
+     * @param inputOrder the form's inputs (the spec must have as many), in the order their
+     *     pending batches are processed
+     */
+    AbstractNativeOperator(S spec, RowType outputType, Batching batching, int... inputOrder) {
+        if (spec.inputs().size() != inputOrder.length) {
+            throw new IllegalArgumentException("spec " + spec.name() + " has " + spec.inputs().size()
+                    + " inputs, the operator " + inputOrder.length);
+        }
+        this.spec = spec;
+        this.outputType = outputType;
+        this.batching = batching;
+        this.inputOrder = inputOrder.clone();
+        this.batchSize = batching.size;
+        this.maxDelayMs = batching.maxDelayMs;
+        this.bundled = batching.bundled;
+    }
+
+    public S spec() {
+        return spec;
+    }
+
+    public Batching batching() {
+        return batching;
+    }
+
+    /** How many native operators of {@code kind} ({@link NativeSpec#kind()}) were opened in this JVM. */
+    public static long openedCount(String kind) {
+        AtomicLong n = OPENED.get(kind);
+        return n == null ? 0 : n.get();
+    }
+
+    /** How many native operators were opened in this JVM, of every kind. */
+    public static long openedCount() {
+        long sum = 0;
+        for (AtomicLong n : OPENED.values()) {
+            sum += n.get();
+        }
+        return sum;
+    }
+
+    @Override
+    protected final boolean isUsingCustomRawKeyedState() {
+        return true;
+    }
+
+    // ---- state and opening ---------------------------------------------------------------------
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        checkBackend();
+        if (context.isRestored()) {
+            ForeignStateGuard.check(spec.name(), getKeyedStateBackend());
+        }
+        TaskInfo task = getRuntimeContext().getTaskInfo();
+        int maxParallelism = task.getMaxNumberOfParallelSubtasks();
+        KeyGroupRange range =
+                KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
+                        maxParallelism, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask());
+        ttlClock = ttlClock();
+        allocator = new RootAllocator(Long.MAX_VALUE);
+        nativeOp = spec.open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
+        RawKeyedState.restore(context.getRawKeyedStateInputs(), nativeOp);
+    }
+
+    /**
+     * Native state rides raw keyed state, which Flink cannot share with timers written
+     * synchronously into the same stream (RocksDB with heap timers): such a job would fail at its
+     * first checkpoint, so it fails now, saying what to change.
+     */
+    private void checkBackend() {
+        Object backend = getKeyedStateBackend();
+        if (backend instanceof AbstractKeyedStateBackend
+                && ((AbstractKeyedStateBackend<?>) backend)
+                        .requiresLegacySynchronousTimerSnapshots(CheckpointType.CHECKPOINT)) {
+            throw new IllegalStateException(
+                    "Ferry's native operator "
+                            + spec.name()
+                            + " keeps its state in raw keyed state, which the state backend "
+                            + backend.getClass().getSimpleName()
+                            + " cannot checkpoint next to heap timers. Set"
+                            + " state.backend.rocksdb.timer-service.factory: ROCKSDB (Flink's default),"
+                            + " or ferry.enabled: false for this job.");
+        }
+    }
+
+    /**
+     * The keyed state backend's TTL clock, the one Flink's state TTL reads. Flink 2.3 keeps it in
+     * a protected field of {@link AbstractKeyedStateBackend} without a getter; a backend that is
+     * not one (e.g. the changelog wrapper) gives the processing-time service, which in a job reads
+     * the same wall clock as {@link TtlTimeProvider#DEFAULT}.
+     */
+    private TtlTimeProvider ttlClock() {
+        Object backend = getKeyedStateBackend();
+        if (backend instanceof AbstractKeyedStateBackend) {
+            try {
+                Field f = AbstractKeyedStateBackend.class.getDeclaredField("ttlTimeProvider");
+                f.setAccessible(true);
+                Object clock = f.get(backend);
+                if (clock instanceof TtlTimeProvider) {
+                    return (TtlTimeProvider) clock;
+                }
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                // not Flink 2.3's field: use processing time, below
+            }
+        }
+        return () -> getProcessingTimeService().getCurrentProcessingTime();
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        OPENED.computeIfAbsent(spec.kind(), k -> new AtomicLong()).incrementAndGet();
+        int inputs = spec.inputs().size();
+        // Only a state backend that keeps live objects lets Java Strings reach Flink's state
+        boolean heap = getKeyedStateBackend() instanceof HeapKeyedStateBackend;
+        writers = new RowDataArrowWriter[inputs];
+        inputRows = new NativeInputRow[inputs];
+        for (int i = 0; i < inputs; i++) {
+            writers[i] = RowDataArrowWriter.create(spec.input(i).type(), allocator, batchSize);
+            inputRows[i] = new NativeInputRow(spec.input(i), heap);
+        }
+        outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
+        checkOutputSchema(outRoot.getSchema(), outputType);
+        reader = new ArrowRowDataReader(outRoot);
+        outRecord = new StreamRecord<>(null);
+        emitChunk = this::emit;
+        MetricGroup metrics = getMetricGroup();
+        metrics.gauge(METRIC_STATE_KEYS, (Gauge<Long>) () -> stateKeys);
+        metrics.gauge(METRIC_STATE_BYTES, (Gauge<Long>) () -> stateBytes);
+        nativeBatches = metrics.counter(METRIC_NATIVE_BATCHES);
+        stats = new long[2];
+        refreshStats(); // restored state
+    }
+
+    /**
+     * The reader writes each field as its Arrow type says and Flink reads it as the output type
+     * says: they must agree column for column (a DECIMAL's precision decides its layout).
+     */
+    static void checkOutputSchema(Schema schema, RowType outputType) {
+        List<org.apache.arrow.vector.types.pojo.Field> fields = schema.getFields();
+        boolean same = fields.size() == outputType.getFieldCount() + 1;
+        for (int i = 0; same && i < outputType.getFieldCount(); i++) {
+            same = ArrowTypes.arrowTypeOf(outputType.getTypeAt(i)).equals(fields.get(i).getType());
+        }
+        if (!same) {
+            throw new IllegalStateException(
+                    "libferry's output schema " + schema + " does not match Flink's output type " + outputType);
+        }
+    }
+
+    /**
+     * Reads the state's figures from Go for the gauges, on the task thread after each call that
+     * can change the state (a reporter thread must not call into the operator).
+     */
+    private void refreshStats() {
+        nativeOp.stats(stats);
+        stateKeys = stats[0];
+        stateBytes = stats[1];
+    }
+
+    // ---- batches and the calls into Go ---------------------------------------------------------
+
+    /** Batches handed to Go by this instance: the {@value #METRIC_NATIVE_BATCHES} count. */
+    final long nativeBatches() {
+        return nativeBatches.getCount();
+    }
+
+    /** Hands input {@code input}'s buffered rows to Go and emits the changelog they produce. */
+    final void processInput(int input) {
+        RowDataArrowWriter w = writers[input];
+        if (w.count() == 0) {
+            return;
+        }
+        w.finish();
+        callNative(PROCESS, input, w.root(), 0);
+        w.reset();
+        nativeBatches.inc();
+    }
+
+    /** Hands every input's buffered rows to Go, in the form's input order. */
+    final void processPending() {
+        for (int input : inputOrder) {
+            processInput(input);
+        }
+    }
+
+    /** Starts the {@code ferry.batch.max-delay} timer for the pending rows, unless it runs. */
+    final void startDelayTimer() {
+        if (timerPending) {
+            return;
+        }
+        timerPending = true;
+        long at = getProcessingTimeService().getCurrentProcessingTime() + maxDelayMs;
+        getProcessingTimeService().registerTimer(at, t -> onMaxDelay());
+    }
+
+    private void onMaxDelay() {
+        timerPending = false;
+        processPending();
+    }
+
+    /**
+     * The operator's one way into the library for rows and time, and the one way back: processes
+     * {@code batch} of input {@code input} ({@link #PROCESS}), advances event time to {@code
+     * watermark} ({@link #ADVANCE}) or flushes ({@link #FLUSH}), at the TTL clock's time; emits
+     * each chunk of output the call produces, in order, as it arrives (the library hands out the
+     * next one only after the previous one was emitted); then refreshes the state gauges.
+     */
+    private void callNative(int call, int input, VectorSchemaRoot batch, long watermark) {
+        long now = ttlClock.currentTimestamp();
+        switch (call) {
+            case PROCESS:
+                nativeOp.process(input, batch, now, outRoot, emitChunk);
+                break;
+            case ADVANCE:
+                nativeOp.advance(watermark, now, outRoot, emitChunk);
+                break;
+            default:
+                nativeOp.flush(now, outRoot, emitChunk);
+        }
+        refreshStats();
+    }
+
+    /** Emits the rows of the output chunk Go returned last (in {@link #outRoot}). */
+    private void emit(VectorSchemaRoot chunk) {
+        reader.load();
+        int rows = reader.rowCount();
+        for (int i = 0; i < rows; i++) {
+            output.collect(outRecord.replace(reader.readBinary(i)));
+        }
+    }
+
+    // ---- watermarks, checkpoints, end of input ---------------------------------------------------
+
+    /** Every pending batch, then the watermark to Go (two inputs: their combined watermark). */
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        processPending();
+        callNative(ADVANCE, -1, null, mark.getTimestamp());
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        processPending();
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        RawKeyedState.snapshot(context.getRawKeyedOperatorStateOutput(), nativeOp);
+    }
+
+    @Override
+    public void finish() throws Exception {
+        processPending();
+        callNative(FLUSH, -1, null, 0);
+        super.finish();
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            super.close();
+        } finally {
+            if (writers != null) {
+                for (RowDataArrowWriter w : writers) {
+                    closeQuietly(w);
+                }
+            }
+            closeQuietly(outRoot);
+            closeQuietly(nativeOp);
+            closeQuietly(allocator);
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            // close() runs on every exit path; the first failure is already propagating
+        }
+    }
+}

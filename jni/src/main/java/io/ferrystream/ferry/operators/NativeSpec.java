@@ -1,0 +1,215 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.nativelib.NativeOperator;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.table.types.logical.BooleanType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonProcessingException;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The plan-time description of one native operator: what Ferry's operator spec (docs/abi.md) says
+ * about it, except the subtask's key-group range, which {@link #toJson(int, int, int)} adds when
+ * the operator opens. Built by the planner, serializable so it travels inside the operator.
+ *
+ * <p>A spec has a common part, the same for every kind (the kind, a name for messages, the inputs
+ * with the row type Go sees and the key columns, and at open the max parallelism and key-group
+ * range), and the kind's own parameters, which a subclass writes in {@link #writeParams}. The
+ * document is built with the Jackson Flink ships (shaded, on every Flink class path), never by
+ * hand; {@link #toJson} alone decides where the common part and the parameters go in it.
+ *
+ * <p>Each input crosses into Go as a projection of Flink's row ({@link Input#projection()}, only
+ * the fields the kind reads), optionally followed by Java-String flags ({@link
+ * Input#javaStringSources()}): a BOOLEAN NOT NULL field per string field whose Flink comparison
+ * depends on whether the string still holds the Java String it was built from ({@link
+ * NativeInputRow}). Key columns and the kind's field indices refer to that projected row.
+ */
+public abstract class NativeSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Jackson, for writing spec documents; thread-safe once configured. */
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** One input of a native operator: the fields that cross into Go and the key columns. */
+    public static final class Input implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        private final int[] projection;
+        private final int[] javaStringSources;
+        private final RowType type;
+        private final int[] keys;
+
+        private Input(int[] projection, int[] javaStringSources, RowType type, int[] keys) {
+            this.projection = projection;
+            this.javaStringSources = javaStringSources;
+            this.type = type;
+            this.keys = keys;
+        }
+
+        /**
+         * @param flinkType the row type of Flink's input
+         * @param projection the fields of Flink's row that cross into Go, in Go's order
+         * @param keys the key columns, as indices into the projected row (in key order)
+         * @param javaStringSources per Java-String flag field (appended after the projected
+         *     fields, named {@code <field>$java}), the projected string field it describes
+         */
+        public static Input of(RowType flinkType, int[] projection, int[] keys, int[] javaStringSources) {
+            List<RowType.RowField> fields = new ArrayList<>(projection.length + javaStringSources.length);
+            for (int p : projection) {
+                fields.add(flinkType.getFields().get(p));
+            }
+            for (int src : javaStringSources) {
+                fields.add(new RowType.RowField(fields.get(src).getName() + "$java", new BooleanType(false)));
+            }
+            for (int k : keys) {
+                if (k < 0 || k >= fields.size()) {
+                    throw new IllegalArgumentException("key column " + k + " outside the input's " + fields.size() + " fields");
+                }
+            }
+            return new Input(projection.clone(), javaStringSources.clone(), new RowType(false, fields), keys.clone());
+        }
+
+        /** The input fields that cross into Go, as indices into Flink's input row. */
+        public int[] projection() {
+            return projection.clone();
+        }
+
+        /**
+         * Per Java-String flag field (they follow the projected fields), the projected field whose
+         * string it describes.
+         */
+        public int[] javaStringSources() {
+            return javaStringSources.clone();
+        }
+
+        /** The row type Go sees: the projected fields, then the Java-String flags. */
+        public RowType type() {
+            return type;
+        }
+
+        /** The key columns, as indices into {@link #type()}. */
+        public int[] keys() {
+            return keys.clone();
+        }
+    }
+
+    private final String kind;
+    private final String name;
+    private final List<Input> inputs;
+
+    /**
+     * @param kind the operator kind, as the library names it (e.g. {@code group_aggregate})
+     * @param name the operator's description, used in messages
+     * @param inputs the operator's inputs, in Flink's order (input 0 is Flink's first input)
+     */
+    protected NativeSpec(String kind, String name, List<Input> inputs) {
+        this.kind = Objects.requireNonNull(kind);
+        this.name = Objects.requireNonNull(name);
+        if (inputs.isEmpty()) {
+            throw new IllegalArgumentException("a native operator has at least one input");
+        }
+        this.inputs = List.copyOf(inputs);
+    }
+
+    /** The operator kind, as the library names it; also the key of Ferry's per-kind counters. */
+    public final String kind() {
+        return kind;
+    }
+
+    public final String name() {
+        return name;
+    }
+
+    public final List<Input> inputs() {
+        return inputs;
+    }
+
+    public final Input input(int i) {
+        return inputs.get(i);
+    }
+
+    /**
+     * Writes the kind's own parameters into {@code params}, in the order the kind documents them
+     * (docs/abi.md). Indices of fields refer to the projected input rows ({@link Input#type()}).
+     */
+    protected abstract void writeParams(ObjectNode params);
+
+    /**
+     * The spec JSON for a subtask owning key groups [keyGroupStart, keyGroupEnd] of
+     * {@code maxParallelism}: the common header, {@code {"kind", "name", "inputs": [{"fields":
+     * [...], "keys": [...]}, ...], "max_parallelism", "key_group_start", "key_group_end",
+     * "params": {...}}}, with {@link #writeParams}'s object as {@code params} (docs/abi.md). The
+     * library rejects unknown fields. Kinds never override this (tests do, to feed a kind's library
+     * operator from two inputs).
+     */
+    public String toJson(int maxParallelism, int keyGroupStart, int keyGroupEnd) {
+        ObjectNode spec = JSON.createObjectNode();
+        spec.put("kind", kind);
+        spec.put("name", name);
+        ArrayNode in = spec.putArray("inputs");
+        for (Input input : inputs) {
+            ObjectNode i = in.addObject();
+            i.set("fields", fields(input));
+            i.set("keys", ints(input.keys));
+        }
+        spec.put("max_parallelism", maxParallelism);
+        spec.put("key_group_start", keyGroupStart);
+        spec.put("key_group_end", keyGroupEnd);
+        writeParams(spec.putObject("params"));
+        try {
+            return JSON.writeValueAsString(spec);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("spec " + name + " could not be written as JSON", e);
+        }
+    }
+
+    /** The input's fields as the spec lists them: name, Flink's type (not null), nullability. */
+    private static ArrayNode fields(Input input) {
+        ArrayNode fields = JSON.createArrayNode();
+        for (RowType.RowField f : input.type.getFields()) {
+            LogicalType t = f.getType();
+            fields.addObject()
+                    .put("name", f.getName())
+                    .put("type", t.copy(true).asSerializableString())
+                    .put("nullable", t.isNullable());
+        }
+        return fields;
+    }
+
+    /** A JSON array of ints, e.g. for the kind's field indices. */
+    protected static ArrayNode ints(int[] values) {
+        ArrayNode a = JSON.createArrayNode();
+        for (int v : values) {
+            a.add(v);
+        }
+        return a;
+    }
+
+    /**
+     * Opens this spec in libferry.so for a subtask owning key groups [keyGroupStart,
+     * keyGroupEnd]: its JSON and the Arrow schema of its input batches, which the library checks
+     * against the spec and {@link NativeOperator#process} checks every batch against. The
+     * operators and the planner's support check open specs only through here.
+     *
+     * @param allocator the allocator imported output batches are counted against
+     */
+    public final NativeOperator open(int maxParallelism, int keyGroupStart, int keyGroupEnd, BufferAllocator allocator) {
+        List<Schema> schemas = new ArrayList<>(inputs.size());
+        for (Input input : inputs) {
+            schemas.add(ArrowTypes.schemaOf(input.type));
+        }
+        return NativeOperator.openInputs(toJson(maxParallelism, keyGroupStart, keyGroupEnd), schemas, allocator);
+    }
+}

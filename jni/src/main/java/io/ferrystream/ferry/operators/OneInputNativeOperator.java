@@ -1,0 +1,60 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * The one-input form of a native operator ({@link AbstractNativeOperator}): every row goes to the
+ * Arrow batch of the spec's only input, which is processed when it holds {@code batchSize} rows,
+ * when its first row has waited {@code ferry.batch.max-delay}, before a watermark is forwarded,
+ * before a checkpoint barrier and at the end of input; in mini-batch mode ({@link
+ * Batching#bundles}) exactly where Flink's {@code CountBundleTrigger} would end a bundle.
+ *
+ * @param <S> the kind's spec
+ */
+public abstract class OneInputNativeOperator<S extends NativeSpec> extends AbstractNativeOperator<S>
+        implements OneInputStreamOperator<RowData, RowData> {
+    private static final long serialVersionUID = 1L;
+
+    private transient RowDataArrowWriter writer;
+    private transient NativeInputRow inputRow;
+
+    /**
+     * @param spec the kind's spec, with one input
+     * @param outputType the layout of the rows this operator emits
+     */
+    protected OneInputNativeOperator(S spec, RowType outputType, Batching batching) {
+        super(spec, outputType, batching, 0);
+    }
+
+    /** Go computes keys from the batch; the framework need not project one per record. */
+    @Override
+    public boolean hasKeyContext1() {
+        return false;
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        writer = writers[0];
+        inputRow = inputRows[0];
+    }
+
+    @Override
+    public final void processElement(StreamRecord<RowData> element) throws Exception {
+        writer.write(inputRow.of(element.getValue()));
+        if (writer.count() >= batchSize) {
+            processInput(0);
+        } else if (bundled) {
+            return;
+        } else if (writer.count() == 1 && maxDelayMs > 0) {
+            startDelayTimer();
+        } else if (maxDelayMs == 0) {
+            processInput(0);
+        }
+    }
+}

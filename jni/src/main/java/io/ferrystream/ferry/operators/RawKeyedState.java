@@ -1,0 +1,98 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.nativelib.FerryException;
+import io.ferrystream.ferry.nativelib.NativeOperator;
+
+import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.util.zip.CRC32C;
+
+/**
+ * A native operator's state in Flink's raw keyed state: per non-empty key group of the subtask, the
+ * sequence of self-delimiting, checksummed, compressed chunks the library writes (at most about 4
+ * MiB of state each, the last one flagged), so Flink's rescaling redistributes it and no key group
+ * needs one huge buffer. A key group without state writes nothing.
+ */
+final class RawKeyedState {
+    /** Bytes of a state chunk's header (snapshot/blob.go): flags at 6, stored length at 36. */
+    private static final int CHUNK_HEADER = 48;
+
+    private static final int FLAG_LAST = 1;
+
+    /** Largest stored chunk the library writes: its 1 GiB payload limit plus zstd's overhead. */
+    private static final long MAX_STORED = (1L << 30) + (1 << 20);
+
+    private RawKeyedState() {}
+
+    /** Hands every chunk of every key group in {@code inputs} to the operator, in stream order. */
+    static void restore(Iterable<KeyGroupStatePartitionStreamProvider> inputs, NativeOperator op) throws IOException {
+        for (KeyGroupStatePartitionStreamProvider p : inputs) {
+            DataInputStream in = new DataInputStream(p.getStream());
+            byte[] chunk;
+            do {
+                chunk = readChunk(in, p.getKeyGroupId(), op);
+                op.restore(p.getKeyGroupId(), chunk);
+            } while ((chunk[6] & FLAG_LAST) == 0);
+        }
+    }
+
+    /** Writes the chunks of every key group of {@code out} that holds state. */
+    static void snapshot(KeyedStateCheckpointOutputStream out, NativeOperator op) throws IOException {
+        for (int keyGroup : out.getKeyGroupList()) {
+            byte[] chunk = op.snapshot(keyGroup);
+            if (chunk == null) {
+                continue; // no state: nothing is written for this key group
+            }
+            out.startNewKeyGroup(keyGroup);
+            do {
+                out.write(chunk);
+                chunk = op.snapshot(keyGroup);
+            } while (chunk != null);
+        }
+    }
+
+    /** Reads one self-delimiting state chunk: the fixed header, then the bytes it announces. */
+    private static byte[] readChunk(DataInputStream in, int keyGroup, NativeOperator op) throws IOException {
+        byte[] header = new byte[CHUNK_HEADER];
+        try {
+            in.readFully(header);
+        } catch (EOFException e) {
+            throw truncated(keyGroup, "in a chunk header", e);
+        }
+        // Trust the length only once the header is known to be Ferry's and intact: otherwise let
+        // the library say what is wrong with it (magic, version, header checksum).
+        CRC32C crc = new CRC32C();
+        crc.update(header, 0, 44);
+        if (header[0] != 'F' || header[1] != 'R' || header[2] != 'Y' || header[3] != 'S'
+                || (int) crc.getValue() != le32(header, 44)) {
+            op.restore(keyGroup, header); // throws FerryException(EDATA)
+            throw new FerryException(FerryException.EDATA, "Ferry state of key group " + keyGroup + ": invalid chunk header");
+        }
+        long stored = le32(header, 36) & 0xffffffffL;
+        if (stored > MAX_STORED) {
+            throw new FerryException(FerryException.EDATA,
+                    "Ferry state of key group " + keyGroup + ": chunk length " + stored + " is invalid");
+        }
+        byte[] chunk = new byte[CHUNK_HEADER + (int) stored];
+        System.arraycopy(header, 0, chunk, 0, CHUNK_HEADER);
+        try {
+            in.readFully(chunk, CHUNK_HEADER, (int) stored);
+        } catch (EOFException e) {
+            throw truncated(keyGroup, "in a chunk of " + stored + " bytes", e);
+        }
+        return chunk;
+    }
+
+    private static int le32(byte[] b, int at) {
+        return (b[at] & 0xff) | (b[at + 1] & 0xff) << 8 | (b[at + 2] & 0xff) << 16 | (b[at + 3] & 0xff) << 24;
+    }
+
+    private static FerryException truncated(int keyGroup, String where, EOFException e) {
+        return new FerryException(FerryException.EDATA,
+                "Ferry state of key group " + keyGroup + " is truncated: the stream ends " + where, e);
+    }
+}

@@ -1,0 +1,121 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+
+import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * The two-input form of a native operator ({@link AbstractNativeOperator}): one Arrow batch per
+ * input; {@link #processElement1} feeds input 0, {@link #processElement2} input 1.
+ *
+ * <p>Batches ({@link Batching#of}): an input's batch is processed alone when it holds {@code
+ * batchSize} rows. Both inputs' pending batches are processed, the first input's (input 0 unless
+ * the kind says otherwise) before the other's, when the oldest pending row has waited {@code
+ * ferry.batch.max-delay}, before the combined watermark advances (Flink's {@code
+ * processWatermark1/2} combine the two inputs' watermarks and call {@link #processWatermark} when
+ * the minimum moves), before a checkpoint barrier and at the end of input.
+ *
+ * <p>Bundles ({@link Batching#bundles}), as Flink's {@code MiniBatchStreamingJoinOperator} with
+ * its {@code CountCoBundleTrigger} cuts them: a bundle ends when the rows of both inputs together
+ * reach the bundle size, and at every watermark of either input, combined or not, besides
+ * barriers and the end of input. A bundle reaches the library as one batch per input, the first
+ * input's first: Flink's mini-batch joins process the right input's buffer first, except the
+ * right outer join ({@code processBundles}), so a kind replacing them says which input is first.
+ *
+ * @param <S> the kind's spec
+ */
+public abstract class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNativeOperator<S>
+        implements TwoInputStreamOperator<RowData, RowData, RowData> {
+    private static final long serialVersionUID = 1L;
+
+    private transient RowDataArrowWriter writer0;
+    private transient RowDataArrowWriter writer1;
+    private transient NativeInputRow inputRow0;
+    private transient NativeInputRow inputRow1;
+
+    /**
+     * @param spec the kind's spec, with two inputs
+     * @param outputType the layout of the rows this operator emits
+     * @param firstInput the input (0 or 1) whose pending batch is processed first
+     */
+    protected TwoInputNativeOperator(S spec, RowType outputType, Batching batching, int firstInput) {
+        super(spec, outputType, batching, order(firstInput));
+    }
+
+    /** Input 0's pending batch is processed first. */
+    protected TwoInputNativeOperator(S spec, RowType outputType, Batching batching) {
+        this(spec, outputType, batching, 0);
+    }
+
+    private static int[] order(int firstInput) {
+        if (firstInput != 0 && firstInput != 1) {
+            throw new IllegalArgumentException("the first input is 0 or 1, not " + firstInput);
+        }
+        return firstInput == 0 ? new int[] {0, 1} : new int[] {1, 0};
+    }
+
+    /** Go computes keys from the batch; the framework need not project one per record. */
+    @Override
+    public boolean hasKeyContext1() {
+        return false;
+    }
+
+    @Override
+    public boolean hasKeyContext2() {
+        return false;
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        writer0 = writers[0];
+        writer1 = writers[1];
+        inputRow0 = inputRows[0];
+        inputRow1 = inputRows[1];
+    }
+
+    @Override
+    public final void processElement1(StreamRecord<RowData> element) throws Exception {
+        writer0.write(inputRow0.of(element.getValue()));
+        afterRow(writer0, 0);
+    }
+
+    @Override
+    public final void processElement2(StreamRecord<RowData> element) throws Exception {
+        writer1.write(inputRow1.of(element.getValue()));
+        afterRow(writer1, 1);
+    }
+
+    private void afterRow(RowDataArrowWriter writer, int input) {
+        if (bundled) {
+            if (writer0.count() + writer1.count() >= batchSize) {
+                processPending();
+            }
+        } else if (writer.count() >= batchSize || maxDelayMs == 0) {
+            processInput(input);
+        } else {
+            startDelayTimer();
+        }
+    }
+
+    /** A bundle ends at every watermark of either input (then Flink combines them). */
+    @Override
+    public void processWatermark1(Watermark mark) throws Exception {
+        if (bundled) {
+            processPending();
+        }
+        super.processWatermark1(mark);
+    }
+
+    @Override
+    public void processWatermark2(Watermark mark) throws Exception {
+        if (bundled) {
+            processPending();
+        }
+        super.processWatermark2(mark);
+    }
+}

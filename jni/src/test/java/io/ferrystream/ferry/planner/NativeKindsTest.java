@@ -1,0 +1,50 @@
+package io.ferrystream.ferry.planner;
+
+import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
+import static io.ferrystream.ferry.planner.PlannerTests.newTableEnv;
+import static io.ferrystream.ferry.planner.PlannerTests.physicalPlan;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ferrystream.ferry.operators.GroupAggregateSpec;
+
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+/** The registry of native kinds, the per-kind counters, and a kind's own kill switch. */
+class NativeKindsTest {
+    @Test
+    void theGroupAggregateIsRegistered() {
+        assertEquals(List.of(GroupAggregateSpec.KIND), Ferry.operatorKinds());
+        NativeMatcher<?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
+        assertSame(StreamPhysicalGroupAggregate.class, m.nodeClass());
+        assertEquals("ferry.group-aggregate.enabled", m.enabledOption().key());
+        assertSame(GroupAggregateMatcher.ENABLED, m.enabledOption());
+        assertTrue(m.enabledOption().defaultValue());
+        assertEquals(FerryStreamExecGroupAggregate.class.getName(), Ferry.execNodeClassName(GroupAggregateSpec.KIND));
+        assertThrows(IllegalArgumentException.class, () -> Ferry.execNodeClassName("no_such_kind"));
+        assertEquals(0, Ferry.nativeNodesPlanned("no_such_kind"));
+        assertEquals(0, Ferry.nativeOperatorsOpened("no_such_kind"));
+    }
+
+    /** A node planned native counts for its kind and in the total; a fallback counts nowhere. */
+    @Test
+    void plannedNodesCountPerKind() {
+        TableEnvironment tEnv = newTableEnv(true);
+        long total = Ferry.nativeNodesPlanned();
+        long kind = Ferry.nativeNodesPlanned(GroupAggregateSpec.KIND);
+        assertEquals(List.of("native"), ferryTerms(physicalPlan(tEnv.explainSql("SELECT k, COUNT(*) FROM T GROUP BY k"))));
+        assertEquals(1, Ferry.nativeNodesPlanned(GroupAggregateSpec.KIND) - kind);
+        assertEquals(1, Ferry.nativeNodesPlanned() - total);
+        tEnv.getConfig().set(GroupAggregateMatcher.ENABLED, false);
+        assertEquals(List.of("disabled by ferry.group-aggregate.enabled=false"),
+                ferryTerms(physicalPlan(tEnv.explainSql("SELECT k, COUNT(*) FROM T GROUP BY k"))));
+        assertEquals(1, Ferry.nativeNodesPlanned(GroupAggregateSpec.KIND) - kind);
+        assertEquals(1, Ferry.nativeNodesPlanned() - total);
+    }
+}

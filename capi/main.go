@@ -22,11 +22,13 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/ferrystream/ferry"
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Version is the library version reported by ferry_version.
-const Version = "0.1.0"
+// Version is the library version reported by ferry_version: the project version, which the root
+// package reads from pom.xml.
+var Version = ferry.Version
 
 // abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
 const abiVersion = 3

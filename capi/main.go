@@ -23,12 +23,14 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/ferrystream/ferry"
 	_ "github.com/ferrystream/ferry/agg" // registers group_aggregate
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Version is the library version reported by ferry_version.
-const Version = "0.1.0"
+// Version is the library version reported by ferry_version: the project version, which the root
+// package reads from pom.xml.
+var Version = ferry.Version
 
 // abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
 const abiVersion = 4

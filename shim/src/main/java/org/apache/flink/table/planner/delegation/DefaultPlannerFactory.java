@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.reflect.InvocationTargetException;
 import java.net.JarURLConnection;
 import java.net.URL;
@@ -23,6 +24,7 @@ import java.security.CodeSource;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.jar.Attributes;
@@ -217,6 +219,25 @@ public final class DefaultPlannerFactory implements PlannerFactory {
     // ---------------------------------------------------------------------------------------------
     // Ferry
 
+    /**
+     * The file name of the wrapper jar of this shim's release, e.g. {@code ferry-flink-0.1.0.jar}:
+     * the version comes from {@code META-INF/ferry-flink-shim.properties}, which the build fills in
+     * from the project version.
+     */
+    static String wrapperJarName() {
+        Properties props = new Properties();
+        try (InputStream in =
+                DefaultPlannerFactory.class.getResourceAsStream("/META-INF/ferry-flink-shim.properties")) {
+            if (in != null) {
+                props.load(in);
+            }
+        } catch (IOException e) {
+            LOG.debug("Ferry's planner shim cannot read its version", e);
+        }
+        String version = props.getProperty("ferry.version");
+        return version == null || version.isEmpty() ? "the ferry-flink jar" : "ferry-flink-" + version + ".jar";
+    }
+
     private static void installFerry(TableConfig config) {
         Class<?> ferry;
         try {
@@ -227,7 +248,9 @@ public final class DefaultPlannerFactory implements PlannerFactory {
                             + FERRY_CLASS
                             + " ("
                             + e
-                            + "): put ferry-flink-0.1.0.jar into Flink's lib/ next to the shim, or remove"
+                            + "): put "
+                            + wrapperJarName()
+                            + " into Flink's lib/ next to the shim, or remove"
                             + " the shim (docs/install.md).",
                     e);
         }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The JVM side-by-side benchmark (jni/src/test/java/io/ferrystream/ferry/bench, run from the test
+# classpath): markdown tables on stdout, progress on stderr. Expects build/native (./build.sh
+# bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, split,
+# ferry-only) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
+# lists them). `scripts/bench-jvm.sh jfr [SECTION] [flags]` runs Ferry's operator alone
+# (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry) or only one-row-batch calls
+# (one-row) under JFR (build/bench-jvm-SECTION.jfr) and prints the hottest methods
+# (scripts/jfr-top.sh).
+. "$(dirname "$0")/common.sh"
+
+log "jni: test classes and the test classpath"
+mvn_ -pl jni -DskipTests test-compile dependency:build-classpath \
+  -Dmdep.outputFile="$ROOT/jni/target/test-classpath.txt" -Dmdep.includeScope=test
+cp="$ROOT/jni/target/test-classes:$ROOT/jni/target/classes:$(cat "$ROOT/jni/target/test-classpath.txt")"
+
+# The JDK 17 module openings of ./ferry (Flink's and Arrow's); a heap that holds 1 M keys of
+# Flink heap state next to the input rows without GC thrashing, touched at startup: otherwise
+# the first use of each heap page (a 2 MiB clear with transparent huge pages) lands in whichever
+# variant happens to be running, slowing it several times over for seconds.
+opts=(
+  --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED
+  --add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
+  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED
+  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
+  --add-opens=java.base/java.nio=org.apache.arrow.memory.core,ALL-UNNAMED
+  -Xms6g -Xmx6g -XX:+AlwaysPreTouch -Dlog4j2.level=WARN
+)
+
+if [ "${1:-}" = jfr ]; then
+  shift
+  section=ferry-only
+  case "${1:-}" in ferry-only|sql-ferry|one-row) section=$1; shift ;; esac
+  rec=$OUT/bench-jvm-$section.jfr
+  log "JFR: bench-jvm $section $* ($rec)"
+  java "${opts[@]}" -XX:StartFlightRecording=filename="$rec",settings=profile \
+    -cp "$cp" io.ferrystream.ferry.bench.Bench "$section" "$@"
+  case $section in
+    ferry-only) "$ROOT/scripts/jfr-top.sh" "$rec" 'OneInputNativeOperator[.]processElement' ;; # the operator only
+    one-row) "$ROOT/scripts/jfr-top.sh" "$rec" 'NativeOperator[.]process' ;;
+    *) "$ROOT/scripts/jfr-top.sh" "$rec" ;;
+  esac
+  exit 0
+fi
+log "bench-jvm $*"
+java "${opts[@]}" -cp "$cp" io.ferrystream.ferry.bench.Bench "$@"

@@ -1,0 +1,21 @@
+# Sourced by build.sh and scripts/*.sh: strict mode, the repository root as working directory,
+# the output paths, logging and Maven.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+OUT=$ROOT/build
+mkdir -p "$OUT"
+export CGO_ENABLED=1
+
+# The project version (the root pom.xml's <revision>) and the jars the reactor builds.
+FERRY_VERSION=$("$ROOT/scripts/version.sh")
+WRAPPER_JAR=$ROOT/jni/target/ferry-flink-$FERRY_VERSION.jar
+SHIM_JAR=$ROOT/shim/target/ferry-flink-shim.jar
+
+log() { printf '\n== %s\n' "$*"; }
+
+# Maven on the reactor of the root pom.xml (select modules with -pl, profiles with -P), online
+# unless MVN_OFFLINE is set (for machines whose ~/.m2 already holds everything).
+mvn_() {
+  (cd "$ROOT" && mvn -B -q $( [ -n "${MVN_OFFLINE:-}" ] && echo -o ) "$@")
+}

@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 // Ferry's own Arrow C Data import and export against arrow-go's cdata package, per batch, on the
@@ -438,13 +440,13 @@ func BenchmarkCDataExport(b *testing.B) {
 		b.Run(fmt.Sprintf("rows=%d/impl=ferry", rows), func(b *testing.B) {
 			b.ReportAllocs()
 			o := &operator{}
-			o.out.Alloc = &o.alloc
+			ob := engine.OutBatch{Alloc: &o.alloc}
 			cpuLoop(b, func() {
-				if err := o.out.Init(cdataTypes, rows, varBytes); err != nil {
+				if err := ob.Init(cdataTypes, rows, varBytes); err != nil {
 					b.Fatal(err)
 				}
-				markNulls(&o.out)
-				if err := o.export(out); err != nil {
+				markNulls(&ob)
+				if err := o.export(out, &ob); err != nil {
 					b.Fatal(err)
 				}
 				release(b)
@@ -557,13 +559,13 @@ func TestCDataBenchBatches(t *testing.T) {
 		// Both exports hand out the same batch.
 		varBytes := cdataVarBytes(rows)
 		o := &operator{}
-		o.out.Alloc = &o.alloc
-		if err := o.out.Init(cdataTypes, rows, varBytes); err != nil {
+		ob := engine.OutBatch{Alloc: &o.alloc}
+		if err := ob.Init(cdataTypes, rows, varBytes); err != nil {
 			t.Fatal(err)
 		}
-		markNulls(&o.out)
+		markNulls(&ob)
 		out := newCArray()
-		if err := o.export(out); err != nil {
+		if err := o.export(out, &ob); err != nil {
 			t.Fatal(err)
 		}
 		ferryRec, err := cdata.ImportCRecordBatchWithSchema((*cdata.CArrowArray)(unsafe.Pointer(out)), cdataSchema)

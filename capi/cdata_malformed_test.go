@@ -1,3 +1,5 @@
+//go:build ferrytest
+
 package main
 
 import (

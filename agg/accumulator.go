@@ -5,16 +5,16 @@ import "github.com/ferrystream/ferry/engine"
 // groupState is per-group state of an operator, in flat slices indexed by group id: an
 // accumulator, or the value set behind DISTINCT calls.
 type groupState interface {
-	// grow makes room for group ids below n; new groups are in the initial state.
-	grow(n int)
-	// reset returns group g to the initial state (Flink's createAccumulators after cleanup).
-	reset(g int32)
-	// save appends the state of group g to dst; load reads it back into group g, which is in
+	// Grow makes room for group ids below n; new groups are in the initial state.
+	Grow(n int)
+	// Reset returns group id to the initial state (Flink's createAccumulators after cleanup).
+	Reset(id int32)
+	// Save appends the state of group id to dst; Load reads it back into group id, which is in
 	// the initial state, and returns the rest of src.
-	save(dst []byte, g int32) []byte
-	load(src []byte, g int32) ([]byte, error)
-	// bytes estimates the memory the state owns.
-	bytes() int64
+	Save(dst []byte, id int32) []byte
+	Load(src []byte, id int32) ([]byte, error)
+	// Bytes estimates the memory the state owns.
+	Bytes() int64
 }
 
 // accumulator holds the state of one aggregate call for every group of an operator

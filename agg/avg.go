@@ -18,9 +18,9 @@ type avgState[S int64 | float64] struct {
 	cnt int64
 }
 
-func (a *avgAcc[T, S]) grow(n int)    { a.st = extend(a.st, n) }
-func (a *avgAcc[T, S]) reset(g int32) { a.st[g] = avgState[S]{} }
-func (a *avgAcc[T, S]) bytes() int64  { return int64(cap(a.st)) * 16 }
+func (a *avgAcc[T, S]) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *avgAcc[T, S]) Reset(g int32) { a.st[g] = avgState[S]{} }
+func (a *avgAcc[T, S]) Bytes() int64  { return int64(cap(a.st)) * 16 }
 
 func value[T number, S int64 | float64](s *avgState[S]) (T, bool) {
 	if s.cnt == 0 {
@@ -55,11 +55,11 @@ func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	}
 }
 
-func (a *avgAcc[T, S]) save(dst []byte, g int32) []byte {
+func (a *avgAcc[T, S]) Save(dst []byte, g int32) []byte {
 	return putVarint(putScalar(dst, a.st[g].sum), a.st[g].cnt)
 }
 
-func (a *avgAcc[T, S]) load(src []byte, g int32) ([]byte, error) {
+func (a *avgAcc[T, S]) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
 	if s.sum, src, err = getScalar[S](src); err != nil {

@@ -192,14 +192,14 @@ type strMinMaxAcc struct {
 	strRowValues
 }
 
-func (a *strMinMaxAcc) grow(n int) { a.val, a.java = extend(a.val, n), extend(a.java, n) }
+func (a *strMinMaxAcc) Grow(n int) { a.val, a.java = extend(a.val, n), extend(a.java, n) }
 
-func (a *strMinMaxAcc) reset(g int32) {
+func (a *strMinMaxAcc) Reset(g int32) {
 	a.heap.drop(a.val[g])
 	a.val[g], a.java[g] = strRef{}, false
 }
 
-func (a *strMinMaxAcc) bytes() int64 { return int64(cap(a.val))*16 + int64(cap(a.heap.buf)) }
+func (a *strMinMaxAcc) Bytes() int64 { return int64(cap(a.val))*16 + int64(cap(a.heap.buf)) }
 
 func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.heap.compact(a.val)
@@ -234,7 +234,7 @@ func (a *strMinMaxAcc) write(out *engine.OutColumn, pick []int32) {
 	a.strRowValues.write(&a.heap, out, pick)
 }
 
-func (a *strMinMaxAcc) save(dst []byte, g int32) []byte {
+func (a *strMinMaxAcc) Save(dst []byte, g int32) []byte {
 	r := a.val[g]
 	dst = putBool(dst, r.has)
 	if r.has {
@@ -243,7 +243,7 @@ func (a *strMinMaxAcc) save(dst []byte, g int32) []byte {
 	return dst
 }
 
-func (a *strMinMaxAcc) load(src []byte, g int32) ([]byte, error) {
+func (a *strMinMaxAcc) Load(src []byte, g int32) ([]byte, error) {
 	has, src, err := getBool(src)
 	if err != nil || !has {
 		return src, err
@@ -271,18 +271,18 @@ type strMinMaxRetractAcc struct {
 	strRowValues
 }
 
-func (a *strMinMaxRetractAcc) grow(n int) {
+func (a *strMinMaxRetractAcc) Grow(n int) {
 	a.ext, a.extJava, a.mapSize = extend(a.ext, n), extend(a.extJava, n), extend(a.mapSize, n)
 	a.counts.growGroups(n)
 }
 
-func (a *strMinMaxRetractAcc) reset(g int32) {
+func (a *strMinMaxRetractAcc) Reset(g int32) {
 	a.heap.drop(a.ext[g])
 	a.ext[g], a.extJava[g], a.mapSize[g] = strRef{}, false, 0
 	a.counts.clearGroup(g)
 }
 
-func (a *strMinMaxRetractAcc) bytes() int64 {
+func (a *strMinMaxRetractAcc) Bytes() int64 {
 	return int64(cap(a.ext))*16 + int64(cap(a.mapSize))*8 + int64(cap(a.heap.buf)) + a.counts.bytes()
 }
 
@@ -411,7 +411,7 @@ func (a *strMinMaxRetractAcc) write(out *engine.OutColumn, pick []int32) {
 	a.strRowValues.write(&a.heap, out, pick)
 }
 
-func (a *strMinMaxRetractAcc) save(dst []byte, g int32) []byte {
+func (a *strMinMaxRetractAcc) Save(dst []byte, g int32) []byte {
 	r := a.ext[g]
 	dst = putBool(dst, r.has)
 	if r.has {
@@ -430,7 +430,7 @@ func (a *strMinMaxRetractAcc) save(dst []byte, g int32) []byte {
 	return dst
 }
 
-func (a *strMinMaxRetractAcc) load(src []byte, g int32) ([]byte, error) {
+func (a *strMinMaxRetractAcc) Load(src []byte, g int32) ([]byte, error) {
 	has, src, err := getBool(src)
 	if err != nil {
 		return nil, err

@@ -11,9 +11,9 @@ type countAcc struct {
 	rowValues[int64]
 }
 
-func (a *countAcc) grow(n int)    { a.cnt = extend(a.cnt, n) }
-func (a *countAcc) reset(g int32) { a.cnt[g] = 0 }
-func (a *countAcc) bytes() int64  { return int64(cap(a.cnt)) * 8 }
+func (a *countAcc) Grow(n int)    { a.cnt = extend(a.cnt, n) }
+func (a *countAcc) Reset(g int32) { a.cnt[g] = 0 }
+func (a *countAcc) Bytes() int64  { return int64(cap(a.cnt)) * 8 }
 
 func (a *countAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
@@ -37,9 +37,9 @@ func (a *countAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bo
 	}
 }
 
-func (a *countAcc) save(dst []byte, g int32) []byte { return putVarint(dst, a.cnt[g]) }
+func (a *countAcc) Save(dst []byte, g int32) []byte { return putVarint(dst, a.cnt[g]) }
 
-func (a *countAcc) load(src []byte, g int32) ([]byte, error) {
+func (a *countAcc) Load(src []byte, g int32) ([]byte, error) {
 	v, rest, err := getVarint(src)
 	a.cnt[g] = v
 	return rest, err

@@ -263,9 +263,9 @@ type decSumState struct {
 	has bool // sum is not NULL
 }
 
-func (a *decSumAcc) grow(n int)    { a.st = extend(a.st, n) }
-func (a *decSumAcc) reset(g int32) { a.st[g] = decSumState{} }
-func (a *decSumAcc) bytes() int64  { return int64(cap(a.st)) * 32 }
+func (a *decSumAcc) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *decSumAcc) Reset(g int32) { a.st[g] = decSumState{} }
+func (a *decSumAcc) Bytes() int64  { return int64(cap(a.st)) * 32 }
 
 func (a *decSumAcc) value(s *decSumState) (dec128, bool) {
 	if a.retract && s.cnt == 0 {
@@ -305,12 +305,12 @@ func (a *decSumAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []b
 	}
 }
 
-func (a *decSumAcc) save(dst []byte, g int32) []byte {
+func (a *decSumAcc) Save(dst []byte, g int32) []byte {
 	s := &a.st[g]
 	return putVarint(putDec(putBool(dst, s.has), s.sum), s.cnt)
 }
 
-func (a *decSumAcc) load(src []byte, g int32) ([]byte, error) {
+func (a *decSumAcc) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
 	if s.has, src, err = getBool(src); err != nil {
@@ -338,9 +338,9 @@ type decSum0State struct {
 	null bool // overflowed
 }
 
-func (a *decSum0Acc) grow(n int)    { a.st = extend(a.st, n) }
-func (a *decSum0Acc) reset(g int32) { a.st[g] = decSum0State{} }
-func (a *decSum0Acc) bytes() int64  { return int64(cap(a.st)) * 24 }
+func (a *decSum0Acc) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *decSum0Acc) Reset(g int32) { a.st[g] = decSum0State{} }
+func (a *decSum0Acc) Bytes() int64  { return int64(cap(a.st)) * 24 }
 
 func (a *decSum0Acc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.decRowValues.reset(in.Len)
@@ -367,11 +367,11 @@ func (a *decSum0Acc) fold(in *engine.Batch, gids []int32, act []int8, changed []
 	}
 }
 
-func (a *decSum0Acc) save(dst []byte, g int32) []byte {
+func (a *decSum0Acc) Save(dst []byte, g int32) []byte {
 	return putDec(putBool(dst, a.st[g].null), a.st[g].sum)
 }
 
-func (a *decSum0Acc) load(src []byte, g int32) ([]byte, error) {
+func (a *decSum0Acc) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
 	if s.null, src, err = getBool(src); err != nil {
@@ -404,9 +404,9 @@ type decAvgState struct {
 	avg  dec128
 }
 
-func (a *decAvgAcc) grow(n int)    { a.st = extend(a.st, n) }
-func (a *decAvgAcc) reset(g int32) { a.st[g] = decAvgState{} }
-func (a *decAvgAcc) bytes() int64  { return int64(cap(a.st)) * 56 }
+func (a *decAvgAcc) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *decAvgAcc) Reset(g int32) { a.st[g] = decAvgState{} }
+func (a *decAvgAcc) Bytes() int64  { return int64(cap(a.st)) * 56 }
 
 // update recomputes the cached value of s from its sum and count.
 func (a *decAvgAcc) update(s *decAvgState) {
@@ -445,12 +445,12 @@ func (a *decAvgAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []b
 	}
 }
 
-func (a *decAvgAcc) save(dst []byte, g int32) []byte {
+func (a *decAvgAcc) Save(dst []byte, g int32) []byte {
 	s := &a.st[g]
 	return putVarint(putDec(putBool(dst, s.null), s.sum), s.cnt)
 }
 
-func (a *decAvgAcc) load(src []byte, g int32) ([]byte, error) {
+func (a *decAvgAcc) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
 	if s.null, src, err = getBool(src); err != nil {
@@ -482,9 +482,9 @@ type decMinMaxState struct {
 	has bool
 }
 
-func (a *decMinMaxAcc) grow(n int)    { a.st = extend(a.st, n) }
-func (a *decMinMaxAcc) reset(g int32) { a.st[g] = decMinMaxState{} }
-func (a *decMinMaxAcc) bytes() int64  { return int64(cap(a.st)) * 24 }
+func (a *decMinMaxAcc) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *decMinMaxAcc) Reset(g int32) { a.st[g] = decMinMaxState{} }
+func (a *decMinMaxAcc) Bytes() int64  { return int64(cap(a.st)) * 24 }
 
 func (a *decMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.decRowValues.reset(in.Len)
@@ -511,11 +511,11 @@ func (a *decMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	}
 }
 
-func (a *decMinMaxAcc) save(dst []byte, g int32) []byte {
+func (a *decMinMaxAcc) Save(dst []byte, g int32) []byte {
 	return putDec(putBool(dst, a.st[g].has), a.st[g].val)
 }
 
-func (a *decMinMaxAcc) load(src []byte, g int32) ([]byte, error) {
+func (a *decMinMaxAcc) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
 	if s.has, src, err = getBool(src); err != nil {
@@ -538,17 +538,17 @@ type decMinMaxRetractAcc struct {
 	decRowValues
 }
 
-func (a *decMinMaxRetractAcc) grow(n int) {
+func (a *decMinMaxRetractAcc) Grow(n int) {
 	a.ext, a.hasExt, a.mapSize = extend(a.ext, n), extend(a.hasExt, n), extend(a.mapSize, n)
 	a.counts.growGroups(n)
 }
 
-func (a *decMinMaxRetractAcc) reset(g int32) {
+func (a *decMinMaxRetractAcc) Reset(g int32) {
 	a.ext[g], a.hasExt[g], a.mapSize[g] = dec128{}, false, 0
 	a.counts.clearGroup(g)
 }
 
-func (a *decMinMaxRetractAcc) bytes() int64 {
+func (a *decMinMaxRetractAcc) Bytes() int64 {
 	return int64(cap(a.ext))*16 + int64(cap(a.hasExt)) + int64(cap(a.mapSize))*8 + a.counts.bytes()
 }
 
@@ -654,7 +654,7 @@ func (a *decMinMaxRetractAcc) rescan(g int32) {
 	}
 }
 
-func (a *decMinMaxRetractAcc) save(dst []byte, g int32) []byte {
+func (a *decMinMaxRetractAcc) Save(dst []byte, g int32) []byte {
 	dst = putBool(dst, a.hasExt[g])
 	dst = putDec(dst, a.ext[g])
 	dst = putVarint(dst, a.mapSize[g])
@@ -670,7 +670,7 @@ func (a *decMinMaxRetractAcc) save(dst []byte, g int32) []byte {
 	return dst
 }
 
-func (a *decMinMaxRetractAcc) load(src []byte, g int32) ([]byte, error) {
+func (a *decMinMaxRetractAcc) Load(src []byte, g int32) ([]byte, error) {
 	var err error
 	if a.hasExt[g], src, err = getBool(src); err != nil {
 		return nil, err

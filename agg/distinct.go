@@ -55,20 +55,20 @@ func (d *distinctSet) addCall(call int, filter int) {
 	d.acts = append(d.acts, nil)
 }
 
-func (d *distinctSet) grow(n int) {
+func (d *distinctSet) Grow(n int) {
 	for len(d.head) < n {
 		d.head = append(d.head, -1)
 	}
 }
 
 // reset removes every entry of group g (Flink's cleanup of the MapView).
-func (d *distinctSet) reset(g int32) {
+func (d *distinctSet) Reset(g int32) {
 	for d.head[g] >= 0 {
 		d.remove(d.head[g])
 	}
 }
 
-func (d *distinctSet) bytes() int64 {
+func (d *distinctSet) Bytes() int64 {
 	return int64(cap(d.entGroup))*(4+8+4+8+4+4) + int64(cap(d.counts))*8 + int64(cap(d.head))*4 +
 		int64(cap(d.arena)) + int64(cap(d.slots))*4
 }
@@ -306,7 +306,7 @@ func (d *distinctSet) compact() {
 }
 
 // save appends group g's entries: their number, then each key (length-prefixed) and its values.
-func (d *distinctSet) save(dst []byte, g int32) []byte {
+func (d *distinctSet) Save(dst []byte, g int32) []byte {
 	n := 0
 	for e := d.head[g]; e >= 0; e = d.next[e] {
 		n++
@@ -323,7 +323,7 @@ func (d *distinctSet) save(dst []byte, g int32) []byte {
 	return dst
 }
 
-func (d *distinctSet) load(src []byte, g int32) ([]byte, error) {
+func (d *distinctSet) Load(src []byte, g int32) ([]byte, error) {
 	n, src, err := getVarint(src)
 	if err != nil {
 		return nil, err

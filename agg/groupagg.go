@@ -325,7 +325,7 @@ func (g *GroupAggregate) grow() {
 		g.bundle.keyOf = extend(g.bundle.keyOf, n)
 	}
 	for _, s := range g.states {
-		s.grow(n)
+		s.Grow(n)
 	}
 }
 
@@ -337,7 +337,7 @@ func (g *GroupAggregate) resetGroup(id int32) {
 		g.lastWrite[id] = 0
 	}
 	for _, s := range g.states {
-		s.reset(id)
+		s.Reset(id)
 	}
 }
 
@@ -451,7 +451,7 @@ func (g *GroupAggregate) SnapshotKeyGroup(kg, from int, dst []byte, limit int) (
 			dst = putVarint(dst, g.lastWrite[id])
 		}
 		for _, st := range g.states {
-			dst = st.save(dst, id)
+			dst = st.Save(dst, id)
 		}
 	}
 	return -1, dst, nil
@@ -517,7 +517,7 @@ func (g *GroupAggregate) RestoreKeyGroup(kg int, payload []byte) (err error) {
 			}
 		}
 		for _, st := range g.states {
-			if src, err = st.load(src, id); err != nil {
+			if src, err = st.Load(src, id); err != nil {
 				return err
 			}
 		}
@@ -537,7 +537,7 @@ func (g *GroupAggregate) checkKeyGroup(kg int) error {
 func (g *GroupAggregate) Stats() engine.Stats {
 	n := g.table.Bytes() + int64(cap(g.counter))*8 + int64(cap(g.lastWrite))*8
 	for _, s := range g.states {
-		n += s.bytes()
+		n += s.Bytes()
 	}
 	return engine.Stats{Keys: int64(g.table.Len()), StateBytes: n}
 }

@@ -21,9 +21,9 @@ type minMaxState[T number] struct {
 	has bool // val is not NULL
 }
 
-func (a *minMaxAcc[T]) grow(n int)    { a.st = extend(a.st, n) }
-func (a *minMaxAcc[T]) reset(g int32) { a.st[g] = minMaxState[T]{} }
-func (a *minMaxAcc[T]) bytes() int64  { return int64(cap(a.st)) * 16 }
+func (a *minMaxAcc[T]) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *minMaxAcc[T]) Reset(g int32) { a.st[g] = minMaxState[T]{} }
+func (a *minMaxAcc[T]) Bytes() int64  { return int64(cap(a.st)) * 16 }
 
 func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
@@ -46,11 +46,11 @@ func (a *minMaxAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	}
 }
 
-func (a *minMaxAcc[T]) save(dst []byte, g int32) []byte {
+func (a *minMaxAcc[T]) Save(dst []byte, g int32) []byte {
 	return putScalar(putBool(dst, a.st[g].has), a.st[g].val)
 }
 
-func (a *minMaxAcc[T]) load(src []byte, g int32) ([]byte, error) {
+func (a *minMaxAcc[T]) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
 	if s.has, src, err = getBool(src); err != nil {

@@ -21,17 +21,17 @@ type minMaxRetractAcc[T number] struct {
 	rowValues[T]
 }
 
-func (a *minMaxRetractAcc[T]) grow(n int) {
+func (a *minMaxRetractAcc[T]) Grow(n int) {
 	a.ext, a.hasExt, a.mapSize = extend(a.ext, n), extend(a.hasExt, n), extend(a.mapSize, n)
 	a.counts.growGroups(n)
 }
 
-func (a *minMaxRetractAcc[T]) reset(g int32) {
+func (a *minMaxRetractAcc[T]) Reset(g int32) {
 	a.ext[g], a.hasExt[g], a.mapSize[g] = 0, false, 0
 	a.counts.clearGroup(g)
 }
 
-func (a *minMaxRetractAcc[T]) bytes() int64 {
+func (a *minMaxRetractAcc[T]) Bytes() int64 {
 	return int64(cap(a.ext))*8 + int64(cap(a.hasExt)) + int64(cap(a.mapSize))*8 + a.counts.bytes()
 }
 
@@ -136,7 +136,7 @@ func (a *minMaxRetractAcc[T]) rescan(g int32) {
 	}
 }
 
-func (a *minMaxRetractAcc[T]) save(dst []byte, g int32) []byte {
+func (a *minMaxRetractAcc[T]) Save(dst []byte, g int32) []byte {
 	dst = putBool(dst, a.hasExt[g])
 	dst = putScalar(dst, a.ext[g])
 	dst = putVarint(dst, a.mapSize[g])
@@ -152,7 +152,7 @@ func (a *minMaxRetractAcc[T]) save(dst []byte, g int32) []byte {
 	return dst
 }
 
-func (a *minMaxRetractAcc[T]) load(src []byte, g int32) ([]byte, error) {
+func (a *minMaxRetractAcc[T]) Load(src []byte, g int32) ([]byte, error) {
 	var err error
 	if a.hasExt[g], src, err = getBool(src); err != nil {
 		return nil, err

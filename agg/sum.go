@@ -23,9 +23,9 @@ type sumState[T number] struct {
 	has bool // sum is not NULL
 }
 
-func (a *sumAcc[T]) grow(n int)    { a.st = extend(a.st, n) }
-func (a *sumAcc[T]) reset(g int32) { a.st[g] = sumState[T]{} }
-func (a *sumAcc[T]) bytes() int64  { return int64(cap(a.st)) * 24 }
+func (a *sumAcc[T]) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *sumAcc[T]) Reset(g int32) { a.st[g] = sumState[T]{} }
+func (a *sumAcc[T]) Bytes() int64  { return int64(cap(a.st)) * 24 }
 
 func (a *sumAcc[T]) value(s *sumState[T]) (T, bool) {
 	if a.retract {
@@ -69,12 +69,12 @@ func (a *sumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []b
 	}
 }
 
-func (a *sumAcc[T]) save(dst []byte, g int32) []byte {
+func (a *sumAcc[T]) Save(dst []byte, g int32) []byte {
 	s := &a.st[g]
 	return putVarint(putScalar(putBool(dst, s.has), s.sum), s.cnt)
 }
 
-func (a *sumAcc[T]) load(src []byte, g int32) ([]byte, error) {
+func (a *sumAcc[T]) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
 	if s.has, src, err = getBool(src); err != nil {

@@ -11,9 +11,9 @@ type sum0Acc[T number] struct {
 	rowValues[T]
 }
 
-func (a *sum0Acc[T]) grow(n int)    { a.sum = extend(a.sum, n) }
-func (a *sum0Acc[T]) reset(g int32) { a.sum[g] = 0 }
-func (a *sum0Acc[T]) bytes() int64  { return int64(cap(a.sum)) * 8 }
+func (a *sum0Acc[T]) Grow(n int)    { a.sum = extend(a.sum, n) }
+func (a *sum0Acc[T]) Reset(g int32) { a.sum[g] = 0 }
+func (a *sum0Acc[T]) Bytes() int64  { return int64(cap(a.sum)) * 8 }
 
 func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
@@ -37,9 +37,9 @@ func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []
 	}
 }
 
-func (a *sum0Acc[T]) save(dst []byte, g int32) []byte { return putScalar(dst, a.sum[g]) }
+func (a *sum0Acc[T]) Save(dst []byte, g int32) []byte { return putScalar(dst, a.sum[g]) }
 
-func (a *sum0Acc[T]) load(src []byte, g int32) ([]byte, error) {
+func (a *sum0Acc[T]) Load(src []byte, g int32) ([]byte, error) {
 	var err error
 	a.sum[g], src, err = getScalar[T](src)
 	return src, err

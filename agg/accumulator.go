@@ -33,4 +33,28 @@ type accumulator interface {
 	// differ reports whether entries a and b of the last fold (as picked by write) differ under
 	// Flink's equaliser.
 	differ(a, b int32) bool
+	partialState
+}
+
+// partialState is an accumulator's partial state: the fields of Flink's accumulator row for the
+// call (partial.go). The two-phase aggregate's local operator writes it per key; its global
+// operator merges such rows into its own state.
+type partialState interface {
+	// partialTypes returns the types of the accumulator's fields in the order of Flink's
+	// accumulator row, or an error wrapping engine.ErrUnsupported when Ferry cannot carry them
+	// as Arrow columns (a MapView).
+	partialTypes() ([]engine.Type, error)
+	// partialVarBytes sets dst[k] to the data size partial column k needs for groups when it is
+	// VARCHAR, for OutBatch.Init; dst has one entry per partial column.
+	partialVarBytes(groups []int32, dst []int)
+	// writePartial writes the partial state of group groups[j] to row j of out, one column per
+	// partial field, laid out by OutBatch.Init for len(groups) rows.
+	writePartial(out []engine.OutColumn, groups []int32) error
+	// merge merges partial rows, in order: row i of the columns in.Cols[first:] (one per
+	// partial field) into group gids[i]; rows with gids[i] < 0 are skipped. It follows Flink's
+	// merge expressions (or merge method) for the function, records each row's value before
+	// and after as fold does (write and differ read them) and sets changed[i] when the two
+	// differ under Flink's equaliser. It checks the columns first and changes nothing when it
+	// returns an error.
+	merge(in *engine.Batch, first int, gids []int32, changed []bool) error
 }

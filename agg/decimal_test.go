@@ -546,10 +546,10 @@ func TestVarcharHeapCompaction(t *testing.T) {
 		for _, c := range op.calls {
 			var heaps []*strHeap
 			switch a := c.(type) {
-			case *strMinMaxAcc:
-				heaps = append(heaps, &a.heap)
-			case *strMinMaxRetractAcc:
-				heaps = append(heaps, &a.heap, &a.counts.heap)
+			case *minMaxAcc[strRef, *strOps]:
+				heaps = append(heaps, &a.ops.heap)
+			case *minMaxRetractAcc[strRef, *strOps]: // extremes and multiset keys share one arena
+				heaps = append(heaps, &a.ops.heap)
 			}
 			for _, h := range heaps {
 				if live := int64(len(h.buf)) - h.garbage; len(h.buf) > 1<<20 && int64(len(h.buf)) > 2*live+400_000 {

@@ -31,6 +31,17 @@ func (a *minMaxRetractAcc[V, O]) merge(*engine.Batch, int, []int32, []bool) erro
 	return errMapPartial(a.fn)
 }
 
+// groupMerger is implemented by accumulators whose partial state merges in Go only (a MapView
+// in Flink): mergeGroupsFrom merges group src[i] of from, an accumulator of the same call
+// built the same way, into group dst[i], recording values as mergeGroups does.
+type groupMerger interface {
+	mergeGroupsFrom(from accumulator, src, dst []int32, changed []bool)
+}
+
+func (a *minMaxRetractAcc[V, O]) mergeGroupsFrom(from accumulator, src, dst []int32, changed []bool) {
+	a.mergeGroups(from.(*minMaxRetractAcc[V, O]), src, dst, changed)
+}
+
 // mergeGroups merges group src[i] of from into group dst[i] of a, for each i in order, as
 // Min/MaxWithRetractAggFunction.merge merges one accumulator into another:
 //

@@ -126,15 +126,16 @@ func (a *sumAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) erro
 // mergeInputs checks partial rows and returns the sum column and the counts (nil without
 // retraction).
 func (a *sumAcc[V, O]) mergeInputs(in *engine.Batch, first int) (*engine.Column, []int64, error) {
-	types, _ := a.partialTypes()
-	if err := checkPartial(in, first, types, 1); err != nil { // Flink never writes a NULL count
+	if !a.retract {
+		if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
+			return nil, nil, err
+		}
+		return &in.Cols[first], nil, nil
+	}
+	if err := checkPartial(in, first, []engine.Type{a.typ, countType}, 1); err != nil { // Flink never writes a NULL count
 		return nil, nil, err
 	}
-	var cnts []int64
-	if a.retract {
-		cnts = engine.Values[int64](&in.Cols[first+1], in.Len)
-	}
-	return &in.Cols[first], cnts, nil
+	return &in.Cols[first], engine.Values[int64](&in.Cols[first+1], in.Len), nil
 }
 
 func (a *sumAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {

@@ -69,16 +69,33 @@ type varOutput interface {
 	varBytes(pick []int32) int
 }
 
-// strRef is a VARCHAR value: a string in the owning strOps' arena, or (batch) in the column
-// the ops are bound to, until keep copies it. has is false for NULL. java marks a value built
-// from a row that held its Java String, which compares in UTF-16 order against another such
-// value (compareStrings); equality is byte equality either way.
+// strRef is a VARCHAR value: a string in the owning strOps' arena, or (refBatch) in the data of
+// the column the ops are bound to, until keep copies it. refHas is clear for NULL. refJava marks a value
+// built from a row that held its Java String, which compares in UTF-16 order against another
+// such value (compareStrings); equality is byte equality either way. Three fields keep it in
+// registers: Go spills structs of more than four fields to memory on every call.
 type strRef struct {
 	off   int64
 	n     int32
-	has   bool
-	java  bool
-	batch bool
+	flags uint8
+}
+
+const (
+	refHas   = 1 << iota // not NULL
+	refJava              // from a row holding its Java String
+	refBatch             // in the bound column, not the arena
+)
+
+func (r strRef) has() bool   { return r.flags&refHas != 0 }
+func (r strRef) java() bool  { return r.flags&refJava != 0 }
+func (r strRef) batch() bool { return r.flags&refBatch != 0 }
+
+// javaBit is refJava when java holds.
+func javaBit(java bool) uint8 {
+	if java {
+		return refJava
+	}
+	return 0
 }
 
 // strHeap is a pointer-free arena of byte strings. Strings are only appended while a batch is
@@ -89,10 +106,11 @@ type strHeap struct {
 	garbage int64
 }
 
-func (h *strHeap) add(b []byte, java bool) strRef {
+// add copies b into the arena; java is the refJava flag to keep.
+func (h *strHeap) add(b []byte, java uint8) strRef {
 	off := int64(len(h.buf))
 	h.buf = append(h.buf, b...)
-	return strRef{off: off, n: int32(len(b)), has: true, java: java}
+	return strRef{off: off, n: int32(len(b)), flags: refHas | java}
 }
 
 func (h *strHeap) get(r strRef) []byte { return h.buf[r.off : r.off+int64(r.n)] }
@@ -120,35 +138,39 @@ func (o *strOps) bind(in *engine.Batch, col int, argument bool) {
 func (o *strOps) unbind() { o.col, o.java = nil, javaFlags{} }
 
 func (o *strOps) at(i int) strRef {
-	j := o.col.Offset + i
-	off := o.col.Offs[j]
-	return strRef{off: int64(off), n: o.col.Offs[j+1] - off, has: true, java: o.java.at(i), batch: true}
+	c := o.col
+	j := c.Offset + i
+	r := strRef{off: int64(c.Offs[j]), n: c.Offs[j+1] - c.Offs[j], flags: refHas | refBatch}
+	if o.java.col != nil {
+		r.flags |= javaBit(o.java.at(i))
+	}
+	return r
 }
 
 // bytesOf returns the bytes of v, which must not be NULL.
 func (o *strOps) bytesOf(v strRef) []byte {
-	if v.batch {
+	if v.batch() {
 		return o.col.Data[v.off : v.off+int64(v.n)]
 	}
 	return o.heap.get(v)
 }
 
 func (o *strOps) keep(v strRef) strRef {
-	if !v.has {
+	if !v.has() {
 		return v
 	}
-	return o.heap.add(o.bytesOf(v), v.java) // append copies from the old array if it moves
+	return o.heap.add(o.bytesOf(v), v.flags&refJava) // append copies from the old array if it moves
 }
 
 func (o *strOps) keepFrom(from valueOps[strRef], v strRef) strRef {
-	if !v.has {
+	if !v.has() {
 		return v
 	}
-	return o.heap.add(from.(*strOps).bytesOf(v), v.java)
+	return o.heap.add(from.(*strOps).bytesOf(v), v.flags&refJava)
 }
 
 func (o *strOps) drop(v strRef) {
-	if v.has && !v.batch {
+	if v.flags&(refHas|refBatch) == refHas {
 		o.heap.garbage += int64(v.n)
 	}
 }
@@ -156,11 +178,16 @@ func (o *strOps) drop(v strRef) {
 func (o *strOps) less(a, b strRef) bool { return o.compare(a, b) < 0 }
 
 func (o *strOps) compare(a, b strRef) int {
-	return compareStrings(o.bytesOf(a), a.java, o.bytesOf(b), b.java)
+	return compareStrings(o.bytesOf(a), a.java(), o.bytesOf(b), b.java())
 }
 
 func (o *strOps) equal(a, b strRef) bool { return bytes.Equal(o.bytesOf(a), o.bytesOf(b)) }
-func (o *strOps) same(a, b strRef) bool  { return o.equal(a, b) }
+
+// same is called only for two references that differ; kept out of line so that the kernels'
+// per-row recording inlines.
+//
+//go:noinline
+func (o *strOps) same(a, b strRef) bool { return o.equal(a, b) }
 
 func (o *strOps) hash(g int32, v strRef) uint64 { return hashKey(g, o.bytesOf(v)) }
 
@@ -176,7 +203,7 @@ func (o *strOps) get(src []byte) (strRef, []byte, error) {
 	if err != nil {
 		return strRef{}, nil, err
 	}
-	return o.heap.add(b, false), rest, nil
+	return o.heap.add(b, 0), rest, nil
 }
 
 func (o *strOps) sparse() bool { return true }
@@ -230,10 +257,10 @@ func (o *strOps) compactStart() {
 }
 
 func (o *strOps) move(v strRef) strRef {
-	if !v.has || v.batch {
+	if v.flags&(refHas|refBatch) != refHas {
 		return v
 	}
-	return o.next.add(o.heap.get(v), v.java)
+	return o.next.add(o.heap.get(v), v.flags&refJava)
 }
 
 func (o *strOps) compactEnd() { o.heap, o.next = o.next, strHeap{} }
@@ -258,9 +285,9 @@ func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (ac
 	out := arg
 	out.Nullable = true
 	if retract {
-		return newMinMaxRetract[strRef](fn, col, newStrOps(javaCol)), out
+		return &strMinMaxRetractAcc{newMinMaxRetract[strRef](fn, col, newStrOps(javaCol))}, out
 	}
-	return &minMaxAcc[strRef, *strOps]{col: col, max: fn == "MAX", typ: out, ops: newStrOps(javaCol)}, out
+	return &strMinMaxAcc{minMaxAcc[strRef, *strOps]{col: col, max: fn == "MAX", typ: out, ops: newStrOps(javaCol)}}, out
 }
 
 // callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR (varOutput),

@@ -15,7 +15,7 @@ func numericCall[T number, S int64 | float64](fn string, col int, retract bool, 
 	arg.Nullable = true
 	switch fn {
 	case "SUM":
-		return newNumSum[T](col, retract, arg)
+		return &numSumAcc[T]{sumAcc[T, *numOps[T]]{col: col, retract: retract, typ: arg, ops: &numOps[T]{}}}
 	case "SUM0":
 		return &sum0Acc[T]{col: col, typ: arg}
 	case "AVG":
@@ -26,9 +26,9 @@ func numericCall[T number, S int64 | float64](fn string, col int, retract bool, 
 		return &avgAcc[T, S]{col: col, sumType: sum}
 	case "MIN", "MAX":
 		if retract {
-			return newMinMaxRetract[T](fn, col, &numOps[T]{})
+			return &numMinMaxRetractAcc[T]{newMinMaxRetract[T](fn, col, &numOps[T]{})}
 		}
-		return newNumMinMax[T](fn, col, arg)
+		return &numMinMaxAcc[T]{minMaxAcc[T, *numOps[T]]{col: col, max: fn == "MAX", typ: arg, ops: &numOps[T]{}}}
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func decimalCall(fn string, col int, arg engine.Type, retract bool) (accumulator
 	out := sumType(arg)
 	switch fn {
 	case "SUM":
-		return &sumAcc[dec128, *decOps]{col: col, retract: retract, typ: out, ops: &decOps{}}, out
+		return &decSumAcc{sumAcc[dec128, *decOps]{col: col, retract: retract, typ: out, ops: &decOps{}}}, out
 	case "SUM0":
 		return &decSum0Acc{col: col, typ: out}, out
 	case "AVG":
@@ -76,9 +76,9 @@ func decimalCall(fn string, col int, arg engine.Type, retract bool) (accumulator
 		out = arg
 		out.Nullable = true
 		if retract {
-			return newMinMaxRetract[dec128](fn, col, &decOps{}), out
+			return &decMinMaxRetractAcc{newMinMaxRetract[dec128](fn, col, &decOps{})}, out
 		}
-		return &minMaxAcc[dec128, *decOps]{col: col, max: fn == "MAX", typ: out, ops: &decOps{}}, out
+		return &decMinMaxAcc{minMaxAcc[dec128, *decOps]{col: col, max: fn == "MAX", typ: out, ops: &decOps{}}}, out
 	}
 	return nil, engine.Type{}
 }

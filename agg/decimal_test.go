@@ -546,9 +546,9 @@ func TestVarcharHeapCompaction(t *testing.T) {
 		for _, c := range op.calls {
 			var heaps []*strHeap
 			switch a := c.(type) {
-			case *minMaxAcc[strRef, *strOps]:
+			case *strMinMaxAcc:
 				heaps = append(heaps, &a.ops.heap)
-			case *minMaxRetractAcc[strRef, *strOps]: // extremes and multiset keys share one arena
+			case *strMinMaxRetractAcc: // extremes and multiset keys share one arena
 				heaps = append(heaps, &a.ops.heap)
 			}
 			for _, h := range heaps {

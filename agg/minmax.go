@@ -13,8 +13,10 @@ import (
 //
 // Partial state: the value itself (the function's only accumulator field), nullable; merging
 // a partial value is accumulating it (mergeExpressions: NULL keeps, a NULL value takes it, else
-// the smaller or larger wins). numMinMaxAcc runs the same rules for numbers with the
-// comparisons written in the loops.
+// the smaller or larger wins).
+//
+// The accumulators are its specializations numMinMaxAcc, decMinMaxAcc and strMinMaxAcc
+// (kernels_gen.go), whose per-row methods are generated from the ones marked agg:specialize.
 type minMaxAcc[V comparable, O valueOps[V]] struct {
 	col int
 	max bool
@@ -46,9 +48,11 @@ func (a *minMaxAcc[V, O]) Bytes() int64 {
 }
 
 // beats reports whether v replaces the current value cur.
+//
+//agg:specialize
 func (a *minMaxAcc[V, O]) beats(v, cur V) bool {
 	if a.max {
-		return a.ops.less(cur, v)
+		v, cur = cur, v
 	}
 	return a.ops.less(v, cur)
 }
@@ -67,6 +71,8 @@ func (a *minMaxAcc[V, O]) tidy() {
 }
 
 // note records row i's values and flags it changed under Flink's equaliser.
+//
+//agg:specialize
 func (a *minMaxAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
 	a.store(i, pv, pn, nv, nn)
 	if pn != nn || (!nn && pv != nv && !a.ops.same(pv, nv)) {
@@ -74,16 +80,7 @@ func (a *minMaxAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bo
 	}
 }
 
-// offer makes v (of the bound column) group s's value when it beats the current one.
-func (a *minMaxAcc[V, O]) offer(s *minMaxState[V], v V) {
-	if !s.has || a.beats(v, s.val) {
-		if s.has {
-			a.ops.drop(s.val)
-		}
-		s.val, s.has = a.ops.keep(v), true
-	}
-}
-
+//agg:specialize
 func (a *minMaxAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
 	a.rowValues.reset(in.Len)
@@ -98,9 +95,17 @@ func (a *minMaxAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, chang
 		s := &a.st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
-			a.offer(s, a.ops.at(i))
+			if v := a.ops.at(i); pn || a.beats(v, pv) {
+				if !pn {
+					a.ops.drop(pv)
+				}
+				s.val, s.has = a.ops.keep(v), true
+			}
 		}
-		a.note(i, pv, pn, s.val, !s.has, changed)
+		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
+		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+			changed[i] = true
+		}
 	}
 	a.ops.unbind()
 }
@@ -169,6 +174,7 @@ func (a *minMaxAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) e
 	return nil
 }
 
+//agg:specialize
 func (a *minMaxAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
 		return err
@@ -183,66 +189,19 @@ func (a *minMaxAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, chang
 		}
 		s := &a.st[g]
 		pv, pn := s.val, !s.has
-		if !col.IsNull(i) {
-			a.offer(s, a.ops.at(i))
+		if !col.IsNull(i) { // accumulating a partial value
+			if v := a.ops.at(i); pn || a.beats(v, pv) {
+				if !pn {
+					a.ops.drop(pv)
+				}
+				s.val, s.has = a.ops.keep(v), true
+			}
 		}
-		a.note(i, pv, pn, s.val, !s.has, changed)
+		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
+		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+			changed[i] = true
+		}
 	}
 	a.ops.unbind()
-	return nil
-}
-
-// numMinMaxAcc is minMaxAcc for numbers with Java's primitive < and > written in the per-row
-// loops, which stay free of calls (docs/group-aggregate.md#kernels); state, snapshots, output
-// and partial writing are minMaxAcc's.
-type numMinMaxAcc[T number] struct {
-	minMaxAcc[T, *numOps[T]]
-}
-
-func newNumMinMax[T number](fn string, col int, typ engine.Type) *numMinMaxAcc[T] {
-	return &numMinMaxAcc[T]{minMaxAcc[T, *numOps[T]]{col: col, max: fn == "MAX", typ: typ, ops: &numOps[T]{}}}
-}
-
-func (a *numMinMaxAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
-	col := &in.Cols[a.col]
-	vals := engine.Values[T](col, in.Len)
-	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
-		s := &a.st[g]
-		pv, pn := s.val, !s.has
-		if act[i] > 0 && !col.IsNull(i) {
-			if v := vals[i]; pn || (a.max && v > pv) || (!a.max && v < pv) {
-				s.val, s.has = v, true
-			}
-		}
-		a.record(i, pv, pn, s.val, !s.has, changed)
-	}
-}
-
-func (a *numMinMaxAcc[T]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
-	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
-		return err
-	}
-	a.rowValues.reset(in.Len)
-	col := &in.Cols[first]
-	vals := engine.Values[T](col, in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
-		s := &a.st[g]
-		pv, pn := s.val, !s.has
-		if !col.IsNull(i) {
-			if v := vals[i]; pn || (a.max && v > pv) || (!a.max && v < pv) {
-				s.val, s.has = v, true
-			}
-		}
-		a.record(i, pv, pn, s.val, !s.has, changed)
-	}
 	return nil
 }

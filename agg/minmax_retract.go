@@ -17,6 +17,10 @@ import (
 // partial state crosses between Flink's local and global aggregates as that structure with the
 // map inline, which Ferry does not encode as Arrow yet (partialTypes). Two accumulators in Go
 // merge with mergeGroups.
+//
+// The accumulators are its specializations numMinMaxRetractAcc, decMinMaxRetractAcc and
+// strMinMaxRetractAcc (kernels_gen.go), whose per-row methods are generated from the ones
+// marked agg:specialize.
 type minMaxRetractAcc[V comparable, O valueOps[V]] struct {
 	col     int
 	fn      string // "MIN" or "MAX"
@@ -25,12 +29,12 @@ type minMaxRetractAcc[V comparable, O valueOps[V]] struct {
 	ext     []V    // per group: current min (or max), owned by ops
 	hasExt  []bool // ext is not NULL
 	mapSize []int64
-	counts  valueCounts[V, O]
+	counts  valueCounts[V] // values owned by ops
 	rowValues[V]
 }
 
-func newMinMaxRetract[V comparable, O valueOps[V]](fn string, col int, ops O) *minMaxRetractAcc[V, O] {
-	return &minMaxRetractAcc[V, O]{col: col, fn: fn, max: fn == "MAX", ops: ops, counts: newValueCounts[V](ops)}
+func newMinMaxRetract[V comparable, O valueOps[V]](fn string, col int, ops O) minMaxRetractAcc[V, O] {
+	return minMaxRetractAcc[V, O]{col: col, fn: fn, max: fn == "MAX", ops: ops, counts: newValueCounts[V]()}
 }
 
 func (a *minMaxRetractAcc[V, O]) Grow(n int) {
@@ -39,9 +43,14 @@ func (a *minMaxRetractAcc[V, O]) Grow(n int) {
 }
 
 func (a *minMaxRetractAcc[V, O]) Reset(g int32) {
-	a.clearExt(g)
-	a.mapSize[g] = 0
-	a.counts.clearGroup(g)
+	if a.hasExt[g] {
+		a.ops.drop(a.ext[g])
+	}
+	var zero V
+	a.ext[g], a.hasExt[g], a.mapSize[g] = zero, false, 0
+	for m := &a.counts; m.head[g] >= 0; {
+		a.ops.drop(m.remove(m.head[g]))
+	}
 }
 
 func (a *minMaxRetractAcc[V, O]) Bytes() int64 {
@@ -50,6 +59,7 @@ func (a *minMaxRetractAcc[V, O]) Bytes() int64 {
 		a.counts.bytes() + a.ops.bytes()
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) value(g int32) (V, bool) {
 	if a.mapSize[g] > 0 && a.hasExt[g] {
 		return a.ext[g], false
@@ -59,6 +69,8 @@ func (a *minMaxRetractAcc[V, O]) value(g int32) (V, bool) {
 }
 
 // beyond reports whether v would replace ext: ext.compareTo(v) > 0 for MIN, < 0 for MAX.
+//
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) beyond(ext, v V) bool {
 	if a.max {
 		return a.ops.compare(ext, v) < 0
@@ -66,6 +78,7 @@ func (a *minMaxRetractAcc[V, O]) beyond(ext, v V) bool {
 	return a.ops.compare(ext, v) > 0
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) setExt(g int32, v V) {
 	if a.hasExt[g] {
 		a.ops.drop(a.ext[g])
@@ -73,6 +86,7 @@ func (a *minMaxRetractAcc[V, O]) setExt(g int32, v V) {
 	a.ext[g], a.hasExt[g] = a.ops.keep(v), true
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) clearExt(g int32) {
 	if a.hasExt[g] {
 		a.ops.drop(a.ext[g])
@@ -82,6 +96,8 @@ func (a *minMaxRetractAcc[V, O]) clearExt(g int32) {
 }
 
 // note records row i's values and flags it changed under Flink's equaliser.
+//
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
 	a.store(i, pv, pn, nv, nn)
 	if pn != nn || (!nn && pv != nv && !a.ops.same(pv, nv)) {
@@ -100,10 +116,15 @@ func (a *minMaxRetractAcc[V, O]) tidy() {
 			a.ext[g] = a.ops.move(a.ext[g])
 		}
 	}
-	a.counts.compact()
+	for e, g := range a.counts.group {
+		if g >= 0 {
+			a.counts.val[e] = a.ops.move(a.counts.val[e])
+		}
+	}
 	a.ops.compactEnd()
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
 	a.rowValues.reset(in.Len)
@@ -129,20 +150,21 @@ func (a *minMaxRetractAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8
 	a.ops.unbind()
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) accumulate(g int32, v V) {
 	if a.mapSize[g] == 0 || !a.hasExt[g] || a.beyond(a.ext[g], v) {
 		a.setExt(g, v)
 	}
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := m.find(g, v, h)
+	e := a.find(g, v, h)
 	var c int64 = 1
 	if e >= 0 {
 		c = m.cnt[e] + 1
 	}
 	switch {
 	case c == 0: // a -1 brought back to 0
-		m.remove(e)
+		a.ops.drop(m.remove(e))
 	case e >= 0:
 		m.cnt[e] = c
 	default:
@@ -153,10 +175,11 @@ func (a *minMaxRetractAcc[V, O]) accumulate(g int32, v V) {
 	}
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) retract(g int32, v V) {
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := m.find(g, v, h)
+	e := a.find(g, v, h)
 	var c int64 = -1
 	if e >= 0 {
 		c = m.cnt[e] - 1
@@ -169,7 +192,7 @@ func (a *minMaxRetractAcc[V, O]) retract(g int32, v V) {
 		}
 		return // negative counts are not part of mapSize
 	}
-	m.remove(e)
+	a.ops.drop(m.remove(e))
 	a.mapSize[g]--
 	if a.mapSize[g] == 0 {
 		a.clearExt(g)
@@ -180,8 +203,30 @@ func (a *minMaxRetractAcc[V, O]) retract(g int32, v V) {
 	}
 }
 
+// find returns the entry of value v (hash h = ops.hash(g, v)) in group g, or -1.
+//
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) find(g int32, v V, h uint64) int32 {
+	m := &a.counts
+	if m.used == 0 {
+		return -1
+	}
+	mask := len(m.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := m.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if e := s - 1; m.hashes[e] == h && m.group[e] == g && a.ops.equal(m.val[e], v) {
+			return e
+		}
+	}
+}
+
 // rescan is Flink's updateMin/updateMax: the extreme over every value of the group, negative
 // counts included; no value at all leaves mapSize 0 and the extreme NULL.
+//
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) rescan(g int32) {
 	m := &a.counts
 	best := int32(-1)
@@ -257,7 +302,7 @@ func (a *minMaxRetractAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
 			return nil, err
 		}
 		h := a.ops.hash(g, v)
-		if c == 0 || a.counts.find(g, v, h) >= 0 {
+		if c == 0 || a.find(g, v, h) >= 0 {
 			return nil, fmt.Errorf("%w: invalid value count entry", engine.ErrData)
 		}
 		a.counts.insert(g, v, h, c)

@@ -38,6 +38,7 @@ type groupMerger interface {
 	mergeGroupsFrom(from accumulator, src, dst []int32, changed []bool)
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) mergeGroupsFrom(from accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*minMaxRetractAcc[V, O]), src, dst, changed)
 }
@@ -56,6 +57,8 @@ func (a *minMaxRetractAcc[V, O]) mergeGroupsFrom(from accumulator, src, dst []in
 // from may be a itself, with src[i] != dst[i]; both must be the same function (MIN or MAX).
 // Like fold for rows, it records dst[i]'s value before and after as entries 2i and 2i+1
 // (write, differ) and sets changed[i] when they differ under Flink's equaliser.
+//
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) mergeGroups(from *minMaxRetractAcc[V, O], src, dst []int32, changed []bool) {
 	a.tidy()
 	if from != a {
@@ -71,6 +74,7 @@ func (a *minMaxRetractAcc[V, O]) mergeGroups(from *minMaxRetractAcc[V, O], src, 
 	}
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) mergeGroup(from *minMaxRetractAcc[V, O], s, d int32) {
 	if a.mapSize[d] == 0 || (from.mapSize[s] > 0 && from.hasExt[s] && (!a.hasExt[d] || a.beyondFrom(a.ext[d], from, from.ext[s]))) {
 		if from.hasExt[s] {
@@ -90,7 +94,7 @@ func (a *minMaxRetractAcc[V, O]) mergeGroup(from *minMaxRetractAcc[V, O], s, d i
 		k := a.ops.keepFrom(from.ops, from.counts.val[e])
 		other := from.counts.cnt[e]
 		h := a.ops.hash(d, k)
-		x := m.find(d, k, h)
+		x := a.find(d, k, h)
 		var this int64
 		if x >= 0 {
 			this = m.cnt[x]
@@ -98,7 +102,7 @@ func (a *minMaxRetractAcc[V, O]) mergeGroup(from *minMaxRetractAcc[V, O], s, d i
 		merged := other + this
 		switch {
 		case merged == 0:
-			m.remove(x) // other != 0, so the entry existed
+			a.ops.drop(m.remove(x)) // other != 0, so the entry existed
 		case x >= 0:
 			m.cnt[x] = merged
 		default:
@@ -123,6 +127,8 @@ func (a *minMaxRetractAcc[V, O]) mergeGroup(from *minMaxRetractAcc[V, O], s, d i
 }
 
 // beyondFrom is beyond for a candidate v owned by from's ops.
+//
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) beyondFrom(ext V, from *minMaxRetractAcc[V, O], v V) bool {
 	k := a.ops.keepFrom(from.ops, v)
 	b := a.beyond(ext, k)

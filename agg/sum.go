@@ -16,6 +16,9 @@ import "github.com/ferrystream/ferry/engine"
 // count (BIGINT). Merging a partial row follows mergeExpressions: a NULL partial sum keeps the
 // sum, a NULL sum takes the partial one, else they are added (DECIMAL overflow: NULL, and the
 // next non-NULL partial sum restarts it); counts are added.
+//
+// The accumulators are its specializations numSumAcc and decSumAcc (kernels_gen.go), whose
+// per-row methods are generated from the ones marked agg:specialize.
 type sumAcc[V comparable, O arithOps[V]] struct {
 	col     int
 	retract bool
@@ -39,10 +42,12 @@ func (a *sumAcc[V, O]) Bytes() int64 {
 	return int64(cap(a.st)) * int64(sizeOf(zero))
 }
 
+//agg:specialize
 func (a *sumAcc[V, O]) value(s *sumState[V]) (V, bool) {
 	return s.sum, !s.has || (a.retract && s.cnt == 0)
 }
 
+//agg:specialize
 func (a *sumAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
@@ -138,6 +143,7 @@ func (a *sumAcc[V, O]) mergeInputs(in *engine.Batch, first int) (*engine.Column,
 	return &in.Cols[first], engine.Values[int64](&in.Cols[first+1], in.Len), nil
 }
 
+//agg:specialize
 func (a *sumAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	col, cnts, err := a.mergeInputs(in, first)
 	if err != nil {
@@ -165,80 +171,5 @@ func (a *sumAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed 
 		a.record(i, pv, pn, nv, nn, changed)
 	}
 	a.ops.unbind()
-	return nil
-}
-
-// numSumAcc is sumAcc for numbers with Java's wrapping + and - written in the per-row loops,
-// which stay free of calls (docs/group-aggregate.md#kernels); state, snapshots, output and
-// partial writing are sumAcc's.
-type numSumAcc[T number] struct {
-	sumAcc[T, *numOps[T]]
-}
-
-func newNumSum[T number](col int, retract bool, typ engine.Type) *numSumAcc[T] {
-	return &numSumAcc[T]{sumAcc[T, *numOps[T]]{col: col, retract: retract, typ: typ, ops: &numOps[T]{}}}
-}
-
-func (a *numSumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
-	col := &in.Cols[a.col]
-	vals := engine.Values[T](col, in.Len)
-	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
-		s := &a.st[g]
-		pv, pn := a.value(s)
-		if d := act[i]; d != 0 && !col.IsNull(i) {
-			v := vals[i]
-			if d > 0 {
-				if s.has {
-					s.sum += v
-				} else {
-					s.sum, s.has = v, true
-				}
-				s.cnt++
-			} else {
-				if s.has {
-					s.sum -= v
-				} else {
-					s.sum, s.has = 0-v, true
-				}
-				s.cnt--
-			}
-		}
-		nv, nn := a.value(s)
-		a.record(i, pv, pn, nv, nn, changed)
-	}
-}
-
-func (a *numSumAcc[T]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
-	col, cnts, err := a.mergeInputs(in, first)
-	if err != nil {
-		return err
-	}
-	a.rowValues.reset(in.Len)
-	vals := engine.Values[T](col, in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
-		s := &a.st[g]
-		pv, pn := a.value(s)
-		if !col.IsNull(i) {
-			if s.has {
-				s.sum += vals[i]
-			} else {
-				s.sum, s.has = vals[i], true
-			}
-		}
-		if cnts != nil {
-			s.cnt += cnts[i]
-		}
-		nv, nn := a.value(s)
-		a.record(i, pv, pn, nv, nn, changed)
-	}
 	return nil
 }

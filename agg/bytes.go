@@ -63,17 +63,18 @@ func newJavaFlags(in *engine.Batch, col int) javaFlags {
 
 func (f javaFlags) at(i int) bool { return f.col != nil && f.col.Bool(i) }
 
-// varOutput is implemented by accumulators whose output column is VARCHAR: varBytes is the
-// total UTF-8 size of the values write will put in output rows pick, for OutBatch.Init.
+// varOutput is implemented by the accumulators whose output column may be VARCHAR (the
+// value-ops kernels): varBytes is the total UTF-8 size of the values write will put in output
+// rows pick, for OutBatch.Init, and 0 for fixed-width values.
 type varOutput interface {
 	varBytes(pick []int32) int
 }
 
 // strRef is a VARCHAR value: a string in the owning strOps' arena, or (refBatch) in the data of
-// the column the ops are bound to, until keep copies it. refHas is clear for NULL. refJava marks a value
-// built from a row that held its Java String, which compares in UTF-16 order against another
-// such value (compareStrings); equality is byte equality either way. Three fields keep it in
-// registers: Go spills structs of more than four fields to memory on every call.
+// the column the ops are bound to, until keep copies it. refHas is clear for NULL. refJava marks
+// a value built from a row that held its Java String, which compares in UTF-16 order against
+// another such value (compareStrings); equality is byte equality either way. Three fields keep
+// it in registers: Go spills structs of more than four fields to memory on every call.
 type strRef struct {
 	off   int64
 	n     int32

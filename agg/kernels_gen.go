@@ -30,25 +30,26 @@ func (a *numMinMaxAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, chang
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	a.ops.bind(in, a.col, true)
+	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
+	ops.bind(in, a.col, true)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
-			if v := a.ops.at(i); pn || a.beats(v, pv) {
+			if v := ops.at(i); pn || a.beats(v, pv) {
 				if !pn {
-					a.ops.drop(pv)
+					ops.drop(pv)
 				}
-				s.val, s.has = a.ops.keep(v), true
+				s.val, s.has = ops.keep(v), true
 			}
 		}
 		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
 			changed[i] = true
 		}
 	}
@@ -63,23 +64,24 @@ func (a *numMinMaxAcc[T]) merge(in *engine.Batch, first int, gids []int32, chang
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
-	a.ops.bind(in, first, false)
+	ops, st := a.ops, a.st
+	ops.bind(in, first, false)
 	for i, g := range gids[:in.Len] {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
-			if v := a.ops.at(i); pn || a.beats(v, pv) {
+			if v := ops.at(i); pn || a.beats(v, pv) {
 				if !pn {
-					a.ops.drop(pv)
+					ops.drop(pv)
 				}
-				s.val, s.has = a.ops.keep(v), true
+				s.val, s.has = ops.keep(v), true
 			}
 		}
 		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
 			changed[i] = true
 		}
 	}
@@ -113,25 +115,26 @@ func (a *decMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	a.ops.bind(in, a.col, true)
+	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
+	ops.bind(in, a.col, true)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
-			if v := a.ops.at(i); pn || a.beats(v, pv) {
+			if v := ops.at(i); pn || a.beats(v, pv) {
 				if !pn {
-					a.ops.drop(pv)
+					ops.drop(pv)
 				}
-				s.val, s.has = a.ops.keep(v), true
+				s.val, s.has = ops.keep(v), true
 			}
 		}
 		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
 			changed[i] = true
 		}
 	}
@@ -146,23 +149,24 @@ func (a *decMinMaxAcc) merge(in *engine.Batch, first int, gids []int32, changed 
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
-	a.ops.bind(in, first, false)
+	ops, st := a.ops, a.st
+	ops.bind(in, first, false)
 	for i, g := range gids[:in.Len] {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
-			if v := a.ops.at(i); pn || a.beats(v, pv) {
+			if v := ops.at(i); pn || a.beats(v, pv) {
 				if !pn {
-					a.ops.drop(pv)
+					ops.drop(pv)
 				}
-				s.val, s.has = a.ops.keep(v), true
+				s.val, s.has = ops.keep(v), true
 			}
 		}
 		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
 			changed[i] = true
 		}
 	}
@@ -199,23 +203,24 @@ func (a *strMinMaxAcc) merge(in *engine.Batch, first int, gids []int32, changed 
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
-	a.ops.bind(in, first, false)
+	ops, st := a.ops, a.st
+	ops.bind(in, first, false)
 	for i, g := range gids[:in.Len] {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
-			if v := a.ops.at(i); pn || a.beats(v, pv) {
+			if v := ops.at(i); pn || a.beats(v, pv) {
 				if !pn {
-					a.ops.drop(pv)
+					ops.drop(pv)
 				}
-				s.val, s.has = a.ops.keep(v), true
+				s.val, s.has = ops.keep(v), true
 			}
 		}
 		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
 			changed[i] = true
 		}
 	}
@@ -963,27 +968,28 @@ func (a *numSumAcc[T]) value(s *sumState[T]) (T, bool) {
 func (a *numSumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	a.ops.bind(in, a.col, true)
+	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
+	ops.bind(in, a.col, true)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
-			v := a.ops.at(i)
+			v := ops.at(i)
 			switch {
 			case !s.has && d > 0:
 				s.sum, s.has = v, true
 			case !s.has: // 0 - v
 				var zero T
-				s.sum, s.has = a.ops.sub(zero, v)
+				s.sum, s.has = ops.sub(zero, v)
 			case d > 0:
-				s.sum, s.has = a.ops.add(s.sum, v)
+				s.sum, s.has = ops.add(s.sum, v)
 			default:
-				s.sum, s.has = a.ops.sub(s.sum, v)
+				s.sum, s.has = ops.sub(s.sum, v)
 			}
 			s.cnt += int64(d)
 		}
@@ -1000,16 +1006,17 @@ func (a *numSumAcc[T]) merge(in *engine.Batch, first int, gids []int32, changed 
 		return err
 	}
 	a.rowValues.reset(in.Len)
-	a.ops.bind(in, first, false)
+	ops, st := a.ops, a.st
+	ops.bind(in, first, false)
 	for i, g := range gids[:in.Len] {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
-			if v := a.ops.at(i); s.has {
-				s.sum, s.has = a.ops.add(s.sum, v)
+			if v := ops.at(i); s.has {
+				s.sum, s.has = ops.add(s.sum, v)
 			} else {
 				s.sum, s.has = v, true
 			}
@@ -1038,27 +1045,28 @@ func (a *decSumAcc) value(s *sumState[dec128]) (dec128, bool) {
 func (a *decSumAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	a.ops.bind(in, a.col, true)
+	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
+	ops.bind(in, a.col, true)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
-			v := a.ops.at(i)
+			v := ops.at(i)
 			switch {
 			case !s.has && d > 0:
 				s.sum, s.has = v, true
 			case !s.has: // 0 - v
 				var zero dec128
-				s.sum, s.has = a.ops.sub(zero, v)
+				s.sum, s.has = ops.sub(zero, v)
 			case d > 0:
-				s.sum, s.has = a.ops.add(s.sum, v)
+				s.sum, s.has = ops.add(s.sum, v)
 			default:
-				s.sum, s.has = a.ops.sub(s.sum, v)
+				s.sum, s.has = ops.sub(s.sum, v)
 			}
 			s.cnt += int64(d)
 		}
@@ -1075,16 +1083,17 @@ func (a *decSumAcc) merge(in *engine.Batch, first int, gids []int32, changed []b
 		return err
 	}
 	a.rowValues.reset(in.Len)
-	a.ops.bind(in, first, false)
+	ops, st := a.ops, a.st
+	ops.bind(in, first, false)
 	for i, g := range gids[:in.Len] {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
-			if v := a.ops.at(i); s.has {
-				s.sum, s.has = a.ops.add(s.sum, v)
+			if v := ops.at(i); s.has {
+				s.sum, s.has = ops.add(s.sum, v)
 			} else {
 				s.sum, s.has = v, true
 			}

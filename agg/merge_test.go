@@ -604,3 +604,20 @@ func TestMapViewMergeSnapshot(t *testing.T) {
 		t.Fatalf("restored %s, merged %s", got, want)
 	}
 }
+
+func TestPartialSupport(t *testing.T) {
+	for _, c := range []struct {
+		call engine.AggCall
+		want string
+	}{
+		{engine.AggCall{Func: "count", Args: []int{0}, Distinct: true}, "not supported natively: partial state of COUNT(DISTINCT) crosses as a MAP: not native yet"},
+		{engine.AggCall{Func: "MAX", Args: []int{0}, Retract: true}, "not supported natively: partial state of MAX with retraction crosses as a MAP: not native yet"},
+		{engine.AggCall{Func: "MAX", Args: []int{0}}, "<nil>"},
+		{engine.AggCall{Func: "SUM", Args: []int{0}, Retract: true}, "<nil>"},
+	} {
+		err := PartialSupport(c.call)
+		if fmt.Sprint(err) != c.want || (err != nil && !errors.Is(err, engine.ErrUnsupported)) {
+			t.Errorf("%+v: %v, want %s", c.call, err, c.want)
+		}
+	}
+}

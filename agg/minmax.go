@@ -85,25 +85,26 @@ func (a *minMaxAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, chang
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	a.ops.bind(in, a.col, true)
+	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
+	ops.bind(in, a.col, true)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
-			if v := a.ops.at(i); pn || a.beats(v, pv) {
+			if v := ops.at(i); pn || a.beats(v, pv) {
 				if !pn {
-					a.ops.drop(pv)
+					ops.drop(pv)
 				}
-				s.val, s.has = a.ops.keep(v), true
+				s.val, s.has = ops.keep(v), true
 			}
 		}
 		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
 			changed[i] = true
 		}
 	}
@@ -182,23 +183,24 @@ func (a *minMaxAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, chang
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
-	a.ops.bind(in, first, false)
+	ops, st := a.ops, a.st
+	ops.bind(in, first, false)
 	for i, g := range gids[:in.Len] {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
-			if v := a.ops.at(i); pn || a.beats(v, pv) {
+			if v := ops.at(i); pn || a.beats(v, pv) {
 				if !pn {
-					a.ops.drop(pv)
+					ops.drop(pv)
 				}
-				s.val, s.has = a.ops.keep(v), true
+				s.val, s.has = ops.keep(v), true
 			}
 		}
 		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
+		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
 			changed[i] = true
 		}
 	}

@@ -18,13 +18,14 @@ func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	if a.max {
 		want = 1
 	}
+	st, vals, nulls := a.st, a.vals, a.nulls // locals: the loop's stores cannot alias them
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
 			v, vJava := col.Bytes(i), java.at(i)
@@ -35,7 +36,8 @@ func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 				s.val, s.has = h.add(v, javaBit(vJava)), true
 			}
 		}
-		a.store(i, pv, pn, s.val, !s.has)
+		vals[2*i], vals[2*i+1] = pv, s.val
+		nulls[2*i], nulls[2*i+1] = pn, !s.has
 		if pn == s.has || (s.has && pv != s.val && !a.ops.same(pv, s.val)) {
 			changed[i] = true
 		}

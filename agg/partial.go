@@ -2,6 +2,7 @@ package agg
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
@@ -49,3 +50,19 @@ func checkPartial(in *engine.Batch, first int, types []engine.Type, notNull ...i
 
 // sizeOf is the in-memory size of a value of type V, for Bytes estimates.
 func sizeOf[V any](v V) uintptr { return unsafe.Sizeof(v) }
+
+// PartialSupport reports whether call's partial state crosses between a local and a global
+// aggregate as Arrow columns natively. Flink keeps the value sets of DISTINCT calls and the
+// multisets of MIN/MAX with retraction in MapViews, which its accumulator rows carry inline as
+// maps; Ferry has no Arrow encoding for them yet. The error wraps engine.ErrUnsupported and reads
+// like "partial state of COUNT(DISTINCT) crosses as a MAP: not native yet".
+func PartialSupport(call engine.AggCall) error {
+	fn := strings.ToUpper(call.Func)
+	switch {
+	case call.Distinct:
+		return fmt.Errorf("%w: partial state of %s(DISTINCT) crosses as a MAP: not native yet", engine.ErrUnsupported, fn)
+	case call.Retract && (fn == "MIN" || fn == "MAX"):
+		return errMapPartial(fn)
+	}
+	return nil
+}

@@ -51,27 +51,28 @@ func (a *sumAcc[V, O]) value(s *sumState[V]) (V, bool) {
 func (a *sumAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	a.ops.bind(in, a.col, true)
+	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
+	ops.bind(in, a.col, true)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
-			v := a.ops.at(i)
+			v := ops.at(i)
 			switch {
 			case !s.has && d > 0:
 				s.sum, s.has = v, true
 			case !s.has: // 0 - v
 				var zero V
-				s.sum, s.has = a.ops.sub(zero, v)
+				s.sum, s.has = ops.sub(zero, v)
 			case d > 0:
-				s.sum, s.has = a.ops.add(s.sum, v)
+				s.sum, s.has = ops.add(s.sum, v)
 			default:
-				s.sum, s.has = a.ops.sub(s.sum, v)
+				s.sum, s.has = ops.sub(s.sum, v)
 			}
 			s.cnt += int64(d)
 		}
@@ -150,16 +151,17 @@ func (a *sumAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed 
 		return err
 	}
 	a.rowValues.reset(in.Len)
-	a.ops.bind(in, first, false)
+	ops, st := a.ops, a.st
+	ops.bind(in, first, false)
 	for i, g := range gids[:in.Len] {
 		if g < 0 {
 			continue
 		}
-		s := &a.st[g]
+		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
-			if v := a.ops.at(i); s.has {
-				s.sum, s.has = a.ops.add(s.sum, v)
+			if v := ops.at(i); s.has {
+				s.sum, s.has = ops.add(s.sum, v)
 			} else {
 				s.sum, s.has = v, true
 			}

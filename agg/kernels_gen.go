@@ -260,11 +260,15 @@ func (a *numMinMaxRetractAcc[T]) setExt(g int32, v T) {
 
 // clearExt is minMaxRetractAcc.clearExt for numbers.
 func (a *numMinMaxRetractAcc[T]) clearExt(g int32) {
-	if a.hasExt[g] {
-		a.ops.drop(a.ext[g])
+	if !a.hasExt[g] {
+		return
 	}
-	var zero T
-	a.ext[g], a.hasExt[g] = zero, false
+	a.ops.drop(a.ext[g])
+	a.hasExt[g] = false
+	if a.ops.sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
+		var zero T
+		a.ext[g] = zero
+	}
 }
 
 // note is minMaxRetractAcc.note for numbers.
@@ -502,11 +506,15 @@ func (a *decMinMaxRetractAcc) setExt(g int32, v dec128) {
 
 // clearExt is minMaxRetractAcc.clearExt for DECIMAL.
 func (a *decMinMaxRetractAcc) clearExt(g int32) {
-	if a.hasExt[g] {
-		a.ops.drop(a.ext[g])
+	if !a.hasExt[g] {
+		return
 	}
-	var zero dec128
-	a.ext[g], a.hasExt[g] = zero, false
+	a.ops.drop(a.ext[g])
+	a.hasExt[g] = false
+	if a.ops.sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
+		var zero dec128
+		a.ext[g] = zero
+	}
 }
 
 // note is minMaxRetractAcc.note for DECIMAL.
@@ -744,11 +752,15 @@ func (a *strMinMaxRetractAcc) setExt(g int32, v strRef) {
 
 // clearExt is minMaxRetractAcc.clearExt for VARCHAR.
 func (a *strMinMaxRetractAcc) clearExt(g int32) {
-	if a.hasExt[g] {
-		a.ops.drop(a.ext[g])
+	if !a.hasExt[g] {
+		return
 	}
-	var zero strRef
-	a.ext[g], a.hasExt[g] = zero, false
+	a.ops.drop(a.ext[g])
+	a.hasExt[g] = false
+	if a.ops.sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
+		var zero strRef
+		a.ext[g] = zero
+	}
 }
 
 // note is minMaxRetractAcc.note for VARCHAR.

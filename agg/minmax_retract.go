@@ -88,11 +88,15 @@ func (a *minMaxRetractAcc[V, O]) setExt(g int32, v V) {
 
 //agg:specialize
 func (a *minMaxRetractAcc[V, O]) clearExt(g int32) {
-	if a.hasExt[g] {
-		a.ops.drop(a.ext[g])
+	if !a.hasExt[g] {
+		return
 	}
-	var zero V
-	a.ext[g], a.hasExt[g] = zero, false
+	a.ops.drop(a.ext[g])
+	a.hasExt[g] = false
+	if a.ops.sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
+		var zero V
+		a.ext[g] = zero
+	}
 }
 
 // note records row i's values and flags it changed under Flink's equaliser.

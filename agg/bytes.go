@@ -63,9 +63,8 @@ func newJavaFlags(in *engine.Batch, col int) javaFlags {
 
 func (f javaFlags) at(i int) bool { return f.col != nil && f.col.Bool(i) }
 
-// varOutput is implemented by the accumulators whose output column may be VARCHAR (the
-// value-ops kernels): varBytes is the total UTF-8 size of the values write will put in output
-// rows pick, for OutBatch.Init, and 0 for fixed-width values.
+// varOutput is implemented by accumulators whose output column is VARCHAR: varBytes is the
+// total UTF-8 size of the values write will put in output rows pick, for OutBatch.Init.
 type varOutput interface {
 	varBytes(pick []int32) int
 }
@@ -289,6 +288,14 @@ func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (ac
 		return &strMinMaxRetractAcc{newMinMaxRetract[strRef](fn, col, newStrOps(javaCol))}, out
 	}
 	return &strMinMaxAcc{minMaxAcc[strRef, *strOps]{col: col, max: fn == "MAX", typ: out, ops: newStrOps(javaCol)}}, out
+}
+
+// varBytes is the output size of VARCHAR MIN/MAX (varOutput); only VARCHAR accumulators have
+// it, so callVarBytes passes the others by.
+func (a *strMinMaxAcc) varBytes(pick []int32) int { return a.ops.varBytes(a.vals, a.nulls, pick) }
+
+func (a *strMinMaxRetractAcc) varBytes(pick []int32) int {
+	return a.ops.varBytes(a.vals, a.nulls, pick)
 }
 
 // callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR (varOutput),

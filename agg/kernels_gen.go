@@ -17,6 +17,20 @@ func (a *numMinMaxAcc[T]) beats(v, cur T) bool {
 	return a.ops.less(v, cur)
 }
 
+// tidy is minMaxAcc.tidy for numbers.
+func (a *numMinMaxAcc[T]) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.move(s.val)
+		}
+	}
+	a.ops.compactEnd()
+}
+
 // note is minMaxAcc.note for numbers.
 func (a *numMinMaxAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
 	a.store(i, pv, pn, nv, nn)
@@ -25,35 +39,14 @@ func (a *numMinMaxAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bo
 	}
 }
 
-// fold is minMaxAcc.fold for numbers.
-func (a *numMinMaxAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.tidy()
-	a.rowValues.reset(in.Len)
-	col := &in.Cols[a.col]
-	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
-	ops.bind(in, a.col, true)
-	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
-		s := &st[g]
-		pv, pn := s.val, !s.has
-		if act[i] > 0 && !col.IsNull(i) {
-			if v := ops.at(i); pn || a.beats(v, pv) {
-				if !pn {
-					ops.drop(pv)
-				}
-				s.val, s.has = ops.keep(v), true
-			}
-		}
-		a.store(i, pv, pn, s.val, !s.has) // note, written out: it is not inlined for every V
-		if pn == s.has || (s.has && pv != s.val && !ops.same(pv, s.val)) {
-			changed[i] = true
-		}
-	}
-	a.ops.unbind()
+// differ is minMaxAcc.differ for numbers.
+func (a *numMinMaxAcc[T]) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+// write is minMaxAcc.write for numbers.
+func (a *numMinMaxAcc[T]) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
 }
 
 // merge is minMaxAcc.merge for numbers.
@@ -102,6 +95,20 @@ func (a *decMinMaxAcc) beats(v, cur dec128) bool {
 	return a.ops.less(v, cur)
 }
 
+// tidy is minMaxAcc.tidy for DECIMAL.
+func (a *decMinMaxAcc) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.move(s.val)
+		}
+	}
+	a.ops.compactEnd()
+}
+
 // note is minMaxAcc.note for DECIMAL.
 func (a *decMinMaxAcc) note(i int, pv dec128, pn bool, nv dec128, nn bool, changed []bool) {
 	a.store(i, pv, pn, nv, nn)
@@ -139,6 +146,16 @@ func (a *decMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 		}
 	}
 	a.ops.unbind()
+}
+
+// differ is minMaxAcc.differ for DECIMAL.
+func (a *decMinMaxAcc) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+// write is minMaxAcc.write for DECIMAL.
+func (a *decMinMaxAcc) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
 }
 
 // merge is minMaxAcc.merge for DECIMAL.
@@ -187,12 +204,36 @@ func (a *strMinMaxAcc) beats(v, cur strRef) bool {
 	return a.ops.less(v, cur)
 }
 
+// tidy is minMaxAcc.tidy for VARCHAR.
+func (a *strMinMaxAcc) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.move(s.val)
+		}
+	}
+	a.ops.compactEnd()
+}
+
 // note is minMaxAcc.note for VARCHAR.
 func (a *strMinMaxAcc) note(i int, pv strRef, pn bool, nv strRef, nn bool, changed []bool) {
 	a.store(i, pv, pn, nv, nn)
 	if pn != nn || (!nn && pv != nv && !a.ops.same(pv, nv)) {
 		changed[i] = true
 	}
+}
+
+// differ is minMaxAcc.differ for VARCHAR.
+func (a *strMinMaxAcc) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+// write is minMaxAcc.write for VARCHAR.
+func (a *strMinMaxAcc) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
 }
 
 // merge is minMaxAcc.merge for VARCHAR.
@@ -277,6 +318,25 @@ func (a *numMinMaxRetractAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, chang
 	if pn != nn || (!nn && pv != nv && !a.ops.same(pv, nv)) {
 		changed[i] = true
 	}
+}
+
+// tidy is minMaxRetractAcc.tidy for numbers.
+func (a *numMinMaxRetractAcc[T]) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g, has := range a.hasExt {
+		if has {
+			a.ext[g] = a.ops.move(a.ext[g])
+		}
+	}
+	for e, g := range a.counts.group {
+		if g >= 0 {
+			a.counts.val[e] = a.ops.move(a.counts.val[e])
+		}
+	}
+	a.ops.compactEnd()
 }
 
 // fold is minMaxRetractAcc.fold for numbers.
@@ -391,6 +451,16 @@ func (a *numMinMaxRetractAcc[T]) rescan(g int32) {
 		return
 	}
 	a.setExt(g, m.val[best])
+}
+
+// differ is minMaxRetractAcc.differ for numbers.
+func (a *numMinMaxRetractAcc[T]) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+// write is minMaxRetractAcc.write for numbers.
+func (a *numMinMaxRetractAcc[T]) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
 }
 
 // mergeGroupsFrom is minMaxRetractAcc.mergeGroupsFrom for numbers.
@@ -525,6 +595,25 @@ func (a *decMinMaxRetractAcc) note(i int, pv dec128, pn bool, nv dec128, nn bool
 	}
 }
 
+// tidy is minMaxRetractAcc.tidy for DECIMAL.
+func (a *decMinMaxRetractAcc) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g, has := range a.hasExt {
+		if has {
+			a.ext[g] = a.ops.move(a.ext[g])
+		}
+	}
+	for e, g := range a.counts.group {
+		if g >= 0 {
+			a.counts.val[e] = a.ops.move(a.counts.val[e])
+		}
+	}
+	a.ops.compactEnd()
+}
+
 // fold is minMaxRetractAcc.fold for DECIMAL.
 func (a *decMinMaxRetractAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
@@ -637,6 +726,16 @@ func (a *decMinMaxRetractAcc) rescan(g int32) {
 		return
 	}
 	a.setExt(g, m.val[best])
+}
+
+// differ is minMaxRetractAcc.differ for DECIMAL.
+func (a *decMinMaxRetractAcc) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+// write is minMaxRetractAcc.write for DECIMAL.
+func (a *decMinMaxRetractAcc) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
 }
 
 // mergeGroupsFrom is minMaxRetractAcc.mergeGroupsFrom for DECIMAL.
@@ -771,6 +870,25 @@ func (a *strMinMaxRetractAcc) note(i int, pv strRef, pn bool, nv strRef, nn bool
 	}
 }
 
+// tidy is minMaxRetractAcc.tidy for VARCHAR.
+func (a *strMinMaxRetractAcc) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g, has := range a.hasExt {
+		if has {
+			a.ext[g] = a.ops.move(a.ext[g])
+		}
+	}
+	for e, g := range a.counts.group {
+		if g >= 0 {
+			a.counts.val[e] = a.ops.move(a.counts.val[e])
+		}
+	}
+	a.ops.compactEnd()
+}
+
 // fold is minMaxRetractAcc.fold for VARCHAR.
 func (a *strMinMaxRetractAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
@@ -885,6 +1003,16 @@ func (a *strMinMaxRetractAcc) rescan(g int32) {
 	a.setExt(g, m.val[best])
 }
 
+// differ is minMaxRetractAcc.differ for VARCHAR.
+func (a *strMinMaxRetractAcc) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+// write is minMaxRetractAcc.write for VARCHAR.
+func (a *strMinMaxRetractAcc) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
+}
+
 // mergeGroupsFrom is minMaxRetractAcc.mergeGroupsFrom for VARCHAR.
 func (a *strMinMaxRetractAcc) mergeGroupsFrom(from accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*strMinMaxRetractAcc), src, dst, changed)
@@ -974,41 +1102,6 @@ type numSumAcc[T number] struct {
 // value is sumAcc.value for numbers.
 func (a *numSumAcc[T]) value(s *sumState[T]) (T, bool) {
 	return s.sum, !s.has || (a.retract && s.cnt == 0)
-}
-
-// fold is sumAcc.fold for numbers.
-func (a *numSumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
-	col := &in.Cols[a.col]
-	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
-	ops.bind(in, a.col, true)
-	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
-		s := &st[g]
-		pv, pn := a.value(s)
-		if d := act[i]; d != 0 && !col.IsNull(i) {
-			v := ops.at(i)
-			switch {
-			case !s.has && d > 0:
-				s.sum, s.has = v, true
-			case !s.has: // 0 - v
-				var zero T
-				s.sum, s.has = ops.sub(zero, v)
-			case d > 0:
-				s.sum, s.has = ops.add(s.sum, v)
-			default:
-				s.sum, s.has = ops.sub(s.sum, v)
-			}
-			s.cnt += int64(d)
-		}
-		nv, nn := a.value(s)
-		a.record(i, pv, pn, nv, nn, changed)
-	}
-	a.ops.unbind()
 }
 
 // merge is sumAcc.merge for numbers.

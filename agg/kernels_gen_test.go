@@ -88,8 +88,11 @@ func templateMethods() ([]templateMethod, map[string]bool, error) {
 			}
 			star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
 			if ok {
-				if id, plain := star.X.(*ast.Ident); plain {
-					hand[id.Name+"."+fd.Name.Name] = true
+				switch x := star.X.(type) {
+				case *ast.Ident: // a non-generic specialization
+					hand[x.Name+"."+fd.Name.Name] = true
+				case *ast.IndexExpr: // a specialization over T number
+					hand[x.X.(*ast.Ident).Name+"."+fd.Name.Name] = true
 				}
 			}
 			if fd.Doc == nil || !slices.ContainsFunc(fd.Doc.List, func(c *ast.Comment) bool { return c.Text == "//agg:specialize" }) {

@@ -57,6 +57,7 @@ func (a *minMaxAcc[V, O]) beats(v, cur V) bool {
 	return a.ops.less(v, cur)
 }
 
+//agg:specialize
 func (a *minMaxAcc[V, O]) tidy() {
 	if !a.ops.compactDue() {
 		return
@@ -111,16 +112,14 @@ func (a *minMaxAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, chang
 	a.ops.unbind()
 }
 
+//agg:specialize
 func (a *minMaxAcc[V, O]) differ(p, q int32) bool {
 	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
 }
 
+//agg:specialize
 func (a *minMaxAcc[V, O]) write(out *engine.OutColumn, pick []int32) {
 	a.ops.write(out, a.vals, a.nulls, pick)
-}
-
-func (a *minMaxAcc[V, O]) varBytes(pick []int32) int {
-	return a.ops.varBytes(a.vals, a.nulls, pick)
 }
 
 // Save writes a NULL flag, then the value unless ops are sparse and it is NULL.

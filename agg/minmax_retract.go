@@ -110,6 +110,8 @@ func (a *minMaxRetractAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, chang
 }
 
 // tidy compacts the arena of owned values when it is due; recorded values are not read after.
+//
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) tidy() {
 	if !a.ops.compactDue() {
 		return
@@ -247,16 +249,14 @@ func (a *minMaxRetractAcc[V, O]) rescan(g int32) {
 	a.setExt(g, m.val[best])
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) differ(p, q int32) bool {
 	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
 }
 
+//agg:specialize
 func (a *minMaxRetractAcc[V, O]) write(out *engine.OutColumn, pick []int32) {
 	a.ops.write(out, a.vals, a.nulls, pick)
-}
-
-func (a *minMaxRetractAcc[V, O]) varBytes(pick []int32) int {
-	return a.ops.varBytes(a.vals, a.nulls, pick)
 }
 
 // Save writes the extreme (a NULL flag, then the value unless ops are sparse and it is NULL),

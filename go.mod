@@ -2,7 +2,10 @@ module github.com/ferrystream/ferry
 
 go 1.26
 
-require github.com/apache/arrow-go/v18 v18.8.0
+require (
+	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/shopspring/decimal v1.6.0
+)
 
 require (
 	github.com/goccy/go-json v0.10.6 // indirect

@@ -2,11 +2,26 @@ package agg
 
 import "github.com/ferrystream/ferry/engine"
 
+// groupState is per-group state of an operator, in flat slices indexed by group id: an
+// accumulator, or the value set behind DISTINCT calls.
+type groupState interface {
+	// Grow makes room for group ids below n; new groups are in the initial state.
+	Grow(n int)
+	// Reset returns group id to the initial state (Flink's createAccumulators after cleanup).
+	Reset(id int32)
+	// Save appends the state of group id to dst; Load reads it back into group id, which is in
+	// the initial state, and returns the rest of src.
+	Save(dst []byte, id int32) []byte
+	Load(src []byte, id int32) ([]byte, error)
+	// Bytes estimates the memory the state owns.
+	Bytes() int64
+}
+
 // accumulator holds the state of one aggregate call for every group of an operator
 // (DataFusion's GroupsAccumulator shape). Dispatch happens once per batch per call; the per-row
 // loops inside are monomorphic.
 type accumulator interface {
-	engine.PerKey // per group (key id), in flat slices
+	groupState
 	// fold applies the rows of in, in order, to their groups: row i goes to group gids[i] and
 	// is accumulated (act[i] > 0), retracted (act[i] < 0) or left out (act[i] == 0, e.g. by a
 	// FILTER or DISTINCT); rows with gids[i] < 0 are skipped. It records each row's value before
@@ -18,4 +33,28 @@ type accumulator interface {
 	// differ reports whether entries a and b of the last fold (as picked by write) differ under
 	// Flink's equaliser.
 	differ(a, b int32) bool
+	partialState
+}
+
+// partialState is an accumulator's partial state: the fields of Flink's accumulator row for the
+// call (partial.go). The two-phase aggregate's local operator writes it per key; its global
+// operator merges such rows into its own state.
+type partialState interface {
+	// partialTypes returns the types of the accumulator's fields in the order of Flink's
+	// accumulator row, or an error wrapping engine.ErrUnsupported when Ferry cannot carry them
+	// as Arrow columns (a MapView).
+	partialTypes() ([]engine.Type, error)
+	// partialVarBytes sets dst[k] to the data size partial column k needs for groups when it is
+	// VARCHAR, for OutBatch.Init; dst has one entry per partial column.
+	partialVarBytes(groups []int32, dst []int)
+	// writePartial writes the partial state of group groups[j] to row j of out, one column per
+	// partial field, laid out by OutBatch.Init for len(groups) rows.
+	writePartial(out []engine.OutColumn, groups []int32) error
+	// merge merges partial rows, in order: row i of the columns in.Cols[first:] (one per
+	// partial field) into group gids[i]; rows with gids[i] < 0 are skipped. It follows Flink's
+	// merge expressions (or merge method) for the function, records each row's value before
+	// and after as fold does (write and differ read them) and sets changed[i] when the two
+	// differ under Flink's equaliser. It checks the columns first and changes nothing when it
+	// returns an error.
+	merge(in *engine.Batch, first int, gids []int32, changed []bool) error
 }

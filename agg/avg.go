@@ -2,13 +2,24 @@ package agg
 
 import "github.com/ferrystream/ferry/engine"
 
-// avgAcc is AVG over a numeric type T with a sum of type S (Flink's AvgAggFunction: BIGINT for
-// integer arguments, DOUBLE for FLOAT and DOUBLE) and a count of non-NULL arguments. The value
-// is NULL when the count is 0, else sum / count — Java long division truncating toward zero for
-// integers — cast back to T. The same function serves append-only and retracting input.
+// AVG is Flink's AvgAggFunction, the same function for append-only and retracting input: a sum
+// and a BIGINT count of non-NULL arguments, both starting at 0; the value is NULL when the count
+// is 0, else sum / count cast to the result type. Its accumulator fields (partial state) are
+// sum and count; merging a partial row adds both (mergeExpressions: adjustedPlus(sum, partial
+// sum), count + partial count).
+//
+// Numbers and DECIMAL have one kernel each because their state differs: the numeric sum is a
+// BIGINT or DOUBLE and the value is computed when read, while the DECIMAL sum can turn NULL
+// (aggDecimalPlus beyond 38 digits, or NULL + x) and its value is a 38-digit division, cached
+// per group because it costs more than the rest of a row.
+
+// avgAcc is AVG over a numeric type T with a sum of type S (BIGINT for integer arguments,
+// DOUBLE for FLOAT and DOUBLE). The value is Java long division truncating toward zero for
+// integers, cast back to T.
 type avgAcc[T number, S int64 | float64] struct {
-	col int
-	st  []avgState[S] // per group
+	col     int
+	sumType engine.Type   // S's SQL type
+	st      []avgState[S] // per group
 	rowValues[T]
 }
 
@@ -67,4 +78,177 @@ func (a *avgAcc[T, S]) Load(src []byte, g int32) ([]byte, error) {
 	}
 	s.cnt, src, err = getVarint(src)
 	return src, err
+}
+
+func (a *avgAcc[T, S]) partialTypes() ([]engine.Type, error) {
+	return []engine.Type{a.sumType, countType}, nil
+}
+
+func (a *avgAcc[T, S]) partialVarBytes([]int32, []int) {}
+
+func (a *avgAcc[T, S]) writePartial(out []engine.OutColumn, groups []int32) error {
+	sums := engine.OutValues[S](&out[0])[:len(groups)]
+	cnts := engine.OutValues[int64](&out[1])[:len(groups)]
+	for j, g := range groups {
+		sums[j], cnts[j] = a.st[g].sum, a.st[g].cnt
+	}
+	return nil
+}
+
+func (a *avgAcc[T, S]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{a.sumType, countType}, 0, 1); err != nil {
+		return err
+	}
+	a.rowValues.reset(in.Len)
+	sums := engine.Values[S](&in.Cols[first], in.Len)
+	cnts := engine.Values[int64](&in.Cols[first+1], in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := value[T](s)
+		s.sum += sums[i]
+		s.cnt += cnts[i]
+		nv, nn := value[T](s)
+		a.record(i, pv, pn, nv, nn, changed)
+	}
+	return nil
+}
+
+// decAvgAcc is AVG over DECIMAL(p, s): a DECIMAL(38, s) sum starting at 0 and a BIGINT count.
+// An overflowed sum is NULL for good (the count still moves). The value is NULL when the count
+// is 0 or the sum is NULL, else decAvg: a DECIMAL(38, max(6, s)), itself NULL when the quotient
+// needs more than 38 digits at that scale — so for s < 6 any average of magnitude >= 10^(32+s)
+// reads NULL.
+type decAvgAcc struct {
+	col     int
+	up      int         // result scale - argument scale
+	sumType engine.Type // DECIMAL(38, s)
+	st      []decAvgState
+	rowValues[dec128]
+}
+
+// decAvgState is one group's accumulator and its current value: avg, valid when has (the zero
+// state reads NULL, as it should).
+type decAvgState struct {
+	sum  dec128
+	cnt  int64
+	null bool // the sum overflowed
+	has  bool // the value is not NULL
+	avg  dec128
+}
+
+func (a *decAvgAcc) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *decAvgAcc) Reset(g int32) { a.st[g] = decAvgState{} }
+func (a *decAvgAcc) Bytes() int64  { return int64(cap(a.st)) * 56 }
+
+// update recomputes the cached value of s from its sum and count.
+func (a *decAvgAcc) update(s *decAvgState) {
+	s.avg, s.has = dec128{}, false
+	if s.cnt != 0 && !s.null {
+		s.avg, s.has = decAvg(s.sum, s.cnt, a.up)
+	}
+}
+
+func (a *decAvgAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[a.col]
+	data := decValues(col, in.Len)
+	act = act[:in.Len]
+	gids = gids[:in.Len]
+	for i, g := range gids {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.avg, !s.has
+		if d := act[i]; d != 0 && !col.IsNull(i) {
+			if !s.null {
+				ok := false
+				if d > 0 {
+					s.sum, ok = decAdd(s.sum, loadDec(data[16*i:]))
+				} else {
+					s.sum, ok = decSub(s.sum, loadDec(data[16*i:]))
+				}
+				s.null = !ok
+			}
+			s.cnt += int64(d)
+			a.update(s)
+		}
+		a.record(i, pv, pn, s.avg, !s.has, changed)
+	}
+}
+
+func (a *decAvgAcc) Save(dst []byte, g int32) []byte {
+	s := &a.st[g]
+	return putVarint(putDec(putBool(dst, s.null), s.sum), s.cnt)
+}
+
+func (a *decAvgAcc) Load(src []byte, g int32) ([]byte, error) {
+	s := &a.st[g]
+	var err error
+	if s.null, src, err = getBool(src); err != nil {
+		return nil, err
+	}
+	if s.sum, src, err = getDec(src); err != nil {
+		return nil, err
+	}
+	if s.cnt, src, err = getVarint(src); err != nil {
+		return nil, err
+	}
+	a.update(s)
+	return src, nil
+}
+
+func (a *decAvgAcc) partialTypes() ([]engine.Type, error) {
+	return []engine.Type{a.sumType, countType}, nil
+}
+
+func (a *decAvgAcc) partialVarBytes([]int32, []int) {}
+
+// writePartial writes the sum (NULL once it overflowed) and the count.
+func (a *decAvgAcc) writePartial(out []engine.OutColumn, groups []int32) error {
+	sums := fixedSlice[dec128](out[0].Data)[:len(groups)]
+	cnts := engine.OutValues[int64](&out[1])[:len(groups)]
+	for j, g := range groups {
+		s := &a.st[g]
+		sums[j], cnts[j] = s.sum, s.cnt
+		if s.null {
+			sums[j] = dec128{}
+			out[0].SetNull(j)
+		}
+	}
+	return nil
+}
+
+// merge adds each partial sum (NULL when either side is NULL or the sum overflows) and count.
+func (a *decAvgAcc) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{a.sumType, countType}, 1); err != nil {
+		return err
+	}
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[first]
+	data := decValues(col, in.Len)
+	cnts := engine.Values[int64](&in.Cols[first+1], in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.avg, !s.has
+		switch {
+		case s.null:
+		case col.IsNull(i):
+			s.null = true
+		default:
+			ok := false
+			s.sum, ok = decAdd(s.sum, loadDec(data[16*i:]))
+			s.null = !ok
+		}
+		s.cnt += cnts[i]
+		a.update(s)
+		a.record(i, pv, pn, s.avg, !s.has, changed)
+	}
+	return nil
 }

@@ -69,59 +69,205 @@ type varOutput interface {
 	varBytes(pick []int32) int
 }
 
-// strRef locates one string in a strHeap; has is false for NULL (or a free slot).
+// strRef is a VARCHAR value: a string in the owning strOps' arena, or (refBatch) in the data of
+// the column the ops are bound to, until keep copies it. refHas is clear for NULL. refJava marks
+// a value built from a row that held its Java String, which compares in UTF-16 order against
+// another such value (compareStrings); equality is byte equality either way. Three fields keep
+// it in registers: Go spills structs of more than four fields to memory on every call.
 type strRef struct {
-	off int64
-	n   int32
-	has bool
+	off   int64
+	n     int32
+	flags uint8
+}
+
+const (
+	refHas   = 1 << iota // not NULL
+	refJava              // from a row holding its Java String
+	refBatch             // in the bound column, not the arena
+)
+
+func (r strRef) has() bool   { return r.flags&refHas != 0 }
+func (r strRef) java() bool  { return r.flags&refJava != 0 }
+func (r strRef) batch() bool { return r.flags&refBatch != 0 }
+
+// javaBit is refJava when java holds.
+func javaBit(java bool) uint8 {
+	if java {
+		return refJava
+	}
+	return 0
 }
 
 // strHeap is a pointer-free arena of byte strings. Strings are only appended while a batch is
-// folded, so the references recorded for its rows stay valid until its output is written;
-// replaced and removed strings become garbage, reclaimed by compact before the next fold.
+// processed, so the references recorded for its rows stay valid until its output is written;
+// replaced and removed strings become garbage, reclaimed by compaction before the next call.
 type strHeap struct {
 	buf     []byte
 	garbage int64
 }
 
-func (h *strHeap) add(b []byte) strRef {
+// add copies b into the arena; java is the refJava flag to keep.
+func (h *strHeap) add(b []byte, java uint8) strRef {
 	off := int64(len(h.buf))
 	h.buf = append(h.buf, b...)
-	return strRef{off: off, n: int32(len(b)), has: true}
+	return strRef{off: off, n: int32(len(b)), flags: refHas | java}
 }
 
 func (h *strHeap) get(r strRef) []byte { return h.buf[r.off : r.off+int64(r.n)] }
 
-// drop turns the string of r, if any, into garbage.
-func (h *strHeap) drop(r strRef) {
-	if r.has {
-		h.garbage += int64(r.n)
+// strOps is valueOps for VARCHAR. It owns the arena that holds every string its accumulator
+// keeps (current values, MIN/MAX extremes, multiset keys), each stored value owning its own
+// copy, so garbage accounting is exact.
+type strOps struct {
+	heap    strHeap
+	next    strHeap        // compaction target
+	col     *engine.Column // bound column
+	java    javaFlags      // bound java_strings flags
+	javaCol int            // the call's java_strings column, or -1
+}
+
+func newStrOps(javaCol int) *strOps { return &strOps{javaCol: javaCol} }
+
+func (o *strOps) bind(in *engine.Batch, col int, argument bool) {
+	o.col, o.java = &in.Cols[col], javaFlags{}
+	if argument {
+		o.java = newJavaFlags(in, o.javaCol)
 	}
 }
 
-// compact copies the live strings of refs (has set) into a fresh arena when at least half the
-// arena is garbage. Only call it where no recorded reference is still to be read.
-func (h *strHeap) compact(refs []strRef) {
-	if h.garbage <= 1<<16 || 2*h.garbage <= int64(len(h.buf)) {
-		return
+func (o *strOps) unbind() { o.col, o.java = nil, javaFlags{} }
+
+func (o *strOps) at(i int) strRef {
+	c := o.col
+	j := c.Offset + i
+	r := strRef{off: int64(c.Offs[j]), n: c.Offs[j+1] - c.Offs[j], flags: refHas | refBatch}
+	if o.java.col != nil {
+		r.flags |= javaBit(o.java.at(i))
 	}
-	buf := make([]byte, 0, int64(len(h.buf))-h.garbage)
-	for i := range refs {
-		if r := &refs[i]; r.has {
-			off := int64(len(buf))
-			buf = append(buf, h.buf[r.off:r.off+int64(r.n)]...)
-			r.off = off
+	return r
+}
+
+// bytesOf returns the bytes of v, which must not be NULL.
+func (o *strOps) bytesOf(v strRef) []byte {
+	if v.batch() {
+		return o.col.Data[v.off : v.off+int64(v.n)]
+	}
+	return o.heap.get(v)
+}
+
+func (o *strOps) keep(v strRef) strRef {
+	if !v.has() {
+		return v
+	}
+	return o.heap.add(o.bytesOf(v), v.flags&refJava) // append copies from the old array if it moves
+}
+
+func (o *strOps) keepFrom(from valueOps[strRef], v strRef) strRef {
+	if !v.has() {
+		return v
+	}
+	return o.heap.add(from.(*strOps).bytesOf(v), v.flags&refJava)
+}
+
+func (o *strOps) drop(v strRef) {
+	if v.flags&(refHas|refBatch) == refHas {
+		o.heap.garbage += int64(v.n)
+	}
+}
+
+func (o *strOps) less(a, b strRef) bool { return o.compare(a, b) < 0 }
+
+func (o *strOps) compare(a, b strRef) int {
+	return compareStrings(o.bytesOf(a), a.java(), o.bytesOf(b), b.java())
+}
+
+func (o *strOps) equal(a, b strRef) bool { return bytes.Equal(o.bytesOf(a), o.bytesOf(b)) }
+
+// same is called only for two references that differ; kept out of line so that the kernels'
+// per-row recording inlines.
+//
+//go:noinline
+func (o *strOps) same(a, b strRef) bool { return o.equal(a, b) }
+
+func (o *strOps) hash(g int32, v strRef) uint64 { return hashKey(g, o.bytesOf(v)) }
+
+func (o *strOps) put(dst []byte, v strRef) []byte {
+	b := o.bytesOf(v)
+	return append(putVarint(dst, int64(len(b))), b...)
+}
+
+// get reads a length-prefixed string (put) into the arena; restored values hold no Java
+// String, as Flink's deserialized state does not.
+func (o *strOps) get(src []byte) (strRef, []byte, error) {
+	b, rest, err := getString(src)
+	if err != nil {
+		return strRef{}, nil, err
+	}
+	return o.heap.add(b, 0), rest, nil
+}
+
+func (o *strOps) sparse() bool { return true }
+
+func (o *strOps) varBytes(vals []strRef, nulls []bool, pick []int32) int {
+	n := 0
+	if pick == nil {
+		for j, r := range vals {
+			if !nulls[j] {
+				n += int(r.n)
+			}
+		}
+		return n
+	}
+	for _, p := range pick {
+		if !nulls[p] {
+			n += int(vals[p].n)
 		}
 	}
-	h.buf, h.garbage = buf, 0
+	return n
 }
 
-func (h *strHeap) putString(dst []byte, r strRef) []byte {
-	dst = putVarint(dst, int64(r.n))
-	return append(dst, h.get(r)...)
+func (o *strOps) write(out *engine.OutColumn, vals []strRef, nulls []bool, pick []int32) {
+	rows := len(pick)
+	if pick == nil {
+		rows = len(vals)
+	}
+	pos := int32(0)
+	for j := range rows {
+		p := j
+		if pick != nil {
+			p = int(pick[j])
+		}
+		out.Offs[j] = pos
+		if nulls[p] {
+			out.SetNull(j)
+			continue
+		}
+		pos += int32(copy(out.Data[pos:], o.bytesOf(vals[p])))
+	}
+	out.Offs[rows] = pos
 }
 
-// getString reads a length-prefixed string (putString) and returns it aliasing src.
+// compactDue: at least half of an arena past 64 KiB is garbage.
+func (o *strOps) compactDue() bool {
+	return o.heap.garbage > 1<<16 && 2*o.heap.garbage > int64(len(o.heap.buf))
+}
+
+func (o *strOps) compactStart() {
+	o.next = strHeap{buf: make([]byte, 0, int64(len(o.heap.buf))-o.heap.garbage)}
+}
+
+func (o *strOps) move(v strRef) strRef {
+	if v.flags&(refHas|refBatch) != refHas {
+		return v
+	}
+	return o.next.add(o.heap.get(v), v.flags&refJava)
+}
+
+func (o *strOps) compactEnd() { o.heap, o.next = o.next, strHeap{} }
+
+func (o *strOps) bytes() int64 { return int64(cap(o.heap.buf)) }
+
+// getString reads a length-prefixed string (strOps.put) and returns it aliasing src.
 func getString(src []byte) ([]byte, []byte, error) {
 	n, src, err := getVarint(src)
 	if err != nil {
@@ -133,409 +279,23 @@ func getString(src []byte) ([]byte, []byte, error) {
 	return src[:n], src[n:], nil
 }
 
-// strRowValues is rowValues for VARCHAR results: per row, references to the value before (2i)
-// and after (2i+1) folding, into the accumulator's heap.
-type strRowValues struct {
-	refs []strRef
-}
-
-func (v *strRowValues) reset(n int) { v.refs = resize(v.refs, 2*n) }
-
-func (v *strRowValues) record(i int, h *strHeap, pv, nv strRef, changed []bool) {
-	v.refs[2*i], v.refs[2*i+1] = pv, nv
-	if pv != nv && (pv.has != nv.has || !bytes.Equal(h.get(pv), h.get(nv))) {
-		changed[i] = true
-	}
-}
-
-// differIn compares entries a and b, whose bytes are in h, as record compares a row's before
-// and after.
-func (v *strRowValues) differIn(h *strHeap, a, b int32) bool {
-	pa, pb := v.refs[a], v.refs[b]
-	return pa != pb && (pa.has != pb.has || !bytes.Equal(h.get(pa), h.get(pb)))
-}
-
-func (v *strRowValues) varBytes(pick []int32) int {
-	n := 0
-	for _, p := range pick {
-		if r := v.refs[p]; r.has {
-			n += int(r.n)
-		}
-	}
-	return n
-}
-
-func (v *strRowValues) write(h *strHeap, out *engine.OutColumn, pick []int32) {
-	pos := int32(0)
-	for j, p := range pick {
-		out.Offs[j] = pos
-		r := v.refs[p]
-		if !r.has {
-			out.SetNull(j)
-			continue
-		}
-		pos += int32(copy(out.Data[pos:], h.get(r)))
-	}
-	out.Offs[len(pick)] = pos
-}
-
-// strMinMaxAcc is MIN or MAX over VARCHAR without retraction (StringMin/MaxAggFunction): a new
-// argument replaces the value when it compares strictly smaller (larger); retractions are
-// ignored. Each group's value is a reference into one heap.
-type strMinMaxAcc struct {
-	col     int
-	javaCol int // the spec's java_strings column, or -1
-	max     bool
-	val     []strRef // per group
-	java    []bool   // per group: val came from a row holding a Java String
-	heap    strHeap
-	strRowValues
-}
-
-func (a *strMinMaxAcc) Grow(n int) { a.val, a.java = extend(a.val, n), extend(a.java, n) }
-
-func (a *strMinMaxAcc) Reset(g int32) {
-	a.heap.drop(a.val[g])
-	a.val[g], a.java[g] = strRef{}, false
-}
-
-func (a *strMinMaxAcc) Bytes() int64 { return int64(cap(a.val))*16 + int64(cap(a.heap.buf)) }
-
-func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.heap.compact(a.val)
-	a.strRowValues.reset(in.Len)
-	col := &in.Cols[a.col]
-	act = act[:in.Len]
-	gids = gids[:in.Len]
-	java := newJavaFlags(in, a.javaCol)
-	want := -1 // MIN: replace when v compares below val
-	if a.max {
-		want = 1
-	}
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
-		pv := a.val[g]
-		if act[i] > 0 && !col.IsNull(i) {
-			v, vJava := col.Bytes(i), java.at(i)
-			if !pv.has || compareStrings(v, vJava, a.heap.get(pv), a.java[g]) == want {
-				a.heap.drop(pv)
-				a.val[g], a.java[g] = a.heap.add(v), vJava
-			}
-		}
-		a.record(i, &a.heap, pv, a.val[g], changed)
-	}
-}
-
-func (a *strMinMaxAcc) differ(p, q int32) bool { return a.differIn(&a.heap, p, q) }
-
-func (a *strMinMaxAcc) write(out *engine.OutColumn, pick []int32) {
-	a.strRowValues.write(&a.heap, out, pick)
-}
-
-func (a *strMinMaxAcc) Save(dst []byte, g int32) []byte {
-	r := a.val[g]
-	dst = putBool(dst, r.has)
-	if r.has {
-		dst = a.heap.putString(dst, r)
-	}
-	return dst
-}
-
-func (a *strMinMaxAcc) Load(src []byte, g int32) ([]byte, error) {
-	has, src, err := getBool(src)
-	if err != nil || !has {
-		return src, err
-	}
-	var v []byte
-	if v, src, err = getString(src); err != nil {
-		return nil, err
-	}
-	a.val[g] = a.heap.add(v)
-	return src, nil
-}
-
-// strMinMaxRetractAcc is Min/MaxWithRetractAggFunction over VARCHAR, step for step as
-// minMaxRetractAcc: the current extreme (a copy in the accumulator's heap, since it need not be
-// in the multiset), mapSize, and a string→count multiset whose counts may go negative.
-type strMinMaxRetractAcc struct {
-	col     int
-	javaCol int // the spec's java_strings column, or -1
-	max     bool
-	ext     []strRef // current min (or max); has false for NULL
-	extJava []bool   // ext came from a row holding a Java String
-	mapSize []int64
-	heap    strHeap // the ext strings
-	counts  strCounts
-	strRowValues
-}
-
-func (a *strMinMaxRetractAcc) Grow(n int) {
-	a.ext, a.extJava, a.mapSize = extend(a.ext, n), extend(a.extJava, n), extend(a.mapSize, n)
-	a.counts.growGroups(n)
-}
-
-func (a *strMinMaxRetractAcc) Reset(g int32) {
-	a.heap.drop(a.ext[g])
-	a.ext[g], a.extJava[g], a.mapSize[g] = strRef{}, false, 0
-	a.counts.clearGroup(g)
-}
-
-func (a *strMinMaxRetractAcc) Bytes() int64 {
-	return int64(cap(a.ext))*16 + int64(cap(a.mapSize))*8 + int64(cap(a.heap.buf)) + a.counts.bytes()
-}
-
-func (a *strMinMaxRetractAcc) value(g int32) strRef {
-	if a.mapSize[g] > 0 {
-		return a.ext[g]
-	}
-	return strRef{}
-}
-
-// beyond reports whether v would replace ext: ext.compareTo(v) > 0 for MIN, < 0 for MAX.
-func (a *strMinMaxRetractAcc) beyond(ext []byte, extJava bool, v []byte, vJava bool) bool {
-	c := compareStrings(ext, extJava, v, vJava)
-	if a.max {
-		return c < 0
-	}
-	return c > 0
-}
-
-func (a *strMinMaxRetractAcc) setExt(g int32, v []byte, java bool) {
-	a.heap.drop(a.ext[g])
-	a.ext[g], a.extJava[g] = a.heap.add(v), java
-}
-
-func (a *strMinMaxRetractAcc) clearExt(g int32) {
-	a.heap.drop(a.ext[g])
-	a.ext[g], a.extJava[g] = strRef{}, false
-}
-
-func (a *strMinMaxRetractAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.heap.compact(a.ext)
-	a.counts.heap.compact(a.counts.key)
-	a.strRowValues.reset(in.Len)
-	col := &in.Cols[a.col]
-	java := newJavaFlags(in, a.javaCol)
-	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
-		pv := a.value(g)
-		if d := act[i]; d != 0 && !col.IsNull(i) {
-			if d > 0 {
-				a.accumulate(g, col.Bytes(i), java.at(i))
-			} else {
-				a.retract(g, col.Bytes(i), java.at(i))
-			}
-		}
-		a.record(i, &a.heap, pv, a.value(g), changed)
-	}
-}
-
-func (a *strMinMaxRetractAcc) accumulate(g int32, v []byte, java bool) {
-	if a.mapSize[g] == 0 || !a.ext[g].has || a.beyond(a.heap.get(a.ext[g]), a.extJava[g], v, java) {
-		a.setExt(g, v, java)
-	}
-	m := &a.counts
-	h := hashKey(g, v)
-	e := m.find(g, v, h)
-	var c int64 = 1
-	if e >= 0 {
-		c = m.cnt[e] + 1
-	}
-	switch {
-	case c == 0: // a -1 brought back to 0
-		m.remove(e)
-	case e >= 0:
-		m.cnt[e] = c
-	default: // a new key object; an existing one stays (HashMap.put keeps the key)
-		m.insert(g, v, java, h, c)
-	}
-	if c == 1 {
-		a.mapSize[g]++
-	}
-}
-
-func (a *strMinMaxRetractAcc) retract(g int32, v []byte, java bool) {
-	m := &a.counts
-	h := hashKey(g, v)
-	e := m.find(g, v, h)
-	var c int64 = -1
-	if e >= 0 {
-		c = m.cnt[e] - 1
-	}
-	if c != 0 {
-		if e >= 0 {
-			m.cnt[e] = c
-		} else {
-			m.insert(g, v, java, h, c)
-		}
-		return // negative counts are not part of mapSize
-	}
-	m.remove(e)
-	a.mapSize[g]--
-	if a.mapSize[g] == 0 {
-		a.clearExt(g)
-		return
-	}
-	if a.ext[g].has && bytes.Equal(v, a.heap.get(a.ext[g])) {
-		a.rescan(g)
-	}
-}
-
-// rescan is Flink's updateMin/updateMax: the extreme over every value of the group, negative
-// counts included.
-func (a *strMinMaxRetractAcc) rescan(g int32) {
-	m := &a.counts
-	best := int32(-1)
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		if best < 0 || a.beyond(m.heap.get(m.key[best]), m.java[best], m.heap.get(m.key[e]), m.java[e]) {
-			best = e
-		}
-	}
-	if best < 0 {
-		a.mapSize[g] = 0
-		a.clearExt(g)
-		return
-	}
-	a.setExt(g, m.heap.get(m.key[best]), m.java[best])
-}
-
-func (a *strMinMaxRetractAcc) differ(p, q int32) bool { return a.differIn(&a.heap, p, q) }
-
-func (a *strMinMaxRetractAcc) write(out *engine.OutColumn, pick []int32) {
-	a.strRowValues.write(&a.heap, out, pick)
-}
-
-func (a *strMinMaxRetractAcc) Save(dst []byte, g int32) []byte {
-	r := a.ext[g]
-	dst = putBool(dst, r.has)
-	if r.has {
-		dst = a.heap.putString(dst, r)
-	}
-	dst = putVarint(dst, a.mapSize[g])
-	m := &a.counts
-	n := 0
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		n++
-	}
-	dst = putVarint(dst, int64(n))
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		dst = putVarint(m.heap.putString(dst, m.key[e]), m.cnt[e])
-	}
-	return dst
-}
-
-func (a *strMinMaxRetractAcc) Load(src []byte, g int32) ([]byte, error) {
-	has, src, err := getBool(src)
-	if err != nil {
-		return nil, err
-	}
-	var v []byte
-	if has {
-		if v, src, err = getString(src); err != nil {
-			return nil, err
-		}
-		a.setExt(g, v, false)
-	}
-	if a.mapSize[g], src, err = getVarint(src); err != nil {
-		return nil, err
-	}
-	n, src, err := getVarint(src)
-	if err != nil {
-		return nil, err
-	}
-	if n < 0 || n > int64(len(src))/2 {
-		return nil, fmt.Errorf("%w: value count %d out of range", engine.ErrData, n)
-	}
-	for range n {
-		var c int64
-		if v, src, err = getString(src); err != nil {
-			return nil, err
-		}
-		if c, src, err = getVarint(src); err != nil {
-			return nil, err
-		}
-		h := hashKey(g, v)
-		if c == 0 || a.counts.find(g, v, h) >= 0 {
-			return nil, fmt.Errorf("%w: invalid value count entry", engine.ErrData)
-		}
-		a.counts.insert(g, v, false, h, c)
-	}
-	return src, nil
-}
-
-// strCounts is valueCounts for strings: a pointer-free per-group multiset of byte strings with
-// signed counts (the MapView<StringData, Long> of Min/MaxWithRetractAggFunction). Keys live in
-// the multiset's own heap; key[e].has marks live entries.
-type strCounts struct {
-	groupEntries
-	key    []strRef
-	java   []bool   // the key came from a row holding a Java String
-	hashes []uint64 // hashKey(group, key)
-	cnt    []int64
-	heap   strHeap
-}
-
-func newStrCounts() strCounts { return strCounts{groupEntries: newGroupEntries()} }
-
-func (m *strCounts) hash(e int32) uint64 { return m.hashes[e] }
-
-// find returns the entry of v (hash h = hashKey(g, v)) in group g, or -1.
-func (m *strCounts) find(g int32, v []byte, h uint64) int32 {
-	for e, pos := m.probe(h, m.home(h)); e >= 0; e, pos = m.probe(h, pos) {
-		if m.hashes[e] == h && m.group[e] == g && string(m.heap.get(m.key[e])) == string(v) {
-			return e
-		}
-	}
-	return -1
-}
-
-// insert adds v (flagged java when it holds a Java String) with count c to group g; v must not
-// be present.
-func (m *strCounts) insert(g int32, v []byte, java bool, h uint64, c int64) {
-	e, appended := m.add(g, h)
-	if appended {
-		m.key = append(m.key, m.heap.add(v))
-		m.java = append(m.java, java)
-		m.hashes = append(m.hashes, h)
-		m.cnt = append(m.cnt, c)
-	} else {
-		m.key[e], m.java[e], m.hashes[e], m.cnt[e] = m.heap.add(v), java, h, c
-	}
-}
-
-// remove deletes entry e and drops its key from the heap.
-func (m *strCounts) remove(e int32) {
-	m.groupEntries.remove(e, m.hash)
-	m.heap.drop(m.key[e])
-	m.key[e] = strRef{}
-}
-
-func (m *strCounts) clearGroup(g int32) {
-	for m.head[g] >= 0 {
-		m.remove(m.head[g])
-	}
-}
-
-func (m *strCounts) bytes() int64 {
-	return m.groupEntries.bytes() + int64(cap(m.key))*16 + int64(cap(m.java)) + int64(cap(m.hashes))*8 +
-		int64(cap(m.cnt))*8 + int64(cap(m.heap.buf))
-}
-
 // varcharCall builds the accumulator of MIN or MAX over VARCHAR; its result type is the
 // argument type, nullable.
 func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (accumulator, engine.Type) {
 	out := arg
 	out.Nullable = true
 	if retract {
-		return &strMinMaxRetractAcc{col: col, javaCol: javaCol, max: fn == "MAX", counts: newStrCounts()}, out
+		return &strMinMaxRetractAcc{newMinMaxRetract[strRef](fn, col, newStrOps(javaCol))}, out
 	}
-	return &strMinMaxAcc{col: col, javaCol: javaCol, max: fn == "MAX"}, out
+	return &strMinMaxAcc{minMaxAcc[strRef, *strOps]{col: col, max: fn == "MAX", typ: out, ops: newStrOps(javaCol)}}, out
+}
+
+// varBytes is the output size of VARCHAR MIN/MAX (varOutput); only VARCHAR accumulators have
+// it, so callVarBytes passes the others by.
+func (a *strMinMaxAcc) varBytes(pick []int32) int { return a.ops.varBytes(a.vals, a.nulls, pick) }
+
+func (a *strMinMaxRetractAcc) varBytes(pick []int32) int {
+	return a.ops.varBytes(a.vals, a.nulls, pick)
 }
 
 // callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR (varOutput),

@@ -7,27 +7,33 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// numericCall builds the accumulator of SUM, SUM0, AVG, MIN or MAX over the numeric type T, whose AVG
-// sums in S. This is the whole (aggregate, type) table for numeric arguments: one generic kernel
-// per aggregate kind, instantiated per physical type.
-func numericCall[T number, S int64 | float64](fn string, col int, retract bool) accumulator {
+// numericCall builds the accumulator of SUM, SUM0, AVG, MIN or MAX over an argument of type arg
+// whose values are the numbers T (a numeric type, or DATE and TIMESTAMP(p <= 3) for MIN and MAX),
+// AVG summing in S. This is the whole (aggregate, type) table for them: one kernel per aggregate
+// kind, instantiated per physical type. arg's SQL type is the type of the partial state.
+func numericCall[T number, S int64 | float64](fn string, col int, retract bool, arg engine.Type) accumulator {
+	arg.Nullable = true
 	switch fn {
 	case "SUM":
-		return &sumAcc[T]{col: col, retract: retract}
+		return &numSumAcc[T]{sumAcc[T, *numOps[T]]{col: col, retract: retract, typ: arg, ops: &numOps[T]{}}}
 	case "SUM0":
-		return &sum0Acc[T]{col: col}
+		return &sum0Acc[T]{col: col, typ: arg}
 	case "AVG":
-		return &avgAcc[T, S]{col: col}
+		sum := engine.Type{ID: engine.BigInt, Nullable: true}
+		if S(1)/2 != 0 { // floating point: DOUBLE
+			sum.ID = engine.Double
+		}
+		return &avgAcc[T, S]{col: col, sumType: sum}
 	case "MIN", "MAX":
 		if retract {
-			return &minMaxRetractAcc[T]{col: col, max: fn == "MAX", counts: newValueCounts[T]()}
+			return &numMinMaxRetractAcc[T]{newMinMaxRetract[T](fn, col, &numOps[T]{})}
 		}
-		return &minMaxAcc[T]{col: col, max: fn == "MAX"}
+		return &numMinMaxAcc[T]{minMaxAcc[T, *numOps[T]]{col: col, max: fn == "MAX", typ: arg, ops: &numOps[T]{}}}
 	}
 	return nil
 }
 
-var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool) accumulator{
+var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool, arg engine.Type) accumulator{
 	engine.TinyInt:  numericCall[int8, int64],
 	engine.SmallInt: numericCall[int16, int64],
 	engine.Int:      numericCall[int32, int64],
@@ -117,15 +123,15 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 	out := arg
 	out.Nullable = fn != "SUM0" // $SUM0 starts at 0 and is never NULL
 	if minMax, ok := orderedCalls(arg); ok {
-		return minMax(fn, col, call.Retract), engine.Field{Name: name, Type: out}, nil
+		return minMax(fn, col, call.Retract, arg), engine.Field{Name: name, Type: out}, nil
 	}
-	return numericCalls[arg.ID](fn, col, call.Retract), engine.Field{Name: name, Type: out}, nil
+	return numericCalls[arg.ID](fn, col, call.Retract, arg), engine.Field{Name: name, Type: out}, nil
 }
 
 // orderedCalls returns the MIN/MAX kernel of the temporal types whose Arrow values are integers
 // ordered as Flink orders them: DATE (int32 days since the epoch) and TIMESTAMP(p <= 3) (int64
 // epoch milliseconds, TimestampData.compareTo with no nanoseconds). MIN and MAX keep the type.
-func orderedCalls(arg engine.Type) (func(fn string, col int, retract bool) accumulator, bool) {
+func orderedCalls(arg engine.Type) (func(fn string, col int, retract bool, arg engine.Type) accumulator, bool) {
 	switch {
 	case arg.ID == engine.Date:
 		return numericCall[int32, int64], true

@@ -3,8 +3,8 @@ package agg
 import "github.com/ferrystream/ferry/engine"
 
 // countAcc is COUNT(*) (Flink's Count1AggFunction, col < 0) or COUNT(x) (CountAggFunction):
-// +1 per accumulated row, -1 per retracted row, NULL arguments ignored by COUNT(x). The value
-// is never NULL.
+// +1 per accumulated row, -1 per retracted row, NULL arguments ignored by COUNT(x), in Java
+// long arithmetic. The value is never NULL and may go negative.
 type countAcc struct {
 	col int // argument column, or -1 for COUNT(*)
 	cnt []int64
@@ -43,4 +43,35 @@ func (a *countAcc) Load(src []byte, g int32) ([]byte, error) {
 	v, rest, err := getVarint(src)
 	a.cnt[g] = v
 	return rest, err
+}
+
+// Partial state: count (COUNT) or count1 (COUNT(*)), BIGINT; merging adds (mergeExpressions:
+// count + partial count), in Java long arithmetic.
+
+func (a *countAcc) partialTypes() ([]engine.Type, error) { return []engine.Type{countType}, nil }
+func (a *countAcc) partialVarBytes([]int32, []int)       {}
+
+func (a *countAcc) writePartial(out []engine.OutColumn, groups []int32) error {
+	dst := engine.OutValues[int64](&out[0])[:len(groups)]
+	for j, g := range groups {
+		dst[j] = a.cnt[g]
+	}
+	return nil
+}
+
+func (a *countAcc) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{countType}, 0); err != nil {
+		return err
+	}
+	a.rowValues.reset(in.Len)
+	vals := engine.Values[int64](&in.Cols[first], in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		c := a.cnt[g]
+		a.cnt[g] = c + vals[i]
+		a.record(i, c, false, a.cnt[g], false, changed)
+	}
+	return nil
 }

@@ -547,9 +547,9 @@ func TestVarcharHeapCompaction(t *testing.T) {
 			var heaps []*strHeap
 			switch a := c.(type) {
 			case *strMinMaxAcc:
-				heaps = append(heaps, &a.heap)
-			case *strMinMaxRetractAcc:
-				heaps = append(heaps, &a.heap, &a.counts.heap)
+				heaps = append(heaps, &a.ops.heap)
+			case *strMinMaxRetractAcc: // extremes and multiset keys share one arena
+				heaps = append(heaps, &a.ops.heap)
 			}
 			for _, h := range heaps {
 				if live := int64(len(h.buf)) - h.garbage; len(h.buf) > 1<<20 && int64(len(h.buf)) > 2*live+400_000 {

@@ -3,9 +3,8 @@ package agg
 import "github.com/ferrystream/ferry/engine"
 
 // groupEntries is the bookkeeping the per-group entry sets share: the DISTINCT value sets
-// (distinctSet) and the multisets behind MIN/MAX with retraction (valueCounts, decCounts,
-// strCounts: the MapViews of Flink's Min/MaxWithRetractAggFunction for every group of an
-// operator). Entries live in flat slices indexed by entry id, chained per group through
+// (distinctSet) and the multisets behind MIN/MAX with retraction (valueCounts: the MapViews of
+// Flink's Min/MaxWithRetractAggFunction for every group of an operator). Entries live in flat slices indexed by entry id, chained per group through
 // next/prev, recycled through a free list, and found through an engine.Index of entry ids under
 // their hash. The owner keeps each entry's key and value in slices parallel to group, looks an
 // entry up by walking the candidates of its hash h and comparing its own keys,

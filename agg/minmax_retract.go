@@ -7,53 +7,135 @@ import (
 )
 
 // minMaxRetractAcc is MIN or MAX with retraction: Flink's Min/MaxWithRetractAggFunction, step
-// for step. Per group it keeps the current extreme, mapSize (values whose count turned
-// positive) and a value→count multiset in which counts may go negative. Retracting the current
-// extreme down to count 0 rescans every value of the group, negative counts included. The value
-// is the extreme while mapSize > 0, else NULL.
-type minMaxRetractAcc[T number] struct {
+// for step, for numbers, DECIMAL and VARCHAR alike (ops). Per group it keeps the current
+// extreme, mapSize (the number of values whose count is positive) and a value→count multiset
+// in which counts may go negative. Retracting the current extreme down to count 0 rescans every
+// value of the group, negative counts included. The value is the extreme while mapSize > 0,
+// else NULL.
+//
+// Flink's accumulator is STRUCTURED<min/max, mapSize BIGINT, map MAP_VIEW<T, BIGINT>>; its
+// partial state crosses between Flink's local and global aggregates as that structure with the
+// map inline, which Ferry does not encode as Arrow yet (partialTypes). Two accumulators in Go
+// merge with mergeGroups.
+//
+// The accumulators are its specializations numMinMaxRetractAcc, decMinMaxRetractAcc and
+// strMinMaxRetractAcc (kernels_gen.go), whose per-row methods are generated from the ones
+// marked agg:specialize.
+type minMaxRetractAcc[V comparable, O valueOps[V]] struct {
 	col     int
+	fn      string // "MIN" or "MAX"
 	max     bool
-	ext     []T    // current min (or max)
+	ops     O
+	ext     []V    // per group: current min (or max), owned by ops
 	hasExt  []bool // ext is not NULL
 	mapSize []int64
-	counts  valueCounts[T]
-	rowValues[T]
+	counts  valueCounts[V] // values owned by ops
+	rowValues[V]
 }
 
-func (a *minMaxRetractAcc[T]) Grow(n int) {
+func newMinMaxRetract[V comparable, O valueOps[V]](fn string, col int, ops O) minMaxRetractAcc[V, O] {
+	return minMaxRetractAcc[V, O]{col: col, fn: fn, max: fn == "MAX", ops: ops, counts: newValueCounts[V]()}
+}
+
+func (a *minMaxRetractAcc[V, O]) Grow(n int) {
 	a.ext, a.hasExt, a.mapSize = extend(a.ext, n), extend(a.hasExt, n), extend(a.mapSize, n)
 	a.counts.growGroups(n)
 }
 
-func (a *minMaxRetractAcc[T]) Reset(g int32) {
-	a.ext[g], a.hasExt[g], a.mapSize[g] = 0, false, 0
-	a.counts.clearGroup(g)
+func (a *minMaxRetractAcc[V, O]) Reset(g int32) {
+	if a.hasExt[g] {
+		a.ops.drop(a.ext[g])
+	}
+	var zero V
+	a.ext[g], a.hasExt[g], a.mapSize[g] = zero, false, 0
+	for m := &a.counts; m.head[g] >= 0; {
+		a.ops.drop(m.remove(m.head[g]))
+	}
 }
 
-func (a *minMaxRetractAcc[T]) Bytes() int64 {
-	return int64(cap(a.ext))*8 + int64(cap(a.hasExt)) + int64(cap(a.mapSize))*8 + a.counts.bytes()
+func (a *minMaxRetractAcc[V, O]) Bytes() int64 {
+	var zero V
+	return int64(cap(a.ext))*int64(sizeOf(zero)) + int64(cap(a.hasExt)) + int64(cap(a.mapSize))*8 +
+		a.counts.bytes() + a.ops.bytes()
 }
 
-func (a *minMaxRetractAcc[T]) value(g int32) (T, bool) {
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) value(g int32) (V, bool) {
 	if a.mapSize[g] > 0 && a.hasExt[g] {
 		return a.ext[g], false
 	}
-	return 0, true
+	var zero V
+	return zero, true
 }
 
 // beyond reports whether v would replace ext: ext.compareTo(v) > 0 for MIN, < 0 for MAX.
-func (a *minMaxRetractAcc[T]) beyond(ext, v T) bool {
+//
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) beyond(ext, v V) bool {
 	if a.max {
-		return compare(ext, v) < 0
+		return a.ops.compare(ext, v) < 0
 	}
-	return compare(ext, v) > 0
+	return a.ops.compare(ext, v) > 0
 }
 
-func (a *minMaxRetractAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) setExt(g int32, v V) {
+	if a.hasExt[g] {
+		a.ops.drop(a.ext[g])
+	}
+	a.ext[g], a.hasExt[g] = a.ops.keep(v), true
+}
+
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) clearExt(g int32) {
+	if !a.hasExt[g] {
+		return
+	}
+	a.ops.drop(a.ext[g])
+	a.hasExt[g] = false
+	if a.ops.sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
+		var zero V
+		a.ext[g] = zero
+	}
+}
+
+// note records row i's values and flags it changed under Flink's equaliser.
+//
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
+	a.store(i, pv, pn, nv, nn)
+	if pn != nn || (!nn && pv != nv && !a.ops.same(pv, nv)) {
+		changed[i] = true
+	}
+}
+
+// tidy compacts the arena of owned values when it is due; recorded values are not read after.
+//
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g, has := range a.hasExt {
+		if has {
+			a.ext[g] = a.ops.move(a.ext[g])
+		}
+	}
+	for e, g := range a.counts.group {
+		if g >= 0 {
+			a.counts.val[e] = a.ops.move(a.counts.val[e])
+		}
+	}
+	a.ops.compactEnd()
+}
+
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
+	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	vals := engine.Values[T](col, in.Len)
+	a.ops.bind(in, a.col, true)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
 	for i, g := range gids {
@@ -63,42 +145,47 @@ func (a *minMaxRetractAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, c
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
-				a.accumulate(g, vals[i])
+				a.accumulate(g, a.ops.at(i))
 			} else {
-				a.retract(g, vals[i])
+				a.retract(g, a.ops.at(i))
 			}
 		}
 		nv, nn := a.value(g)
-		a.record(i, pv, pn, nv, nn, changed)
+		a.note(i, pv, pn, nv, nn, changed)
 	}
+	a.ops.unbind()
 }
 
-func (a *minMaxRetractAcc[T]) accumulate(g int32, v T) {
-	if a.mapSize[g] == 0 || a.beyond(a.ext[g], v) {
-		a.ext[g], a.hasExt[g] = v, true
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) accumulate(g int32, v V) {
+	if a.mapSize[g] == 0 || !a.hasExt[g] || a.beyond(a.ext[g], v) {
+		a.setExt(g, v)
 	}
 	m := &a.counts
-	e := m.find(g, v)
+	h := a.ops.hash(g, v)
+	e := a.find(g, v, h)
 	var c int64 = 1
 	if e >= 0 {
 		c = m.cnt[e] + 1
 	}
 	switch {
 	case c == 0: // a -1 brought back to 0
-		m.remove(e)
+		a.ops.drop(m.remove(e))
 	case e >= 0:
 		m.cnt[e] = c
 	default:
-		m.insert(g, v, c)
+		m.insert(g, a.ops.keep(v), h, c)
 	}
 	if c == 1 {
 		a.mapSize[g]++
 	}
 }
 
-func (a *minMaxRetractAcc[T]) retract(g int32, v T) {
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) retract(g int32, v V) {
 	m := &a.counts
-	e := m.find(g, v)
+	h := a.ops.hash(g, v)
+	e := a.find(g, v, h)
 	var c int64 = -1
 	if e >= 0 {
 		c = m.cnt[e] - 1
@@ -107,58 +194,90 @@ func (a *minMaxRetractAcc[T]) retract(g int32, v T) {
 		if e >= 0 {
 			m.cnt[e] = c
 		} else {
-			m.insert(g, v, c)
+			m.insert(g, a.ops.keep(v), h, c)
 		}
 		return // negative counts are not part of mapSize
 	}
-	m.remove(e)
+	a.ops.drop(m.remove(e))
 	a.mapSize[g]--
 	if a.mapSize[g] == 0 {
-		a.hasExt[g] = false
+		a.clearExt(g)
 		return
 	}
-	if a.hasExt[g] && bitsOf(v) == bitsOf(a.ext[g]) {
+	if a.hasExt[g] && a.ops.equal(v, a.ext[g]) {
 		a.rescan(g)
 	}
 }
 
-// rescan is Flink's updateMin/updateMax: the extreme over every value of the group.
-func (a *minMaxRetractAcc[T]) rescan(g int32) {
+// find returns the entry of value v (hash h = ops.hash(g, v)) in group g, or -1.
+//
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) find(g int32, v V, h uint64) int32 {
 	m := &a.counts
-	found := false
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		if v := m.val[e]; !found || a.beyond(a.ext[g], v) {
-			a.ext[g], found = v, true
+	for e, pos := m.probe(h, m.home(h)); e >= 0; e, pos = m.probe(h, pos) {
+		if m.hashes[e] == h && m.group[e] == g && a.ops.equal(m.val[e], v) {
+			return e
 		}
 	}
-	if !found {
-		a.mapSize[g], a.hasExt[g] = 0, false
-	}
+	return -1
 }
 
-func (a *minMaxRetractAcc[T]) Save(dst []byte, g int32) []byte {
+// rescan is Flink's updateMin/updateMax: the extreme over every value of the group, negative
+// counts included; no value at all leaves mapSize 0 and the extreme NULL.
+//
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) rescan(g int32) {
+	m := &a.counts
+	best := int32(-1)
+	for e := m.head[g]; e >= 0; e = m.next[e] {
+		if best < 0 || a.beyond(m.val[best], m.val[e]) {
+			best = e
+		}
+	}
+	if best < 0 {
+		a.mapSize[g] = 0
+		a.clearExt(g)
+		return
+	}
+	a.setExt(g, m.val[best])
+}
+
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
+}
+
+// Save writes the extreme (a NULL flag, then the value unless ops are sparse and it is NULL),
+// mapSize, and the group's entries (count, then value and count each), newest first.
+func (a *minMaxRetractAcc[V, O]) Save(dst []byte, g int32) []byte {
 	dst = putBool(dst, a.hasExt[g])
-	dst = putScalar(dst, a.ext[g])
+	if a.hasExt[g] || !a.ops.sparse() {
+		dst = a.ops.put(dst, a.ext[g])
+	}
 	dst = putVarint(dst, a.mapSize[g])
 	m := &a.counts
-	n := 0
+	dst = putVarint(dst, int64(m.entries(g)))
 	for e := m.head[g]; e >= 0; e = m.next[e] {
-		n++
-	}
-	dst = putVarint(dst, int64(n))
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		dst = putVarint(putScalar(dst, m.val[e]), m.cnt[e])
+		dst = putVarint(a.ops.put(dst, m.val[e]), m.cnt[e])
 	}
 	return dst
 }
 
-func (a *minMaxRetractAcc[T]) Load(src []byte, g int32) ([]byte, error) {
+func (a *minMaxRetractAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
 	var err error
 	if a.hasExt[g], src, err = getBool(src); err != nil {
 		return nil, err
 	}
-	if a.ext[g], src, err = getScalar[T](src); err != nil {
-		return nil, err
+	if a.hasExt[g] || !a.ops.sparse() {
+		if a.ext[g], src, err = a.ops.get(src); err != nil {
+			a.hasExt[g] = false
+			return nil, err
+		}
 	}
 	if a.mapSize[g], src, err = getVarint(src); err != nil {
 		return nil, err
@@ -167,22 +286,23 @@ func (a *minMaxRetractAcc[T]) Load(src []byte, g int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n < 0 || n > int64(len(src)) {
+	if n < 0 || n > int64(len(src))/2 { // an entry takes at least two bytes
 		return nil, fmt.Errorf("%w: value count %d out of range", engine.ErrData, n)
 	}
-	for k := int64(0); k < n; k++ {
-		var v T
+	for range n {
+		var v V
 		var c int64
-		if v, src, err = getScalar[T](src); err != nil {
+		if v, src, err = a.ops.get(src); err != nil {
 			return nil, err
 		}
 		if c, src, err = getVarint(src); err != nil {
 			return nil, err
 		}
-		if c == 0 || a.counts.find(g, v) >= 0 {
+		h := a.ops.hash(g, v)
+		if c == 0 || a.find(g, v, h) >= 0 {
 			return nil, fmt.Errorf("%w: invalid value count entry", engine.ErrData)
 		}
-		a.counts.insert(g, v, c)
+		a.counts.insert(g, v, h, c)
 	}
 	return src, nil
 }

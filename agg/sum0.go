@@ -2,18 +2,27 @@ package agg
 
 import "github.com/ferrystream/ferry/engine"
 
-// sum0Acc is Calcite's $SUM0 (Flink's Sum0AggFunction): a sum in the argument type T that starts
-// at 0 rather than NULL, ignores NULL arguments, subtracts retracted ones and is never NULL.
-// Flink plans it when AggregateReduceFunctionsRule rewrites SUM and AVG into SUM0 and COUNT.
+// $SUM0 is Calcite's zero-based sum (Flink's Sum0AggFunction), planned when
+// AggregateReduceFunctionsRule rewrites SUM and AVG into $SUM0 and COUNT: a sum that starts at
+// 0 rather than NULL, ignores NULL arguments and subtracts retracted ones. Its one accumulator
+// field is the sum (partial state); merging a partial row adds it: cast(sum0 + partial).
+//
+// Numbers and DECIMAL have one kernel each because their state differs: a numeric sum is never
+// NULL (8 bytes per group), while DECIMAL's aggDecimalPlus/Minus turn NULL beyond 38 digits and
+// NULL + x is NULL, so a DECIMAL sum that overflowed stays NULL for the life of the group and
+// its state carries that flag (and its snapshot the flag byte).
+
+// sum0Acc is $SUM0 over a numeric type T, in T (integers wrap), never NULL.
 type sum0Acc[T number] struct {
 	col int
+	typ engine.Type // T's SQL type
 	sum []T
 	rowValues[T]
 }
 
 func (a *sum0Acc[T]) Grow(n int)    { a.sum = extend(a.sum, n) }
 func (a *sum0Acc[T]) Reset(g int32) { a.sum[g] = 0 }
-func (a *sum0Acc[T]) Bytes() int64  { return int64(cap(a.sum)) * 8 }
+func (a *sum0Acc[T]) Bytes() int64  { return int64(cap(a.sum)) * int64(sizeOf(T(0))) }
 
 func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
@@ -43,4 +52,134 @@ func (a *sum0Acc[T]) Load(src []byte, g int32) ([]byte, error) {
 	var err error
 	a.sum[g], src, err = getScalar[T](src)
 	return src, err
+}
+
+func (a *sum0Acc[T]) partialTypes() ([]engine.Type, error) { return []engine.Type{a.typ}, nil }
+func (a *sum0Acc[T]) partialVarBytes([]int32, []int)       {}
+
+func (a *sum0Acc[T]) writePartial(out []engine.OutColumn, groups []int32) error {
+	dst := engine.OutValues[T](&out[0])[:len(groups)]
+	for j, g := range groups {
+		dst[j] = a.sum[g]
+	}
+	return nil
+}
+
+func (a *sum0Acc[T]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{a.typ}, 0); err != nil {
+		return err
+	}
+	a.rowValues.reset(in.Len)
+	vals := engine.Values[T](&in.Cols[first], in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		pv := a.sum[g]
+		a.sum[g] += vals[i]
+		a.record(i, pv, false, a.sum[g], false, changed)
+	}
+	return nil
+}
+
+// decSum0Acc is $SUM0 over DECIMAL(p, s): a DECIMAL(38, s) that starts at 0 and ignores NULL
+// arguments; once an addition or subtraction overflows, the sum is NULL for good.
+type decSum0Acc struct {
+	col int
+	typ engine.Type // DECIMAL(38, s)
+	st  []decSum0State
+	rowValues[dec128]
+}
+
+type decSum0State struct {
+	sum  dec128
+	null bool // overflowed
+}
+
+func (a *decSum0Acc) Grow(n int)    { a.st = extend(a.st, n) }
+func (a *decSum0Acc) Reset(g int32) { a.st[g] = decSum0State{} }
+func (a *decSum0Acc) Bytes() int64  { return int64(cap(a.st)) * 24 }
+
+func (a *decSum0Acc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[a.col]
+	data := decValues(col, in.Len)
+	act = act[:in.Len]
+	gids = gids[:in.Len]
+	for i, g := range gids {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.sum, s.null
+		if d := act[i]; d != 0 && !s.null && !col.IsNull(i) {
+			ok := false
+			if d > 0 {
+				s.sum, ok = decAdd(s.sum, loadDec(data[16*i:]))
+			} else {
+				s.sum, ok = decSub(s.sum, loadDec(data[16*i:]))
+			}
+			s.null = !ok
+		}
+		a.record(i, pv, pn, s.sum, s.null, changed)
+	}
+}
+
+func (a *decSum0Acc) Save(dst []byte, g int32) []byte {
+	return putDec(putBool(dst, a.st[g].null), a.st[g].sum)
+}
+
+func (a *decSum0Acc) Load(src []byte, g int32) ([]byte, error) {
+	s := &a.st[g]
+	var err error
+	if s.null, src, err = getBool(src); err != nil {
+		return nil, err
+	}
+	s.sum, src, err = getDec(src)
+	return src, err
+}
+
+func (a *decSum0Acc) partialTypes() ([]engine.Type, error) { return []engine.Type{a.typ}, nil }
+func (a *decSum0Acc) partialVarBytes([]int32, []int)       {}
+
+// writePartial writes the sum, NULL once it overflowed.
+func (a *decSum0Acc) writePartial(out []engine.OutColumn, groups []int32) error {
+	dst := fixedSlice[dec128](out[0].Data)[:len(groups)]
+	for j, g := range groups {
+		s := &a.st[g]
+		dst[j] = s.sum
+		if s.null {
+			dst[j] = dec128{}
+			out[0].SetNull(j)
+		}
+	}
+	return nil
+}
+
+// merge adds each partial sum: NULL when either side is NULL or the sum overflows.
+func (a *decSum0Acc) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
+		return err
+	}
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[first]
+	data := decValues(col, in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.sum, s.null
+		switch {
+		case s.null:
+		case col.IsNull(i):
+			s.null = true
+		default:
+			ok := false
+			s.sum, ok = decAdd(s.sum, loadDec(data[16*i:]))
+			s.null = !ok
+		}
+		a.record(i, pv, pn, s.sum, s.null, changed)
+	}
+	return nil
 }

@@ -6,52 +6,88 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// number is the scalar physical type of a numeric aggregate argument or result.
-type number interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~float32 | ~float64
-}
-
 // rowValues records, for each row of the current batch, an aggregate's value before and after
-// the row was folded, interleaved: entry 2i is row i's value before, 2i+1 after. The group
-// aggregate emits -U/-D rows from the former and +I/+U rows from the latter, picking entries by
-// index with no branch. Owned by one accumulator, reused across batches.
-type rowValues[T number] struct {
-	vals  []T
+// the row was folded (or, for a partial row, merged), interleaved: entry 2i is row i's value
+// before, 2i+1 after. The group aggregate emits -U/-D rows from the former and +I/+U rows from
+// the latter, picking entries by index with no branch. Owned by one accumulator, reused across
+// batches.
+//
+// V is the accumulator's stored value type: a number, a dec128 (DECIMAL) or a strRef (VARCHAR,
+// whose bytes live in the accumulator's arena). Go's == on V means "the same stored value";
+// for numbers and DECIMAL it is also Flink's equaliser (record), for VARCHAR the kernel
+// compares bytes through its value-ops (valueOps.same).
+type rowValues[V comparable] struct {
+	vals  []V
 	nulls []bool
 }
 
-func (v *rowValues[T]) reset(n int) {
+func (v *rowValues[V]) reset(n int) {
 	v.vals = resize(v.vals, 2*n)
 	v.nulls = resize(v.nulls, 2*n)
 	clear(v.nulls)
 }
 
-// record stores row i's values before (pv, pn = NULL) and after (nv, nn) folding, and flags the
-// row as changed when Flink's equaliser would: it compares with Java's ==, so NaN differs from
-// itself and -0.0 equals 0.0.
-func (v *rowValues[T]) record(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
+// store stores row i's values before (pv, pn = NULL) and after (nv, nn).
+func (v *rowValues[V]) store(i int, pv V, pn bool, nv V, nn bool) {
 	v.vals[2*i], v.vals[2*i+1] = pv, nv
 	v.nulls[2*i], v.nulls[2*i+1] = pn, nn
+}
+
+// record stores row i's values and flags the row as changed when Flink's equaliser would, for
+// value types whose equaliser is Go's ==: Java's == on primitives (NaN differs from itself,
+// -0.0 equals 0.0) and DecimalData's compareTo within one type (equal unscaled values).
+func (v *rowValues[V]) record(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
+	v.store(i, pv, pn, nv, nn)
 	if pn != nn || (!nn && pv != nv) {
 		changed[i] = true
 	}
 }
 
 // differ compares entries a and b as record compares a row's before and after.
-func (v *rowValues[T]) differ(a, b int32) bool {
+func (v *rowValues[V]) differ(a, b int32) bool {
 	return v.nulls[a] != v.nulls[b] || (!v.nulls[b] && v.vals[a] != v.vals[b])
 }
 
-// write fills output row j with entry pick[j] (see rowValues).
-func (v *rowValues[T]) write(out *engine.OutColumn, pick []int32) {
-	dst := engine.OutValues[T](out)[:len(pick)]
-	vals, nulls := v.vals, v.nulls
+// write fills output row j with entry pick[j]; V must be fixed-width (writeFixed).
+func (v *rowValues[V]) write(out *engine.OutColumn, pick []int32) {
+	writeFixed(out, v.vals, v.nulls, pick)
+}
+
+// writeFixed fills output row j with vals[pick[j]] (NULL when nulls[pick[j]]), or with vals[j]
+// when pick is nil. V is fixed-width and laid out in memory as its Arrow value (numbers;
+// dec128, two little-endian words = Arrow's decimal128). Values under NULL are written as zero.
+func writeFixed[V comparable](out *engine.OutColumn, vals []V, nulls []bool, pick []int32) {
+	var zero V
+	if pick == nil {
+		dst := fixedSlice[V](out.Data)[:len(vals)]
+		for j, x := range vals {
+			dst[j] = x
+			if nulls[j] {
+				dst[j] = zero
+				out.SetNull(j)
+			}
+		}
+		return
+	}
+	dst := fixedSlice[V](out.Data)[:len(pick)]
 	for j, p := range pick {
 		dst[j] = vals[p]
 		if nulls[p] {
+			dst[j] = zero
 			out.SetNull(j)
 		}
 	}
+}
+
+// fixedSlice reinterprets b as values of the fixed-width type V. Output buffers are 8-byte
+// aligned (engine.Allocator).
+func fixedSlice[V any](b []byte) []V {
+	var zero V
+	n := len(b) / int(unsafe.Sizeof(zero))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*V)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
 // resize returns s with length n, reusing its array when it is large enough. Contents are not
@@ -70,45 +106,4 @@ func extend[T any](s []T, n int) []T {
 		s = append(s, zero)
 	}
 	return s
-}
-
-// bitsOf returns the bits of x as Java's Double.doubleToLongBits / Float.floatToIntBits would,
-// sign-extended to 64 bits: NaN collapses to the canonical NaN; integers return their value.
-// Equal bits mean Java's equals() holds for the boxed values.
-func bitsOf[T number](x T) int64 {
-	size := unsafe.Sizeof(x)
-	if x != x { // NaN
-		if size == 4 {
-			return 0x7fc00000
-		}
-		return 0x7ff8000000000000
-	}
-	switch size {
-	case 8:
-		return *(*int64)(unsafe.Pointer(&x))
-	case 4:
-		return int64(*(*int32)(unsafe.Pointer(&x)))
-	case 2:
-		return int64(*(*int16)(unsafe.Pointer(&x)))
-	}
-	return int64(*(*int8)(unsafe.Pointer(&x)))
-}
-
-// compare is Java's compareTo for the boxed values: numeric order for integers, and for
-// floating point Double.compare's total order (-0.0 < 0.0, NaN above +Inf, NaN equal to NaN).
-func compare[T number](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	ab, bb := bitsOf(a), bitsOf(b)
-	switch {
-	case ab == bb:
-		return 0
-	case ab < bb:
-		return -1
-	}
-	return 1
 }

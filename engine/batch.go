@@ -115,6 +115,8 @@ func (b *Batch) Forget() {
 type Importer struct {
 	Types []Type
 	Names []string
+
+	labels []string // per column, RowKind last: its name in messages (made at the first import)
 }
 
 // Import validates the struct array at root against the declared columns followed by the
@@ -182,14 +184,23 @@ func (im *Importer) Import(root *CArray, b *Batch) error {
 	return nil
 }
 
+// colName names column i in messages: "input column 1 (price)". The names are made once, so a
+// batch's import allocates nothing.
 func (im *Importer) colName(i int) string {
-	if i < len(im.Names) && im.Names[i] != "" {
-		return fmt.Sprintf("input column %d (%s)", i, im.Names[i])
+	if len(im.labels) != len(im.Types)+1 {
+		im.labels = make([]string, len(im.Types)+1)
+		for j := range im.labels {
+			switch {
+			case j < len(im.Names) && im.Names[j] != "":
+				im.labels[j] = fmt.Sprintf("input column %d (%s)", j, im.Names[j])
+			case j == len(im.Types):
+				im.labels[j] = fmt.Sprintf("input column %d (RowKind)", j)
+			default:
+				im.labels[j] = fmt.Sprintf("input column %d", j)
+			}
+		}
 	}
-	if i == len(im.Types) {
-		return fmt.Sprintf("input column %d (RowKind)", i)
-	}
-	return fmt.Sprintf("input column %d", i)
+	return im.labels[i]
 }
 
 func checkHeader(a *CArray, what string) error {

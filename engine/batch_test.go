@@ -494,3 +494,21 @@ func TestImportTypes(t *testing.T) {
 		})
 	}
 }
+
+// An import allocates nothing once its Batch and Importer have been used: it runs once per call
+// into the library.
+func TestImportAllocatesNothing(t *testing.T) {
+	im := testImporter(t)
+	var b engine.Batch
+	root := validBatch()
+	if err := im.Import(root, &b); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := im.Import(root, &b); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per import", n)
+	}
+}

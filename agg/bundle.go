@@ -8,7 +8,7 @@ import (
 
 // MiniBatchGroupAggregate is the group aggregate in mini-batch mode (spec mini_batch): each batch
 // is one bundle of Flink's KeyedMapBundleOperator running MiniBatchGroupAggFunction
-// (docs/operators/group-by.md, Mini-batch). The rows of a key fold in order into its
+// (docs/group-aggregate.md#mini-batch). The rows of a key fold in order into its
 // accumulators; a key without state (or whose state expired: idle-state TTL reads it once per
 // bundle) drops its leading retractions (and is skipped when nothing else is left); the record
 // count decides only at the end of the bundle; and each key then emits at most one result, the

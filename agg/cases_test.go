@@ -10,9 +10,10 @@ import (
 	"github.com/ferrystream/ferry/engine/enginetest"
 )
 
-// Hand-checked changelogs for the rules of Flink's GroupAggFunction (flink-semantics.md §2.2,
-// §2.3, §2.9), independent of the reference model. Every case runs at batch sizes 1, 3, a random
-// size and 4096.
+// Hand-checked changelogs for the rules of Flink's GroupAggFunction (docs/group-aggregate.md,
+// sections "Per row: GroupAggFunction", "The record counter" and "Aggregate functions"),
+// independent of the reference model. Every case runs at batch sizes 1, 3, a random size and
+// 4096.
 
 const (
 	I = engine.Insert

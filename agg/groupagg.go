@@ -276,11 +276,11 @@ func (g *groupAgg) writeOutput(in *engine.Batch, out *engine.OutBatch) error {
 // the changelog Flink emits for that row, in input order. Batching is only transport: a batch
 // produces exactly the rows Flink would produce for its rows one by one.
 //
-// Per row (docs/operators/group-by.md): a retraction for a key without state is dropped; the
-// first accumulate creates the state and emits +I; later rows emit -U (when
-// generate_update_before) and +U, or nothing when no aggregate value changed; when the record
-// counter of a retracting aggregation reaches zero the key emits -D with its previous values and
-// its state is removed.
+// Per row (docs/group-aggregate.md#per-row-groupaggfunction): a retraction for a key without
+// state is dropped; the first accumulate creates the state and emits +I; later rows emit -U
+// (when generate_update_before) and +U, or nothing when no aggregate value changed; when the
+// record counter of a retracting aggregation reaches zero the key emits -D with its previous
+// values and its state is removed.
 type GroupAggregate struct {
 	groupAgg
 	first []bool // the row created its group

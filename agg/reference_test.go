@@ -375,7 +375,8 @@ func (r *refMinMaxRetract) value() any {
 	return nil
 }
 
-// refGroupAgg is GroupAggFunction.processElement with the record counter of §2.3.
+// refGroupAgg is GroupAggFunction.processElement with its record counter
+// (docs/group-aggregate.md#the-record-counter).
 type refGroupAgg struct {
 	spec  *Spec
 	state map[string]*refKey

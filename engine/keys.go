@@ -13,13 +13,13 @@ import (
 // encodings are what Flink hashes for shuffles and key groups, so equal encodings mean equal
 // Flink keys.
 //
-// Layout of a key row of n fields (flink-semantics.md §3.2): a header of ((n+63+8)/64)*8 bytes
-// (byte 0 the RowKind, null bit i at bit i+8), one 8-byte slot per field, then the variable
-// part in field order. VARCHAR up to 7 bytes lives in its slot (top byte 0x80|len); longer ones
-// go to the variable part, padded to 8 bytes, with slot (offset<<32)|len. Non-compact DECIMAL
-// reserves 16 bytes (BigInteger.toByteArray at the start, slot (offset<<32)|len) and
-// non-compact TIMESTAMP reserves 8 bytes (millis, slot (offset<<32)|nanoOfMillisecond), also
-// when NULL.
+// Layout of a key row of n fields (docs/state.md#keys-and-key-groups): a header of
+// ((n+63+8)/64)*8 bytes (byte 0 the RowKind, null bit i at bit i+8), one 8-byte slot per field,
+// then the variable part in field order. VARCHAR up to 7 bytes lives in its slot (top byte
+// 0x80|len); longer ones go to the variable part, padded to 8 bytes, with slot (offset<<32)|len.
+// Non-compact DECIMAL reserves 16 bytes (BigInteger.toByteArray at the start, slot
+// (offset<<32)|len) and non-compact TIMESTAMP reserves 8 bytes (millis, slot
+// (offset<<32)|nanoOfMillisecond), also when NULL.
 //
 // A KeyEncoder owns its scratch memory, reused across batches; it is not safe for concurrent use.
 type KeyEncoder struct {

@@ -137,7 +137,7 @@ struct FerryOperatorStats {
 /* The ABI version of the loaded library (FERRY_ABI_VERSION it was built with). */
 int32_t ferry_abi_version(void);
 
-/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 1)". Never freed. */
+/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 4)". Never freed. */
 const char* ferry_version(void);
 
 /* Applies process-wide Go runtime settings from a JSON object (all fields optional):
@@ -188,7 +188,7 @@ int32_t ferry_operator_flush(FerryHandle h, int64_t now_ms, struct ArrowArray* o
 int32_t ferry_operator_next(FerryHandle h, struct ArrowArray* out, int32_t* more,
                             struct FerryError* err);
 
-/* Serialises the state of one key group as a sequence of chunks (docs/abi.md, snapshot/blob.go):
+/* Serialises the state of one key group as a sequence of chunks (docs/state.md, snapshot/blob.go):
  * each call fills *out with the key group's next chunk, each chunk self-delimiting, checksummed
  * and zstd-compressed, holding at most about 4 MiB of state. The call after the last chunk (which
  * is flagged as last) leaves *out empty and ends the sequence; so does the first call for a key

@@ -1,8 +1,9 @@
 /* scenarios_agg.c — init options, the insert-only and retracting group aggregate, output schema.
  *
- * Expected changelogs follow Flink's GroupAggFunction (flink-semantics.md §2.2-2.3, §2.9): the
- * first accumulate of a key emits +I; a retraction for a key without state is dropped; later
- * rows emit -U (generate_update_before) and +U, or nothing when no aggregate value changed; with
+ * Expected changelogs follow Flink's GroupAggFunction (docs/group-aggregate.md, sections "Per row:
+ * GroupAggFunction", "The record counter" and "Aggregate functions"): the first accumulate of a
+ * key emits +I; a retraction for a key without state is dropped; later rows emit -U
+ * (generate_update_before) and +U, or nothing when no aggregate value changed; with
  * need_retraction the record count reaching 0 emits -D with the previous values and drops the
  * state. SUM wraps in its input type; AVG of integers truncates toward zero. */
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * Go never sees JNI: every native method here calls one ferry_* function of include/ferry.h and
  * translates its result. For every call the glue
  *  - zero-initialises the FerryError and memsets every output struct (ArrowArray, ArrowSchema,
- *    FerryBlob) before the call (go-in-jvm.md §11: output structs must be zeroed);
+ *    FerryBlob) before the call (docs/architecture.md#output-structs-are-zeroed-before-a-call);
  *  - on a non-zero status throws FerryException(code, message) built from the native message,
  *    and always calls err.release.
  * Struct addresses come from arrow-java (ArrowArray/ArrowSchema.memoryAddress()); 0 means NULL.

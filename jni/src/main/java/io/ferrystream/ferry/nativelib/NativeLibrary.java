@@ -21,10 +21,11 @@ import java.util.OptionalLong;
  * system property {@value #LIBRARY_PATH_PROPERTY}. Loading is thread-safe and idempotent; a
  * failure is remembered and rethrown, so a second copy of libferry.so is never loaded (two Go
  * runtimes in one process crash, golang/go#65050). Put this class and the jar in Flink's
- * {@code lib/} so it is loaded by the parent class loader (go-in-jvm.md §2.5, §8).
+ * {@code lib/} so it is loaded by the parent class loader
+ * (docs/architecture.md#one-go-runtime-per-process).
  *
- * <p>Refuses to load when libjsig is mapped into the process (go-in-jvm.md §2.4) and when the
- * library's ABI version is not {@link #ABI_VERSION}.
+ * <p>Refuses to load when libjsig is mapped into the process (docs/architecture.md#signals) and
+ * when the library's ABI version is not {@link #ABI_VERSION}.
  */
 public final class NativeLibrary {
     /** The ABI version of include/ferry.h this wrapper speaks. */
@@ -105,7 +106,7 @@ public final class NativeLibrary {
         return directory;
     }
 
-    /** The library's version string, e.g. {@code "ferry 0.1.0 (abi 3)"}. */
+    /** The library's version string, e.g. {@code "ferry 0.1.0 (abi 4)"}. */
     public String version() {
         return version;
     }
@@ -130,7 +131,8 @@ public final class NativeLibrary {
                     "refusing to load Ferry's native library: libjsig is loaded in this process (" + jsig
                             + "). With libjsig's signal chaining, a Go nil dereference inside libferry.so, normally a"
                             + " recoverable panic, aborts the whole JVM (\"non-Go code set up signal handler without"
-                            + " SA_ONSTACK flag\", exit 134). Remove libjsig.so from LD_PRELOAD (go-in-jvm.md §2.4).");
+                            + " SA_ONSTACK flag\", exit 134). Remove libjsig.so from LD_PRELOAD"
+                            + " (docs/architecture.md#signals).");
         }
         Path dir = libraryDirectory();
         Path libferry = dir.resolve(LIBFERRY);

@@ -22,7 +22,7 @@ import java.util.Objects;
  * projected row. After them come the Java-String flags: for each string argument of MIN or MAX,
  * a BOOLEAN NOT NULL field (listed by {@link #javaStringSources()}) that is TRUE where the string
  * still holds the Java String it was built from — Flink compares two such strings in UTF-16
- * order, any other pair by UTF-8 bytes (docs/operators/group-by.md).
+ * order, any other pair by UTF-8 bytes (docs/group-aggregate.md#string-order).
  */
 public final class GroupAggregateSpec extends NativeSpec {
     private static final long serialVersionUID = 2L;

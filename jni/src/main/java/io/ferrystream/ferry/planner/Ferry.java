@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Installs Ferry into a table environment's planner (flink-semantics.md §1.5 option D, §1.6).
+ * Installs Ferry into a table environment's planner (docs/jvm.md#how-ferry-enters-flinks-planner).
  *
  * <p>{@link #install(TableConfig)} appends one optimizer program, {@value #PROGRAM_NAME}, after
  * Flink's own stream program. It runs on the final physical plan of every query and swaps each

@@ -73,7 +73,8 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
                         args.needRetraction,
                         args.generateUpdateBefore,
                         ttl,
-                        // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction (flink-semantics.md §2.4)
+                        // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction
+                        // (docs/group-aggregate.md#mini-batch)
                         MinibatchUtil.isMiniBatchEnabled(config));
         Optional<String> refused = NativeSupport.check(spec);
         return refused.map(Decision::fallback).orElse(Decision.nativeNode());

@@ -17,10 +17,11 @@ import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.Test;
 
 /**
- * go-in-jvm.md §12 "signals and process", kept short: JVM threads each driving their own operator
- * while other threads force Java GCs, raise NullPointerExceptions through implicit null checks
- * (SIGSEGV handled by the JVM while Go owns the handler) and overflow stacks that carry Go's
- * altstack. The JVM must survive, results must stay right, and every counter must move.
+ * Go's signal handling inside the JVM (docs/architecture.md#signals) under stress, kept short: JVM
+ * threads each driving their own operator while other threads force Java GCs, raise
+ * NullPointerExceptions through implicit null checks (SIGSEGV handled by the JVM while Go owns the
+ * handler) and overflow stacks that carry Go's altstack. The JVM must survive, results must stay
+ * right, and every counter must move.
  */
 class SignalStressTest {
     private static final long DURATION_NANOS = 10_000_000_000L;

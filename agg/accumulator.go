@@ -2,26 +2,11 @@ package agg
 
 import "github.com/ferrystream/ferry/engine"
 
-// groupState is per-group state of an operator, in flat slices indexed by group id: an
-// accumulator, or the value set behind DISTINCT calls.
-type groupState interface {
-	// Grow makes room for group ids below n; new groups are in the initial state.
-	Grow(n int)
-	// Reset returns group id to the initial state (Flink's createAccumulators after cleanup).
-	Reset(id int32)
-	// Save appends the state of group id to dst; Load reads it back into group id, which is in
-	// the initial state, and returns the rest of src.
-	Save(dst []byte, id int32) []byte
-	Load(src []byte, id int32) ([]byte, error)
-	// Bytes estimates the memory the state owns.
-	Bytes() int64
-}
-
 // accumulator holds the state of one aggregate call for every group of an operator
 // (DataFusion's GroupsAccumulator shape). Dispatch happens once per batch per call; the per-row
 // loops inside are monomorphic.
 type accumulator interface {
-	groupState
+	engine.PerKey // per group (key id), in flat slices
 	// fold applies the rows of in, in order, to their groups: row i goes to group gids[i] and
 	// is accumulated (act[i] > 0), retracted (act[i] < 0) or left out (act[i] == 0, e.g. by a
 	// FILTER or DISTINCT); rows with gids[i] < 0 are skipped. It records each row's value before

@@ -13,13 +13,10 @@ package main
 import "C"
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -76,7 +73,7 @@ func ferry_init(optionsJSON *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t
 	return call("ferry_init", cerr, func() error {
 		var o initOptions
 		if optionsJSON != nil {
-			if err := strictJSON(C.GoString(optionsJSON), &o); err != nil {
+			if err := engine.StrictDecode([]byte(C.GoString(optionsJSON)), &o); err != nil {
 				return fmt.Errorf("%w: options: %v", engine.ErrInvalid, err)
 			}
 		}
@@ -114,16 +111,4 @@ func ferry_init(optionsJSON *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t
 		}
 		return nil
 	})
-}
-
-func strictJSON(s string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON object")
-	}
-	return nil
 }

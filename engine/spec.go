@@ -83,7 +83,7 @@ func ParamError(field, format string, args ...any) error {
 // ErrInvalid and name the offending field.
 func ParseSpec(data []byte) (*Spec, error) {
 	var s Spec
-	if err := strictDecode(data, &s); err != nil {
+	if err := StrictDecode(data, &s); err != nil {
 		return nil, fmt.Errorf("%w: spec: %v", ErrInvalid, err)
 	}
 	if s.Kind == "" {
@@ -142,7 +142,7 @@ func (s *Spec) DecodeParams(v any) error {
 	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
 		data = []byte("{}")
 	}
-	err := strictDecode(data, v)
+	err := StrictDecode(data, v)
 	if err == nil {
 		return nil
 	}
@@ -157,8 +157,8 @@ func (s *Spec) DecodeParams(v any) error {
 	return SpecError("params", "%v", err)
 }
 
-// strictDecode decodes one JSON value into v, rejecting unknown fields and trailing data.
-func strictDecode(data []byte, v any) error {
+// StrictDecode decodes one JSON value into v, rejecting unknown fields and trailing data.
+func StrictDecode(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -3,7 +3,6 @@ package io.ferrystream.ferry.planner;
 import io.ferrystream.ferry.FerryOptions;
 
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
@@ -33,12 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ParallelSqlDifferentialTest {
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(2)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    static final MiniClusterExtension CLUSTER = MiniClusters.twoByTwo();
 
     static final int ROWS = 20000;
 

@@ -5,7 +5,6 @@ import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
 import org.junit.jupiter.api.Test;
@@ -38,12 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SavepointSwitchTest {
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(2)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    static final MiniClusterExtension CLUSTER = MiniClusters.twoByTwo();
 
     /** Runs the job until a third of the rows went through, then stops it with a savepoint. */
     static String savepointMidStream(boolean ferry, Configuration conf, Path dir) throws Exception {

@@ -6,7 +6,8 @@ CREATE TABLE bid_source (
   'connector' = 'datagen',
   'fields.id.kind' = 'sequence',
   'fields.id.start' = '1',
-  'fields.id.end' = '50000'
+  'fields.id.end' = '50000',
+  'rows-per-second' = '1000000000'
 );
 
 CREATE TEMPORARY VIEW bid AS

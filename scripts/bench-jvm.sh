@@ -11,7 +11,8 @@
 
 log "jni: test classes and the test classpath"
 mvn_ -pl jni -DskipTests test-compile dependency:build-classpath \
-  -Dmdep.outputFile="$ROOT/jni/target/test-classpath.txt" -Dmdep.includeScope=test
+  -Dmdep.outputFile="$ROOT/jni/target/test-classpath.txt" -Dmdep.includeScope=test \
+  -DexcludeArtifactIds=slf4j-simple
 cp="$ROOT/jni/target/test-classes:$ROOT/jni/target/classes:$(cat "$ROOT/jni/target/test-classpath.txt")"
 
 # The JDK 17 module openings of ./ferry (Flink's; java.nio to the class path is Arrow's); a heap that holds 1 M keys of
@@ -26,7 +27,7 @@ opts=(
   --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
   --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
   --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
-  -Xms6g -Xmx6g -XX:+AlwaysPreTouch -Dlog4j2.level=WARN -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
+  -Xms6g -Xmx6g -XX:+AlwaysPreTouch -Dlog4j2.level=WARN
 )
 
 if [ "${1:-}" = jfr ]; then

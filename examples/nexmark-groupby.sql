@@ -18,8 +18,8 @@ SELECT
   CAST(MOD(id * 17, 997) AS DOUBLE) / 7 AS fee     -- DOUBLE
 FROM bid_source;
 
--- Per-auction statistics over insert-only input: COUNT, SUM, MIN, MAX, AVG over BIGINT, INT and
--- DOUBLE.
+-- Per-auction statistics over insert-only input
+-- (COUNT, SUM, MIN, MAX, AVG over BIGINT, INT and DOUBLE).
 SELECT auction,
        COUNT(*) AS bids,
        COUNT(fee) AS fees,
@@ -38,8 +38,8 @@ SELECT auction,
 FROM bid
 GROUP BY auction;
 
--- Q4-shaped second stage: an aggregate over another aggregate's changelog (retracting input),
--- again over BIGINT, INT and DOUBLE values.
+-- Q4-shaped second stage: an aggregate over another aggregate's changelog
+-- (retracting input), again over BIGINT, INT and DOUBLE values.
 SELECT bucket,
        COUNT(*) AS auctions,
        SUM(top) AS sum_top,

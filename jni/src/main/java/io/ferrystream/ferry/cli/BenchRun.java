@@ -39,8 +39,8 @@ final class BenchRun {
     private record Result(String label, long rows, double[] stock, double[] ferry, String stockSum, String ferrySum,
             boolean sumsAgree, String nativeNote) {}
 
-    int run(Path script, List<SqlScript.Statement> statements) throws Exception {
-        out.println("ferry bench " + script + ": stock Flink against Ferry, " + runs + " timed rounds after one warm-up per side");
+    int run(String commandLine, Path script, List<SqlScript.Statement> statements) throws Exception {
+        out.println(commandLine + ": stock Flink against Ferry, " + runs + " timed rounds after one warm-up per side");
         settings.print(out, true);
         out.printf("JVM: %s %s, %d cores, max heap %d MiB%n%n", System.getProperty("java.vm.name"),
                 System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),

@@ -193,15 +193,24 @@ public final class FerryCli {
                 return new Qualify(out, settings).run(a.files, a.html);
             case "bench": {
                 Path script = Path.of(a.files.get(0));
-                return new BenchRun(out, settings, a.runs).run(script, SqlScript.parse(readScript(script)));
+                return new BenchRun(out, settings, a.runs).run(commandLine(argv), script, SqlScript.parse(readScript(script)));
             }
             default: {
                 Path script = Path.of(a.files.get(0));
                 List<SqlScript.Statement> statements = SqlScript.parse(readScript(script));
                 String mode = a.command.equals("explain") ? "explain" : a.mode;
-                return new SqlRun(out, settings, mode, a.maxRows, a.requireNative).run(script, statements);
+                return new SqlRun(out, settings, mode, a.maxRows, a.requireNative).run(commandLine(argv), script, statements);
             }
         }
+    }
+
+    /** The command line as the user typed it, for the run's first line. */
+    static String commandLine(String[] argv) {
+        StringBuilder b = new StringBuilder("ferry");
+        for (String a : argv) {
+            b.append(' ').append(a.isEmpty() || a.matches(".*[\\s'\"].*") ? "'" + a.replace("'", "'\\''") + "'" : a);
+        }
+        return b.toString();
     }
 
     static String readScript(Path script) throws UsageException {

@@ -46,9 +46,9 @@ final class SqlRun {
         this.requireNative = requireNative;
     }
 
-    int run(Path script, List<SqlScript.Statement> statements) throws Exception {
+    int run(String commandLine, Path script, List<SqlScript.Statement> statements) throws Exception {
         boolean explain = mode.equals("explain");
-        out.println("ferry " + (explain ? "explain " : "sql ") + script + (explain ? "" : " --mode " + mode));
+        out.println(commandLine);
         settings.print(out, mode.equals("compare"));
         List<Session> sides = new ArrayList<>();
         try (LocalCluster cluster = explain ? null : new LocalCluster(settings.configuration())) {

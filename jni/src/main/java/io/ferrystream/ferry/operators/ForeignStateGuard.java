@@ -29,9 +29,14 @@ public final class ForeignStateGuard {
      * Fails when {@code backend}, just restored, holds managed keyed state with data.
      *
      * @param operator the native operator's name, for the message
+     * @param backend the operator's keyed state backend; null for an operator that is not keyed,
+     *     which has no keyed state to find
      * @throws IllegalStateException naming the states found
      */
     public static void check(String operator, KeyedStateBackend<?> backend) throws Exception {
+        if (backend == null) {
+            return;
+        }
         List<String> found = statesWithData(backend);
         if (!found.isEmpty()) {
             throw new IllegalStateException(message(operator, found));

@@ -2,12 +2,16 @@
 # Ferry build and test entry point: each command calls the scripts in scripts/.
 #   ./build.sh            build build/libferry.so (and check its exports against include/ferry.h),
 #                         then the JNI glue into build/native/linux-x86_64/ when a JDK is found
-#   ./build.sh test       vet, Go tests (race on pure packages, cgocheck2 on capi), C harness
-#                         under valgrind, short fuzz runs, the JVM wrapper's and the planner
-#                         shim's Maven tests, the fast subset of `flink-suites`
+#   ./build.sh test       installs what is missing (scripts/setup.sh test), then vet, Go tests
+#                         (race on pure packages, cgocheck2 on capi), C harness under valgrind,
+#                         short fuzz runs, the JVM wrapper's and the planner shim's Maven tests
+#                         (the CLI's HTML report in headless Chromium among them), the fast subset
+#                         of `flink-suites`
 #   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses,
 #                         and the planner shim (shim/target/ferry-flink-shim.jar, docs/install.md)
-#   ./build.sh demo       build everything and run examples/nexmark-groupby.sql in compare mode
+#   ./build.sh demo       installs what is missing (scripts/setup.sh demo), builds everything, then
+#                         ./ferry sql examples/nexmark-groupby.sql --mode compare (parity) and
+#                         ./ferry bench examples/demo-throughput.sql (throughput, about a minute)
 #   ./build.sh bench      Go benchmarks of the group aggregate (direct and through the C ABI)
 #   ./build.sh perf       the perf harness (tests/perf): rows/s tables against a limit baseline
 #   ./build.sh bench-jvm  Flink's group aggregate (heap, RocksDB) against Ferry's in one JVM:
@@ -27,6 +31,7 @@ cmd_build() {
 }
 
 cmd_test() {
+  scripts/setup.sh test
   scripts/native.sh test
   log "JVM wrapper and planner shim: Maven tests against Flink 2.3.0, then ${WRAPPER_JAR#"$ROOT/"} and ${SHIM_JAR#"$ROOT/"}"
   mvn_ package
@@ -42,10 +47,14 @@ cmd_jar() {
   mvn_ -DskipTests package
 }
 
+# Parity (every changelog row equal, every GROUP BY native), then throughput side by side.
 cmd_demo() {
+  scripts/setup.sh demo
   cmd_jar
-  log "./ferry sql examples/nexmark-groupby.sql --mode compare"
-  ./ferry sql examples/nexmark-groupby.sql --mode compare --max-rows 8
+  log "parity: ./ferry sql examples/nexmark-groupby.sql --mode compare --require-native"
+  ./ferry sql examples/nexmark-groupby.sql --mode compare --require-native --max-rows 5
+  log "throughput: ./ferry bench examples/demo-throughput.sql (4 M rows, 100 K keys; about a minute on 2 cores)"
+  ./ferry bench examples/demo-throughput.sql --runs 3
 }
 
 cmd_jni() {

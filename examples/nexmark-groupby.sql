@@ -6,7 +6,8 @@ CREATE TABLE bid_source (
   'connector' = 'datagen',
   'fields.id.kind' = 'sequence',
   'fields.id.start' = '1',
-  'fields.id.end' = '50000'
+  'fields.id.end' = '50000',
+  'rows-per-second' = '1000000000'
 );
 
 CREATE TEMPORARY VIEW bid AS
@@ -17,8 +18,8 @@ SELECT
   CAST(MOD(id * 17, 997) AS DOUBLE) / 7 AS fee     -- DOUBLE
 FROM bid_source;
 
--- Per-auction statistics over insert-only input: COUNT, SUM, MIN, MAX, AVG over BIGINT, INT and
--- DOUBLE.
+-- Per-auction statistics over insert-only input
+-- (COUNT, SUM, MIN, MAX, AVG over BIGINT, INT and DOUBLE).
 SELECT auction,
        COUNT(*) AS bids,
        COUNT(fee) AS fees,
@@ -37,8 +38,8 @@ SELECT auction,
 FROM bid
 GROUP BY auction;
 
--- Q4-shaped second stage: an aggregate over another aggregate's changelog (retracting input),
--- again over BIGINT, INT and DOUBLE values.
+-- Q4-shaped second stage: an aggregate over another aggregate's changelog
+-- (retracting input), again over BIGINT, INT and DOUBLE values.
 SELECT bucket,
        COUNT(*) AS auctions,
        SUM(top) AS sum_top,

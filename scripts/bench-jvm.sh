@@ -11,10 +11,11 @@
 
 log "jni: test classes and the test classpath"
 mvn_ -pl jni -DskipTests test-compile dependency:build-classpath \
-  -Dmdep.outputFile="$ROOT/jni/target/test-classpath.txt" -Dmdep.includeScope=test
+  -Dmdep.outputFile="$ROOT/jni/target/test-classpath.txt" -Dmdep.includeScope=test \
+  -DexcludeArtifactIds=slf4j-simple
 cp="$ROOT/jni/target/test-classes:$ROOT/jni/target/classes:$(cat "$ROOT/jni/target/test-classpath.txt")"
 
-# The JDK 17 module openings of ./ferry (Flink's and Arrow's); a heap that holds 1 M keys of
+# The JDK 17 module openings of ./ferry (Flink's; java.nio to the class path is Arrow's); a heap that holds 1 M keys of
 # Flink heap state next to the input rows without GC thrashing, touched at startup: otherwise
 # the first use of each heap page (a 2 MiB clear with transparent huge pages) lands in whichever
 # variant happens to be running, slowing it several times over for seconds.
@@ -26,7 +27,6 @@ opts=(
   --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
   --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
   --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
-  --add-opens=java.base/java.nio=org.apache.arrow.memory.core,ALL-UNNAMED
   -Xms6g -Xmx6g -XX:+AlwaysPreTouch -Dlog4j2.level=WARN
 )
 

@@ -1,138 +1,219 @@
 package io.ferrystream.ferry.cli;
 
-import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.planner.Ferry;
-
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.table.api.EnvironmentSettings;
-import org.apache.flink.table.api.TableResult;
-import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
-import org.apache.flink.types.Row;
-import org.apache.flink.types.RowKind;
-import org.apache.flink.util.CloseableIterator;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.TreeMap;
+import java.util.Set;
 
 /**
- * The {@code ferry} command: runs a SQL script on an embedded MiniCluster with Ferry on, off, or
- * both, and compares the results.
+ * The {@code ferry} command (docs/cli.md): runs Flink SQL scripts on an embedded MiniCluster with
+ * Ferry off, on, or both, plans a team's scripts to report what would run natively, and measures
+ * Ferry against stock Flink.
  *
  * <pre>
- *   ferry sql FILE.sql [--mode native|stock|compare] [--parallelism N] [--max-rows N]
- *   ferry explain FILE.sql [--parallelism N]
+ *   ferry sql FILE.sql [--mode native|stock|compare] [--require-native] [--max-rows N] [CONFIG]
+ *   ferry explain FILE.sql [CONFIG]
+ *   ferry qualify DIR|FILE.sql... [--html OUT.html] [CONFIG]
+ *   ferry bench FILE.sql [--runs N] [CONFIG]
+ *   CONFIG: [--parallelism N] [-D key=value]... [--conf DIR]
  * </pre>
  *
- * <p>DDL and SET statements are executed; every query prints its optimized plan (native nodes
- * carry {@code ferry=[native]}, others the reason they stayed Flink's), then its changelog with
- * row kinds and its throughput. {@code --mode compare} runs the script with Ferry off and on and
- * prints IDENTICAL or the first difference (exit code 1): at parallelism 1 the changelogs must be
- * equal row for row; at higher parallelism, where Flink's interleaving is not deterministic, the
- * final results must be equal.
+ * <p>Exit codes: {@value #OK} success (compare: every query identical at the level its plan
+ * guarantees), {@value #DIFFERENT} a difference (compare, bench checksums), {@value #ERROR} an
+ * error (usage, a statement that fails, a failed job), {@value #NOT_NATIVE} {@code
+ * --require-native} and a candidate node did not run natively, or no native operator ran at all.
  */
 public final class FerryCli {
+    static final int OK = 0;
+    static final int DIFFERENT = 1;
+    static final int ERROR = 2;
+    static final int NOT_NATIVE = 3;
+
+    static final String USAGE =
+            "usage: ferry sql FILE.sql [--mode native|stock|compare] [--require-native] [--max-rows N] [CONFIG]\n"
+                    + "       ferry explain FILE.sql [CONFIG]\n"
+                    + "       ferry qualify DIR|FILE.sql... [--html OUT.html] [CONFIG]\n"
+                    + "       ferry bench FILE.sql [--runs N] [CONFIG]\n"
+                    + "CONFIG: [--parallelism N] [-D key=value]... [--conf DIR (a Flink config.yaml)]\n"
+                    + "exit codes: 0 identical / success, 1 different, 2 error, 3 --require-native and not all native\n"
+                    + "docs: docs/cli.md";
+
     private final PrintStream out;
-    private String mode = "native";
-    private int parallelism = 1;
-    private int maxRows = 20;
-    private boolean explainOnly;
 
     FerryCli(PrintStream out) {
         this.out = out;
     }
 
     public static void main(String[] args) {
-        int code;
-        try {
-            code = new FerryCli(System.out).run(args);
-        } catch (UsageException e) {
-            System.err.println("ferry: " + e.getMessage());
-            System.err.println(
-                    "usage: ferry sql FILE.sql [--mode native|stock|compare] [--parallelism N] [--max-rows N]\n"
-                            + "       ferry explain FILE.sql [--parallelism N]");
-            code = 2;
-        } catch (Exception e) {
-            System.err.println("ferry: " + e);
-            e.printStackTrace();
-            code = 1;
-        }
+        int code = execute(args, System.out, System.err);
+        System.out.flush();
         System.exit(code);
     }
 
+    /** Runs a command line; returns its exit code, errors reported on {@code err}. */
+    static int execute(String[] args, PrintStream out, PrintStream err) {
+        try {
+            return new FerryCli(out).run(args);
+        } catch (UsageException e) {
+            err.println("ferry: " + e.getMessage());
+            err.println(USAGE);
+        } catch (ScriptException e) {
+            out.flush();
+            err.println("ferry: " + e.getMessage());
+        } catch (Exception e) {
+            out.flush();
+            err.println("ferry: " + e);
+            e.printStackTrace(err);
+        }
+        return ERROR;
+    }
+
+    /** A command line that cannot be run: exit code 2 with the usage. */
     static final class UsageException extends Exception {
         UsageException(String message) {
             super(message);
         }
     }
 
-    int run(String[] args) throws Exception {
-        if (args.length < 2) {
-            throw new UsageException("missing command or script");
+    /** A statement of a script failed: exit code 2 with the script, line and Flink's message. */
+    static final class ScriptException extends Exception {
+        ScriptException(String message, Throwable cause) {
+            super(message, cause);
         }
-        explainOnly = switch (args[0]) {
-            case "sql" -> false;
-            case "explain" -> true;
-            default -> throw new UsageException("unknown command " + args[0]);
-        };
-        Path script = Path.of(args[1]);
-        for (int i = 2; i < args.length; i++) {
-            String opt = args[i];
-            if (i + 1 >= args.length) {
-                throw new UsageException(opt + " needs a value");
+    }
+
+    /** The parsed command line. */
+    static final class Args {
+        String command;
+        final List<String> files = new ArrayList<>();
+        String mode = "native";
+        int maxRows = 20;
+        boolean requireNative;
+        Integer parallelism;
+        Path conf;
+        final Map<String, String> dynamic = new LinkedHashMap<>();
+        Path html;
+        int runs = 3;
+        final List<String> given = new ArrayList<>();
+    }
+
+    static Args parse(String[] argv) throws UsageException {
+        if (argv.length < 1) {
+            throw new UsageException("missing command");
+        }
+        Args a = new Args();
+        a.command = argv[0];
+        if (!Set.of("sql", "explain", "qualify", "bench").contains(a.command)) {
+            throw new UsageException("unknown command " + a.command);
+        }
+        for (int i = 1; i < argv.length; i++) {
+            String opt = argv[i];
+            if (opt.startsWith("-D")) {
+                String kv = opt.length() > 2 ? opt.substring(2) : value(argv, ++i, "-D");
+                int eq = kv.indexOf('=');
+                if (eq <= 0) {
+                    throw new UsageException("-D needs key=value, got " + kv);
+                }
+                a.dynamic.put(kv.substring(0, eq).strip(), kv.substring(eq + 1).strip());
+                a.given.add("-D");
+                continue;
             }
-            String v = args[++i];
+            if (!opt.startsWith("--")) {
+                a.files.add(opt);
+                continue;
+            }
+            a.given.add(opt);
             switch (opt) {
                 case "--mode" -> {
-                    if (!List.of("native", "stock", "compare").contains(v)) {
-                        throw new UsageException("--mode must be native, stock or compare");
+                    a.mode = value(argv, ++i, opt);
+                    if (!List.of("native", "stock", "compare").contains(a.mode)) {
+                        throw new UsageException("--mode must be native, stock or compare, got " + a.mode);
                     }
-                    mode = v;
                 }
-                case "--parallelism" -> parallelism = positive(opt, v);
-                case "--max-rows" -> maxRows = positive(opt, v);
+                case "--max-rows" -> a.maxRows = number(opt, value(argv, ++i, opt), 0);
+                case "--parallelism" -> a.parallelism = number(opt, value(argv, ++i, opt), 1);
+                case "--runs" -> a.runs = number(opt, value(argv, ++i, opt), 1);
+                case "--conf" -> a.conf = Path.of(value(argv, ++i, opt));
+                case "--html" -> a.html = Path.of(value(argv, ++i, opt));
+                case "--require-native" -> a.requireNative = true;
                 default -> throw new UsageException("unknown option " + opt);
             }
         }
-        List<String> statements = SqlScript.split(readScript(script));
-        if (explainOnly) {
-            runScript(statements, true);
-            return 0;
+        Set<String> allowed = switch (a.command) {
+            case "sql" -> Set.of("--mode", "--max-rows", "--require-native");
+            case "qualify" -> Set.of("--html");
+            case "bench" -> Set.of("--runs");
+            default -> Set.of();
+        };
+        for (String g : a.given) {
+            if (!g.equals("-D") && !Set.of("--parallelism", "--conf").contains(g) && !allowed.contains(g)) {
+                throw new UsageException(g + " does not apply to ferry " + a.command);
+            }
         }
-        if (!mode.equals("compare")) {
-            runScript(statements, mode.equals("native"));
-            return 0;
+        if (a.command.equals("qualify") ? a.files.isEmpty() : a.files.size() != 1) {
+            throw new UsageException(
+                    a.command.equals("qualify") ? "qualify needs a directory or scripts" : a.command + " takes one script, got " + a.files);
         }
-        out.println("== stock Flink (ferry.enabled = false)");
-        List<QueryRun> stock = runScript(statements, false);
-        out.println();
-        out.println("== Ferry (ferry.enabled = true)");
-        List<QueryRun> ferry = runScript(statements, true);
-        out.println();
-        return compare(stock, ferry) ? 0 : 1;
+        if (a.requireNative && a.mode.equals("stock")) {
+            throw new UsageException("--require-native needs Ferry on: --mode native or compare");
+        }
+        return a;
     }
 
-    private static int positive(String opt, String v) throws UsageException {
+    private static String value(String[] argv, int i, String opt) throws UsageException {
+        if (i >= argv.length) {
+            throw new UsageException(opt + " needs a value");
+        }
+        return argv[i];
+    }
+
+    private static int number(String opt, String v, int min) throws UsageException {
         try {
             int n = Integer.parseInt(v);
-            if (n >= 1) {
+            if (n >= min) {
                 return n;
             }
         } catch (NumberFormatException ignored) {
             // reported below
         }
-        throw new UsageException(opt + " must be a positive integer, got " + v);
+        throw new UsageException(opt + " must be an integer >= " + min + ", got " + v);
     }
 
-    private static String readScript(Path script) throws UsageException {
+    int run(String[] argv) throws Exception {
+        Args a = parse(argv);
+        Settings settings = Settings.of(a.conf, a.dynamic, a.parallelism);
+        switch (a.command) {
+            case "qualify":
+                return new Qualify(out, settings).run(a.files, a.html);
+            case "bench": {
+                Path script = Path.of(a.files.get(0));
+                return new BenchRun(out, settings, a.runs).run(commandLine(argv), script, SqlScript.parse(readScript(script)));
+            }
+            default: {
+                Path script = Path.of(a.files.get(0));
+                List<SqlScript.Statement> statements = SqlScript.parse(readScript(script));
+                String mode = a.command.equals("explain") ? "explain" : a.mode;
+                return new SqlRun(out, settings, mode, a.maxRows, a.requireNative).run(commandLine(argv), script, statements);
+            }
+        }
+    }
+
+    /** The command line as the user typed it, for the run's first line. */
+    static String commandLine(String[] argv) {
+        StringBuilder b = new StringBuilder("ferry");
+        for (String a : argv) {
+            b.append(' ').append(a.isEmpty() || a.matches(".*[\\s'\"].*") ? "'" + a.replace("'", "'\\''") + "'" : a);
+        }
+        return b.toString();
+    }
+
+    static String readScript(Path script) throws UsageException {
         try {
             return Files.readString(script, StandardCharsets.UTF_8);
         } catch (IOException e) {
@@ -140,140 +221,22 @@ public final class FerryCli {
         }
     }
 
-    /** One executed query: its text, its changelog and how long it took. */
-    record QueryRun(String sql, List<Row> rows, double seconds) {}
-
-    private List<QueryRun> runScript(List<String> statements, boolean ferry) throws Exception {
-        Configuration conf = new Configuration();
-        StreamExecutionEnvironment env =
-                StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
-        StreamTableEnvironment tEnv =
-                StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
-        tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
-        Ferry.install(tEnv);
-        List<QueryRun> runs = new ArrayList<>();
-        for (String sql : statements) {
-            if (!SqlScript.isQuery(sql)) {
-                tEnv.executeSql(sql);
-                continue;
-            }
-            out.println("-- query " + (runs.size() + 1) + ": " + oneLine(sql));
-            out.println(physicalPlan(tEnv.explainSql(sql)));
-            if (explainOnly) {
-                runs.add(new QueryRun(sql, List.of(), 0));
-                continue;
-            }
-            long start = System.nanoTime();
-            List<Row> rows = new ArrayList<>();
-            TableResult result = tEnv.executeSql(sql);
-            try (CloseableIterator<Row> it = result.collect()) {
-                while (it.hasNext()) {
-                    rows.add(it.next());
-                }
-            }
-            double seconds = (System.nanoTime() - start) / 1e9;
-            printRows(rows);
-            out.printf(
-                    "%d changelog rows in %.2f s (%.0f rows/s, parallelism %d, %s)%n%n",
-                    rows.size(), seconds, rows.size() / Math.max(seconds, 1e-9), parallelism,
-                    ferry ? "Ferry" : "stock Flink");
-            runs.add(new QueryRun(sql, rows, seconds));
+    /** A throwable's message with its root cause's, which is usually the one that says what is wrong. */
+    static String describe(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
         }
-        return runs;
+        String m = e.getMessage() == null ? e.toString() : e.getMessage();
+        if (root != e && root.getMessage() != null && !m.contains(root.getMessage())) {
+            m += "\n  caused by: " + root;
+        }
+        return m;
     }
 
-    private void printRows(List<Row> rows) {
-        int n = rows.size();
-        int head = Math.min(n, maxRows);
-        for (int i = 0; i < head; i++) {
-            out.println(rows.get(i));
-        }
-        if (n > head) {
-            out.println("... " + (n - head) + " more rows");
-        }
-    }
-
-    /** The "Optimized Physical Plan" section of an explanation. */
-    static String physicalPlan(String explain) {
-        int start = explain.indexOf("== Optimized Physical Plan ==");
-        if (start < 0) {
-            return explain.strip();
-        }
-        int end = explain.indexOf("== Optimized Execution Plan ==", start);
-        return explain.substring(start, end < 0 ? explain.length() : end).strip();
-    }
-
-    private static String oneLine(String sql) {
+    /** A statement on one line, at most {@code max} characters. */
+    static String oneLine(String sql, int max) {
         String s = sql.replaceAll("\\s+", " ").strip();
-        return s.length() > 120 ? s.substring(0, 117) + "..." : s;
-    }
-
-    private boolean compare(List<QueryRun> stock, List<QueryRun> ferry) {
-        boolean identical = true;
-        for (int q = 0; q < stock.size(); q++) {
-            String diff =
-                    parallelism == 1
-                            ? firstDifference(stock.get(q).rows(), ferry.get(q).rows())
-                            : finalResultDifference(stock.get(q).rows(), ferry.get(q).rows());
-            QueryRun s = stock.get(q);
-            QueryRun f = ferry.get(q);
-            if (diff == null) {
-                out.printf(
-                        "query %d: IDENTICAL (%d changelog rows; stock %.2f s, Ferry %.2f s)%n",
-                        q + 1, s.rows().size(), s.seconds(), f.seconds());
-            } else {
-                identical = false;
-                out.printf("query %d: DIFFERENT: %s%n", q + 1, diff);
-            }
-        }
-        out.println(identical ? "IDENTICAL" : "DIFFERENT");
-        return identical;
-    }
-
-    /** The first differing changelog row, or null when both changelogs are equal. */
-    static String firstDifference(List<Row> stock, List<Row> ferry) {
-        int n = Math.max(stock.size(), ferry.size());
-        for (int i = 0; i < n; i++) {
-            String a = i < stock.size() ? stock.get(i).toString() : "(none)";
-            String b = i < ferry.size() ? ferry.get(i).toString() : "(none)";
-            if (!a.equals(b)) {
-                return String.format(
-                        "changelog row %d of %d/%d: stock %s, Ferry %s", i + 1, stock.size(), ferry.size(), a, b);
-            }
-        }
-        return null;
-    }
-
-    /** Compares the tables the two changelogs materialize to; null when equal. */
-    static String finalResultDifference(List<Row> stock, List<Row> ferry) {
-        Map<String, Integer> a = materialize(stock);
-        Map<String, Integer> b = materialize(ferry);
-        if (a.equals(b)) {
-            return null;
-        }
-        for (Map.Entry<String, Integer> e : a.entrySet()) {
-            if (!Objects.equals(b.get(e.getKey()), e.getValue())) {
-                return "final row " + e.getKey() + ": stock x" + e.getValue() + ", Ferry x" + b.getOrDefault(e.getKey(), 0);
-            }
-        }
-        for (Map.Entry<String, Integer> e : b.entrySet()) {
-            if (!a.containsKey(e.getKey())) {
-                return "final row " + e.getKey() + ": stock x0, Ferry x" + e.getValue();
-            }
-        }
-        return "final results differ";
-    }
-
-    private static Map<String, Integer> materialize(List<Row> rows) {
-        Map<String, Integer> table = new TreeMap<>();
-        for (Row r : rows) {
-            Row v = Row.copy(r);
-            RowKind kind = v.getKind();
-            v.setKind(RowKind.INSERT);
-            int delta = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER ? 1 : -1;
-            table.merge(v.toString(), delta, Integer::sum);
-            table.remove(v.toString(), 0);
-        }
-        return table;
+        return s.length() > max ? s.substring(0, max - 3) + "..." : s;
     }
 }

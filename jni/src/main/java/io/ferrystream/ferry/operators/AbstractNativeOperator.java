@@ -28,6 +28,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.lang.reflect.Field;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -99,6 +100,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** Operators opened in this JVM per kind (Ferry#nativeOperatorsOpened, for test reports). */
     private static final Map<String, AtomicLong> OPENED = new ConcurrentHashMap<>();
 
+    /** Operators opened in this JVM per spec name, i.e. per plan node (Ferry#nativeOperatorsOpenedForNode). */
+    private static final Map<String, AtomicLong> OPENED_BY_NAME = new ConcurrentHashMap<>();
+
     private static final int PROCESS = 0;
     private static final int ADVANCE = 1;
     private static final int FLUSH = 2;
@@ -162,6 +166,19 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     public static long openedCount(String kind) {
         AtomicLong n = OPENED.get(kind);
         return n == null ? 0 : n.get();
+    }
+
+    /** How many native operators whose spec is named {@code name} ({@link NativeSpec#name()}) were opened in this JVM. */
+    public static long openedCountForName(String name) {
+        AtomicLong n = OPENED_BY_NAME.get(name);
+        return n == null ? 0 : n.get();
+    }
+
+    /** {@link #openedCountForName} of every name opened so far, a copy. */
+    public static Map<String, Long> openedCountsByName() {
+        Map<String, Long> out = new HashMap<>();
+        OPENED_BY_NAME.forEach((name, n) -> out.put(name, n.get()));
+        return out;
     }
 
     /** How many native operators were opened in this JVM, of every kind. */
@@ -246,6 +263,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     public void open() throws Exception {
         super.open();
         OPENED.computeIfAbsent(spec.kind(), k -> new AtomicLong()).incrementAndGet();
+        OPENED_BY_NAME.computeIfAbsent(spec.name(), k -> new AtomicLong()).incrementAndGet();
         int inputs = spec.inputs().size();
         // Only a state backend that keeps live objects lets Java Strings reach Flink's state
         boolean heap = getKeyedStateBackend() instanceof HeapKeyedStateBackend;

@@ -12,6 +12,8 @@ import org.apache.flink.table.planner.plan.optimize.program.FlinkChainedProgram;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkStreamProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -87,6 +89,57 @@ public final class Ferry {
     /** {@link #nativeOperatorsOpened()} of one kind. */
     public static long nativeOperatorsOpened(String kind) {
         return AbstractNativeOperator.openedCount(kind);
+    }
+
+    /**
+     * Native operator subtasks opened in this JVM since it started for the native node {@code
+     * description} ({@link NativeCandidate#nativeDescription()}, the spec's name): what ran of one
+     * plan node. For tools and test reports; not a metric.
+     */
+    public static long nativeOperatorsOpenedForNode(String description) {
+        return AbstractNativeOperator.openedCountForName(description);
+    }
+
+    /**
+     * A snapshot of {@link #nativeOperatorsOpenedForNode} for every node that opened an operator
+     * in this JVM: take one before a job and one after, and the difference is what the job ran.
+     */
+    public static Map<String, Long> nativeOperatorsOpenedPerNode() {
+        return AbstractNativeOperator.openedCountsByName();
+    }
+
+    /**
+     * Records the physical plans Ferry's program produces on the calling thread (each optimisation
+     * of a query: EXPLAIN, execution) until the capture is closed. The roots are the final
+     * physical plans with Ferry's nodes in place ({@link NativeCandidate}); tools walk them instead
+     * of parsing EXPLAIN text. Captures do not nest.
+     */
+    public static PlanCapture capturePlans() {
+        if (FerryOptimizeProgram.CAPTURE.get() != null) {
+            throw new IllegalStateException("a plan capture is already open on this thread");
+        }
+        PlanCapture capture = new PlanCapture();
+        FerryOptimizeProgram.CAPTURE.set(capture.plans);
+        return capture;
+    }
+
+    /** The plans {@link #capturePlans()} recorded; closing it stops recording. */
+    public static final class PlanCapture implements AutoCloseable {
+        private final List<RelNode> plans = new ArrayList<>();
+
+        private PlanCapture() {}
+
+        /** The physical plan roots recorded so far, in order. */
+        public List<RelNode> plans() {
+            return Collections.unmodifiableList(plans);
+        }
+
+        @Override
+        public void close() {
+            if (FerryOptimizeProgram.CAPTURE.get() == plans) {
+                FerryOptimizeProgram.CAPTURE.remove();
+            }
+        }
     }
 
     static void countNativeNode(String kind) {

@@ -29,9 +29,17 @@ import java.util.Map;
 public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOptimizeContext> {
     private static final Logger LOG = LoggerFactory.getLogger(FerryOptimizeProgram.class);
 
+    /** Where this thread's optimized plans go while a {@link Ferry.PlanCapture} is open; null otherwise. */
+    static final ThreadLocal<List<RelNode>> CAPTURE = new ThreadLocal<>();
+
     @Override
     public RelNode optimize(RelNode root, StreamOptimizeContext context) {
-        return new Rewriter(context.getTableConfig()).visit(root);
+        RelNode result = new Rewriter(context.getTableConfig()).visit(root);
+        List<RelNode> capture = CAPTURE.get();
+        if (capture != null) {
+            capture.add(result);
+        }
+        return result;
     }
 
     private static final class Rewriter {

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.operators.GroupAggregateSpec;
+
 import org.apache.calcite.plan.RelOptCluster;
 import org.apache.calcite.plan.RelTraitSet;
 import org.apache.calcite.rel.RelNode;
@@ -29,7 +31,7 @@ import scala.collection.Seq;
  * StreamPhysicalGroupAggregate}, every {@code instanceof} check and metadata handler of the
  * planner treats it as Flink's node.
  */
-public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggregate {
+public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggregate implements NativeCandidate {
     /** Flink's own name, so EXPLAIN prints {@code GroupAggregate(...)} and descriptions work. */
     static final String REL_TYPE_NAME = "StreamPhysicalGroupAggregate";
 
@@ -74,8 +76,20 @@ public class FerryStreamPhysicalGroupAggregate extends StreamPhysicalGroupAggreg
     }
 
     /** Why Ferry left this node to Flink; empty when it runs natively. */
+    @Override
     public Optional<String> fallbackReason() {
         return Optional.ofNullable(fallbackReason);
+    }
+
+    @Override
+    public String nativeKind() {
+        return GroupAggregateSpec.KIND;
+    }
+
+    /** The spec's name: {@link GroupAggregateArgs#description}, this node's detailed description. */
+    @Override
+    public String nativeDescription() {
+        return getRelDetailedDescription();
     }
 
     /** Keeps the substitution: the inherited copy would build Flink's plain node. */

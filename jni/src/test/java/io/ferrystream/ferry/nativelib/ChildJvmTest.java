@@ -22,7 +22,6 @@ class ChildJvmTest {
         String javaHome = System.getProperty("java.home");
         List<String> cmd = new ArrayList<>();
         cmd.add(Paths.get(javaHome, "bin", "java").toString());
-        cmd.add("--add-opens=java.base/java.nio=org.apache.arrow.memory.core,ALL-UNNAMED");
         cmd.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
         cmd.add("-Xmx256m");
         cmd.add("-cp");

@@ -1,0 +1,208 @@
+package io.ferrystream.ferry.cli;
+
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * Comparing two changelogs of the same query (stock Flink's and Ferry's) at the level the plan
+ * guarantees ({@link PlanAnalysis}):
+ *
+ * <ol>
+ *   <li><b>strict</b>: the same rows, row kinds included, in the same order;
+ *   <li><b>multiset</b>: the same rows with the same multiplicities, in any order;
+ *   <li><b>final result</b>: the same table once the changelog is applied ({@code +I}/{@code +U}
+ *       add a row, {@code -U}/{@code -D} retract it).
+ * </ol>
+ *
+ * Each level implies the next. A verdict says which level was required and why.
+ */
+final class Changelogs {
+    private Changelogs() {}
+
+    /** The level a plan's changelog is compared at. */
+    enum Level {
+        /** Deterministic plan: the changelogs must be equal row for row. */
+        STRICT("equal row for row"),
+        /** Only the order depends on timing: the same multiset of changelog rows and the same final result. */
+        ORDER("the same multiset of changelog rows and the same final result"),
+        /** Intermediate updates depend on timing: the same final result. */
+        CONTENT("the same final result"),
+        /** Even the final result depends on timing or random input. */
+        RESULT("the same final result, which this plan does not guarantee");
+
+        final String requirement;
+
+        Level(String requirement) {
+            this.requirement = requirement;
+        }
+
+        static Level of(PlanAnalysis plan) {
+            if (!plan.resultReasons.isEmpty()) {
+                return RESULT;
+            }
+            if (!plan.contentReasons.isEmpty()) {
+                return CONTENT;
+            }
+            if (!plan.orderReasons.isEmpty()) {
+                return ORDER;
+            }
+            return STRICT;
+        }
+    }
+
+    /**
+     * The outcome of one query's comparison.
+     *
+     * @param identical whether the required level holds
+     * @param failure whether the outcome fails the run (a difference Ferry may have caused)
+     * @param text one line: IDENTICAL or DIFFERENT, what held, and why the level
+     */
+    record Verdict(Level level, boolean identical, boolean failure, String text) {
+        /** The verdict without its explanation, for the summary. */
+        String brief() {
+            String head = text.contains(" (") ? text.substring(0, text.indexOf(" (")) : text;
+            if (head.startsWith("IDENTICAL")) {
+                return switch (level) {
+                    case STRICT -> "IDENTICAL, row for row";
+                    case ORDER -> "IDENTICAL as a multiset and as the final result (order not deterministic)";
+                    case CONTENT -> "IDENTICAL final result (intermediate updates not deterministic)";
+                    case RESULT -> "IDENTICAL final result (result not deterministic)";
+                };
+            }
+            return FerryCli.oneLine(head, 200);
+        }
+    }
+
+    /**
+     * Compares at the level {@code plan} requires. {@code nativeRan}: whether any native operator
+     * ran for this query; when none did, both sides ran Flink's operators only, so a difference a
+     * non-deterministic plan explains is no failure.
+     */
+    static Verdict compare(List<Row> stock, List<Row> ferry, PlanAnalysis plan, boolean nativeRan) {
+        Level level = Level.of(plan);
+        String ordered = firstDifference(stock, ferry);
+        String multiset = multisetDifference(stock, ferry);
+        String fin = finalResultDifference(stock, ferry);
+        String rows = String.format("%d/%d changelog rows", stock.size(), ferry.size());
+        if (level == Level.STRICT) {
+            return ordered == null
+                    ? new Verdict(level, true, false, "IDENTICAL: " + stock.size() + " changelog rows, equal row for row (the plan is deterministic)")
+                    : new Verdict(level, false, true, "DIFFERENT: " + ordered + " (the plan is deterministic: the changelogs must be equal row for row)");
+        }
+        String why = switch (level) {
+            case ORDER -> "its order is not deterministic: " + String.join("; ", plan.orderReasons);
+            case CONTENT -> "its intermediate updates are not deterministic: " + String.join("; ", plan.contentReasons);
+            default -> "its result is not deterministic: " + String.join("; ", plan.resultReasons);
+        };
+        String held = (ordered == null ? "equal row for row" : multiset == null ? "the same multiset of changelog rows, in another order"
+                : fin == null ? "the same final result, other intermediate updates" : "different final results");
+        if (level == Level.ORDER) {
+            boolean ok = multiset == null && fin == null;
+            return new Verdict(level, ok, !ok, (ok ? "IDENTICAL" : "DIFFERENT: " + (multiset != null ? multiset : fin))
+                    + " (" + rows + ": " + held + "; compared as a multiset and as the final result, since " + why + ")");
+        }
+        if (fin == null) {
+            return new Verdict(level, true, false,
+                    "IDENTICAL final result (" + rows + ": " + held + "; compared as the final result, since " + why + ")");
+        }
+        if (level == Level.RESULT && !nativeRan) {
+            return new Verdict(level, false, false,
+                    "DIFFERENT, as expected: " + fin + " (" + rows + "; no operator of this query ran natively, so both sides"
+                            + " ran Flink's own operators, and " + why + ")");
+        }
+        return new Verdict(level, false, true, "DIFFERENT: " + fin + " (" + rows + "; compared as the final result, since " + why
+                + (level == Level.RESULT ? "; the difference may be the plan's or Ferry's" : "") + ")");
+    }
+
+    /** The first differing changelog row, or null when both changelogs are equal. */
+    static String firstDifference(List<Row> stock, List<Row> ferry) {
+        int n = Math.max(stock.size(), ferry.size());
+        for (int i = 0; i < n; i++) {
+            String a = i < stock.size() ? stock.get(i).toString() : "(none)";
+            String b = i < ferry.size() ? ferry.get(i).toString() : "(none)";
+            if (!a.equals(b)) {
+                return String.format(
+                        "changelog row %d of %d/%d: stock %s, Ferry %s", i + 1, stock.size(), ferry.size(), a, b);
+            }
+        }
+        return null;
+    }
+
+    /** The changelog rows (kinds included) with their multiplicities. */
+    static Map<String, Integer> multiset(List<Row> rows) {
+        Map<String, Integer> m = new TreeMap<>();
+        for (Row r : rows) {
+            m.merge(r.toString(), 1, Integer::sum);
+        }
+        return m;
+    }
+
+    /** A row whose multiplicity differs between the two changelogs, or null. */
+    static String multisetDifference(List<Row> stock, List<Row> ferry) {
+        String d = difference(multiset(stock), multiset(ferry));
+        return d == null ? null : "changelog row " + d;
+    }
+
+    /** Compares the tables the two changelogs materialize to; null when equal. */
+    static String finalResultDifference(List<Row> stock, List<Row> ferry) {
+        String d = difference(materialize(stock), materialize(ferry));
+        return d == null ? null : "final row " + d;
+    }
+
+    private static String difference(Map<String, Integer> a, Map<String, Integer> b) {
+        if (a.equals(b)) {
+            return null;
+        }
+        for (Map.Entry<String, Integer> e : a.entrySet()) {
+            if (!Objects.equals(b.get(e.getKey()), e.getValue())) {
+                return e.getKey() + ": stock x" + e.getValue() + ", Ferry x" + b.getOrDefault(e.getKey(), 0);
+            }
+        }
+        for (Map.Entry<String, Integer> e : b.entrySet()) {
+            if (!a.containsKey(e.getKey())) {
+                return e.getKey() + ": stock x0, Ferry x" + e.getValue();
+            }
+        }
+        return "(differ)";
+    }
+
+    /** The table a retract changelog leaves: each row (as +I) with its multiplicity, zero counts dropped. */
+    static Map<String, Integer> materialize(List<Row> rows) {
+        Map<String, Integer> table = new TreeMap<>();
+        for (Row r : rows) {
+            Row v = Row.copy(r);
+            RowKind kind = v.getKind();
+            v.setKind(RowKind.INSERT);
+            int delta = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER ? 1 : -1;
+            String key = v.toString();
+            table.merge(key, delta, Integer::sum);
+            table.remove(key, 0);
+        }
+        return table;
+    }
+
+    /** A short checksum of a materialized result (SHA-256 over its sorted rows and counts, 16 hex digits). */
+    static String checksum(Map<String, Integer> table) {
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            for (Map.Entry<String, Integer> e : new TreeMap<>(table).entrySet()) {
+                md.update(e.getKey().getBytes(StandardCharsets.UTF_8));
+                md.update((byte) 0);
+                md.update(Integer.toString(e.getValue()).getBytes(StandardCharsets.UTF_8));
+                md.update((byte) '\n');
+            }
+            return HexFormat.of().formatHex(md.digest(), 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

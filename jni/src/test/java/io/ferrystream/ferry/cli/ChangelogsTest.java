@@ -1,0 +1,42 @@
+package io.ferrystream.ferry.cli;
+
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** The three levels changelogs are compared at, each implied by the one before. */
+class ChangelogsTest {
+    private static Row r(RowKind kind, Object... fields) {
+        return Row.ofKind(kind, fields);
+    }
+
+    @Test
+    void strictMultisetAndFinal() {
+        List<Row> a = List.of(r(RowKind.INSERT, "a", 1L), r(RowKind.INSERT, "b", 1L),
+                r(RowKind.UPDATE_BEFORE, "a", 1L), r(RowKind.UPDATE_AFTER, "a", 2L));
+        List<Row> reordered = List.of(r(RowKind.INSERT, "b", 1L), r(RowKind.INSERT, "a", 1L),
+                r(RowKind.UPDATE_BEFORE, "a", 1L), r(RowKind.UPDATE_AFTER, "a", 2L));
+        List<Row> otherUpdates = List.of(r(RowKind.INSERT, "b", 1L), r(RowKind.INSERT, "a", 2L));
+        List<Row> otherResult = List.of(r(RowKind.INSERT, "b", 1L), r(RowKind.INSERT, "a", 3L));
+
+        assertNull(Changelogs.firstDifference(a, a));
+        assertNotNull(Changelogs.firstDifference(a, reordered));
+        assertNull(Changelogs.multisetDifference(a, reordered));
+        assertNotNull(Changelogs.multisetDifference(a, otherUpdates));
+        assertNull(Changelogs.finalResultDifference(a, otherUpdates));
+        assertEquals("final row +I[a, 2]: stock x1, Ferry x0", Changelogs.finalResultDifference(a, otherResult));
+
+        Map<String, Integer> table = Changelogs.materialize(a);
+        assertEquals(Map.of("+I[a, 2]", 1, "+I[b, 1]", 1), table);
+        assertEquals(Changelogs.checksum(table), Changelogs.checksum(Changelogs.materialize(otherUpdates)));
+        assertNotEquals(Changelogs.checksum(table), Changelogs.checksum(Changelogs.materialize(otherResult)));
+    }
+}

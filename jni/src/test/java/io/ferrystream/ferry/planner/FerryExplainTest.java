@@ -4,6 +4,7 @@ import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.groupAggregateLines;
 import static io.ferrystream.ferry.planner.PlannerTests.newTableEnv;
 import static io.ferrystream.ferry.planner.PlannerTests.physicalPlan;
+import static io.ferrystream.ferry.planner.PlannerTests.twoPhaseTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.withoutFerryTerms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -174,16 +175,76 @@ class FerryExplainTest {
         assertEquals(List.of("native"), decisions("SELECT k, SUM(b) FROM T GROUP BY k", withTtl));
     }
 
+    static final Map<String, String> TWO_PHASE =
+            Map.of(
+                    "table.exec.mini-batch.enabled", "true",
+                    "table.exec.mini-batch.allow-latency", "1 s",
+                    "table.exec.mini-batch.size", "100");
+
+    /** The ferry terms of a two-phase plan's aggregates (PlannerTests#twoPhaseTerms); each has one. */
+    private static List<String> twoPhaseDecisions(String sql, Map<String, String> options) {
+        String plan = explain(sql, options);
+        List<String> terms = twoPhaseTerms(plan);
+        assertFalse(terms.isEmpty(), "no two-phase aggregate in:\n" + plan);
+        assertTrue(terms.stream().noneMatch(t -> t.endsWith(": -")), plan);
+        return terms;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"AUTO", "TWO_PHASE"})
+    void twoPhaseBothHalvesNative(String strategy) {
+        Map<String, String> options = new java.util.HashMap<>(TWO_PHASE);
+        options.put("table.optimizer.agg-phase-strategy", strategy);
+        assertEquals(
+                List.of("Global: native", "Local: native"),
+                twoPhaseDecisions(
+                        "SELECT k, COUNT(*), COUNT(i), SUM(b), MIN(d), MAX(m), AVG(f), SUM(s) FILTER (WHERE i > 0),"
+                                + " MIN(k2), MAX(ts) FROM T GROUP BY k",
+                        options));
+        // Retracting input: the inner aggregate's changelog; Flink inserts count1 into the partial rows.
+        assertEquals(
+                List.of("Global: native", "Local: native", "Global: native", "Local: native"),
+                twoPhaseDecisions(
+                        "SELECT c, SUM(top), AVG(top), COUNT(top) FROM"
+                                + " (SELECT k, MAX(i) AS top, COUNT(*) AS c FROM T GROUP BY k) GROUP BY c",
+                        options));
+        // With TTL only the global keeps state; the local has none to expire.
+        Map<String, String> ttl = new java.util.HashMap<>(options);
+        ttl.put("table.exec.state.ttl", "1 h");
+        assertEquals(List.of("Global: native", "Local: native"), twoPhaseDecisions("SELECT k, SUM(b) FROM T GROUP BY k", ttl));
+    }
+
+    /**
+     * Calls whose partial state is a MapView keep both halves Flink's, with the same reason: the
+     * partial row is one format. Other aggregates of the query stay native.
+     */
     @Test
-    void twoPhaseMiniBatchHasNoCandidate() {
-        Map<String, String> miniBatch =
-                Map.of(
-                        "table.exec.mini-batch.enabled", "true",
-                        "table.exec.mini-batch.allow-latency", "1 s",
-                        "table.exec.mini-batch.size", "100");
-        String plan = explain("SELECT k, SUM(b) FROM T GROUP BY k", miniBatch);
-        assertTrue(plan.contains("LocalGroupAggregate") && plan.contains("GlobalGroupAggregate"), plan);
-        assertEquals(List.of(), ferryTerms(plan));
+    void twoPhaseMapViewPartialsFallBack() {
+        String distinct = "aggs[1]: partial state of COUNT(DISTINCT) crosses as a MAP: not native yet";
+        assertEquals(
+                List.of("Global: " + distinct, "Local: " + distinct),
+                twoPhaseDecisions("SELECT k, SUM(b), COUNT(DISTINCT i) FROM T GROUP BY k", TWO_PHASE));
+        String minMax = "aggs[0]: partial state of MIN with retraction crosses as a MAP: not native yet";
+        assertEquals(
+                List.of("Global: " + minMax, "Local: " + minMax, "Global: native", "Local: native"),
+                twoPhaseDecisions(
+                        "SELECT c, MIN(top), SUM(top) FROM (SELECT k, MAX(i) AS top, COUNT(*) AS c FROM T GROUP BY k) GROUP BY c",
+                        TWO_PHASE));
+    }
+
+    /** Each half falls back on its own: the other stays native, reading or writing Flink's partial rows. */
+    @Test
+    void twoPhaseHalvesFallBackIndependently() {
+        Map<String, String> noLocal = new java.util.HashMap<>(TWO_PHASE);
+        noLocal.put("ferry.local-group-aggregate.enabled", "false");
+        assertEquals(
+                List.of("Global: native", "Local: disabled by ferry.local-group-aggregate.enabled=false"),
+                twoPhaseDecisions("SELECT k, SUM(b), AVG(d) FROM T GROUP BY k", noLocal));
+        Map<String, String> noGlobal = new java.util.HashMap<>(TWO_PHASE);
+        noGlobal.put("ferry.global-group-aggregate.enabled", "false");
+        assertEquals(
+                List.of("Global: disabled by ferry.global-group-aggregate.enabled=false", "Local: native"),
+                twoPhaseDecisions("SELECT k, SUM(b), AVG(d) FROM T GROUP BY k", noGlobal));
     }
 
     @Test

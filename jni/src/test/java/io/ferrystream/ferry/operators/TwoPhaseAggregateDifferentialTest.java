@@ -533,6 +533,50 @@ class TwoPhaseAggregateDifferentialTest {
         }
     }
 
+    /**
+     * Flink's operator snapshotted, Ferry's restored from it: the global aggregate finds Flink's
+     * {@code accState} and refuses to start ({@link ForeignStateGuard}); the local aggregate, which
+     * is not keyed and keeps no state in either form, continues from Flink's snapshot with Flink's
+     * partial rows.
+     */
+    @Test
+    void switchingOnAcrossASnapshot() throws Exception {
+        Planned stock = plan("BIGINT", true, false, RETRACTING_AGGS, twoPhase(10));
+        Planned ferry = plan("BIGINT", true, true, RETRACTING_AGGS, twoPhase(10));
+        List<RowData> in = GroupAggregateDifferentialTest.input(99, "BIGINT", true, 400, 0);
+        List<RowData> partials = partialRows(stock, in, 2, new Random(99));
+
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> flinks = globalHarness(stock, null);
+        for (RowData row : partials.subList(0, 100)) {
+            flinks.processElement(new StreamRecord<>(row));
+        }
+        flinks.prepareSnapshotPreBarrier(1);
+        OperatorSubtaskState globalState = flinks.snapshot(1, 1);
+        flinks.close();
+        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> globalHarness(ferry, globalState));
+        String why = String.valueOf(refused.getMessage()) + refused.getCause();
+        assertTrue(why.contains("holds managed keyed state of Flink's own operator (accState)"), why);
+
+        List<List<String>> outs = new ArrayList<>();
+        for (Planned restored : List.of(stock, ferry)) {
+            OneInputStreamOperatorTestHarness<RowData, RowData> h = localHarness(stock, null);
+            for (RowData row : in.subList(0, 205)) {
+                h.processElement(new StreamRecord<>(row));
+            }
+            h.prepareSnapshotPreBarrier(1);
+            OperatorSubtaskState localState = h.snapshot(1, 1);
+            h.close();
+            h = localHarness(restored, localState);
+            for (RowData row : in.subList(205, in.size())) {
+                h.processElement(new StreamRecord<>(row));
+            }
+            h.prepareSnapshotPreBarrier(2);
+            outs.add(render(h.extractOutputValues(), stock.localOutput()));
+            h.close();
+        }
+        assertIdentical(outs.get(0), outs.get(1), "local restored from Flink's snapshot");
+    }
+
     /** Each old subtask's output, then each new one's, around a rescale from {@code from} to {@code to}. */
     static List<List<String>> rescaled(Planned p, List<RowData> partials, int from, int to) throws Exception {
         int maxParallelism = 128;

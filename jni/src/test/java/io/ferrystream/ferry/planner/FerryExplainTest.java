@@ -232,6 +232,23 @@ class FerryExplainTest {
                         TWO_PHASE));
     }
 
+    /**
+     * Split DISTINCT: Flink plans Local → IncrementalGroupAggregate → Global. The incremental node
+     * stays Flink's; the local holds the DISTINCT calls' partial state (a MapView) and falls back,
+     * the global merges plain counts and runs natively on the incremental node's partial rows.
+     */
+    @Test
+    void twoPhaseAroundAnIncrementalAggregate() {
+        Map<String, String> split = new java.util.HashMap<>(TWO_PHASE);
+        split.put("table.optimizer.distinct-agg.split.enabled", "true");
+        String plan = explain("SELECT k, COUNT(DISTINCT i), SUM(b) FROM T GROUP BY k", split);
+        assertTrue(plan.contains("IncrementalGroupAggregate("), plan);
+        List<String> terms = twoPhaseTerms(plan);
+        assertEquals(2, terms.size(), plan);
+        assertEquals("Global: native", terms.get(0), plan);
+        assertTrue(terms.get(1).startsWith("Local: aggs[") && terms.get(1).endsWith("crosses as a MAP: not native yet"), plan);
+    }
+
     /** Each half falls back on its own: the other stays native, reading or writing Flink's partial rows. */
     @Test
     void twoPhaseHalvesFallBackIndependently() {

@@ -433,4 +433,18 @@ class FerryExplainTest {
         assertTrue(json.contains("\"stream-exec-group-aggregate_1\""), json);
         assertFalse(json.contains("Ferry"), json);
     }
+
+    /** The same for the two halves of a two-phase plan: Flink's local and global exec nodes. */
+    @Test
+    void compiledTwoPhasePlansRecordFlinksNodes() {
+        TableEnvironment tEnv = newTableEnv(true);
+        TWO_PHASE.forEach((k, v) -> tEnv.getConfig().set(k, v));
+        tEnv.executeSql("CREATE TEMPORARY TABLE S1 (k STRING, c BIGINT) WITH ('connector' = 'blackhole')");
+        String sql = "INSERT INTO S1 SELECT k, SUM(b) FROM T GROUP BY k";
+        assertEquals(List.of("Global: native", "Local: native"), twoPhaseTerms(physicalPlan(tEnv.explainSql(sql))));
+        String json = tEnv.compilePlanSql(sql).asJsonString();
+        assertTrue(json.contains("\"stream-exec-local-group-aggregate_1\"")
+                && json.contains("\"stream-exec-global-group-aggregate_1\""), json);
+        assertFalse(json.contains("Ferry"), json);
+    }
 }

@@ -199,9 +199,8 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	g.partials.Finish()
 	viewOf(&g.partials, &g.view)
 	g.changed = resize(g.changed, rows)
-	first := g.layout.first[0]
 	for c, acc := range g.calls {
-		if err := acc.merge(&g.view, g.layout.first[c]-first, g.stateGids, g.changed); err != nil {
+		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.stateGids, g.changed); err != nil {
 			return fmt.Errorf("aggs[%d]: %w", c, err)
 		}
 	}

@@ -195,8 +195,10 @@ func (s *GlobalSpec) stateLayout() any {
 }
 
 // partialLayout is where each call's partial state lies in a row: call c's fields are columns
-// [first[c], first[c]+len(types[c])) after the keys.
+// [first[c], first[c]+len(types[c])), after the keys. A layout may have no calls (a GROUP BY
+// without aggregates): its rows are the keys alone.
 type partialLayout struct {
+	start int             // the first column after the keys
 	first []int           // per call: its first column
 	types [][]engine.Type // per call: its fields' types
 	all   []engine.Type   // every call's fields, in order
@@ -204,7 +206,7 @@ type partialLayout struct {
 
 // newPartialLayout lays out the partial state of calls after keys key columns.
 func newPartialLayout(calls []accumulator, keys int) (partialLayout, error) {
-	var l partialLayout
+	l := partialLayout{start: keys}
 	col := keys
 	for i, c := range calls {
 		ts, err := c.partialTypes()
@@ -223,7 +225,7 @@ func newPartialLayout(calls []accumulator, keys int) (partialLayout, error) {
 // row per group; out is laid out (Init) for len(groups) rows. varBytes is scratch.
 func (l *partialLayout) writePartials(calls []accumulator, out *engine.OutBatch, first int, groups []int32) error {
 	for c, acc := range calls {
-		from := first + l.first[c] - l.first[0]
+		from := first + l.first[c] - l.start
 		if err := acc.writePartial(out.Cols[from:from+len(l.types[c])], groups); err != nil {
 			return err
 		}
@@ -234,7 +236,7 @@ func (l *partialLayout) writePartials(calls []accumulator, out *engine.OutBatch,
 // varBytes fills dst (one entry per partial column) with the VARCHAR sizes groups need.
 func (l *partialLayout) varBytes(calls []accumulator, groups []int32, dst []int) {
 	for c, acc := range calls {
-		from := l.first[c] - l.first[0]
+		from := l.first[c] - l.start
 		acc.partialVarBytes(groups, dst[from:from+len(l.types[c])])
 	}
 }

@@ -745,3 +745,35 @@ func TestTwoPhaseSpecs(t *testing.T) {
 		t.Fatalf("NULL count: %v, %d keys", err, op2.Groups())
 	}
 }
+
+// TestTwoPhaseWithoutCalls: a GROUP BY without aggregates (SELECT k ... GROUP BY k, DISTINCT)
+// is a local aggregate that emits the keys alone and a global one without calls: +I for a new
+// key, nothing for a known one (the values, none, never change).
+func TestTwoPhaseWithoutCalls(t *testing.T) {
+	input := bigintInput("k", "v")
+	c := twoPhaseCaseOf(t, input, []int{0}, nil, false, 0)
+	op, err := NewLocalGroupAggregate(c.local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]any{{int64(17), int64(5)}, {int64(1), int64(3)}, {int64(17), nil}}
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	if _, err := op.Process(0, enginetest.Batch(c.local.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(rowStrings(enginetest.Rows(out))), "[+I[17] +I[1]]"; got != want {
+		t.Fatalf("local: got %s, want %s", got, want)
+	}
+	gs := globalSpecOf(t, c, true)
+	got := runGlobal(t, gs, [][][]any{{{int64(17)}, {int64(1)}}, {{int64(1)}, {int64(2)}}, {{int64(2)}}}, nil)
+	want := [][]string{{"+I[17]", "+I[1]"}, {"+I[2]"}, {}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("global: got  %v\nwant %v", got, want)
+	}
+	// With TTL the known key re-emits its (unchanged) result.
+	c.ttl = 1000
+	got = runGlobal(t, globalSpecOf(t, c, true), [][][]any{{{int64(1)}}, {{int64(1)}}}, []int64{0, 1})
+	if want := [][]string{{"+I[1]"}, {"-U[1]", "+U[1]"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("global with TTL: got  %v\nwant %v", got, want)
+	}
+}

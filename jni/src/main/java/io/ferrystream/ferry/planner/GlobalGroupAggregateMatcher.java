@@ -53,6 +53,9 @@ public final class GlobalGroupAggregateMatcher extends NativeMatcher<StreamPhysi
                 TwoPhaseAggregates.infoList(typeFactory, localInput, aggCalls, retractions, agg.needRetraction(), indexOfCountStar);
         List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, agg.needRetraction(), infos);
         reason = TwoPhaseAggregates.partialStateReason(calls);
+        if (reason == null) {
+            reason = TwoPhaseAggregates.recordCounterReason(calls, TwoPhaseAggregates.countStar(infos));
+        }
         if (reason != null) {
             return Decision.fallback(reason);
         }

@@ -120,6 +120,24 @@ final class TwoPhaseAggregates {
         return null;
     }
 
+    /**
+     * Why the record counter Flink reads is not one Go keeps, or null. Flink's global aggregate
+     * counts records in the accumulator of the call at indexOfCountStar; Go's record counter is a
+     * COUNT(*). After a split DISTINCT over retracting input, Flink points it at the final
+     * aggregate's sum of partial counts ($SUM0) instead.
+     */
+    static String recordCounterReason(List<GroupAggregateSpec.Call> calls, int countStar) {
+        if (countStar < 0) {
+            return null;
+        }
+        GroupAggregateSpec.Call c = calls.get(countStar);
+        if (c.function.equals("COUNT") && c.args.length == 0 && !c.distinct && c.filter < 0) {
+            return null;
+        }
+        String fn = c.function.equals("SUM0") ? "$SUM0" : c.function;
+        return "aggs[" + countStar + "]: " + fn + " as the record counter: not native yet";
+    }
+
     static LocalGroupAggregateSpec localSpec(
             String name,
             FlinkTypeFactory typeFactory,

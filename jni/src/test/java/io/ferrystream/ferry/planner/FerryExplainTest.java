@@ -249,6 +249,23 @@ class FerryExplainTest {
         assertTrue(terms.get(1).startsWith("Local: aggs[") && terms.get(1).endsWith("crosses as a MAP: not native yet"), plan);
     }
 
+    /**
+     * Split DISTINCT over retracting input: Flink's final global aggregate counts records in the
+     * sum of the partial counts ($SUM0), not in a COUNT(*); that one stays Flink's, saying so.
+     */
+    @Test
+    void twoPhaseRecordCounterOtherThanCountStar() {
+        Map<String, String> split = new java.util.HashMap<>(TWO_PHASE);
+        split.put("table.optimizer.distinct-agg.split.enabled", "true");
+        String plan = explain(
+                "SELECT c, COUNT(DISTINCT top), COUNT(*) FROM (SELECT k, MAX(i) AS top, COUNT(*) AS c FROM T GROUP BY k) GROUP BY c",
+                split);
+        List<String> terms = twoPhaseTerms(plan);
+        assertTrue(terms.get(0).matches("Global: aggs\\[\\d+\\]: \\$SUM0 as the record counter: not native yet"), plan);
+        // the inner GROUP BY's halves, last in plan order, stay native
+        assertEquals(List.of("Global: native", "Local: native"), terms.subList(terms.size() - 2, terms.size()), plan);
+    }
+
     /** Each half falls back on its own: the other stays native, reading or writing Flink's partial rows. */
     @Test
     void twoPhaseHalvesFallBackIndependently() {

@@ -216,6 +216,22 @@ class TwoPhaseSqlDifferentialTest {
     }
 
     /**
+     * A global aggregation (no grouping fields): every local aggregate emits one partial row per
+     * bundle with an empty key, and the single global subtask Flink plans merges them.
+     */
+    @ParameterizedTest(name = "parallelism {0}")
+    @CsvSource({"1", "3"})
+    void noGroupingFields(int parallelism) throws Exception {
+        String query = "SELECT COUNT(*), COUNT(b), SUM(i), MIN(s), MAX(d), AVG(m), SUM(f) FILTER (WHERE i > 0) FROM V";
+        Run stock = run(false, query, "TWO_PHASE", parallelism, SMALL_BUNDLES);
+        Run ferry = run(true, query, "TWO_PHASE", parallelism, SMALL_BUNDLES);
+        assertEquals(List.of("Global: native", "Local: native"), ferry.terms());
+        assertEquals(parallelism, ferry.localsOpened());
+        assertEquals(1, ferry.globalsOpened());
+        assertSameResults(stock, ferry, parallelism, query);
+    }
+
+    /**
      * MapView partial state keeps both halves of that aggregate Flink's, with the reason in
      * EXPLAIN; the inner aggregate stays native.
      */

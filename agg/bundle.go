@@ -22,7 +22,7 @@ var _ engine.Operator = (*MiniBatchGroupAggregate)(nil)
 
 // NewMiniBatchGroupAggregate builds the mini-batch group aggregate of a validated spec.
 func NewMiniBatchGroupAggregate(spec *Spec) (*MiniBatchGroupAggregate, error) {
-	core, err := newGroupAgg(spec)
+	core, err := newGroupAgg(spec, coreOptions{counter: true, hidden: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -171,10 +171,10 @@ func (g *MiniBatchGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out 
 	return g.writeOutput(in, out)
 }
 
-// differ reports whether any call's entries a and b differ: Flink's equaliser over the row of
-// aggregate values.
-func (g *MiniBatchGroupAggregate) differ(a, b int32) bool {
-	for _, c := range g.calls {
+// differ reports whether any output call's entries a and b differ: Flink's equaliser over the
+// row of aggregate values.
+func (g *groupAgg) differ(a, b int32) bool {
+	for _, c := range g.outCalls {
 		if c.differ(a, b) {
 			return true
 		}

@@ -100,7 +100,7 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: %s takes 1 argument, got %d", engine.ErrInvalid, field, fn, len(call.Args))
 	}
 	col := call.Args[0]
-	arg := spec.InputTypes[col]
+	arg := spec.ArgTypes[col]
 	if err := Support(fn, arg); err != nil {
 		return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
 	}

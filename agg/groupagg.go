@@ -26,14 +26,19 @@ type groupAgg struct {
 	keys    *engine.KeyEncoder
 	state   *engine.KeyedState
 	// counter is the record count per group (Flink's count1 behind RetractionRecordCounter);
-	// nil for insert-only input, where a group lives forever (AccumulationRecordCounter).
-	counter  *recordCounter
-	ttl      bool           // idle-state TTL is enabled: Flink re-emits unchanged results too
-	calls    []accumulator  // one per aggregate call
-	filters  []int          // per call: FILTER column, or -1
-	sets     []*distinctSet // the value sets of DISTINCT calls, one per argument column
-	output   []engine.Field
-	outTypes []engine.Type
+	// nil for insert-only input, where a group lives forever (AccumulationRecordCounter), and
+	// for the two-phase operators, whose count1 is one of their calls.
+	counter *recordCounter
+	// insertOnly rejects retractions (need_retraction false); the global aggregate reads
+	// partial rows, whose RowKind Flink never looks at.
+	insertOnly bool
+	ttl        bool           // idle-state TTL is enabled: Flink re-emits unchanged results too
+	calls      []accumulator  // one per aggregate call
+	outCalls   []accumulator  // the calls whose values are output columns (all but a hidden count1)
+	filters    []int          // per call: FILTER column, or -1
+	sets       []*distinctSet // the value sets of DISTINCT calls, one per argument column
+	output     []engine.Field
+	outTypes   []engine.Type
 
 	// Per-batch scratch, reused.
 	kgs        []int32
@@ -48,7 +53,23 @@ type groupAgg struct {
 	varBytes   []int
 }
 
-func newGroupAgg(spec *Spec) (*groupAgg, error) {
+// coreOptions is what the operators built on groupAgg set differently.
+type coreOptions struct {
+	// counter keeps Ferry's own record counter for retracting input (the single-phase
+	// operators; Flink's count1 call is not in their spec).
+	counter bool
+	// hidden is the call whose value is not an output column (Flink's inserted count1), or -1.
+	hidden int
+	// partialInput: the batches hold partial rows (the global aggregate), whatever their
+	// RowKind.
+	partialInput bool
+	// header is the spec header the keyed state is built from (nil: the spec's own).
+	header *engine.Spec
+	// layout is what shapes the state, for its fingerprint (nil: spec.stateLayout()).
+	layout any
+}
+
+func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 	if spec.StateTTLMs > 0 {
 		for i, c := range spec.Aggs {
 			if c.Distinct || (c.Retract && (c.Func == "MIN" || c.Func == "MAX")) {
@@ -60,14 +81,22 @@ func newGroupAgg(spec *Spec) (*groupAgg, error) {
 	}
 	keys := engine.NewKeyEncoder(spec.Keys, spec.InputTypes)
 	ttl := engine.TTL{Ms: spec.StateTTLMs}
-	g := &groupAgg{
-		spec:    spec,
-		keyCols: spec.Keys,
-		keys:    keys,
-		state:   engine.NewKeyedState(spec.Spec, engine.StateConfig{KeySize: keys.FixedSize(), TTL: ttl, Layout: spec.stateLayout()}),
-		ttl:     ttl.Enabled(),
+	header, layout := opt.header, opt.layout
+	if header == nil {
+		header = spec.Spec
 	}
-	if spec.NeedRetraction {
+	if layout == nil {
+		layout = spec.stateLayout()
+	}
+	g := &groupAgg{
+		spec:       spec,
+		keyCols:    spec.Keys,
+		keys:       keys,
+		state:      engine.NewKeyedState(header, engine.StateConfig{KeySize: keys.FixedSize(), TTL: ttl, Layout: layout}),
+		ttl:        ttl.Enabled(),
+		insertOnly: !spec.NeedRetraction && !opt.partialInput,
+	}
+	if spec.NeedRetraction && opt.counter {
 		g.counter = &recordCounter{}
 		g.state.Register(g.counter)
 	}
@@ -82,7 +111,10 @@ func newGroupAgg(spec *Spec) (*groupAgg, error) {
 		}
 		g.calls = append(g.calls, acc)
 		g.state.Register(acc)
-		g.output = append(g.output, field)
+		if i != opt.hidden {
+			g.outCalls = append(g.outCalls, acc)
+			g.output = append(g.output, field)
+		}
 		filter := -1
 		if call.Filter != nil {
 			filter = *call.Filter
@@ -152,7 +184,7 @@ func (g *groupAgg) Close() { *g = groupAgg{spec: g.spec} }
 // begin validates a batch and encodes, hashes and places its keys; it changes no state.
 func (g *groupAgg) begin(in *engine.Batch) error {
 	n := in.Len
-	if in.Retracts && g.counter == nil {
+	if in.Retracts && g.insertOnly {
 		for i, k := range in.Kinds {
 			if !engine.IsAccumulate(k) {
 				return fmt.Errorf("%w: row %d: retraction (%s) on an aggregation declared insert-only (need_retraction false)", engine.ErrData, i, kindName(k))
@@ -254,7 +286,7 @@ func (g *groupAgg) writeOutput(in *engine.Batch, out *engine.OutBatch) error {
 			g.varBytes[k] = engine.GatherBytes(&in.Cols[c], g.src)
 		}
 	}
-	if err := callVarBytes(g.calls, g.pick, g.varBytes[len(g.keyCols):]); err != nil {
+	if err := callVarBytes(g.outCalls, g.pick, g.varBytes[len(g.keyCols):]); err != nil {
 		return err
 	}
 	if err := out.Init(g.outTypes, rows, g.varBytes); err != nil {
@@ -263,7 +295,7 @@ func (g *groupAgg) writeOutput(in *engine.Batch, out *engine.OutBatch) error {
 	for k, c := range g.keyCols {
 		engine.Gather(&out.Cols[k], &in.Cols[c], g.src)
 	}
-	for j, c := range g.calls {
+	for j, c := range g.outCalls {
 		c.write(&out.Cols[len(g.keyCols)+j], g.pick)
 	}
 	copy(out.Kinds(), g.outKinds)
@@ -291,7 +323,7 @@ var _ engine.Operator = (*GroupAggregate)(nil)
 
 // NewGroupAggregate builds the group aggregate of a validated spec.
 func NewGroupAggregate(spec *Spec) (*GroupAggregate, error) {
-	core, err := newGroupAgg(spec)
+	core, err := newGroupAgg(spec, coreOptions{counter: true, hidden: -1})
 	if err != nil {
 		return nil, err
 	}

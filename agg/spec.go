@@ -61,6 +61,10 @@ type Spec struct {
 	// Input and InputTypes are the one input's fields and their types.
 	Input      []engine.FieldSpec
 	InputTypes []engine.Type
+	// ArgTypes are the types the calls' args (and filter, java_strings) index: InputTypes,
+	// except for the global aggregate, whose calls name columns of the local aggregate's input
+	// (its local_input) while its own input holds their partial state.
+	ArgTypes []engine.Type
 }
 
 // ParseSpec decodes and validates the params of a group-aggregate spec whose header
@@ -69,44 +73,59 @@ func ParseSpec(s *engine.Spec) (*Spec, error) {
 	if len(s.Inputs) != 1 {
 		return nil, engine.SpecError("inputs", "a group aggregate has 1 input, not %d", len(s.Inputs))
 	}
-	in := &s.Inputs[0]
-	spec := &Spec{Spec: s, Keys: in.Keys, Input: in.Fields, InputTypes: in.Types}
-	if err := s.DecodeParams(&spec.Params); err != nil {
+	var p Params
+	if err := s.DecodeParams(&p); err != nil {
 		return nil, err
 	}
-	n := len(in.Fields)
-	for i, a := range spec.Aggs {
-		for j, c := range a.Args {
-			if c < 0 || c >= n {
-				return nil, engine.ParamError(fmt.Sprintf("aggs[%d].args[%d]", i, j), "column %d out of range (input has %d columns)", c, n)
-			}
-		}
-		if f := a.Filter; f != nil {
-			field := fmt.Sprintf("aggs[%d].filter", i)
-			if *f < 0 || *f >= n {
-				return nil, engine.ParamError(field, "column %d out of range (input has %d columns)", *f, n)
-			}
-			if in.Types[*f].ID != engine.Boolean {
-				return nil, engine.ParamError(field, "column %d is %s, not BOOLEAN", *f, in.Types[*f])
-			}
-		}
-		if j := a.JavaStrings; j != nil {
-			field := fmt.Sprintf("aggs[%d].java_strings", i)
-			if *j < 0 || *j >= n {
-				return nil, engine.ParamError(field, "column %d out of range (input has %d columns)", *j, n)
-			}
-			if t := in.Types[*j]; t.ID != engine.Boolean || t.Nullable {
-				return nil, engine.ParamError(field, "column %d is %s, not BOOLEAN NOT NULL", *j, t)
-			}
-			if (a.Func != "MIN" && a.Func != "MAX") || len(a.Args) != 1 || in.Types[a.Args[0]].ID != engine.Varchar {
-				return nil, engine.ParamError(field, "only MIN and MAX over VARCHAR compare strings")
-			}
-		}
+	return newSpec(s, p)
+}
+
+// newSpec validates decoded params p against the one input of header s.
+func newSpec(s *engine.Spec, p Params) (*Spec, error) {
+	in := &s.Inputs[0]
+	spec := &Spec{Spec: s, Params: p, Keys: in.Keys, Input: in.Fields, InputTypes: in.Types, ArgTypes: in.Types}
+	if err := validateCalls(spec.Aggs, spec.ArgTypes); err != nil {
+		return nil, err
 	}
 	if spec.StateTTLMs < 0 {
 		return nil, engine.ParamError("state_ttl_ms", "negative (%d)", spec.StateTTLMs)
 	}
 	return spec, nil
+}
+
+// validateCalls checks the column indices of aggs (args, filter, java_strings) against the row
+// type they index.
+func validateCalls(aggs []AggCall, types []engine.Type) error {
+	n := len(types)
+	for i, a := range aggs {
+		for j, c := range a.Args {
+			if c < 0 || c >= n {
+				return engine.ParamError(fmt.Sprintf("aggs[%d].args[%d]", i, j), "column %d out of range (input has %d columns)", c, n)
+			}
+		}
+		if f := a.Filter; f != nil {
+			field := fmt.Sprintf("aggs[%d].filter", i)
+			if *f < 0 || *f >= n {
+				return engine.ParamError(field, "column %d out of range (input has %d columns)", *f, n)
+			}
+			if types[*f].ID != engine.Boolean {
+				return engine.ParamError(field, "column %d is %s, not BOOLEAN", *f, types[*f])
+			}
+		}
+		if j := a.JavaStrings; j != nil {
+			field := fmt.Sprintf("aggs[%d].java_strings", i)
+			if *j < 0 || *j >= n {
+				return engine.ParamError(field, "column %d out of range (input has %d columns)", *j, n)
+			}
+			if t := types[*j]; t.ID != engine.Boolean || t.Nullable {
+				return engine.ParamError(field, "column %d is %s, not BOOLEAN NOT NULL", *j, t)
+			}
+			if (a.Func != "MIN" && a.Func != "MAX") || len(a.Args) != 1 || types[a.Args[0]].ID != engine.Varchar {
+				return engine.ParamError(field, "only MIN and MAX over VARCHAR compare strings")
+			}
+		}
+	}
+	return nil
 }
 
 // stateLayout is the part of the params that shapes the state payload (the fingerprint): all of

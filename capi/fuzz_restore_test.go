@@ -50,10 +50,27 @@ var restoreFuzzSpecs = map[string][]spec{
 			Aggs: []agg.AggCall{{Func: "COUNT", Args: []int{4}, Distinct: true}, {Func: "SUM", Args: []int{2}, Distinct: true},
 				{Func: "MAX", Args: []int{4}, Distinct: true}}}},
 	},
+	// The global aggregate's input is partial rows: restoreRows' columns read as keys (k, s),
+	// then the partial state of SUM(BIGINT), MIN(DECIMAL(20, 2)), MAX(VARCHAR), SUM(DOUBLE).
+	agg.GlobalKind: {
+		{flatSpec{Kind: agg.GlobalKind, Name: "restore-global", MaxParallelism: 128, Keys: []int{0, 1},
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &agg.GlobalParams{LocalInput: fields("v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+				Aggs: []agg.AggCall{{Func: "SUM", Args: []int{0}}, {Func: "MIN", Args: []int{1}}, {Func: "MAX", Args: []int{2}},
+					{Func: "SUM", Args: []int{3}}},
+				GenerateUpdateBefore: true}}},
+		{flatSpec{Kind: agg.GlobalKind, Name: "restore-global-ttl", MaxParallelism: 128, Keys: []int{0},
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &agg.GlobalParams{LocalInput: fields("s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+				Aggs: []agg.AggCall{{Func: "MAX", Args: []int{0}}, {Func: "MAX", Args: []int{1}}, {Func: "MIN", Args: []int{2}},
+					{Func: "MIN", Args: []int{3}}, {Func: "SUM", Args: []int{4}}},
+				StateTTLMs: 1 << 40}}},
+	},
 }
 
-// statelessKinds are the registered kinds without keyed state (test kinds).
-var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": true}
+// statelessKinds are the registered kinds without keyed state (test kinds, and the local
+// aggregate, whose bundle never outlives a call).
+var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": true, agg.LocalKind: true}
 
 func TestFuzzRestoreCoversEveryKind(t *testing.T) {
 	for _, k := range engine.Kinds() {
@@ -63,7 +80,7 @@ func TestFuzzRestoreCoversEveryKind(t *testing.T) {
 	}
 	for k, specs := range restoreFuzzSpecs {
 		for _, s := range specs {
-			op, err := engine.Open(s.parsed(t).Spec)
+			op, err := engine.Open(s.header(t))
 			if err != nil || op.State() == nil {
 				t.Errorf("kind %s: spec %s opens no stateful operator (%v)", k, s.Name, err)
 				continue

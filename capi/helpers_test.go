@@ -259,6 +259,9 @@ type flatSpec struct {
 	KeyGroupStart        *int
 	KeyGroupEnd          *int
 	Test                 *testHook // test builds only
+	// Params, when set, are the spec's params instead of the group aggregate's above (another
+	// kind's).
+	Params any
 }
 
 // testHook is the spec's "test" object: the call that panics.
@@ -274,6 +277,9 @@ func (s spec) json() string {
 	}
 	h.Params = mustJSON(&agg.Params{Aggs: s.Aggs, NeedRetraction: s.NeedRetraction, GenerateUpdateBefore: s.GenerateUpdateBefore,
 		StateTTLMs: s.StateTTLMs, MiniBatch: s.MiniBatch})
+	if s.Params != nil {
+		h.Params = mustJSON(s.Params)
+	}
 	if s.Test != nil {
 		h.Test = mustJSON(s.Test)
 	}
@@ -288,7 +294,7 @@ func init() { engine.Register("test_gate", testGate.Open) }
 // fingerprintOf is the state fingerprint of an operator of s, as its snapshot chunks carry it.
 func fingerprintOf(t testing.TB, s spec) uint64 {
 	t.Helper()
-	op, err := engine.Open(s.parsed(t).Spec)
+	op, err := engine.Open(s.header(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,17 +310,23 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// parsed validates s as the library does (tests only build valid specs through it).
+// parsed validates s, a group-aggregate spec, as the library does (tests only build valid
+// specs through it).
 func (s spec) parsed(t testing.TB) *agg.Spec {
-	h, err := engine.ParseSpec([]byte(s.json()))
-	if err != nil {
-		t.Fatalf("test spec invalid: %v", err)
-	}
-	p, err := agg.ParseSpec(h)
+	p, err := agg.ParseSpec(s.header(t))
 	if err != nil {
 		t.Fatalf("test spec invalid: %v", err)
 	}
 	return p
+}
+
+// header validates the header of s, a spec of any kind.
+func (s spec) header(t testing.TB) *engine.Spec {
+	h, err := engine.ParseSpec([]byte(s.json()))
+	if err != nil {
+		t.Fatalf("test spec invalid: %v", err)
+	}
+	return h
 }
 
 func fields(nameTypes ...string) []engine.FieldSpec {
@@ -530,7 +542,13 @@ type testOp struct {
 // closed at the end of the test.
 func openOp(t testing.TB, s spec) *testOp {
 	t.Helper()
-	p := s.parsed(t)
+	var p *agg.Spec
+	if s.Kind == agg.Kind {
+		p = s.parsed(t)
+	} else { // another kind: its input, for the schema (the library validates the rest at open)
+		h := s.header(t)
+		p = &agg.Spec{Spec: h, Keys: h.Inputs[0].Keys, Input: h.Inputs[0].Fields, InputTypes: h.Inputs[0].Types}
+	}
 	in := inputSchema(p)
 	h, r := open(t, s.json(), in)
 	if r.code != codeOK {

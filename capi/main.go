@@ -21,7 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/ferrystream/ferry"
-	_ "github.com/ferrystream/ferry/agg" // registers group_aggregate
+	_ "github.com/ferrystream/ferry/agg" // registers group_aggregate, local_group_aggregate, global_group_aggregate
 	"github.com/ferrystream/ferry/engine"
 )
 

@@ -201,18 +201,34 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
         checkBackend();
-        if (context.isRestored()) {
+        boolean keyed = isKeyed();
+        if (context.isRestored() && keyed) {
             ForeignStateGuard.check(spec.name(), getKeyedStateBackend());
         }
         TaskInfo task = getRuntimeContext().getTaskInfo();
         int maxParallelism = task.getMaxNumberOfParallelSubtasks();
+        // A keyed operator owns its subtask's key groups; one that is not keyed (the local
+        // aggregate) may see any key, and keeps nothing across a checkpoint.
         KeyGroupRange range =
-                KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
-                        maxParallelism, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask());
+                keyed
+                        ? KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
+                                maxParallelism, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask())
+                        : new KeyGroupRange(0, maxParallelism - 1);
         ttlClock = ttlClock();
         allocator = new RootAllocator(Long.MAX_VALUE);
         nativeOp = spec.open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
-        RawKeyedState.restore(context.getRawKeyedStateInputs(), nativeOp);
+        if (keyed) {
+            RawKeyedState.restore(context.getRawKeyedStateInputs(), nativeOp);
+        }
+    }
+
+    /**
+     * Whether Flink runs this operator keyed (its transformation has a state key selector, so it
+     * has a keyed state backend). Only a keyed operator has raw keyed state to restore and
+     * snapshot; the library's operator of a kind that is not keyed keeps no state across calls.
+     */
+    private boolean isKeyed() {
+        return getKeyedStateBackend() != null;
     }
 
     /**
@@ -265,8 +281,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         OPENED.computeIfAbsent(spec.kind(), k -> new AtomicLong()).incrementAndGet();
         OPENED_BY_NAME.computeIfAbsent(spec.name(), k -> new AtomicLong()).incrementAndGet();
         int inputs = spec.inputs().size();
-        // Only a state backend that keeps live objects lets Java Strings reach Flink's state
-        boolean heap = getKeyedStateBackend() instanceof HeapKeyedStateBackend;
+        // Only a state backend that keeps live objects lets Java Strings reach Flink's state; an
+        // operator that is not keyed keeps its rows on the heap (Flink's bundle operators do)
+        boolean heap = !isKeyed() || getKeyedStateBackend() instanceof HeapKeyedStateBackend;
         writers = new RowDataArrowWriter[inputs];
         inputRows = new NativeInputRow[inputs];
         for (int i = 0; i < inputs; i++) {
@@ -290,7 +307,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      * The reader writes each field as its Arrow type says and Flink reads it as the output type
      * says: they must agree column for column (a DECIMAL's precision decides its layout).
      */
-    static void checkOutputSchema(Schema schema, RowType outputType) {
+    public static void checkOutputSchema(Schema schema, RowType outputType) {
         List<org.apache.arrow.vector.types.pojo.Field> fields = schema.getFields();
         boolean same = fields.size() == outputType.getFieldCount() + 1;
         for (int i = 0; same && i < outputType.getFieldCount(); i++) {
@@ -403,7 +420,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        RawKeyedState.snapshot(context.getRawKeyedOperatorStateOutput(), nativeOp);
+        if (isKeyed()) {
+            RawKeyedState.snapshot(context.getRawKeyedOperatorStateOutput(), nativeOp);
+        }
     }
 
     @Override

@@ -57,7 +57,7 @@ public final class GroupAggregateSpec extends NativeSpec {
             this(function, args, retract, name, distinct, filter, -1);
         }
 
-        private Call(String function, int[] args, boolean retract, String name, boolean distinct, int filter, int javaStrings) {
+        Call(String function, int[] args, boolean retract, String name, boolean distinct, int filter, int javaStrings) {
             this.function = Objects.requireNonNull(function);
             this.args = args.clone();
             this.retract = retract;
@@ -96,80 +96,17 @@ public final class GroupAggregateSpec extends NativeSpec {
             boolean generateUpdateBefore,
             long stateTtlMs,
             boolean miniBatch) {
-        this(name, Projected.of(fullInputType, grouping, calls), needRetraction, generateUpdateBefore, stateTtlMs, miniBatch);
+        this(name, ProjectedCalls.of(fullInputType, grouping, calls), needRetraction, generateUpdateBefore, stateTtlMs, miniBatch);
     }
 
     private GroupAggregateSpec(
-            String name, Projected p, boolean needRetraction, boolean generateUpdateBefore, long stateTtlMs, boolean miniBatch) {
+            String name, ProjectedCalls p, boolean needRetraction, boolean generateUpdateBefore, long stateTtlMs, boolean miniBatch) {
         super(KIND, name, List.of(p.input));
         this.calls = p.calls;
         this.needRetraction = needRetraction;
         this.generateUpdateBefore = generateUpdateBefore;
         this.stateTtlMs = stateTtlMs;
         this.miniBatch = miniBatch;
-    }
-
-    /** The input Go sees and the calls with their indices into it. */
-    private static final class Projected {
-        final Input input;
-        final List<Call> calls;
-
-        private Projected(Input input, List<Call> calls) {
-            this.input = input;
-            this.calls = calls;
-        }
-
-        /**
-         * The grouping fields, then the calls' arguments and FILTER fields, each once; then a
-         * Java-String flag per string argument of MIN or MAX.
-         */
-        static Projected of(RowType fullInputType, int[] grouping, List<Call> calls) {
-            List<Integer> used = new ArrayList<>();
-            for (int g : grouping) {
-                if (!used.contains(g)) {
-                    used.add(g);
-                }
-            }
-            for (Call c : calls) {
-                for (int a : c.args) {
-                    if (!used.contains(a)) {
-                        used.add(a);
-                    }
-                }
-                if (c.filter >= 0 && !used.contains(c.filter)) {
-                    used.add(c.filter);
-                }
-            }
-            int[] projection = used.stream().mapToInt(Integer::intValue).toArray();
-            int[] keys = new int[grouping.length];
-            for (int i = 0; i < grouping.length; i++) {
-                keys[i] = used.indexOf(grouping[i]);
-            }
-            List<RowType.RowField> fields = new ArrayList<>();
-            for (int p : projection) {
-                fields.add(fullInputType.getFields().get(p));
-            }
-            RowType projected = new RowType(false, fields);
-            List<Integer> javaSources = new ArrayList<>();
-            List<Call> remapped = new ArrayList<>();
-            for (Call c : calls) {
-                int[] args = new int[c.args.length];
-                for (int i = 0; i < args.length; i++) {
-                    args[i] = used.indexOf(c.args[i]);
-                }
-                Call r = new Call(c.function, args, c.retract, c.name, c.distinct, c.filter < 0 ? -1 : used.indexOf(c.filter));
-                int javaStrings = -1;
-                if (r.comparesStrings(projected)) {
-                    if (!javaSources.contains(args[0])) {
-                        javaSources.add(args[0]);
-                    }
-                    javaStrings = projection.length + javaSources.indexOf(args[0]);
-                }
-                remapped.add(new Call(r.function, r.args, r.retract, r.name, r.distinct, r.filter, javaStrings));
-            }
-            Input input = Input.of(fullInputType, projection, keys, javaSources.stream().mapToInt(Integer::intValue).toArray());
-            return new Projected(input, List.copyOf(remapped));
-        }
     }
 
     /** Whether each batch is one bundle of Flink's mini-batch aggregate (MiniBatchGroupAggFunction). */
@@ -203,7 +140,21 @@ public final class GroupAggregateSpec extends NativeSpec {
      */
     @Override
     protected void writeParams(ObjectNode params) {
-        ArrayNode aggs = params.putArray("aggs");
+        writeCalls(params.putArray("aggs"), calls);
+        params.put("need_retraction", needRetraction);
+        params.put("generate_update_before", generateUpdateBefore);
+        params.put("state_ttl_ms", Math.max(0, stateTtlMs));
+        if (miniBatch) {
+            params.put("mini_batch", true);
+        }
+    }
+
+    /**
+     * Writes calls as the {@code aggs} array every aggregate kind's params share (docs/abi.md):
+     * per call {@code func}, {@code args}, {@code retract}, {@code name}, and when set {@code
+     * distinct}, {@code filter}, {@code java_strings}.
+     */
+    static void writeCalls(ArrayNode aggs, List<Call> calls) {
         for (Call c : calls) {
             ObjectNode a = aggs.addObject();
             a.put("func", c.function);
@@ -219,12 +170,6 @@ public final class GroupAggregateSpec extends NativeSpec {
             if (c.javaStrings >= 0) {
                 a.put("java_strings", c.javaStrings);
             }
-        }
-        params.put("need_retraction", needRetraction);
-        params.put("generate_update_before", generateUpdateBefore);
-        params.put("state_ttl_ms", Math.max(0, stateTtlMs));
-        if (miniBatch) {
-            params.put("mini_batch", true);
         }
     }
 }

@@ -123,7 +123,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
                             generateUpdateBefore,
                             stateRetentionTime,
                             MinibatchUtil.isMiniBatchEnabled(config));
-            reason = NativeSupport.check(spec).orElse(null);
+            reason = NativeSupport.check(spec, (RowType) getOutputType()).orElse(null);
         }
         if (reason != null) {
             fallbackReason = reason;

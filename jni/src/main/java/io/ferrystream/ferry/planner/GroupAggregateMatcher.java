@@ -76,7 +76,7 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
                         // StreamExecGroupAggregate then builds MiniBatchGroupAggFunction
                         // (docs/group-aggregate.md#mini-batch)
                         MinibatchUtil.isMiniBatchEnabled(config));
-        Optional<String> refused = NativeSupport.check(spec);
+        Optional<String> refused = NativeSupport.check(spec, args.outputType);
         return refused.map(Decision::fallback).orElse(Decision.nativeNode());
     }
 

@@ -2,12 +2,16 @@ package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.NativeSpec;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.flink.table.types.logical.RowType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import javax.annotation.Nullable;
 
 import java.util.Map;
 import java.util.Optional;
@@ -36,16 +40,26 @@ final class NativeSupport {
 
     /** Empty when Go opens the spec; otherwise why not. */
     static Optional<String> check(NativeSpec spec) {
+        return check(spec, null);
+    }
+
+    /**
+     * Empty when Go opens the spec and, given {@code outputType} (Flink's row type of the
+     * operator's output), its output columns are the ones Flink's row type declares, column for
+     * column as the operator checks them when it opens; otherwise why not.
+     */
+    static Optional<String> check(NativeSpec spec, @Nullable RowType outputType) {
         String json = spec.toJson(PROBE_MAX_PARALLELISM, 0, PROBE_MAX_PARALLELISM - 1);
-        String reason = CACHE.get(json);
+        String key = outputType == null ? json : json + "\n" + outputType.asSerializableString();
+        String reason = CACHE.get(key);
         if (reason == null) {
-            Answer answer = probe(spec, json);
+            Answer answer = probe(spec, json, outputType);
             reason = answer.reason;
             if (answer.cacheable) {
                 if (CACHE.size() >= MAX_CACHED) {
                     CACHE.clear();
                 }
-                CACHE.put(json, reason);
+                CACHE.put(key, reason);
             }
         }
         return reason.isEmpty() ? Optional.empty() : Optional.of(reason);
@@ -62,9 +76,16 @@ final class NativeSupport {
         }
     }
 
-    private static Answer probe(NativeSpec spec, String json) {
+    private static Answer probe(NativeSpec spec, String json, @Nullable RowType outputType) {
         try (BufferAllocator allocator = new RootAllocator();
                 NativeOperator op = spec.open(PROBE_MAX_PARALLELISM, 0, PROBE_MAX_PARALLELISM - 1, allocator)) {
+            if (outputType != null) {
+                try {
+                    AbstractNativeOperator.checkOutputSchema(op.outputSchema(), outputType);
+                } catch (IllegalStateException e) {
+                    return new Answer("output: " + e.getMessage(), true);
+                }
+            }
             return new Answer(NATIVE, true);
         } catch (FerryException e) {
             if (e.code() == FerryException.EUNSUPPORTED || e.code() == FerryException.EINVAL) {

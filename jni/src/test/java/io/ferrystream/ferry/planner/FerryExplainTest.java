@@ -4,6 +4,7 @@ import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.groupAggregateLines;
 import static io.ferrystream.ferry.planner.PlannerTests.newTableEnv;
 import static io.ferrystream.ferry.planner.PlannerTests.physicalPlan;
+import static io.ferrystream.ferry.planner.PlannerTests.twoPhaseTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.withoutFerryTerms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -174,16 +175,110 @@ class FerryExplainTest {
         assertEquals(List.of("native"), decisions("SELECT k, SUM(b) FROM T GROUP BY k", withTtl));
     }
 
+    static final Map<String, String> TWO_PHASE =
+            Map.of(
+                    "table.exec.mini-batch.enabled", "true",
+                    "table.exec.mini-batch.allow-latency", "1 s",
+                    "table.exec.mini-batch.size", "100");
+
+    /** The ferry terms of a two-phase plan's aggregates (PlannerTests#twoPhaseTerms); each has one. */
+    private static List<String> twoPhaseDecisions(String sql, Map<String, String> options) {
+        String plan = explain(sql, options);
+        List<String> terms = twoPhaseTerms(plan);
+        assertFalse(terms.isEmpty(), "no two-phase aggregate in:\n" + plan);
+        assertTrue(terms.stream().noneMatch(t -> t.endsWith(": -")), plan);
+        return terms;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"AUTO", "TWO_PHASE"})
+    void twoPhaseBothHalvesNative(String strategy) {
+        Map<String, String> options = new java.util.HashMap<>(TWO_PHASE);
+        options.put("table.optimizer.agg-phase-strategy", strategy);
+        assertEquals(
+                List.of("Global: native", "Local: native"),
+                twoPhaseDecisions(
+                        "SELECT k, COUNT(*), COUNT(i), SUM(b), MIN(d), MAX(m), AVG(f), SUM(s) FILTER (WHERE i > 0),"
+                                + " MIN(k2), MAX(ts) FROM T GROUP BY k",
+                        options));
+        // Retracting input: the inner aggregate's changelog; Flink inserts count1 into the partial rows.
+        assertEquals(
+                List.of("Global: native", "Local: native", "Global: native", "Local: native"),
+                twoPhaseDecisions(
+                        "SELECT c, SUM(top), AVG(top), COUNT(top) FROM"
+                                + " (SELECT k, MAX(i) AS top, COUNT(*) AS c FROM T GROUP BY k) GROUP BY c",
+                        options));
+        // With TTL only the global keeps state; the local has none to expire.
+        Map<String, String> ttl = new java.util.HashMap<>(options);
+        ttl.put("table.exec.state.ttl", "1 h");
+        assertEquals(List.of("Global: native", "Local: native"), twoPhaseDecisions("SELECT k, SUM(b) FROM T GROUP BY k", ttl));
+    }
+
+    /**
+     * Calls whose partial state is a MapView keep both halves Flink's, with the same reason: the
+     * partial row is one format. Other aggregates of the query stay native.
+     */
     @Test
-    void twoPhaseMiniBatchHasNoCandidate() {
-        Map<String, String> miniBatch =
-                Map.of(
-                        "table.exec.mini-batch.enabled", "true",
-                        "table.exec.mini-batch.allow-latency", "1 s",
-                        "table.exec.mini-batch.size", "100");
-        String plan = explain("SELECT k, SUM(b) FROM T GROUP BY k", miniBatch);
-        assertTrue(plan.contains("LocalGroupAggregate") && plan.contains("GlobalGroupAggregate"), plan);
-        assertEquals(List.of(), ferryTerms(plan));
+    void twoPhaseMapViewPartialsFallBack() {
+        String distinct = "aggs[1]: partial state of COUNT(DISTINCT) crosses as a MAP: not native yet";
+        assertEquals(
+                List.of("Global: " + distinct, "Local: " + distinct),
+                twoPhaseDecisions("SELECT k, SUM(b), COUNT(DISTINCT i) FROM T GROUP BY k", TWO_PHASE));
+        String minMax = "aggs[0]: partial state of MIN with retraction crosses as a MAP: not native yet";
+        assertEquals(
+                List.of("Global: " + minMax, "Local: " + minMax, "Global: native", "Local: native"),
+                twoPhaseDecisions(
+                        "SELECT c, MIN(top), SUM(top) FROM (SELECT k, MAX(i) AS top, COUNT(*) AS c FROM T GROUP BY k) GROUP BY c",
+                        TWO_PHASE));
+    }
+
+    /**
+     * Split DISTINCT: Flink plans Local → IncrementalGroupAggregate → Global. The incremental node
+     * stays Flink's; the local holds the DISTINCT calls' partial state (a MapView) and falls back,
+     * the global merges plain counts and runs natively on the incremental node's partial rows.
+     */
+    @Test
+    void twoPhaseAroundAnIncrementalAggregate() {
+        Map<String, String> split = new java.util.HashMap<>(TWO_PHASE);
+        split.put("table.optimizer.distinct-agg.split.enabled", "true");
+        String plan = explain("SELECT k, COUNT(DISTINCT i), SUM(b) FROM T GROUP BY k", split);
+        assertTrue(plan.contains("IncrementalGroupAggregate("), plan);
+        List<String> terms = twoPhaseTerms(plan);
+        assertEquals(2, terms.size(), plan);
+        assertEquals("Global: native", terms.get(0), plan);
+        assertTrue(terms.get(1).startsWith("Local: aggs[") && terms.get(1).endsWith("crosses as a MAP: not native yet"), plan);
+    }
+
+    /**
+     * Split DISTINCT over retracting input: Flink's final global aggregate counts records in the
+     * sum of the partial counts ($SUM0), not in a COUNT(*); that one stays Flink's, saying so.
+     */
+    @Test
+    void twoPhaseRecordCounterOtherThanCountStar() {
+        Map<String, String> split = new java.util.HashMap<>(TWO_PHASE);
+        split.put("table.optimizer.distinct-agg.split.enabled", "true");
+        String plan = explain(
+                "SELECT c, COUNT(DISTINCT top), COUNT(*) FROM (SELECT k, MAX(i) AS top, COUNT(*) AS c FROM T GROUP BY k) GROUP BY c",
+                split);
+        List<String> terms = twoPhaseTerms(plan);
+        assertTrue(terms.get(0).matches("Global: aggs\\[\\d+\\]: \\$SUM0 as the record counter: not native yet"), plan);
+        // the inner GROUP BY's halves, last in plan order, stay native
+        assertEquals(List.of("Global: native", "Local: native"), terms.subList(terms.size() - 2, terms.size()), plan);
+    }
+
+    /** Each half falls back on its own: the other stays native, reading or writing Flink's partial rows. */
+    @Test
+    void twoPhaseHalvesFallBackIndependently() {
+        Map<String, String> noLocal = new java.util.HashMap<>(TWO_PHASE);
+        noLocal.put("ferry.local-group-aggregate.enabled", "false");
+        assertEquals(
+                List.of("Global: native", "Local: disabled by ferry.local-group-aggregate.enabled=false"),
+                twoPhaseDecisions("SELECT k, SUM(b), AVG(d) FROM T GROUP BY k", noLocal));
+        Map<String, String> noGlobal = new java.util.HashMap<>(TWO_PHASE);
+        noGlobal.put("ferry.global-group-aggregate.enabled", "false");
+        assertEquals(
+                List.of("Global: disabled by ferry.global-group-aggregate.enabled=false", "Local: native"),
+                twoPhaseDecisions("SELECT k, SUM(b), AVG(d) FROM T GROUP BY k", noGlobal));
     }
 
     @Test
@@ -353,6 +448,20 @@ class FerryExplainTest {
         tEnv.executeSql("CREATE TEMPORARY TABLE S1 (k STRING, c BIGINT) WITH ('connector' = 'blackhole')");
         String json = tEnv.compilePlanSql("INSERT INTO S1 SELECT k, SUM(b) FROM T GROUP BY k").asJsonString();
         assertTrue(json.contains("\"stream-exec-group-aggregate_1\""), json);
+        assertFalse(json.contains("Ferry"), json);
+    }
+
+    /** The same for the two halves of a two-phase plan: Flink's local and global exec nodes. */
+    @Test
+    void compiledTwoPhasePlansRecordFlinksNodes() {
+        TableEnvironment tEnv = newTableEnv(true);
+        TWO_PHASE.forEach((k, v) -> tEnv.getConfig().set(k, v));
+        tEnv.executeSql("CREATE TEMPORARY TABLE S1 (k STRING, c BIGINT) WITH ('connector' = 'blackhole')");
+        String sql = "INSERT INTO S1 SELECT k, SUM(b) FROM T GROUP BY k";
+        assertEquals(List.of("Global: native", "Local: native"), twoPhaseTerms(physicalPlan(tEnv.explainSql(sql))));
+        String json = tEnv.compilePlanSql(sql).asJsonString();
+        assertTrue(json.contains("\"stream-exec-local-group-aggregate_1\"")
+                && json.contains("\"stream-exec-global-group-aggregate_1\""), json);
         assertFalse(json.contains("Ferry"), json);
     }
 }

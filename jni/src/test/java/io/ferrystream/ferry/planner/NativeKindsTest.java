@@ -8,10 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
+import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
 
 import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -20,7 +24,8 @@ import java.util.List;
 class NativeKindsTest {
     @Test
     void theGroupAggregateIsRegistered() {
-        assertEquals(List.of(GroupAggregateSpec.KIND), Ferry.operatorKinds());
+        assertEquals(
+                List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND), Ferry.operatorKinds());
         NativeMatcher<?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.nodeClass());
         assertEquals("ferry.group-aggregate.enabled", m.enabledOption().key());
@@ -30,6 +35,21 @@ class NativeKindsTest {
         assertThrows(IllegalArgumentException.class, () -> Ferry.execNodeClassName("no_such_kind"));
         assertEquals(0, Ferry.nativeNodesPlanned("no_such_kind"));
         assertEquals(0, Ferry.nativeOperatorsOpened("no_such_kind"));
+    }
+
+    /** The two halves of the two-phase aggregate: Flink's node classes, their own kill switches and exec nodes. */
+    @Test
+    void theTwoPhaseAggregateIsRegistered() {
+        NativeMatcher<?> local = NativeKinds.ofKind(LocalGroupAggregateSpec.KIND);
+        assertSame(StreamPhysicalLocalGroupAggregate.class, local.nodeClass());
+        assertSame(LocalGroupAggregateMatcher.ENABLED, local.enabledOption());
+        assertEquals("ferry.local-group-aggregate.enabled", local.enabledOption().key());
+        assertEquals(FerryStreamExecLocalGroupAggregate.class.getName(), Ferry.execNodeClassName(LocalGroupAggregateSpec.KIND));
+        NativeMatcher<?> global = NativeKinds.ofKind(GlobalGroupAggregateSpec.KIND);
+        assertSame(StreamPhysicalGlobalGroupAggregate.class, global.nodeClass());
+        assertSame(GlobalGroupAggregateMatcher.ENABLED, global.enabledOption());
+        assertEquals("ferry.global-group-aggregate.enabled", global.enabledOption().key());
+        assertEquals(FerryStreamExecGlobalGroupAggregate.class.getName(), Ferry.execNodeClassName(GlobalGroupAggregateSpec.KIND));
     }
 
     /** A node planned native counts for its kind and in the total; a fallback counts nowhere. */

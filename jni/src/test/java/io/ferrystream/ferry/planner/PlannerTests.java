@@ -67,6 +67,23 @@ final class PlannerTests {
         return terms;
     }
 
+    /**
+     * The ferry term of each LocalGroupAggregate and GlobalGroupAggregate line of a plan, in
+     * plan order (top-down), as "Local: …" or "Global: …"; "Local: -" for a line without one.
+     */
+    static List<String> twoPhaseTerms(String plan) {
+        List<String> terms = new ArrayList<>();
+        for (String line : plan.split("\n")) {
+            String l = line.replaceFirst("^[ +\\-:|]*", "");
+            String half = l.startsWith("LocalGroupAggregate(") ? "Local" : l.startsWith("GlobalGroupAggregate(") ? "Global" : null;
+            if (half != null) {
+                Matcher m = FERRY_TERM.matcher(l);
+                terms.add(half + ": " + (m.find() ? m.group(1) : "-"));
+            }
+        }
+        return terms;
+    }
+
     /** The explanation without Ferry's terms: what Flink alone prints. */
     static String withoutFerryTerms(String explain) {
         StringBuilder b = new StringBuilder();

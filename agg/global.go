@@ -1,0 +1,268 @@
+package agg
+
+import (
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// GlobalGroupAggregate is the global half of Flink's two-phase aggregate: KeyedMapBundleOperator
+// running MiniBatchGlobalGroupAggFunction (docs/group-aggregate.md#the-global-aggregate). Its
+// input rows are partial rows (key fields, then every call's accumulator fields), whatever their
+// RowKind; each batch is one bundle. Per key, in the iteration order of the bundle operator's
+// java.util.HashMap:
+//
+//   - the key's partial rows merge, in arrival order, into a fresh buffer accumulator
+//     (addInput: localAgg.merge);
+//   - the key's state is read (idle-state TTL: expired state reads as absent), or fresh
+//     accumulators are the first row's (firstRow); there is no dropping of retractions;
+//   - prev = the values, then the buffer merges into the state (globalAgg.merge), new = the
+//     values;
+//   - when the count star merged to 0 (retracting input): -D with prev unless firstRow, and
+//     the state goes; otherwise the state is written and the key emits +I (firstRow; also with
+//     a negative count), or -U/+U when a value changed or TTL is on, or nothing.
+//
+// Merging a bundle into a buffer first and the buffer into state is not the same as merging
+// each row into state: floating-point sums and DECIMAL overflow depend on the grouping, so the
+// operator does both steps, as Flink does.
+type GlobalGroupAggregate struct {
+	groupAgg
+	gspec     *GlobalSpec
+	layout    partialLayout
+	buffer    []accumulator // localAgg's accumulators, one group per bundle key
+	countStar *countAcc     // the record counter's call; nil for insert-only input
+	bundle    bundleKeys
+
+	rowKey    []int32 // per input row: its bundle key
+	stateGids []int32 // per output position j: the group of the j-th key in HashMap order
+	order     []int32 // the bundle keys in HashMap order, as buffer groups
+	scratch   []bool  // the buffer merge's changed flags (unused)
+	partials  engine.OutBatch
+	view      engine.Batch
+	vb        []int
+}
+
+var _ engine.Operator = (*GlobalGroupAggregate)(nil)
+
+// NewGlobalGroupAggregate builds the global aggregate of a validated spec.
+func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
+	hidden := -1
+	if spec.CountStarInserted {
+		hidden = spec.CountStar
+	}
+	core, err := newGroupAgg(spec.Spec, coreOptions{hidden: hidden, partialInput: true, layout: spec.stateLayout()})
+	if err != nil {
+		return nil, err
+	}
+	g := &GlobalGroupAggregate{groupAgg: *core, gspec: spec}
+	if g.layout, err = newPartialLayout(g.calls, len(g.keyCols)); err != nil {
+		return nil, err
+	}
+	in := spec.InputTypes
+	if want := len(g.keyCols) + len(g.layout.all); len(in) != want {
+		return nil, engine.SpecError("inputs[0].fields", "%d fields, want %d: the keys, then the calls' partial state (%s)",
+			len(in), want, typeList(g.layout.all))
+	}
+	for k, t := range g.layout.all {
+		got := in[len(g.keyCols)+k]
+		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
+			got.Nullable = true
+			return nil, engine.SpecError(fmt.Sprintf("inputs[0].fields[%d]", len(g.keyCols)+k), "%s, want %s: the calls' partial state is %s",
+				got, t, typeList(g.layout.all))
+		}
+	}
+	for i, call := range spec.Aggs {
+		acc, _, err := newCall(i, call, spec.Spec)
+		if err != nil {
+			return nil, err
+		}
+		g.buffer = append(g.buffer, acc)
+	}
+	if spec.CountStar >= 0 {
+		g.countStar = g.calls[spec.CountStar].(*countAcc)
+	}
+	g.partials.Alloc = &scratchAlloc{}
+	return g, nil
+}
+
+func typeList(ts []engine.Type) string {
+	s := "["
+	for i, t := range ts {
+		if i > 0 {
+			s += ", "
+		}
+		t.Nullable = true
+		s += t.String()
+	}
+	return s + "]"
+}
+
+// Process implements engine.Operator: the batch is one bundle, its output one chunk (at most
+// two rows per input row). nowMs is the processing time idle-state TTL reads and writes for the
+// whole bundle.
+func (g *GlobalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+	if err := g.begin(in); err != nil {
+		return false, err
+	}
+	g.resolveKeys(in, nowMs)
+	if err := g.mergeBuffer(in); err != nil {
+		g.rollback()
+		return false, err
+	}
+	if err := g.mergeState(); err != nil {
+		return false, err
+	}
+	err := g.emitBundle(in, nowMs, out)
+	g.bundle.end()
+	g.end(nowMs)
+	return false, err
+}
+
+// resolveKeys maps each row to its bundle key and each bundle key to its group: the key's
+// state, or a fresh group when it has none (or its state expired by nowMs: read once, at the
+// key's first row of the bundle).
+func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
+	n := in.Len
+	st := g.state
+	b := &g.bundle
+	b.start(st.Cap())
+	g.rowKey = resize(g.rowKey, n)
+	for i := range n {
+		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
+		id := st.Find(key, hash, kg)
+		fresh := false
+		if id >= 0 && b.keyOf[id] == 0 && st.Expired(id, nowMs) {
+			st.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
+			id = -1
+		}
+		if id < 0 {
+			id = st.Insert(key, hash, kg)
+			b.grow(st.Cap())
+			fresh = true
+		}
+		k := b.key(id, hash, i)
+		if fresh {
+			b.keys[k].fresh = true
+		}
+		g.rowKey[i] = k
+	}
+}
+
+// mergeBuffer merges every row into its bundle key's buffer accumulators, which start fresh
+// (localAgg.createAccumulators, then localAgg.merge per row in order).
+func (g *GlobalGroupAggregate) mergeBuffer(in *engine.Batch) error {
+	keys := len(g.bundle.keys)
+	g.scratch = resize(g.scratch, in.Len)
+	for c, acc := range g.buffer {
+		acc.Grow(keys)
+		for k := range int32(keys) {
+			acc.Reset(k)
+		}
+		if err := acc.merge(in, g.layout.first[c], g.rowKey, g.scratch); err != nil {
+			return fmt.Errorf("aggs[%d]: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// rollback undoes resolveKeys after a batch was refused: the groups it created go. (Expired
+// state it removed reads as absent anyway.)
+func (g *GlobalGroupAggregate) rollback() {
+	for _, k := range g.bundle.keys {
+		if k.fresh {
+			g.state.Remove(k.gid)
+		}
+	}
+	g.bundle.end()
+	g.state.EndBatch()
+}
+
+// mergeState merges each bundle key's buffer into its state (globalAgg.merge), one row per key
+// in HashMap order, so the values before and after each key's merge are entries 2j and 2j+1.
+func (g *GlobalGroupAggregate) mergeState() error {
+	b := &g.bundle
+	b.iterate()
+	rows := len(b.order)
+	g.order, g.stateGids = resize(g.order, rows), resize(g.stateGids, rows)
+	for j, k := range b.order {
+		g.order[j], g.stateGids[j] = k, b.keys[k].gid
+	}
+	g.vb = resize(g.vb, len(g.layout.all))
+	clear(g.vb)
+	g.layout.varBytes(g.buffer, g.order, g.vb)
+	if err := g.partials.Init(g.layout.all, rows, g.vb); err != nil {
+		return err
+	}
+	if err := g.layout.writePartials(g.buffer, &g.partials, 0, g.order); err != nil {
+		return err
+	}
+	g.partials.Finish()
+	viewOf(&g.partials, &g.view)
+	g.changed = resize(g.changed, rows)
+	for c, acc := range g.calls {
+		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.stateGids, g.changed); err != nil {
+			return fmt.Errorf("aggs[%d]: %w", c, err)
+		}
+	}
+	g.view.Forget()
+	return nil
+}
+
+// emitBundle emits each key's result in HashMap order, removes the groups whose record count
+// merged to zero and stamps the others written at nowMs (idle-state TTL).
+func (g *GlobalGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *engine.OutBatch) error {
+	b := &g.bundle
+	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
+	for j, ki := range b.order {
+		k := b.keys[ki]
+		prev, next := int32(2*j), int32(2*j+1)
+		switch {
+		case g.countStar != nil && g.countStar.cnt[k.gid] == 0:
+			if !k.fresh {
+				g.addOutput(k.firstRow, prev, engine.Delete)
+			}
+			g.state.Remove(k.gid)
+			continue
+		case k.fresh:
+			g.addOutput(k.firstRow, next, engine.Insert)
+		case g.ttl || g.differ(prev, next): // with TTL Flink re-emits unchanged results too
+			if g.spec.GenerateUpdateBefore {
+				g.addOutput(k.firstRow, prev, engine.UpdateBefore)
+			}
+			g.addOutput(k.firstRow, next, engine.UpdateAfter)
+		}
+		g.state.Touch(k.gid, nowMs) // accState.update: OnCreateAndWrite
+	}
+	return g.writeOutput(in, out)
+}
+
+// viewOf makes b a view of out's columns (without its RowKind column), for merging rows the
+// operator wrote itself.
+func viewOf(out *engine.OutBatch, b *engine.Batch) {
+	cols := out.Cols[:len(out.Cols)-1]
+	b.Len = out.Len
+	b.Cols = resize(b.Cols, len(cols))
+	for i := range cols {
+		c := &cols[i]
+		b.Cols[i] = engine.Column{Type: c.Type, Valid: c.Valid, Data: c.Data, Offs: c.Offs}
+	}
+}
+
+// scratchAlloc is an engine.Allocator over one reused Go buffer: each Alloc invalidates the
+// previous one.
+type scratchAlloc struct{ buf []byte }
+
+func (a *scratchAlloc) Alloc(n int) []byte {
+	if cap(a.buf) < n {
+		a.buf = make([]byte, n, n+n/4)
+	}
+	b := a.buf[:n]
+	clear(b)
+	return b
+}
+
+// Close implements engine.Operator.
+func (g *GlobalGroupAggregate) Close() {
+	g.groupAgg.Close()
+	g.buffer, g.partials, g.view = nil, engine.OutBatch{}, engine.Batch{}
+}

@@ -1,0 +1,319 @@
+package agg
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// The two halves of Flink's two-phase (local/global) mini-batch aggregate
+// (docs/group-aggregate.md#two-phase-aggregation): the local aggregate (MapBundleOperator running
+// MiniBatchLocalGroupAggFunction) folds each bundle of rows per key into fresh accumulators and
+// emits the key followed by its accumulator row; the global aggregate (KeyedMapBundleOperator
+// running MiniBatchGlobalGroupAggFunction) merges those partial rows into its keyed state and
+// emits the changelog. Both run on groupAgg and the accumulators' partial state (partial.go).
+
+// Operator kinds of the two-phase aggregate (docs/abi.md).
+const (
+	LocalKind  = "local_group_aggregate"
+	GlobalKind = "global_group_aggregate"
+)
+
+func init() {
+	engine.Register(LocalKind, openLocal)
+	engine.Register(GlobalKind, openGlobal)
+}
+
+func openLocal(s *engine.Spec) (engine.Operator, error) {
+	spec, err := ParseLocalSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	return NewLocalGroupAggregate(spec)
+}
+
+func openGlobal(s *engine.Spec) (engine.Operator, error) {
+	spec, err := ParseGlobalSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	return NewGlobalGroupAggregate(spec)
+}
+
+// LocalParams are the local aggregate's own spec parameters. Aggs are Flink's
+// AggregateInfoList of the local aggregate in order, the count1 Flink inserts for retracting
+// input included (a COUNT without arguments): the output row is the keys followed by every
+// call's accumulator fields.
+type LocalParams struct {
+	Aggs           []AggCall `json:"aggs"`
+	NeedRetraction bool      `json:"need_retraction,omitempty"`
+}
+
+// GlobalParams are the global aggregate's own spec parameters. Its input is Flink's partial
+// row: the key fields, then every call's accumulator fields in call order. Aggs are Flink's
+// AggregateInfoList in order (count1 included), their args indexing LocalInput, the fields of
+// the local aggregate's input the calls read (Flink's localAggInputRowType, projected).
+type GlobalParams struct {
+	LocalInput []engine.FieldSpec `json:"local_input"`
+	Aggs       []AggCall          `json:"aggs"`
+	// CountStar is the call whose count is Flink's record counter (AggregateInfoList's
+	// indexOfCountStar, a call index): the key's state goes when it merges to 0. Set exactly
+	// when NeedRetraction.
+	CountStar *int `json:"count_star,omitempty"`
+	// CountStarInserted: the CountStar call is the count1 Flink inserted, not a call of the
+	// query, so its value is no output column.
+	CountStarInserted    bool  `json:"count_star_inserted,omitempty"`
+	NeedRetraction       bool  `json:"need_retraction,omitempty"`
+	GenerateUpdateBefore bool  `json:"generate_update_before,omitempty"`
+	StateTTLMs           int64 `json:"state_ttl_ms,omitempty"`
+}
+
+// GlobalSpec is a validated global-aggregate spec.
+type GlobalSpec struct {
+	*Spec
+	CountStar         int // -1 for insert-only input
+	CountStarInserted bool
+	localInput        []engine.FieldSpec
+}
+
+// ParseLocalSpec decodes and validates a local-aggregate spec whose header engine.ParseSpec
+// validated. The local aggregate is not keyed by Flink (its bundle is keyed by the input's key
+// columns): its key-group range is ignored.
+func ParseLocalSpec(s *engine.Spec) (*Spec, error) {
+	if len(s.Inputs) != 1 {
+		return nil, engine.SpecError("inputs", "a local aggregate has 1 input, not %d", len(s.Inputs))
+	}
+	var p LocalParams
+	if err := s.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	spec, err := newSpec(s, Params{Aggs: p.Aggs, NeedRetraction: p.NeedRetraction})
+	if err != nil {
+		return nil, err
+	}
+	if err := twoPhaseCalls(spec.Aggs); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// ParseGlobalSpec decodes and validates a global-aggregate spec whose header engine.ParseSpec
+// validated: its input must be the key fields followed by the calls' partial state.
+func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
+	if len(s.Inputs) != 1 {
+		return nil, engine.SpecError("inputs", "a global aggregate has 1 input, not %d", len(s.Inputs))
+	}
+	var p GlobalParams
+	if err := s.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	in := &s.Inputs[0]
+	for i, k := range in.Keys {
+		if k != i {
+			return nil, engine.SpecError(fmt.Sprintf("inputs[0].keys[%d]", i), "column %d: a global aggregate's keys are its first fields, in order", k)
+		}
+	}
+	local := make([]engine.Type, len(p.LocalInput))
+	for i, f := range p.LocalInput {
+		t, err := engine.ParseType(f.Type)
+		if err != nil {
+			return nil, engine.ParamError(fmt.Sprintf("local_input[%d].type", i), "%v", err)
+		}
+		if f.Nullable != nil {
+			t.Nullable = *f.Nullable
+		}
+		local[i] = t
+	}
+	for i, a := range p.Aggs {
+		field := fmt.Sprintf("aggs[%d]", i)
+		switch {
+		case a.Filter != nil:
+			return nil, engine.ParamError(field+".filter", "a global aggregate merges partial state: FILTER applies in the local aggregate")
+		case a.JavaStrings != nil:
+			return nil, engine.ParamError(field+".java_strings", "a global aggregate compares the strings of partial rows by bytes")
+		}
+	}
+	if err := validateCalls(p.Aggs, local); err != nil {
+		return nil, err
+	}
+	if p.StateTTLMs < 0 {
+		return nil, engine.ParamError("state_ttl_ms", "negative (%d)", p.StateTTLMs)
+	}
+	gs := &GlobalSpec{
+		Spec: &Spec{Spec: s, Keys: in.Keys, Input: in.Fields, InputTypes: in.Types, ArgTypes: local,
+			Params: Params{Aggs: p.Aggs, NeedRetraction: p.NeedRetraction, GenerateUpdateBefore: p.GenerateUpdateBefore, StateTTLMs: p.StateTTLMs}},
+		CountStar:         -1,
+		CountStarInserted: p.CountStarInserted,
+		localInput:        p.LocalInput,
+	}
+	switch {
+	case p.NeedRetraction != (p.CountStar != nil):
+		return nil, engine.ParamError("count_star", "set exactly when need_retraction is (a retracting aggregate counts its records)")
+	case p.CountStar != nil:
+		c := *p.CountStar
+		if c < 0 || c >= len(p.Aggs) || !isCountStar(p.Aggs[c]) {
+			return nil, engine.ParamError("count_star", "%d is not a COUNT(*) call", c)
+		}
+		if p.CountStarInserted && c != len(p.Aggs)-1 {
+			return nil, engine.ParamError("count_star_inserted", "Flink inserts count1 as the last call, not call %d", c)
+		}
+		gs.CountStar = c
+	case p.CountStarInserted:
+		return nil, engine.ParamError("count_star_inserted", "without count_star")
+	}
+	if err := twoPhaseCalls(gs.Aggs); err != nil {
+		return nil, err
+	}
+	return gs, nil
+}
+
+// isCountStar reports whether c is COUNT(*) (Flink's Count1AggFunction, what its record
+// counter reads): no argument, no FILTER, not DISTINCT.
+func isCountStar(c AggCall) bool {
+	return c.Func == "COUNT" && len(c.Args) == 0 && c.Filter == nil && !c.Distinct
+}
+
+// twoPhaseCalls refuses calls whose partial state does not cross as Arrow columns (PartialSupport).
+func twoPhaseCalls(aggs []AggCall) error {
+	for i, c := range aggs {
+		if err := PartialSupport(c); err != nil {
+			return fmt.Errorf("aggs[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// stateLayout is what shapes the global aggregate's state: the calls (with the argument types
+// their kernels depend on) and whether a count star decides removal.
+func (s *GlobalSpec) stateLayout() any {
+	return struct {
+		Params
+		LocalInput []engine.FieldSpec `json:"local_input"`
+		CountStar  int                `json:"count_star"`
+	}{Params: s.Params, LocalInput: s.localInput, CountStar: s.CountStar}
+}
+
+// partialLayout is where each call's partial state lies in a row: call c's fields are columns
+// [first[c], first[c]+len(types[c])), after the keys. A layout may have no calls (a GROUP BY
+// without aggregates): its rows are the keys alone.
+type partialLayout struct {
+	start int             // the first column after the keys
+	first []int           // per call: its first column
+	types [][]engine.Type // per call: its fields' types
+	all   []engine.Type   // every call's fields, in order
+}
+
+// newPartialLayout lays out the partial state of calls after keys key columns.
+func newPartialLayout(calls []accumulator, keys int) (partialLayout, error) {
+	l := partialLayout{start: keys}
+	col := keys
+	for i, c := range calls {
+		ts, err := c.partialTypes()
+		if err != nil {
+			return partialLayout{}, fmt.Errorf("aggs[%d]: %w", i, err)
+		}
+		l.first = append(l.first, col)
+		l.types = append(l.types, ts)
+		l.all = append(l.all, ts...)
+		col += len(ts)
+	}
+	return l, nil
+}
+
+// writePartials writes the partial state of groups to out's columns from column first on, one
+// row per group; out is laid out (Init) for len(groups) rows. varBytes is scratch.
+func (l *partialLayout) writePartials(calls []accumulator, out *engine.OutBatch, first int, groups []int32) error {
+	for c, acc := range calls {
+		from := first + l.first[c] - l.start
+		if err := acc.writePartial(out.Cols[from:from+len(l.types[c])], groups); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// varBytes fills dst (one entry per partial column) with the VARCHAR sizes groups need.
+func (l *partialLayout) varBytes(calls []accumulator, groups []int32, dst []int) {
+	for c, acc := range calls {
+		from := l.first[c] - l.start
+		acc.partialVarBytes(groups, dst[from:from+len(l.types[c])])
+	}
+}
+
+// partialFields names the partial columns "<call name>$<field>" (Flink names them otherwise;
+// only their types cross the boundary).
+func partialFields(spec *Spec, l *partialLayout) []engine.Field {
+	var fs []engine.Field
+	for c, ts := range l.types {
+		name := spec.Aggs[c].Name
+		if name == "" {
+			name = fmt.Sprintf("agg%d", c)
+		}
+		for k, t := range ts {
+			fs = append(fs, engine.Field{Name: fmt.Sprintf("%s$%d", name, k), Type: t})
+		}
+	}
+	return fs
+}
+
+// bundleKeys is the per-bundle bookkeeping the two-phase operators share: the distinct keys of a
+// bundle in order of first arrival, their HashMap iteration order, and the HashMap's table
+// length, which outlives bundles as in Flink (HashMap.clear keeps the table).
+type bundleKeys struct {
+	tableLen int
+	keys     []bundleKey
+	keyOf    []int32 // per group id: its bundle key + 1, 0 when not in this bundle
+	order    []int32 // bundle keys in HashMap iteration order
+	hashes   []int32 // scratch
+	buckets  []int32 // scratch
+}
+
+// start begins a bundle over a state of capacity ids.
+func (b *bundleKeys) start(capacity int) {
+	b.keys = b.keys[:0]
+	b.keyOf = extend(b.keyOf, capacity)
+}
+
+// key returns the bundle key of group gid (key hash hash), adding it on first sight; row is the
+// input row that brought it.
+func (b *bundleKeys) key(gid, hash int32, row int) int32 {
+	if k := b.keyOf[gid]; k > 0 {
+		b.keys[k-1].lastRow = int32(row)
+		return k - 1
+	}
+	b.keys = append(b.keys, bundleKey{hash: hash, gid: gid, firstRow: int32(row), lastRow: int32(row)})
+	k := int32(len(b.keys))
+	b.keyOf[gid] = k
+	return k - 1
+}
+
+// grow makes room in keyOf for group ids below capacity.
+func (b *bundleKeys) grow(capacity int) { b.keyOf = extend(b.keyOf, capacity) }
+
+// iterate computes the HashMap iteration order of the bundle's keys (b.order).
+func (b *bundleKeys) iterate() {
+	b.hashes = resize(b.hashes, len(b.keys))
+	for i, k := range b.keys {
+		b.hashes[i] = k.hash
+	}
+	b.order, b.buckets = hashMapOrder(b.hashes, &b.tableLen, b.order[:0], b.buckets)
+}
+
+// end forgets the bundle's keys.
+func (b *bundleKeys) end() {
+	for _, k := range b.keys {
+		b.keyOf[k.gid] = 0
+	}
+	b.keys = b.keys[:0]
+}
+
+// fullRange is header with every key group in range: the local aggregate is not keyed, so any
+// key may arrive at any subtask.
+func fullRange(header *engine.Spec) *engine.Spec {
+	h := *header
+	h.Inputs = slices.Clone(header.Inputs)
+	start, end := 0, header.MaxParallelism-1
+	h.KeyGroupStart, h.KeyGroupEnd = &start, &end
+	return &h
+}

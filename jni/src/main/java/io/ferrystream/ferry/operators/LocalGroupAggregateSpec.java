@@ -1,0 +1,62 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
+
+import org.apache.flink.table.types.logical.RowType;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.util.List;
+
+/**
+ * The spec of the local half of a two-phase aggregate (kind {@value #KIND}): Flink's {@code
+ * MapBundleOperator} running {@code MiniBatchLocalGroupAggFunction}. One input, not keyed by
+ * Flink; its bundle is keyed by the grouping fields. Its calls are Flink's {@code
+ * AggregateInfoList} of the local aggregate in order, the count1 Flink inserts for retracting
+ * input included, because the row it emits per key is the grouping fields followed by every
+ * call's accumulator fields (docs/group-aggregate.md#the-local-aggregate).
+ *
+ * <p>Only the fields the aggregation reads cross into Go ({@link ProjectedCalls}), with a
+ * Java-String flag per string argument of MIN or MAX: the bundle lives on the heap, where
+ * Flink's accumulators keep the strings of the rows they saw.
+ */
+public final class LocalGroupAggregateSpec extends NativeSpec {
+    private static final long serialVersionUID = 1L;
+
+    /** The library's name of this operator kind. */
+    public static final String KIND = "local_group_aggregate";
+
+    private final List<Call> calls;
+    private final boolean needRetraction;
+
+    /**
+     * @param name the operator's description, used in messages
+     * @param fullInputType the input row type of Flink's local aggregate
+     * @param grouping the grouping field indices into fullInputType
+     * @param calls the calls of Flink's AggregateInfoList (count1 included), their arguments and
+     *     FILTER fields indexing fullInputType
+     * @param needRetraction the input retracts (Flink's needRetraction)
+     */
+    public LocalGroupAggregateSpec(
+            String name, RowType fullInputType, int[] grouping, List<Call> calls, boolean needRetraction) {
+        this(name, ProjectedCalls.of(fullInputType, grouping, calls), needRetraction);
+    }
+
+    private LocalGroupAggregateSpec(String name, ProjectedCalls p, boolean needRetraction) {
+        super(KIND, name, List.of(p.input));
+        this.calls = p.calls;
+        this.needRetraction = needRetraction;
+    }
+
+    /** The input fields that cross into Go, as indices into Flink's input row. */
+    public int[] projection() {
+        return input(0).projection();
+    }
+
+    /** The local aggregate's parameters (docs/abi.md): {@code aggs}, {@code need_retraction}. */
+    @Override
+    protected void writeParams(ObjectNode params) {
+        GroupAggregateSpec.writeCalls(params.putArray("aggs"), calls);
+        params.put("need_retraction", needRetraction);
+    }
+}

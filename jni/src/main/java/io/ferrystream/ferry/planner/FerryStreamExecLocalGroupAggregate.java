@@ -1,0 +1,105 @@
+package io.ferrystream.ferry.planner;
+
+import io.ferrystream.ferry.operators.FerryLocalGroupAggregateOperator;
+import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
+
+import org.apache.calcite.rel.core.AggregateCall;
+import org.apache.flink.api.dag.Transformation;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.planner.delegation.PlannerBase;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
+import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Optional;
+
+/**
+ * Flink's {@link StreamExecLocalGroupAggregate} translated to {@link
+ * FerryLocalGroupAggregateOperator}. Built with Flink's public convenience constructor (its JSON
+ * type and configuration are Flink's); Flink's fields are private, so it keeps copies. The
+ * transformation keeps Flink's name ({@value #LOCAL_GROUP_AGGREGATE_TRANSFORMATION}), output type
+ * and parallelism (the input's), and like Flink's it has no key selector: the operator is not
+ * keyed, and Flink's exchange after it stays Flink's. Translation repeats the kill switches and
+ * Go's verdict, falling back to Flink's operator if anything changed since planning.
+ */
+public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggregate {
+    private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecLocalGroupAggregate.class);
+
+    @JsonIgnore private final int[] grouping;
+    @JsonIgnore private final AggregateCall[] aggCalls;
+    @JsonIgnore private final boolean[] aggCallNeedRetractions;
+    @JsonIgnore private final boolean needRetraction;
+    /** Set when translation fell back to Flink's operator. */
+    @JsonIgnore private String fallbackReason;
+
+    public FerryStreamExecLocalGroupAggregate(
+            ReadableConfig tableConfig,
+            int[] grouping,
+            AggregateCall[] aggCalls,
+            boolean[] aggCallNeedRetractions,
+            boolean needRetraction,
+            InputProperty inputProperty,
+            RowType outputType,
+            String description) {
+        super(tableConfig, grouping, aggCalls, aggCallNeedRetractions, needRetraction, inputProperty, outputType, description);
+        this.grouping = grouping.clone();
+        this.aggCalls = aggCalls.clone();
+        this.aggCallNeedRetractions = aggCallNeedRetractions.clone();
+        this.needRetraction = needRetraction;
+    }
+
+    /** Why translation built Flink's operator after all; empty when it built Ferry's. */
+    @JsonIgnore
+    public Optional<String> fallbackReason() {
+        return Optional.ofNullable(fallbackReason);
+    }
+
+    @Override
+    protected String getSimplifiedName() {
+        return fallbackReason == null ? "FerryLocalGroupAggregate" : "LocalGroupAggregate";
+    }
+
+    @SuppressWarnings("unchecked")
+    @Override
+    protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
+        final ExecEdge inputEdge = getInputEdges().get(0);
+        final RowType inputRowType = (RowType) inputEdge.getOutputType();
+        final RowType outputType = (RowType) getOutputType();
+
+        String reason = NativeMatcher.disabledReason(config, LocalGroupAggregateMatcher.ENABLED);
+        LocalGroupAggregateSpec spec = null;
+        if (reason == null) {
+            spec = TwoPhaseAggregates.localSpec(
+                    getDescription(), planner.getTypeFactory(), inputRowType, grouping, aggCalls, aggCallNeedRetractions, needRetraction);
+            reason = NativeSupport.check(spec, outputType).orElse(null);
+        }
+        if (reason != null) {
+            fallbackReason = reason;
+            LOG.warn("Ferry: {} changed since planning ({}); using Flink's operator", getDescription(), reason);
+            return super.translateToPlanInternal(planner, config);
+        }
+
+        final Transformation<RowData> inputTransform = (Transformation<RowData>) inputEdge.translateToPlan(planner);
+        // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
+        final FerryLocalGroupAggregateOperator operator =
+                new FerryLocalGroupAggregateOperator(spec, outputType, MinibatchUtil.miniBatchSize(config));
+        return ExecNodeUtil.createOneInputTransformation(
+                inputTransform,
+                createTransformationMeta(LOCAL_GROUP_AGGREGATE_TRANSFORMATION, config),
+                operator,
+                InternalTypeInfo.of(outputType),
+                inputTransform.getParallelism(),
+                false);
+    }
+}

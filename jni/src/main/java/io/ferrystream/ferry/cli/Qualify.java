@@ -200,7 +200,7 @@ final class Qualify {
         String about() {
             return "Planned with Ferry on (native kinds: " + String.join(", ", kinds) + ") and Flink 2.3.0; nothing was"
                     + " run. Stateful operators: the candidate nodes of Ferry's native kinds and the stateful operators no"
-                    + " kind replaces yet (joins, windows, Top-N, two-phase aggregation, ...). The native share counts"
+                    + " kind replaces yet (joins, windows, Top-N, the incremental aggregate, ...). The native share counts"
                     + " operators; it is not a cost model.";
         }
 

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
+
 import org.apache.calcite.plan.RelOptCluster;
 import org.apache.calcite.plan.RelTraitSet;
 import org.apache.calcite.rel.RelNode;
@@ -33,7 +35,7 @@ import scala.collection.Seq;
  * StreamExecGlobalGroupAggregate}. Flink's node keeps indexOfCountStar in a private field; this
  * one keeps a copy (read once by {@link #of}).
  */
-public class FerryStreamPhysicalGlobalGroupAggregate extends StreamPhysicalGlobalGroupAggregate {
+public class FerryStreamPhysicalGlobalGroupAggregate extends StreamPhysicalGlobalGroupAggregate implements NativeCandidate {
     /** Flink's own name, so EXPLAIN prints {@code GlobalGroupAggregate(...)}. */
     static final String REL_TYPE_NAME = "StreamPhysicalGlobalGroupAggregate";
 
@@ -103,8 +105,20 @@ public class FerryStreamPhysicalGlobalGroupAggregate extends StreamPhysicalGloba
     }
 
     /** Why Ferry left this node to Flink; empty when it runs natively. */
+    @Override
     public Optional<String> fallbackReason() {
         return Optional.ofNullable(fallbackReason);
+    }
+
+    @Override
+    public String nativeKind() {
+        return GlobalGroupAggregateSpec.KIND;
+    }
+
+    /** The spec's name: this node's detailed description, as {@link #translateToExecNode} passes it. */
+    @Override
+    public String nativeDescription() {
+        return getRelDetailedDescription();
     }
 
     /** Keeps the substitution: the inherited copy would build Flink's plain node. */

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
+
 import org.apache.calcite.plan.RelOptCluster;
 import org.apache.calcite.plan.RelTraitSet;
 import org.apache.calcite.rel.RelNode;
@@ -28,7 +30,7 @@ import scala.collection.Seq;
  * StreamExecLocalGroupAggregate}. Flink's node keeps its retraction flags in private fields;
  * this one keeps copies (read once by {@link #of}).
  */
-public class FerryStreamPhysicalLocalGroupAggregate extends StreamPhysicalLocalGroupAggregate {
+public class FerryStreamPhysicalLocalGroupAggregate extends StreamPhysicalLocalGroupAggregate implements NativeCandidate {
     /** Flink's own name, so EXPLAIN prints {@code LocalGroupAggregate(...)}. */
     static final String REL_TYPE_NAME = "StreamPhysicalLocalGroupAggregate";
 
@@ -93,8 +95,20 @@ public class FerryStreamPhysicalLocalGroupAggregate extends StreamPhysicalLocalG
     }
 
     /** Why Ferry left this node to Flink; empty when it runs natively. */
+    @Override
     public Optional<String> fallbackReason() {
         return Optional.ofNullable(fallbackReason);
+    }
+
+    @Override
+    public String nativeKind() {
+        return LocalGroupAggregateSpec.KIND;
+    }
+
+    /** The spec's name: this node's detailed description, as {@link #translateToExecNode} passes it. */
+    @Override
+    public String nativeDescription() {
+        return getRelDetailedDescription();
     }
 
     /** Keeps the substitution: the inherited copy would build Flink's plain node. */

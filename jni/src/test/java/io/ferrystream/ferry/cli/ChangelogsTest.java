@@ -39,4 +39,26 @@ class ChangelogsTest {
         assertEquals(Changelogs.checksum(table), Changelogs.checksum(Changelogs.materialize(otherUpdates)));
         assertNotEquals(Changelogs.checksum(table), Changelogs.checksum(Changelogs.materialize(otherResult)));
     }
+
+    /**
+     * A floating-point sum added in another order differs in its last bits: equal within rounding,
+     * but not exactly; a real difference, a missing row or a changed exact field stays a difference.
+     */
+    @Test
+    void finalResultWithinRounding() {
+        List<Row> stock = List.of(r(RowKind.INSERT, 0L, 70.75238095238095), r(RowKind.INSERT, 1L, 2.5),
+                r(RowKind.UPDATE_BEFORE, 1L, 2.5), r(RowKind.UPDATE_AFTER, 1L, 1e-12));
+        List<Row> lastBits = List.of(r(RowKind.INSERT, 1L, 0.0), r(RowKind.INSERT, 0L, 70.75238095238096));
+        List<Row> otherValue = List.of(r(RowKind.INSERT, 0L, 70.7524), r(RowKind.INSERT, 1L, 0.0));
+        List<Row> otherKey = List.of(r(RowKind.INSERT, 0L, 70.75238095238096), r(RowKind.INSERT, 2L, 0.0));
+        List<Row> missing = List.of(r(RowKind.INSERT, 0L, 70.75238095238096));
+
+        assertNotNull(Changelogs.finalResultDifference(stock, lastBits));
+        assertNull(Changelogs.finalResultDifferenceBeyondRounding(stock, lastBits));
+        assertNull(Changelogs.finalResultDifferenceBeyondRounding(stock, stock));
+        assertEquals("final row stock +I[0, 70.75238095238095], Ferry +I[0, 70.7524]",
+                Changelogs.finalResultDifferenceBeyondRounding(stock, otherValue));
+        assertNotNull(Changelogs.finalResultDifferenceBeyondRounding(stock, otherKey));
+        assertEquals("final row +I[1, 1.0E-12]: stock x1, Ferry x0", Changelogs.finalResultDifferenceBeyondRounding(stock, missing));
+    }
 }

@@ -1,6 +1,8 @@
 package io.ferrystream.ferry.cli;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,6 +45,28 @@ class FerryCliCompareTest {
         assertEquals(3, r.count("[1 subtask opened]"), r.toString());
         // times are labelled as single runs, not a comparison
         assertTrue(r.out().contains("not a speed comparison"), r.toString());
+    }
+
+    /**
+     * The two-phase mini-batch GROUP BY (Flink's default AUTO strategy): both halves of both
+     * queries run natively, at parallelism 1 and at 3, where the exchange routes partial rows
+     * across subtasks and the global merges them in arrival order.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3})
+    void twoPhaseGroupBy(int parallelism) {
+        Cli.Result r = Cli.run("sql", Cli.example("two-phase-groupby.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native", "--parallelism", Integer.toString(parallelism));
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(6, n[1], r.toString());
+        assertEquals(6, n[0], r.toString());
+        assertEquals(6L * parallelism, n[2], r.toString());
+        assertEquals(3, r.count("  native    LocalGroupAggregate("), r.toString());
+        assertEquals(3, r.count("  native    GlobalGroupAggregate("), r.toString());
+        assertEquals(1, r.count("; native 2 of 2\n"), r.toString());
+        assertEquals(1, r.count("; native 4 of 4\n"), r.toString());
     }
 
     /**

@@ -12,7 +12,8 @@ import java.util.Map;
  * its matcher here.
  */
 public final class NativeKinds {
-    private static final List<NativeMatcher<?>> MATCHERS = List.of(new GroupAggregateMatcher());
+    private static final List<NativeMatcher<?>> MATCHERS =
+            List.of(new GroupAggregateMatcher(), new IntervalJoinMatcher());
 
     private static final Map<Class<?>, NativeMatcher<?>> BY_NODE_CLASS = new HashMap<>();
 

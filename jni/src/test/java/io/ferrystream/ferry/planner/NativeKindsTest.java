@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
+import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
@@ -20,7 +21,7 @@ import java.util.List;
 class NativeKindsTest {
     @Test
     void theGroupAggregateIsRegistered() {
-        assertEquals(List.of(GroupAggregateSpec.KIND), Ferry.operatorKinds());
+        assertEquals(List.of(GroupAggregateSpec.KIND, IntervalJoinSpec.KIND), Ferry.operatorKinds());
         NativeMatcher<?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.nodeClass());
         assertEquals("ferry.group-aggregate.enabled", m.enabledOption().key());

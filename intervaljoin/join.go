@@ -248,7 +248,7 @@ func (j *IntervalJoin) processLeft(id int32, row []byte, t int64) {
 							}
 						}
 					}
-					ks.right.remove(b.time)
+					ks.right.remove(b)
 				}
 			}
 		}
@@ -299,7 +299,7 @@ func (j *IntervalJoin) processRight(id int32, row []byte, t int64) {
 							}
 						}
 					}
-					ks.left.remove(b.time)
+					ks.left.remove(b)
 				}
 			}
 		}
@@ -383,7 +383,7 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 						}
 					}
 				}
-				m.remove(b.time)
+				m.remove(b)
 			} else if b.time < earliest || earliest < 0 {
 				earliest = b.time
 			}

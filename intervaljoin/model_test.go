@@ -11,7 +11,9 @@ import (
 // model is a reference model of Flink 2.3's TimeIntervalJoin on the heap state backend, written
 // from Flink's source independently of the operator: per key a map whose iteration order is
 // computed from first principles (bins of the current capacity, then insertion order, which is
-// what java.util.HashMap's list bins give), a transliterated timer heap, row at a time.
+// what java.util.HashMap's list bins give; the scenarios never fill a bin far enough to make it a
+// tree, which TestHashMapOrderVectors covers against the JDK), a transliterated timer heap, row
+// at a time.
 type model struct {
 	leftOuter, rightOuter bool
 	rowtime               bool

@@ -70,10 +70,10 @@ func (s *joinKeys) Bytes() int64 {
 			if m == nil {
 				continue
 			}
-			n += int64(len(m.bins)) * 24
-			for _, bin := range m.bins {
-				for _, b := range bin {
-					n += 64 + int64(cap(b.rows))*24 + int64(cap(b.matched))
+			n += int64(len(m.tab)) * 9
+			for _, head := range m.tab {
+				for b := head; b != nil; b = b.next {
+					n += 128 + int64(cap(b.rows))*24 + int64(cap(b.matched))
 					for _, r := range b.rows {
 						n += int64(cap(r))
 					}
@@ -121,8 +121,8 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 			continue
 		}
 		dst = binary.AppendUvarint(dst, uint64(m.size))
-		for _, bin := range m.bins {
-			for _, b := range bin {
+		for _, head := range m.tab {
+			for b := head; b != nil; b = b.next {
 				dst = binary.AppendVarint(dst, b.time)
 				dst = binary.AppendUvarint(dst, uint64(len(b.rows)))
 				for i, r := range b.rows {

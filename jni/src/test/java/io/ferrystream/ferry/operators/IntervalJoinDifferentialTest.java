@@ -242,6 +242,59 @@ class IntervalJoinDifferentialTest {
         }
     }
 
+    /**
+     * Row times whose HashMap hash has its low 16 bits zero ((j << 16) | j ms), so one key's cache
+     * piles them into one bin: it becomes a red-black tree bin (iteration order no longer
+     * insertion order), splits on resize and shrinks as buckets expire.
+     */
+    static List<Step> collidingSteps(long seed) {
+        Random r = new Random(seed);
+        List<Step> steps = new ArrayList<>();
+        long wm = 0;
+        for (int i = 0; i < 500; i++) {
+            int x = r.nextInt(100);
+            if (x < 90) {
+                int input = 1 + r.nextInt(2);
+                long j = 1 + r.nextInt(60);
+                long t = r.nextInt(4) == 0 ? wm * 65_537 + r.nextInt(100_000) : (j << 16) | j;
+                long k = r.nextInt(5) == 0 ? 2 : 1;
+                GenericRowData row = new GenericRowData(4);
+                row.setField(0, k);
+                row.setField(1, StringData.fromString("s"));
+                row.setField(2, TimestampData.fromEpochMillis(t));
+                row.setField(3, StringData.fromString((input == 1 ? "l" : "r") + i));
+                steps.add(new Step('r', input, row, t));
+            } else if (x < 98) {
+                wm += r.nextInt(4);
+                for (int input = 1; input <= 2; input++) {
+                    steps.add(new Step('w', input, null, wm * 65_537));
+                }
+            } else {
+                steps.add(new Step('s', 0, null, 0));
+            }
+        }
+        steps.add(new Step('w', 1, null, Long.MAX_VALUE));
+        steps.add(new Step('w', 2, null, Long.MAX_VALUE));
+        return steps;
+    }
+
+    /** Tree bins in Flink's caches: emission order follows the red-black tree's list. */
+    @Test
+    void treeBins() throws Exception {
+        String condition = "L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '20' MINUTE AND L.rt + INTERVAL '30' MINUTE";
+        Planned stock = plan("FULL", condition, false, 1);
+        Planned ferry = plan("FULL", condition, true, 5);
+        for (long seed = 0; seed < 6; seed++) {
+            List<Step> steps = collidingSteps(seed);
+            List<String> want = run(stock, steps);
+            List<String> got = run(ferry, steps);
+            for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+                assertEquals(want.get(i), got.get(i), "seed " + seed + ": first difference at output " + i);
+            }
+            assertEquals(want.size(), got.size(), "seed " + seed + ": output length");
+        }
+    }
+
     static final String BOUNDS = "L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND";
 
     @Test

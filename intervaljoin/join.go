@@ -248,7 +248,7 @@ func (j *IntervalJoin) processLeft(id int32, row []byte, t int64) {
 							}
 						}
 					}
-					ks.right.remove(b)
+					j.keys.removeBucket(ks.right, b)
 				}
 			}
 		}
@@ -261,8 +261,7 @@ func (j *IntervalJoin) processLeft(id int32, row []byte, t int64) {
 		if b == nil {
 			b = ks.left.insert(t)
 		}
-		b.rows = append(b.rows, row)
-		b.matched = append(b.matched, emitted)
+		j.keys.addRow(b, row, emitted)
 		if !ks.hasRightTimer {
 			j.registerCleanUp(id, t, true)
 		}
@@ -299,7 +298,7 @@ func (j *IntervalJoin) processRight(id int32, row []byte, t int64) {
 							}
 						}
 					}
-					ks.left.remove(b)
+					j.keys.removeBucket(ks.left, b)
 				}
 			}
 		}
@@ -312,8 +311,7 @@ func (j *IntervalJoin) processRight(id int32, row []byte, t int64) {
 		if b == nil {
 			b = ks.right.insert(t)
 		}
-		b.rows = append(b.rows, row)
-		b.matched = append(b.matched, emitted)
+		j.keys.addRow(b, row, emitted)
 		if !ks.hasLeftTimer {
 			j.registerCleanUp(id, t, false)
 		}
@@ -383,7 +381,7 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 						}
 					}
 				}
-				m.remove(b)
+				j.keys.removeBucket(m, b)
 			} else if b.time < earliest || earliest < 0 {
 				earliest = b.time
 			}
@@ -393,8 +391,10 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 	case earliest > 0:
 		j.registerCleanUp(id, earliest, removeLeft)
 	case removeLeft:
+		j.keys.dropMap(ks.left)
 		ks.hasRightTimer, ks.rightTimer, ks.left = false, 0, nil
 	default:
+		j.keys.dropMap(ks.right)
 		ks.hasLeftTimer, ks.leftTimer, ks.right = false, 0, nil
 	}
 }

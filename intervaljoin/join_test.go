@@ -152,6 +152,11 @@ func runScenario(t *testing.T, p Params, events []event) {
 		}
 	}
 	flush()
+	if p.rowtimeMode() { // the final watermark expires everything: no key, timer or byte is left
+		if op.State().Len() != 0 || op.timers.len() != 0 || op.keys.bytes != 0 {
+			t.Fatalf("after the final watermark: %d keys, %d timers, %d bytes", op.State().Len(), op.timers.len(), op.keys.bytes)
+		}
+	}
 }
 
 func (p Params) rowtimeMode() bool { return p.TimeMode == "rowtime" }

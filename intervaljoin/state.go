@@ -29,7 +29,16 @@ type joinKeys struct {
 	k []keyState
 	// unsettled counts keys with restored timers not yet registered (settle).
 	unsettled int
+	// bytes estimates the memory of every cache (buckets and rows), kept up to date by addRow,
+	// removeBucket and dropMap so Bytes costs nothing.
+	bytes int64
 }
+
+// Memory estimates: a bucket node with its slices, a row beyond its encoded bytes.
+const (
+	bucketBytes = 160
+	rowOverhead = 25
+)
 
 // keyState is the state of one key.
 type keyState struct {
@@ -59,29 +68,49 @@ func (s *joinKeys) Reset(id int32) {
 	if len(s.k[id].restored) > 0 {
 		s.unsettled--
 	}
+	s.dropMap(s.k[id].left)
+	s.dropMap(s.k[id].right)
 	s.k[id] = keyState{}
 }
 
-// Bytes implements engine.PerKey: an estimate of the caches and rows.
-func (s *joinKeys) Bytes() int64 {
-	n := int64(cap(s.k)) * 96
-	for i := range s.k {
-		for _, m := range []*bucketMap{s.k[i].left, s.k[i].right} {
-			if m == nil {
-				continue
-			}
-			n += int64(len(m.tab)) * 9
-			for _, head := range m.tab {
-				for b := head; b != nil; b = b.next {
-					n += 128 + int64(cap(b.rows))*24 + int64(cap(b.matched))
-					for _, r := range b.rows {
-						n += int64(cap(r))
-					}
-				}
+// addRow appends a row to a bucket.
+func (s *joinKeys) addRow(b *bucket, row []byte, matched bool) {
+	if len(b.rows) == 0 {
+		s.bytes += bucketBytes
+	}
+	b.rows = append(b.rows, row)
+	b.matched = append(b.matched, matched)
+	s.bytes += int64(len(row)) + rowOverhead
+}
+
+// removeBucket removes bucket b from map m.
+func (s *joinKeys) removeBucket(m *bucketMap, b *bucket) {
+	m.remove(b)
+	s.bytes -= bucketBytes
+	for _, r := range b.rows {
+		s.bytes -= int64(len(r)) + rowOverhead
+	}
+}
+
+// dropMap forgets the memory of map m (nil: none), which its owner drops.
+func (s *joinKeys) dropMap(m *bucketMap) {
+	if m == nil {
+		return
+	}
+	for _, head := range m.tab {
+		for b := head; b != nil; b = b.next {
+			s.bytes -= bucketBytes
+			for _, r := range b.rows {
+				s.bytes -= int64(len(r)) + rowOverhead
 			}
 		}
 	}
-	return n + s.j.timers.bytes()
+}
+
+// Bytes implements engine.PerKey: an estimate of the per-key states, caches, rows and timers,
+// without a pass over them.
+func (s *joinKeys) Bytes() int64 {
+	return int64(cap(s.k))*96 + s.bytes + s.j.timers.bytes()
 }
 
 // dropTimer forgets a polled timer of its key.
@@ -212,7 +241,13 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 	return src, nil
 }
 
-func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (*bucketMap, []byte, error) {
+func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (_ *bucketMap, _ []byte, err error) {
+	var m *bucketMap
+	defer func() {
+		if err != nil {
+			s.dropMap(m) // its rows were counted
+		}
+	}()
 	n, src, err := uvarint(src)
 	if err != nil {
 		return nil, nil, err
@@ -220,7 +255,7 @@ func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (*bucketMap, []byte, e
 	if n > uint64(len(src))/2 {
 		return nil, nil, fmt.Errorf("%w: bucket count %d out of range", engine.ErrData, n)
 	}
-	m := newBucketMapWithExpectedSize(int(n))
+	m = newBucketMapWithExpectedSize(int(n))
 	for range n {
 		var t int64
 		if t, src, err = varint(src); err != nil {
@@ -254,8 +289,7 @@ func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (*bucketMap, []byte, e
 			if err := layout.check(row); err != nil {
 				return nil, nil, err
 			}
-			b.rows = append(b.rows, row)
-			b.matched = append(b.matched, matched)
+			s.addRow(b, row, matched)
 		}
 	}
 	return m, src, nil

@@ -14,7 +14,7 @@ public class FerryIntervalJoinOperator extends TwoInputNativeOperator<IntervalJo
 
     /** @param outputType the join's output row type: the left row's fields, then the right row's */
     public FerryIntervalJoinOperator(IntervalJoinSpec spec, RowType outputType, Batching batching) {
-        super(spec, outputType, batching, spec.watermarkDelay());
+        super(spec, outputType, batching, true, spec.watermarkDelay());
         if (!spec.rowTime()) {
             // the processing time of each row and processing-time timers do not reach Go yet
             throw new IllegalArgumentException("a processing-time interval join is not native yet");

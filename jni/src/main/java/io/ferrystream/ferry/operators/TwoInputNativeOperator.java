@@ -56,15 +56,17 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /**
-     * A kind whose rows must reach the library in arrival order across both inputs, its forwarded
-     * watermarks held back by {@code watermarkDelay} milliseconds.
+     * @param arrivalOrder rows of both inputs reach the library in the order they arrived (see the
+     *     class comment); excludes {@link Batching#bundles}
+     * @param watermarkDelay milliseconds every forwarded watermark is held back by (0: none)
      */
-    protected TwoInputNativeOperator(S spec, RowType outputType, Batching batching, long watermarkDelay) {
+    protected TwoInputNativeOperator(
+            S spec, RowType outputType, Batching batching, boolean arrivalOrder, long watermarkDelay) {
         super(spec, outputType, batching, watermarkDelay, 0, 1);
-        if (batching.bundled()) {
+        if (arrivalOrder && batching.bundled()) {
             throw new IllegalArgumentException("arrival order across inputs and mini-batch bundles exclude each other");
         }
-        this.arrivalOrder = true;
+        this.arrivalOrder = arrivalOrder;
     }
 
     /** Input 0's pending batch is processed first. */

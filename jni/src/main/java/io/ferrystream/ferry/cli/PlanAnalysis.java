@@ -205,7 +205,6 @@ final class PlanAnalysis {
                     "two-phase GROUP BY (local/global, mini-batch with table.optimizer.agg-phase-strategy AUTO or"
                             + " TWO_PHASE): not native yet; ONE_PHASE plans the native single-phase GROUP BY";
             case "Join" -> "regular join: no native operator kind yet";
-            case "IntervalJoin" -> "interval join: no native operator kind yet";
             case "LookupJoin" -> "lookup join: no native operator kind yet";
             case "TemporalJoin" -> "temporal join: no native operator kind yet";
             case "WindowJoin" -> "window join: no native operator kind yet";

@@ -74,7 +74,7 @@ var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": t
 
 func TestFuzzRestoreCoversEveryKind(t *testing.T) {
 	for _, k := range engine.Kinds() {
-		if restoreFuzzSpecs[k] == nil && !statelessKinds[k] {
+		if restoreFuzzSpecs[k] == nil && multiInputFuzzSpecs[k] == nil && !statelessKinds[k] {
 			t.Errorf("operator kind %s has no FuzzRestore spec (restoreFuzzSpecs)", k)
 		}
 	}
@@ -93,6 +93,7 @@ func TestFuzzRestoreCoversEveryKind(t *testing.T) {
 // restoreSeed is one key group's snapshot payload of a fuzz spec.
 type restoreSeed struct {
 	spec    spec
+	multi   *multiInputSpec // instead of spec, for a kind with several inputs
 	kg      int
 	payload []byte
 	header  snapshot.Header
@@ -147,14 +148,37 @@ func restoreFuzzSetup(t testing.TB) []restoreSeed {
 					if err != nil {
 						t.Fatal(err)
 					}
-					restoreFuzz.seeds = append(restoreFuzz.seeds, restoreSeed{s, kg, slices.Clone(payload), hd})
+					restoreFuzz.seeds = append(restoreFuzz.seeds, restoreSeed{spec: s, kg: kg, payload: slices.Clone(payload), header: hd})
 				}
 				o.close()
 			}
 		}
+		for _, specs := range multiInputFuzzSpecs {
+			for i := range specs {
+				s := &specs[i]
+				o := openMulti(t, s)
+				o.build()
+				hd := snapshot.Header{Kind: s.kind, MaxParallelism: s.maxParallelism(t), Fingerprint: s.fingerprint(t), Last: true}
+				for kg := range hd.MaxParallelism {
+					blob, r := snapshotKG(t, o.h, kg)
+					if r.code != codeOK {
+						t.Fatalf("snapshot: %v", r)
+					}
+					if blob == nil {
+						continue
+					}
+					hd.KeyGroup = kg
+					_, payload, err := snapshot.Decode(blob, hd, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					restoreFuzz.seeds = append(restoreFuzz.seeds, restoreSeed{multi: s, kg: kg, payload: slices.Clone(payload), header: hd})
+				}
+			}
+		}
 		slices.SortFunc(restoreFuzz.seeds, func(a, b restoreSeed) int {
-			if a.spec.Name != b.spec.Name {
-				return compareStrings(a.spec.Name, b.spec.Name)
+			if a.name() != b.name() {
+				return compareStrings(a.name(), b.name())
 			}
 			return a.kg - b.kg
 		})
@@ -215,23 +239,17 @@ func runRestoreInput(t *testing.T, data []byte) {
 	payload := mutate(seed.payload, data[1:])
 	chunk := snapshot.Encode(nil, seed.header, payload)
 
-	o := openOp(t, seed.spec)
-	r := restoreKG(t, o.h, seed.kg, chunk)
-	switch r.code {
-	case codeOK:
-	case codeData, codeInval:
-		// A failed restore leaves nothing behind: the key group is empty and restorable.
-		if blob, r2 := snapshotKG(t, o.h, seed.kg); r2.code != codeOK || blob != nil {
-			t.Fatalf("after a failed restore (%s): snapshot %v, %d bytes", r.msg, r2, len(blob))
+	if seed.multi != nil {
+		o := openMulti(t, seed.multi)
+		restoreChecked(t, o.h, seed.kg, chunk)
+		o.usable(t)
+		if p := engine.Poisoned(); p != "" {
+			t.Fatalf("poisoned: %s", p)
 		}
-		var e cError
-		var st cStats
-		if r2 := finish(t, "ferry_operator_stats", int32(ferry_operator_stats(o.h, &st, &e)), &e); r2.code != codeOK || st.keys != 0 {
-			t.Fatalf("after a failed restore (%s): %v, %d keys", r.msg, r2, st.keys)
-		}
-	default:
-		t.Fatalf("restore of a mutated payload: %v", r)
+		return
 	}
+	o := openOp(t, seed.spec)
+	restoreChecked(t, o.h, seed.kg, chunk)
 	// Usable: a batch processes (a panic would be FERRY_EINTERNAL), every key group snapshots.
 	rows, kinds := restoreRows(false)
 	rec := buildRecord(o.in, rows[:40], kinds[:40])
@@ -253,6 +271,35 @@ func runRestoreInput(t *testing.T, data []byte) {
 	if p := engine.Poisoned(); p != "" {
 		t.Fatalf("poisoned: %s", p)
 	}
+}
+
+// restoreChecked restores a mutated chunk: it must succeed or fail with FERRY_EDATA or
+// FERRY_EINVAL, and a failed restore leaves nothing behind: the key group is empty and the
+// operator holds no key.
+func restoreChecked(t *testing.T, h cHandle, kg int, chunk []byte) {
+	t.Helper()
+	r := restoreKG(t, h, kg, chunk)
+	switch r.code {
+	case codeOK:
+	case codeData, codeInval:
+		if blob, r2 := snapshotKG(t, h, kg); r2.code != codeOK || blob != nil {
+			t.Fatalf("after a failed restore (%s): snapshot %v, %d bytes", r.msg, r2, len(blob))
+		}
+		var e cError
+		var st cStats
+		if r2 := finish(t, "ferry_operator_stats", int32(ferry_operator_stats(h, &st, &e)), &e); r2.code != codeOK || st.keys != 0 {
+			t.Fatalf("after a failed restore (%s): %v, %d keys", r.msg, r2, st.keys)
+		}
+	default:
+		t.Fatalf("restore of a mutated payload: %v", r)
+	}
+}
+
+func (s restoreSeed) name() string {
+	if s.multi != nil {
+		return s.multi.name
+	}
+	return s.spec.Name
 }
 
 func FuzzRestore(f *testing.F) {

@@ -193,8 +193,8 @@ func TestInputIndexAndSchemas(t *testing.T) {
 	}
 	_, err = Open(parse(t, `{"kind":"test_fanout","inputs":[`+bigintInput+`],"max_parallelism":1,"params":{"copies":0}}`), nil, r.host())
 	wantErr(t, err, engine.ErrInvalid, "spec: params.copies")
-	_, err = Open(parse(t, `{"kind":"interval_join","inputs":[`+bigintInput+`],"max_parallelism":1}`), nil, r.host())
-	wantErr(t, err, engine.ErrUnsupported, `"interval_join" is not a native operator`)
+	_, err = Open(parse(t, `{"kind":"window_join","inputs":[`+bigintInput+`],"max_parallelism":1}`), nil, r.host())
+	wantErr(t, err, engine.ErrUnsupported, `"window_join" is not a native operator`)
 }
 
 func aggRows(from, n int) [][]any {

@@ -445,9 +445,9 @@ static void bad_specs(void) {
        "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[0],\"distinct\":true}],"
        "\"state_ttl_ms\":60000}}",
        FERRY_EUNSUPPORTED, "idle-state TTL"},
-      {"{\"kind\":\"interval_join\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
+      {"{\"kind\":\"window_join\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
        "\"max_parallelism\":128}",
-       FERRY_EUNSUPPORTED, "interval_join"},
+       FERRY_EUNSUPPORTED, "window_join"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     FerryHandle h = 0;

@@ -204,7 +204,6 @@ final class PlanAnalysis {
             case "IncrementalGroupAggregate" ->
                     "incremental aggregate (split distinct with mini-batch): no native operator kind yet";
             case "Join" -> "regular join: no native operator kind yet";
-            case "IntervalJoin" -> "interval join: no native operator kind yet";
             case "LookupJoin" -> "lookup join: no native operator kind yet";
             case "TemporalJoin" -> "temporal join: no native operator kind yet";
             case "WindowJoin" -> "window join: no native operator kind yet";

@@ -141,6 +141,18 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      *     pending batches are processed
      */
     AbstractNativeOperator(S spec, RowType outputType, Batching batching, int... inputOrder) {
+        this(spec, outputType, batching, 0L, inputOrder);
+    }
+
+    /**
+     * @param watermarkDelay milliseconds every forwarded watermark is held back by (0: none), as
+     *     Flink's {@code OutputAdjustment.delayedWatermarkOutput} holds back those of operators
+     *     whose output lags their input (the row-time interval join)
+     */
+    AbstractNativeOperator(S spec, RowType outputType, Batching batching, long watermarkDelay, int... inputOrder) {
+        super(null, watermarkDelay == 0
+                ? OutputAdjustment.noAdjustment()
+                : OutputAdjustment.delayedWatermarkOutput(watermarkDelay));
         if (spec.inputs().size() != inputOrder.length) {
             throw new IllegalArgumentException("spec " + spec.name() + " has " + spec.inputs().size()
                     + " inputs, the operator " + inputOrder.length);

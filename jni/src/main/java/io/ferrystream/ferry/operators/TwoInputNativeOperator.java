@@ -26,11 +26,19 @@ import org.apache.flink.table.types.logical.RowType;
  * input's first: Flink's mini-batch joins process the right input's buffer first, except the
  * right outer join ({@code processBundles}), so a kind replacing them says which input is first.
  *
+ * <p>Arrival order (a kind whose results depend on how the two inputs interleave, such as the
+ * interval join): a row of one input first sends the other input's pending batch, so every batch
+ * holds a run of consecutive rows of one input and the library sees the rows of both inputs in
+ * exactly the order they arrived.
+ *
  * @param <S> the kind's spec
  */
 public abstract class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNativeOperator<S>
         implements TwoInputStreamOperator<RowData, RowData, RowData> {
     private static final long serialVersionUID = 1L;
+
+    /** Rows of both inputs reach the library in arrival order (see the class comment). */
+    private final boolean arrivalOrder;
 
     private transient RowDataArrowWriter writer0;
     private transient RowDataArrowWriter writer1;
@@ -44,6 +52,21 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
      */
     protected TwoInputNativeOperator(S spec, RowType outputType, Batching batching, int firstInput) {
         super(spec, outputType, batching, order(firstInput));
+        this.arrivalOrder = false;
+    }
+
+    /**
+     * @param arrivalOrder rows of both inputs reach the library in the order they arrived (see the
+     *     class comment); excludes {@link Batching#bundles}
+     * @param watermarkDelay milliseconds every forwarded watermark is held back by (0: none)
+     */
+    protected TwoInputNativeOperator(
+            S spec, RowType outputType, Batching batching, boolean arrivalOrder, long watermarkDelay) {
+        super(spec, outputType, batching, watermarkDelay, 0, 1);
+        if (arrivalOrder && batching.bundled()) {
+            throw new IllegalArgumentException("arrival order across inputs and mini-batch bundles exclude each other");
+        }
+        this.arrivalOrder = arrivalOrder;
     }
 
     /** Input 0's pending batch is processed first. */
@@ -80,12 +103,18 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
 
     @Override
     public final void processElement1(StreamRecord<RowData> element) throws Exception {
+        if (arrivalOrder && writer1.count() > 0) {
+            processInput(1);
+        }
         writer0.write(inputRow0.of(element.getValue()));
         afterRow(writer0, 0);
     }
 
     @Override
     public final void processElement2(StreamRecord<RowData> element) throws Exception {
+        if (arrivalOrder && writer0.count() > 0) {
+            processInput(0);
+        }
         writer1.write(inputRow1.of(element.getValue()));
         afterRow(writer1, 1);
     }

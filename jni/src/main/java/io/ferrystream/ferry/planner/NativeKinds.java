@@ -13,7 +13,8 @@ import java.util.Map;
  */
 public final class NativeKinds {
     private static final List<NativeMatcher<?>> MATCHERS =
-            List.of(new GroupAggregateMatcher(), new LocalGroupAggregateMatcher(), new GlobalGroupAggregateMatcher());
+            List.of(new GroupAggregateMatcher(), new LocalGroupAggregateMatcher(), new GlobalGroupAggregateMatcher(),
+                    new IntervalJoinMatcher());
 
     private static final Map<Class<?>, NativeMatcher<?>> BY_NODE_CLASS = new HashMap<>();
 

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
+import io.ferrystream.ferry.operators.IntervalJoinSpec;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
 
 import org.apache.flink.table.api.TableEnvironment;
@@ -25,7 +26,8 @@ class NativeKindsTest {
     @Test
     void theGroupAggregateIsRegistered() {
         assertEquals(
-                List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND), Ferry.operatorKinds());
+                List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND),
+                Ferry.operatorKinds());
         NativeMatcher<?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.nodeClass());
         assertEquals("ferry.group-aggregate.enabled", m.enabledOption().key());

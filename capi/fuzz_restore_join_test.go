@@ -1,0 +1,237 @@
+//go:build ferrytest
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/cdata"
+
+	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/intervaljoin"
+)
+
+// multiInputFuzzSpecs are FuzzRestore's specs of kinds with several inputs, which the
+// group-aggregate-shaped spec type cannot describe: the spec JSON, one schema per input, and the
+// steps that build state covering the kind's payload.
+var multiInputFuzzSpecs = map[string][]multiInputSpec{
+	intervaljoin.Kind: {{
+		kind: intervaljoin.Kind,
+		name: "restore-interval-join",
+		json: `{"kind":"interval_join","name":"restore-interval-join","inputs":[` +
+			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"t","type":"TIMESTAMP(3)"},{"name":"s","type":"VARCHAR"},{"name":"b","type":"BOOLEAN"},{"name":"d","type":"DECIMAL(20, 2)"}],"keys":[0]},` +
+			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"t","type":"TIMESTAMP(3)"},{"name":"w","type":"VARCHAR"}],"keys":[0]}],` +
+			`"max_parallelism":128,"chunk_rows":7,"params":{"join_type":"FULL","time_mode":"rowtime","left_lower_bound":-5,"left_upper_bound":10,` +
+			`"allowed_lateness":0,"min_clean_up_interval_ms":0,"left_time_index":1,"right_time_index":1,"filter_nulls":[true]}}`,
+		schemas: []*arrow.Schema{
+			arrow.NewSchema([]arrow.Field{
+				{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+				{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true},
+				{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+				{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+				{Name: "d", Type: &arrow.Decimal128Type{Precision: 20, Scale: 2}, Nullable: true},
+				{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+			}, nil),
+			arrow.NewSchema([]arrow.Field{
+				{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+				{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true},
+				{Name: "w", Type: arrow.BinaryTypes.String, Nullable: true},
+				{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+			}, nil),
+		},
+		rows: func(input, i int) []any {
+			var k any = int64(i % 9)
+			if i%13 == 0 {
+				k = nil
+			}
+			t := tsMs(int64(i*3 - 40 + i%11))
+			if input == 0 {
+				return []any{k, t, fmt.Sprintf("left-%d-%s", i, "xxxxxxxx"[:i%8]), i%3 == 0, dec(fmt.Sprintf("%d.%02d", i%50-20, i%100))}
+			}
+			return []any{k, t, fmt.Sprintf("r%d", i)}
+		},
+		watermarks: []int64{-100, 20, 35},
+	}},
+}
+
+// multiInputSpec is one FuzzRestore spec of a kind with several inputs. rows gives row i of an
+// input; the state is built by 120 rows per input in alternating batches of 10, with the
+// watermarks advanced after every 80 rows (matched flags, expired buckets, pending timers).
+type multiInputSpec struct {
+	kind       string
+	name       string
+	json       string
+	schemas    []*arrow.Schema
+	rows       func(input, i int) []any
+	watermarks []int64
+}
+
+func (s *multiInputSpec) maxParallelism(t testing.TB) int {
+	h, err := engine.ParseSpec([]byte(s.json))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.MaxParallelism
+}
+
+func (s *multiInputSpec) fingerprint(t testing.TB) uint64 {
+	h, err := engine.ParseSpec([]byte(s.json))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := engine.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	return op.State().Fingerprint()
+}
+
+// multiOp is an open operator of a multiInputSpec.
+type multiOp struct {
+	t   testing.TB
+	s   *multiInputSpec
+	h   cHandle
+	out *arrow.Schema
+}
+
+func openMulti(t testing.TB, s *multiInputSpec) *multiOp {
+	t.Helper()
+	cs := cString(s.json)
+	defer cFree(unsafe.Pointer(cs))
+	var ptrs []*cSchema
+	var exported []cSchemaIn
+	for _, sc := range s.schemas {
+		e := exportSchema(sc)
+		exported = append(exported, e)
+		ptrs = append(ptrs, e.s)
+	}
+	list := schemaList(ptrs...)
+	defer cFree(unsafe.Pointer(list))
+	var h cHandle
+	var e cError
+	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, cInt32(len(ptrs)), list, &h, &e)), &e)
+	for i := range exported {
+		exported[i].consumed(t, "ferry_operator_open")
+	}
+	if r.code != codeOK {
+		t.Fatalf("open %s: %v", s.name, r)
+	}
+	o := &multiOp{t: t, s: s, h: h}
+	o.out = (&testOp{t: t, h: h}).outputSchema()
+	t.Cleanup(func() {
+		var e cError
+		ferry_operator_close(o.h, &e)
+		takeError(&e)
+	})
+	return o
+}
+
+// release imports and frees one output chunk.
+func (o *multiOp) release(out *cArray) {
+	if out.release == nil {
+		cFree(unsafe.Pointer(out))
+		return
+	}
+	rec, err := cdata.ImportCRecordBatchWithSchema((*cdata.CArrowArray)(unsafe.Pointer(out)), o.out)
+	cFree(unsafe.Pointer(out))
+	if err != nil {
+		o.t.Fatalf("arrow-go cannot import a chunk: %v", err)
+	}
+	rec.Release()
+}
+
+// drain fetches and frees the remaining chunks of a call.
+func (o *multiOp) drain(more cInt32) result {
+	for more == 1 {
+		out := newCArray()
+		var e cError
+		r := finish(o.t, "ferry_operator_next", int32(ferry_operator_next(o.h, out, &more, &e)), &e)
+		o.release(out)
+		if r.code != codeOK {
+			return r
+		}
+	}
+	return result{}
+}
+
+// process sends rows [from, to) of input and drains the output.
+func (o *multiOp) process(input, from, to int) result {
+	o.t.Helper()
+	var rows [][]any
+	for i := from; i < to; i++ {
+		rows = append(rows, o.s.rows(input, i))
+	}
+	rec := buildRecord(o.s.schemas[input], rows, make([]int8, len(rows)))
+	defer rec.Release()
+	in := exportInput(rec)
+	out := newCArray()
+	more := cInt32(0)
+	var e cError
+	r := finish(o.t, "ferry_operator_process", int32(ferry_operator_process(o.h, cInt32(input), in.arr, 0, out, &more, &e)), &e)
+	in.consumed(o.t, "ferry_operator_process")
+	o.release(out)
+	if r.code != codeOK {
+		return r
+	}
+	return o.drain(more)
+}
+
+func (o *multiOp) advance(wm int64) result {
+	out := newCArray()
+	more := cInt32(0)
+	var e cError
+	r := finish(o.t, "ferry_operator_advance", int32(ferry_operator_advance(o.h, cInt64(wm), 0, out, &more, &e)), &e)
+	o.release(out)
+	if r.code != codeOK {
+		return r
+	}
+	return o.drain(more)
+}
+
+// build feeds the spec's state-building steps.
+func (o *multiOp) build() {
+	o.t.Helper()
+	w := 0
+	for i := 0; i < 120; i += 10 {
+		for input := range o.s.schemas {
+			if r := o.process(input, i, i+10); r.code != codeOK {
+				o.t.Fatalf("%s: process: %v", o.s.name, r)
+			}
+		}
+		if i%80 == 70 && w < len(o.s.watermarks) {
+			if r := o.advance(o.s.watermarks[w]); r.code != codeOK {
+				o.t.Fatalf("%s: advance: %v", o.s.name, r)
+			}
+			w++
+		}
+	}
+}
+
+// usable checks that a restored operator processes rows of every input, fires timers and
+// snapshots every key group.
+func (o *multiOp) usable(t *testing.T) {
+	for input := range o.s.schemas {
+		if r := o.process(input, 0, 20); r.code == codeInternal || r.code == codePoisoned {
+			t.Fatalf("process after restore: %v", r)
+		}
+	}
+	if r := o.advance(math.MaxInt64); r.code == codeInternal || r.code == codePoisoned {
+		t.Fatalf("advance after restore: %v", r)
+	}
+	for kg := range o.s.maxParallelism(t) {
+		for range 3 {
+			blob, r := snapshotKG(t, o.h, kg)
+			if r.code != codeOK {
+				t.Fatalf("snapshot of key group %d after restore: %v", kg, r)
+			}
+			if blob == nil {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,461 @@
+package intervaljoin
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// IntervalJoin is one instance of the interval join: Flink 2.3's TimeIntervalJoin step for step
+// (docs/operators/interval-join.md). Per key it caches each side's rows by row time (bucketMap,
+// in Flink's heap-backend iteration order) with their matched flags, and one cleanup time per
+// side (Flink's IntervalJoinLeftTimerState / IntervalJoinRightTimerState); the cleanup timers of
+// all keys live in one timerQueue ordered as Flink's heap timer service orders them. The
+// expiration bounds and operator times are operator-wide, as in Flink, and not snapshotted.
+//
+// Every input row is handled at once, in batch order, exactly as Flink's processElement1/2;
+// output rows are collected per call and handed out in chunks of at most spec.ChunkRows rows.
+type IntervalJoin struct {
+	jt              joinType
+	rowtime         bool
+	leftRelative    int64 // Flink's leftRelativeSize = -leftLowerBound
+	rightRelative   int64 // rightRelativeSize = leftUpperBound
+	minCleanUp      int64
+	lateness        int64
+	timeIndex       [2]int
+	filterNulls     []int // key positions whose NULL makes a key unjoinable
+	layouts         [2]*rowLayout
+	enc             [2]*engine.KeyEncoder
+	state           *engine.KeyedState
+	keys            *joinKeys
+	timers          *timerQueue
+	output          []engine.Field
+	outTypes        []engine.Type
+	chunk           int
+	maxParallelism  int
+	watermark       int64 // the timer service's current watermark; math.MinInt64 until the first
+	leftExpiration  int64 // Flink's leftExpirationTime: left cache rows up to it may be removed
+	rightExpiration int64
+	leftOpTime      int64 // Flink's leftOperatorTime (= rightOperatorTime in both modes)
+
+	// The output of the current call, handed out from next on: per row its left and right
+	// encoded row (nil for the padded side). The rows are owned by the caches or by nobody
+	// once removed; they are never modified.
+	outL, outR [][]byte
+	next       int
+
+	kgs      []int32
+	order    []*bucket
+	varBytes []int
+}
+
+func open(spec *engine.Spec) (engine.Operator, error) {
+	var p Params
+	if err := spec.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	jt, err := p.validate(spec)
+	if err != nil {
+		return nil, err
+	}
+	j := &IntervalJoin{
+		jt:             jt,
+		rowtime:        p.TimeMode == "rowtime",
+		leftRelative:   -p.LeftLowerBound,
+		rightRelative:  p.LeftUpperBound,
+		minCleanUp:     max(0, p.MinCleanUpIntervalMs),
+		lateness:       p.AllowedLateness,
+		timeIndex:      [2]int{p.LeftTimeIndex, p.RightTimeIndex},
+		timers:         newTimerQueue(),
+		chunk:          spec.ChunkRows,
+		maxParallelism: spec.MaxParallelism,
+		watermark:      math.MinInt64,
+	}
+	for k, f := range p.FilterNulls {
+		if f {
+			j.filterNulls = append(j.filterNulls, k)
+		}
+	}
+	for i := range 2 {
+		in := &spec.Inputs[i]
+		j.layouts[i] = newRowLayout(in.Types)
+		j.enc[i] = engine.NewKeyEncoder(in.Keys, in.Types)
+		for _, f := range in.Named() {
+			if i == 0 && jt.rightOuter || i == 1 && jt.leftOuter {
+				f.Type.Nullable = true // the padded side
+			}
+			j.output = append(j.output, f)
+			j.outTypes = append(j.outTypes, f.Type)
+		}
+	}
+	j.varBytes = make([]int, len(j.outTypes))
+	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &p})
+	j.keys = &joinKeys{j: j}
+	j.state.Register(j.keys)
+	return j, nil
+}
+
+// Output implements engine.Operator: the left input's fields, then the right input's, those of
+// a padded side nullable.
+func (j *IntervalJoin) Output() []engine.Field { return j.output }
+
+// State implements engine.Operator.
+func (j *IntervalJoin) State() *engine.KeyedState { return j.state }
+
+// Close implements engine.Operator.
+func (j *IntervalJoin) Close() { *j = IntervalJoin{} }
+
+// Flush implements engine.Operator: the join buffers nothing (Flink's operator emits nothing at
+// the end of input; the final watermark, if any, has expired the caches).
+func (j *IntervalJoin) Flush(_ int64, out *engine.OutBatch) (bool, error) {
+	out.Len = 0
+	return false, nil
+}
+
+// Continue implements engine.Operator.
+func (j *IntervalJoin) Continue(out *engine.OutBatch) (bool, error) { return j.emit(out) }
+
+// Process implements engine.Operator: input 0 is the left side, input 1 the right side. Row
+// kinds are ignored, as Flink's operator ignores them (its inputs are insert-only); every
+// output row is +I.
+func (j *IntervalJoin) Process(input int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+	if input != 0 && input != 1 {
+		return false, fmt.Errorf("%w: input %d: the interval join has inputs 0 and 1", engine.ErrInvalid, input)
+	}
+	j.keys.settle()
+	enc := j.enc[input]
+	if err := enc.Encode(in); err != nil {
+		return false, err
+	}
+	j.kgs = j.kgs[:0]
+	for i := range in.Len {
+		kg, err := j.state.KeyGroupOf(enc.Hash(i))
+		if err != nil {
+			return false, fmt.Errorf("row %d: %w", i, err)
+		}
+		j.kgs = append(j.kgs, int32(kg))
+	}
+	j.resetOutput()
+	layout := j.layouts[input]
+	for i := range in.Len {
+		key, hash, kg := enc.Key(i), enc.Hash(i), int(j.kgs[i])
+		id := j.state.Find(key, hash, kg)
+		if id < 0 {
+			id = j.state.Insert(key, hash, kg)
+		}
+		row := layout.encode(nil, in, i)
+		j.updateOperatorTime(nowMs)
+		t := j.leftOpTime
+		if j.rowtime {
+			t = layout.int64At(row, j.timeIndex[input])
+		}
+		if input == 0 {
+			j.processLeft(id, row, t)
+		} else {
+			j.processRight(id, row, t)
+		}
+		j.removeIfEmpty(id)
+	}
+	j.state.EndBatch()
+	return j.emit(out)
+}
+
+// Advance implements engine.Operator: fires the due cleanup timers, event-time ones up to
+// watermarkMs (rowtime) or processing-time ones up to nowMs (proctime), in Flink's order.
+func (j *IntervalJoin) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	j.keys.settle()
+	j.resetOutput()
+	upTo := nowMs
+	if j.rowtime {
+		j.watermark = watermarkMs
+		upTo = watermarkMs
+	}
+	for {
+		t, ok := j.timers.peek()
+		if !ok || t.time > upTo {
+			break
+		}
+		j.timers.poll()
+		j.keys.dropTimer(t)
+		j.onTimer(t.key, t.time, nowMs)
+		j.removeIfEmpty(t.key)
+	}
+	j.state.EndBatch()
+	return j.emit(out)
+}
+
+// updateOperatorTime is Flink's updateOperatorTime: the watermark (at least 0) for rowtime, the
+// processing time for proctime; both sides share it.
+func (j *IntervalJoin) updateOperatorTime(nowMs int64) {
+	if j.rowtime {
+		j.leftOpTime = max(j.watermark, 0)
+	} else {
+		j.leftOpTime = nowMs
+	}
+}
+
+// expiration is Flink's calExpirationTime.
+func (j *IntervalJoin) expiration(operatorTime, relativeSize int64) int64 {
+	if operatorTime < math.MaxInt64 {
+		return operatorTime - relativeSize - j.lateness - 1
+	}
+	return math.MaxInt64
+}
+
+// joinable reports whether rows of key joins at all: IntervalJoinFunction.join emits nothing
+// when the key has NULL in a position whose filterNulls flag is set. The key is a BinaryRowData
+// whose null bit of field i is bit i+8 of the header.
+func (j *IntervalJoin) joinable(key []byte) bool {
+	for _, k := range j.filterNulls {
+		if key[(k+8)>>3]&(1<<((k+8)&7)) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (j *IntervalJoin) emitRow(l, r []byte) {
+	j.outL = append(j.outL, l)
+	j.outR = append(j.outR, r)
+}
+
+// processLeft is TimeIntervalJoin.processElement1 for a left row at time t of key id.
+func (j *IntervalJoin) processLeft(id int32, row []byte, t int64) {
+	ks := &j.keys.k[id]
+	lo, hi := t-j.rightRelative, t+j.leftRelative
+	emitted := false
+	if j.rightExpiration < hi {
+		j.rightExpiration = j.expiration(j.leftOpTime, j.rightRelative)
+		if ks.right != nil {
+			joins := j.joinable(j.state.Key(id))
+			j.order = ks.right.appendOrder(j.order[:0])
+			for _, b := range j.order {
+				if b.time >= lo && b.time <= hi && joins {
+					for r, other := range b.rows {
+						j.emitRow(row, other)
+						emitted = true
+						if j.jt.rightOuter {
+							b.matched[r] = true
+						}
+					}
+				}
+				if b.time <= j.rightExpiration {
+					if j.jt.rightOuter {
+						for r, other := range b.rows {
+							if !b.matched[r] {
+								j.emitRow(nil, other)
+							}
+						}
+					}
+					j.keys.removeBucket(ks.right, b)
+				}
+			}
+		}
+	}
+	if j.leftOpTime < hi { // rightOperatorTime == leftOperatorTime
+		if ks.left == nil {
+			ks.left = &bucketMap{}
+		}
+		b := ks.left.get(t)
+		if b == nil {
+			b = ks.left.insert(t)
+		}
+		j.keys.addRow(b, row, emitted)
+		if !ks.hasRightTimer {
+			j.registerCleanUp(id, t, true)
+		}
+	} else if !emitted && j.jt.leftOuter {
+		j.emitRow(row, nil)
+	}
+}
+
+// processRight is TimeIntervalJoin.processElement2 for a right row at time t of key id.
+func (j *IntervalJoin) processRight(id int32, row []byte, t int64) {
+	ks := &j.keys.k[id]
+	lo, hi := t-j.leftRelative, t+j.rightRelative
+	emitted := false
+	if j.leftExpiration < hi {
+		j.leftExpiration = j.expiration(j.leftOpTime, j.leftRelative)
+		if ks.left != nil {
+			joins := j.joinable(j.state.Key(id))
+			j.order = ks.left.appendOrder(j.order[:0])
+			for _, b := range j.order {
+				if b.time >= lo && b.time <= hi && joins {
+					for l, other := range b.rows {
+						j.emitRow(other, row)
+						emitted = true
+						if j.jt.leftOuter {
+							b.matched[l] = true
+						}
+					}
+				}
+				if b.time <= j.leftExpiration {
+					if j.jt.leftOuter {
+						for l, other := range b.rows {
+							if !b.matched[l] {
+								j.emitRow(other, nil)
+							}
+						}
+					}
+					j.keys.removeBucket(ks.left, b)
+				}
+			}
+		}
+	}
+	if j.leftOpTime < hi {
+		if ks.right == nil {
+			ks.right = &bucketMap{}
+		}
+		b := ks.right.get(t)
+		if b == nil {
+			b = ks.right.insert(t)
+		}
+		j.keys.addRow(b, row, emitted)
+		if !ks.hasLeftTimer {
+			j.registerCleanUp(id, t, false)
+		}
+	} else if !emitted && j.jt.rightOuter {
+		j.emitRow(nil, row)
+	}
+}
+
+// registerCleanUp is Flink's registerCleanUpTimer: a left row's cleanup time goes into the
+// right timer state (it cleans the left cache), and the reverse.
+func (j *IntervalJoin) registerCleanUp(id int32, rowTime int64, leftRow bool) {
+	ks := &j.keys.k[id]
+	if leftRow {
+		at := rowTime + j.leftRelative + j.minCleanUp + j.lateness + 1
+		j.registerTimer(id, at)
+		ks.rightTimer, ks.hasRightTimer = at, true
+	} else {
+		at := rowTime + j.rightRelative + j.minCleanUp + j.lateness + 1
+		j.registerTimer(id, at)
+		ks.leftTimer, ks.hasLeftTimer = at, true
+	}
+}
+
+func (j *IntervalJoin) registerTimer(id int32, at int64) {
+	if j.timers.add(timerEntry{time: at, key: id}) {
+		ks := &j.keys.k[id]
+		ks.timers = append(ks.timers, at)
+	}
+}
+
+// onTimer is TimeIntervalJoin.onTimer for key id.
+func (j *IntervalJoin) onTimer(id int32, ts, nowMs int64) {
+	j.updateOperatorTime(nowMs)
+	ks := &j.keys.k[id]
+	if ks.hasLeftTimer && ts == ks.leftTimer {
+		j.rightExpiration = j.expiration(j.leftOpTime, j.rightRelative)
+		j.removeExpired(id, false)
+	}
+	if ks.hasRightTimer && ts == ks.rightTimer {
+		j.leftExpiration = j.expiration(j.leftOpTime, j.leftRelative)
+		j.removeExpired(id, true)
+	}
+}
+
+// removeExpired is Flink's removeExpiredRows over the left cache (removeLeft) or the right one:
+// pads and removes the expired buckets, then registers a timer for the earliest remaining bucket
+// or, when none remains with a positive time, clears the cache and its timer state.
+func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
+	ks := &j.keys.k[id]
+	m, exp, pad := ks.right, j.rightExpiration, j.jt.rightOuter
+	if removeLeft {
+		m, exp, pad = ks.left, j.leftExpiration, j.jt.leftOuter
+	}
+	earliest := int64(-1)
+	if m != nil {
+		j.order = m.appendOrder(j.order[:0])
+		for _, b := range j.order {
+			if b.time <= exp {
+				if pad {
+					for i, row := range b.rows {
+						if !b.matched[i] {
+							if removeLeft {
+								j.emitRow(row, nil)
+							} else {
+								j.emitRow(nil, row)
+							}
+						}
+					}
+				}
+				j.keys.removeBucket(m, b)
+			} else if b.time < earliest || earliest < 0 {
+				earliest = b.time
+			}
+		}
+	}
+	switch {
+	case earliest > 0:
+		j.registerCleanUp(id, earliest, removeLeft)
+	case removeLeft:
+		j.keys.dropMap(ks.left)
+		ks.hasRightTimer, ks.rightTimer, ks.left = false, 0, nil
+	default:
+		j.keys.dropMap(ks.right)
+		ks.hasLeftTimer, ks.leftTimer, ks.right = false, 0, nil
+	}
+}
+
+// removeIfEmpty removes key id once nothing of it is left: no cache (present, even empty), no
+// cleanup time, no timer.
+func (j *IntervalJoin) removeIfEmpty(id int32) {
+	ks := &j.keys.k[id]
+	if ks.left == nil && ks.right == nil && !ks.hasLeftTimer && !ks.hasRightTimer && len(ks.timers) == 0 && len(ks.restored) == 0 {
+		j.state.Remove(id)
+	}
+}
+
+func (j *IntervalJoin) resetOutput() {
+	clear(j.outL)
+	clear(j.outR)
+	j.outL, j.outR, j.next = j.outL[:0], j.outR[:0], 0
+}
+
+// emit writes the next chunk of the call's output rows into out.
+func (j *IntervalJoin) emit(out *engine.OutBatch) (bool, error) {
+	n := min(j.chunk, len(j.outL)-j.next)
+	if n <= 0 {
+		out.Len = 0
+		j.resetOutput()
+		return false, nil
+	}
+	ls, rs := j.outL[j.next:j.next+n], j.outR[j.next:j.next+n]
+	nl := len(j.layouts[0].types)
+	for c, t := range j.outTypes {
+		j.varBytes[c] = 0
+		if t.ID != engine.Varchar {
+			continue
+		}
+		var size int
+		if c < nl {
+			size = j.layouts[0].varBytes(ls, c)
+		} else {
+			size = j.layouts[1].varBytes(rs, c-nl)
+		}
+		if size > math.MaxInt32 {
+			return false, fmt.Errorf("%w: output column %d of one chunk holds %d bytes, more than 2 GiB; lower chunk_rows", engine.ErrData, c, size)
+		}
+		j.varBytes[c] = size
+	}
+	if err := out.Init(j.outTypes, n, j.varBytes); err != nil {
+		return false, err
+	}
+	for c := range j.outTypes {
+		if c < nl {
+			j.layouts[0].writeColumn(&out.Cols[c], ls, c)
+		} else {
+			j.layouts[1].writeColumn(&out.Cols[c], rs, c-nl)
+		}
+	}
+	clear(out.Kinds()) // +I
+	out.Finish()
+	j.next += n
+	if j.next < len(j.outL) {
+		return true, nil
+	}
+	j.resetOutput()
+	return false, nil
+}

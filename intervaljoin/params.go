@@ -1,0 +1,104 @@
+// Package intervaljoin is the interval join kind (interval_join): Flink 2.3's RowTimeIntervalJoin
+// and ProcTimeIntervalJoin (TimeIntervalJoin), an equi-join of two insert-only streams whose rows
+// match when their times lie within bounds of each other, with INNER, LEFT, RIGHT and FULL
+// OUTER padding. docs/operators/interval-join.md describes what runs natively and the Flink
+// behaviour it reproduces.
+package intervaljoin
+
+import (
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// Kind is the operator kind name of the interval join.
+const Kind = "interval_join"
+
+func init() { engine.Register(Kind, open) }
+
+// Params are the kind's spec parameters (docs/abi.md). Input 0 is the join's left side, input 1
+// its right side; each input's keys are its equi-join keys, in join-key order.
+type Params struct {
+	// JoinType is INNER, LEFT, RIGHT or FULL.
+	JoinType string `json:"join_type"`
+	// TimeMode is "rowtime" (row times from the time columns, event-time timers) or "proctime"
+	// (a row's time is the processing time of its batch, processing-time timers).
+	TimeMode string `json:"time_mode"`
+	// LeftLowerBound and LeftUpperBound (milliseconds) are Flink's window bounds: a left row at
+	// time lt matches a right row at rt when rt + LeftLowerBound <= lt <= rt + LeftUpperBound.
+	// LeftUpperBound >= LeftLowerBound (Flink plans no join operator otherwise).
+	LeftLowerBound int64 `json:"left_lower_bound"`
+	LeftUpperBound int64 `json:"left_upper_bound"`
+	// AllowedLateness (ms, >= 0) is 0 in every SQL plan; MinCleanUpIntervalMs is
+	// table.exec.interval-join.min-cleanup-interval (negative counts as 0, as in Flink).
+	AllowedLateness      int64 `json:"allowed_lateness"`
+	MinCleanUpIntervalMs int64 `json:"min_clean_up_interval_ms"`
+	// LeftTimeIndex and RightTimeIndex are the time columns of the inputs (rowtime only):
+	// TIMESTAMP(p <= 3) or BIGINT, read as epoch milliseconds; NULL reads as 0.
+	LeftTimeIndex  int `json:"left_time_index"`
+	RightTimeIndex int `json:"right_time_index"`
+	// FilterNulls has one flag per join key: true for `=`, false for IS NOT DISTINCT FROM. A key
+	// with NULL at a true position joins nothing (its rows are still cached and padded).
+	FilterNulls []bool `json:"filter_nulls"`
+}
+
+// joinType holds which sides are padded.
+type joinType struct {
+	leftOuter, rightOuter bool
+}
+
+func (p *Params) validate(spec *engine.Spec) (joinType, error) {
+	var jt joinType
+	switch p.JoinType {
+	case "INNER":
+	case "LEFT":
+		jt.leftOuter = true
+	case "RIGHT":
+		jt.rightOuter = true
+	case "FULL":
+		jt.leftOuter, jt.rightOuter = true, true
+	default:
+		return jt, engine.ParamError("join_type", "%q, want INNER, LEFT, RIGHT or FULL", p.JoinType)
+	}
+	if len(spec.Inputs) != 2 {
+		return jt, engine.SpecError("inputs", "%s has two inputs, not %d", Kind, len(spec.Inputs))
+	}
+	switch p.TimeMode {
+	case "rowtime":
+		for i, idx := range []int{p.LeftTimeIndex, p.RightTimeIndex} {
+			field := [...]string{"left_time_index", "right_time_index"}[i]
+			in := &spec.Inputs[i]
+			if idx < 0 || idx >= len(in.Types) {
+				return jt, engine.ParamError(field, "column %d out of range (input has %d columns)", idx, len(in.Types))
+			}
+			if t := in.Types[idx]; !(t.ID == engine.BigInt || t.ID == engine.Timestamp && t.Precision <= 3) {
+				return jt, engine.ParamError(field, "column %d is %s, want TIMESTAMP(p <= 3) or BIGINT", idx, t)
+			}
+		}
+	case "proctime":
+	default:
+		return jt, engine.ParamError("time_mode", "%q, want rowtime or proctime", p.TimeMode)
+	}
+	if p.LeftUpperBound < p.LeftLowerBound {
+		return jt, fmt.Errorf("%w: spec: params: negative window (left_upper_bound %d < left_lower_bound %d): Flink plans no join operator for it",
+			engine.ErrUnsupported, p.LeftUpperBound, p.LeftLowerBound)
+	}
+	if p.AllowedLateness < 0 {
+		return jt, engine.ParamError("allowed_lateness", "%d, want >= 0", p.AllowedLateness)
+	}
+	l, r := &spec.Inputs[0], &spec.Inputs[1]
+	if len(l.Keys) != len(r.Keys) {
+		return jt, engine.SpecError("inputs[1].keys", "%d keys, the left input has %d", len(r.Keys), len(l.Keys))
+	}
+	for k := range l.Keys {
+		a, b := l.Types[l.Keys[k]], r.Types[r.Keys[k]]
+		a.Nullable, b.Nullable = false, false
+		if a != b {
+			return jt, engine.SpecError(fmt.Sprintf("inputs[1].keys[%d]", k), "type %s differs from the left key's %s", b, a)
+		}
+	}
+	if len(p.FilterNulls) != len(l.Keys) {
+		return jt, engine.ParamError("filter_nulls", "%d flags for %d keys", len(p.FilterNulls), len(l.Keys))
+	}
+	return jt, nil
+}

@@ -1,0 +1,354 @@
+package intervaljoin
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// joinKeys is the per-key state of an IntervalJoin (an engine.PerKey): each key's two caches,
+// its two cleanup times and the times of its registered timers.
+//
+// Payload of a key (after the KeyedState's key bytes):
+//
+//	flags byte: 1 left cache present, 2 right cache present, 4 left cleanup time set,
+//	            8 right cleanup time set
+//	left cleanup time, right cleanup time (varint, when set)
+//	per present cache, left first: uvarint bucket count, then per bucket in iteration order its
+//	    time (varint), uvarint row count, per row its matched flag (byte 0/1), uvarint length
+//	    and encoded row
+//	uvarint timer count, per timer its time (varint) and its position in the timer heap
+//	    (uvarint), which orders the timers' re-registration on restore
+//
+// A cache restores as Flink's heap backend restores a MapState: a map created for its size,
+// filled in the saved iteration order.
+type joinKeys struct {
+	j *IntervalJoin
+	k []keyState
+	// unsettled counts keys with restored timers not yet registered (settle).
+	unsettled int
+	// bytes estimates the memory of every cache (buckets and rows), kept up to date by addRow,
+	// removeBucket and dropMap so Bytes costs nothing.
+	bytes int64
+}
+
+// Memory estimates: a bucket node with its slices, a row beyond its encoded bytes.
+const (
+	bucketBytes = 160
+	rowOverhead = 25
+)
+
+// keyState is the state of one key.
+type keyState struct {
+	left, right   *bucketMap // nil: absent (Flink's MapState has no map for the key)
+	leftTimer     int64      // Flink's IntervalJoinLeftTimerState: cleans the right cache
+	rightTimer    int64      // IntervalJoinRightTimerState: cleans the left cache
+	hasLeftTimer  bool
+	hasRightTimer bool
+	timers        []int64         // times of this key's timers in the timer queue
+	restored      []restoredTimer // timers read by Load, registered by settle
+}
+
+type restoredTimer struct {
+	time int64
+	pos  uint64
+}
+
+// Grow implements engine.PerKey.
+func (s *joinKeys) Grow(n int) {
+	for len(s.k) < n {
+		s.k = append(s.k, keyState{})
+	}
+}
+
+// Reset implements engine.PerKey.
+func (s *joinKeys) Reset(id int32) {
+	if len(s.k[id].restored) > 0 {
+		s.unsettled--
+	}
+	s.dropMap(s.k[id].left)
+	s.dropMap(s.k[id].right)
+	s.k[id] = keyState{}
+}
+
+// addRow appends a row to a bucket.
+func (s *joinKeys) addRow(b *bucket, row []byte, matched bool) {
+	if len(b.rows) == 0 {
+		s.bytes += bucketBytes
+	}
+	b.rows = append(b.rows, row)
+	b.matched = append(b.matched, matched)
+	s.bytes += int64(len(row)) + rowOverhead
+}
+
+// removeBucket removes bucket b from map m.
+func (s *joinKeys) removeBucket(m *bucketMap, b *bucket) {
+	m.remove(b)
+	s.bytes -= bucketBytes
+	for _, r := range b.rows {
+		s.bytes -= int64(len(r)) + rowOverhead
+	}
+}
+
+// dropMap forgets the memory of map m (nil: none), which its owner drops.
+func (s *joinKeys) dropMap(m *bucketMap) {
+	if m == nil {
+		return
+	}
+	for _, head := range m.tab {
+		for b := head; b != nil; b = b.next {
+			s.bytes -= bucketBytes
+			for _, r := range b.rows {
+				s.bytes -= int64(len(r)) + rowOverhead
+			}
+		}
+	}
+}
+
+// Bytes implements engine.PerKey: an estimate of the per-key states, caches, rows and timers,
+// without a pass over them.
+func (s *joinKeys) Bytes() int64 {
+	return int64(cap(s.k))*96 + s.bytes + s.j.timers.bytes()
+}
+
+// dropTimer forgets a polled timer of its key.
+func (s *joinKeys) dropTimer(t timerEntry) {
+	ks := &s.k[t.key]
+	if i := slices.Index(ks.timers, t.time); i >= 0 {
+		ks.timers = slices.Delete(ks.timers, i, i+1)
+	}
+}
+
+// Save implements engine.PerKey.
+func (s *joinKeys) Save(dst []byte, id int32) []byte {
+	s.settle()
+	ks := &s.k[id]
+	var flags byte
+	if ks.left != nil {
+		flags |= 1
+	}
+	if ks.right != nil {
+		flags |= 2
+	}
+	if ks.hasLeftTimer {
+		flags |= 4
+	}
+	if ks.hasRightTimer {
+		flags |= 8
+	}
+	dst = append(dst, flags)
+	if ks.hasLeftTimer {
+		dst = binary.AppendVarint(dst, ks.leftTimer)
+	}
+	if ks.hasRightTimer {
+		dst = binary.AppendVarint(dst, ks.rightTimer)
+	}
+	for _, m := range []*bucketMap{ks.left, ks.right} {
+		if m == nil {
+			continue
+		}
+		dst = binary.AppendUvarint(dst, uint64(m.size))
+		for _, head := range m.tab {
+			for b := head; b != nil; b = b.next {
+				dst = binary.AppendVarint(dst, b.time)
+				dst = binary.AppendUvarint(dst, uint64(len(b.rows)))
+				for i, r := range b.rows {
+					var f byte
+					if b.matched[i] {
+						f = 1
+					}
+					dst = append(dst, f)
+					dst = binary.AppendUvarint(dst, uint64(len(r)))
+					dst = append(dst, r...)
+				}
+			}
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(ks.timers)))
+	for _, t := range ks.timers {
+		pos, _ := s.j.timers.position(timerEntry{time: t, key: id})
+		dst = binary.AppendVarint(dst, t)
+		dst = binary.AppendUvarint(dst, uint64(pos))
+	}
+	return dst
+}
+
+var errTruncated = fmt.Errorf("%w: interval join state truncated", engine.ErrData)
+
+// Load implements engine.PerKey.
+func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
+	ks := &s.k[id]
+	if len(src) == 0 {
+		return nil, errTruncated
+	}
+	flags := src[0]
+	src = src[1:]
+	if flags&^15 != 0 {
+		return nil, fmt.Errorf("%w: interval join state flags %#x", engine.ErrData, flags)
+	}
+	var err error
+	if flags&4 != 0 {
+		if ks.leftTimer, src, err = varint(src); err != nil {
+			return nil, err
+		}
+		ks.hasLeftTimer = true
+	}
+	if flags&8 != 0 {
+		if ks.rightTimer, src, err = varint(src); err != nil {
+			return nil, err
+		}
+		ks.hasRightTimer = true
+	}
+	for side := range 2 {
+		if flags&(1<<side) == 0 {
+			continue
+		}
+		var m *bucketMap
+		if m, src, err = s.loadMap(src, s.j.layouts[side]); err != nil {
+			return nil, err
+		}
+		if side == 0 {
+			ks.left = m
+		} else {
+			ks.right = m
+		}
+	}
+	n, src, err := uvarint(src)
+	if err != nil {
+		return nil, err
+	}
+	if n > uint64(len(src))/2 {
+		return nil, fmt.Errorf("%w: timer count %d out of range", engine.ErrData, n)
+	}
+	for range n {
+		var rt restoredTimer
+		if rt.time, src, err = varint(src); err != nil {
+			return nil, err
+		}
+		if rt.pos, src, err = uvarint(src); err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(ks.restored, func(o restoredTimer) bool { return o.time == rt.time }) {
+			return nil, fmt.Errorf("%w: duplicate timer", engine.ErrData)
+		}
+		ks.restored = append(ks.restored, rt)
+	}
+	if len(ks.restored) > 0 {
+		s.unsettled++
+	}
+	return src, nil
+}
+
+func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (_ *bucketMap, _ []byte, err error) {
+	var m *bucketMap
+	defer func() {
+		if err != nil {
+			s.dropMap(m) // its rows were counted
+		}
+	}()
+	n, src, err := uvarint(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n > uint64(len(src))/2 {
+		return nil, nil, fmt.Errorf("%w: bucket count %d out of range", engine.ErrData, n)
+	}
+	m = newBucketMapWithExpectedSize(int(n))
+	for range n {
+		var t int64
+		if t, src, err = varint(src); err != nil {
+			return nil, nil, err
+		}
+		if m.get(t) != nil {
+			return nil, nil, fmt.Errorf("%w: duplicate bucket time %d", engine.ErrData, t)
+		}
+		var rows uint64
+		if rows, src, err = uvarint(src); err != nil {
+			return nil, nil, err
+		}
+		if rows == 0 || rows > uint64(len(src))/2 {
+			return nil, nil, fmt.Errorf("%w: bucket row count %d out of range", engine.ErrData, rows)
+		}
+		b := m.insert(t)
+		for range rows {
+			if len(src) == 0 || src[0] > 1 {
+				return nil, nil, fmt.Errorf("%w: matched flag invalid or missing", engine.ErrData)
+			}
+			matched := src[0] == 1
+			var size uint64
+			if size, src, err = uvarint(src[1:]); err != nil {
+				return nil, nil, err
+			}
+			if size > uint64(len(src)) {
+				return nil, nil, errTruncated
+			}
+			row := slices.Clone(src[:size])
+			src = src[size:]
+			if err := layout.check(row); err != nil {
+				return nil, nil, err
+			}
+			s.addRow(b, row, matched)
+		}
+	}
+	return m, src, nil
+}
+
+// settle registers the timers of restored keys, as Flink's restore adds the timers of its heap
+// snapshot: key group by key group in ascending order, each in its saved heap order.
+func (s *joinKeys) settle() {
+	if s.unsettled == 0 {
+		return
+	}
+	type pending struct {
+		kg   int
+		pos  uint64
+		id   int32
+		time int64
+	}
+	var all []pending
+	for id := range s.k {
+		ks := &s.k[id]
+		if len(ks.restored) == 0 {
+			continue
+		}
+		kg := engine.KeyGroup(engine.HashRow(s.j.state.Key(int32(id))), s.j.maxParallelism)
+		for _, r := range ks.restored {
+			all = append(all, pending{kg, r.pos, int32(id), r.time})
+		}
+		ks.restored = nil
+	}
+	s.unsettled = 0
+	slices.SortStableFunc(all, func(a, b pending) int {
+		if a.kg != b.kg {
+			return a.kg - b.kg
+		}
+		switch {
+		case a.pos < b.pos:
+			return -1
+		case a.pos > b.pos:
+			return 1
+		}
+		return 0
+	})
+	for _, p := range all {
+		s.j.registerTimer(p.id, p.time)
+	}
+}
+
+func varint(src []byte) (int64, []byte, error) {
+	v, n := binary.Varint(src)
+	if n <= 0 {
+		return 0, nil, errTruncated
+	}
+	return v, src[n:], nil
+}
+
+func uvarint(src []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(src)
+	if n <= 0 {
+		return 0, nil, errTruncated
+	}
+	return v, src[n:], nil
+}

@@ -1,0 +1,120 @@
+package io.ferrystream.ferry.planner;
+
+import io.ferrystream.ferry.operators.FerryIntervalJoinOperator;
+import io.ferrystream.ferry.operators.IntervalJoinSpec;
+
+import org.apache.flink.api.dag.Transformation;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.streaming.api.transformations.TwoInputTransformation;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.planner.delegation.PlannerBase;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
+import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecIntervalJoin;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
+import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
+import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Optional;
+
+import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec.WindowBounds;
+
+/**
+ * Flink's {@link StreamExecIntervalJoin} translated to {@link FerryIntervalJoinOperator}.
+ *
+ * <p>Built with Flink's public constructor, so its JSON type and persisted configuration are
+ * Flink's. The transformation keeps Flink's name ({@code interval-join}, hence its UID and
+ * operator ID), parallelism (1 for singleton inputs, as Flink sets it), both state key selectors
+ * and the key type, so Flink's exchanges and key groups stay valid. Translation re-checks what
+ * the planner checked; should anything have changed, it builds Flink's operator instead.
+ */
+public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
+    private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecIntervalJoin.class);
+
+    @JsonIgnore private final JoinSpec joinSpec;
+    @JsonIgnore private final WindowBounds windowBounds;
+    /** Set when translation fell back to Flink's operator. */
+    @JsonIgnore private String fallbackReason;
+
+    public FerryStreamExecIntervalJoin(
+            ReadableConfig tableConfig,
+            org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec intervalJoinSpec,
+            InputProperty leftInputProperty,
+            InputProperty rightInputProperty,
+            RowType outputType,
+            String description) {
+        super(tableConfig, intervalJoinSpec, leftInputProperty, rightInputProperty, outputType, description);
+        this.joinSpec = intervalJoinSpec.getJoinSpec();
+        this.windowBounds = intervalJoinSpec.getWindowBounds();
+    }
+
+    /** Why translation built Flink's operator after all; empty when it built Ferry's. */
+    @JsonIgnore
+    public Optional<String> fallbackReason() {
+        return Optional.ofNullable(fallbackReason);
+    }
+
+    @Override
+    protected String getSimplifiedName() {
+        return fallbackReason == null ? "FerryIntervalJoin" : "IntervalJoin";
+    }
+
+    @SuppressWarnings("unchecked")
+    @Override
+    protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
+        ExecEdge leftEdge = getInputEdges().get(0);
+        ExecEdge rightEdge = getInputEdges().get(1);
+        RowType leftType = (RowType) leftEdge.getOutputType();
+        RowType rightType = (RowType) rightEdge.getOutputType();
+
+        String reason = NativeMatcher.disabledReason(config, IntervalJoinMatcher.ENABLED);
+        if (reason == null) {
+            reason = IntervalJoinMatcher.shapeReason(joinSpec, windowBounds, null);
+        }
+        IntervalJoinSpec spec = null;
+        if (reason == null) {
+            spec = IntervalJoinSpecs.build(getDescription(), leftType, rightType, joinSpec, windowBounds, config);
+            reason = NativeSupport.check(spec).orElse(null);
+        }
+        if (reason != null) {
+            fallbackReason = reason;
+            LOG.warn("Ferry: {} changed since planning ({}); using Flink's operator", getDescription(), reason);
+            return super.translateToPlanInternal(planner, config);
+        }
+
+        Transformation<RowData> leftTransform = (Transformation<RowData>) leftEdge.translateToPlan(planner);
+        Transformation<RowData> rightTransform = (Transformation<RowData>) rightEdge.translateToPlan(planner);
+        FerryIntervalJoinOperator operator =
+                new FerryIntervalJoinOperator(spec, (RowType) getOutputType(), NativeExecNodes.batching(config, false));
+        TwoInputTransformation<RowData, RowData, RowData> transform =
+                ExecNodeUtil.createTwoInputTransformation(
+                        leftTransform,
+                        rightTransform,
+                        createTransformationMeta(INTERVAL_JOIN_TRANSFORMATION, config),
+                        operator,
+                        InternalTypeInfo.of(getOutputType()),
+                        leftTransform.getParallelism(),
+                        false);
+        if (inputsContainSingleton()) {
+            transform.setParallelism(1);
+            transform.setMaxParallelism(1);
+        }
+        ClassLoader cl = planner.getFlinkContext().getClassLoader();
+        RowDataKeySelector leftSelect =
+                KeySelectorUtil.getRowDataSelector(cl, joinSpec.getLeftKeys(), InternalTypeInfo.of(leftType));
+        RowDataKeySelector rightSelect =
+                KeySelectorUtil.getRowDataSelector(cl, joinSpec.getRightKeys(), InternalTypeInfo.of(rightType));
+        transform.setStateKeySelectors(leftSelect, rightSelect);
+        transform.setStateKeyType(leftSelect.getProducedType());
+        return transform;
+    }
+}

@@ -1,0 +1,61 @@
+package io.ferrystream.ferry.planner;
+
+import io.ferrystream.ferry.operators.IntervalJoinSpec;
+
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.api.config.ExecutionConfigOptions;
+import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIntervalJoin;
+import org.apache.flink.table.types.logical.RowType;
+
+import java.lang.reflect.Field;
+
+import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec.WindowBounds;
+
+/** Builds the interval join's spec from what Flink's {@code StreamExecIntervalJoin} is built from. */
+final class IntervalJoinSpecs {
+    private IntervalJoinSpecs() {}
+
+    /** The spec of the operator Flink's exec node would build, with Flink's parameters. */
+    static IntervalJoinSpec build(
+            String description,
+            RowType leftType,
+            RowType rightType,
+            JoinSpec joinSpec,
+            WindowBounds bounds,
+            ReadableConfig config) {
+        return new IntervalJoinSpec(
+                description,
+                leftType,
+                rightType,
+                joinSpec.getLeftKeys(),
+                joinSpec.getRightKeys(),
+                joinSpec.getJoinType().name(),
+                bounds.isEventTime(),
+                bounds.getLeftLowerBound(),
+                bounds.getLeftUpperBound(),
+                minCleanUpIntervalMs(config),
+                bounds.getLeftTimeIdx(),
+                bounds.getRightTimeIdx(),
+                joinSpec.getFilterNulls());
+    }
+
+    /** {@code table.exec.interval-join.min-cleanup-interval}, as StreamExecIntervalJoin reads it. */
+    static long minCleanUpIntervalMs(ReadableConfig config) {
+        return config.get(ExecutionConfigOptions.TABLE_EXEC_INTERVAL_JOIN_MIN_CLEAN_UP_INTERVAL).toMillis();
+    }
+
+    /**
+     * The window bounds of Flink's physical node, a constructor parameter its Scala class keeps in
+     * a private field without an accessor.
+     */
+    static WindowBounds windowBounds(StreamPhysicalIntervalJoin join) {
+        try {
+            Field f = StreamPhysicalIntervalJoin.class.getDeclaredField("windowBounds");
+            f.setAccessible(true);
+            return (WindowBounds) f.get(join);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Flink's StreamPhysicalIntervalJoin has no windowBounds field", e);
+        }
+    }
+}

@@ -1,0 +1,335 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.planner.Ferry;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.streaming.api.graph.StreamNode;
+import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
+import org.apache.flink.streaming.api.operators.StreamOperatorFactory;
+import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
+import org.apache.flink.table.runtime.operators.join.KeyedCoProcessOperatorWithWatermarkDelay;
+import org.apache.flink.table.runtime.operators.join.interval.RowTimeIntervalJoin;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.InstantiationUtil;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Flink's own row-time interval join ({@code KeyedCoProcessOperatorWithWatermarkDelay} with
+ * {@code RowTimeIntervalJoin}, planned by Flink 2.3 with Ferry off) and Ferry's ({@link
+ * FerryIntervalJoinOperator}, planned for the same query with Ferry on), each in Flink's keyed
+ * two-input operator test harness on the heap state backend, fed the same random interleaving of
+ * left rows, right rows and per-input watermarks (late rows, NULL keys, rows at times <= 0, many
+ * keys with equal times), must emit identical sequences: rows with their RowKind, and the output
+ * watermarks. Both are snapshotted and restored into fresh operators mid-stream.
+ */
+class IntervalJoinDifferentialTest {
+
+    /** A planned interval join with its two state key selectors. */
+    record Planned(
+            TwoInputStreamOperator<RowData, RowData, RowData> operator,
+            KeySelector<RowData, RowData> leftKeys,
+            KeySelector<RowData, RowData> rightKeys,
+            TypeInformation<RowData> keyType,
+            RowType leftType,
+            RowType rightType,
+            RowType outputType) {}
+
+    /** The inputs: L(k, rt, v), R(k, rt, w), rt the row time, keyed by k (and s, when two keys). */
+    static Planned plan(String joinType, String condition, boolean ferry, int batchSize) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+        tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.BATCH_SIZE, batchSize);
+        tEnv.getConfig().set(FerryOptions.BATCH_MAX_DELAY, Duration.ofHours(1));
+        Ferry.install(tEnv);
+        for (String side : List.of("L", "R")) {
+            String value = side.equals("L") ? "v" : "w";
+            RowTypeInfo type = new RowTypeInfo(
+                    new TypeInformation<?>[] {Types.LONG, Types.STRING, Types.LOCAL_DATE_TIME, Types.STRING},
+                    new String[] {"k", "s", "rt", value});
+            DataStream<Row> source = env.fromData(List.of(new Row(4)), type);
+            Table t = tEnv.fromDataStream(source, Schema.newBuilder()
+                    .column("k", "BIGINT").column("s", "STRING").column("rt", "TIMESTAMP(3)").column(value, "STRING")
+                    .watermark("rt", "rt").build());
+            tEnv.createTemporaryView(side, t);
+        }
+        Table result = tEnv.sqlQuery(
+                "SELECT L.k, L.s, CAST(L.rt AS TIMESTAMP(3)) AS lrt, L.v, R.k AS rk, R.s AS rs,"
+                        + " CAST(R.rt AS TIMESTAMP(3)) AS rrt, R.w FROM L " + joinType + " JOIN R ON " + condition);
+        tEnv.toDataStream(result).print();
+        StreamGraph graph = env.getStreamGraph();
+        for (StreamNode node : graph.getStreamNodes()) {
+            StreamOperatorFactory<?> factory = node.getOperatorFactory();
+            if (!(factory instanceof SimpleOperatorFactory)) {
+                continue;
+            }
+            Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
+            boolean stock = op instanceof KeyedCoProcessOperatorWithWatermarkDelay
+                    && ((KeyedCoProcessOperatorWithWatermarkDelay<?, ?, ?, ?>) op).getUserFunction() instanceof RowTimeIntervalJoin;
+            if (stock || op instanceof FerryIntervalJoinOperator) {
+                assertEquals(ferry, op instanceof FerryIntervalJoinOperator, "planned operator " + op);
+                @SuppressWarnings("unchecked")
+                KeySelector<RowData, RowData> left = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
+                @SuppressWarnings("unchecked")
+                KeySelector<RowData, RowData> right = (KeySelector<RowData, RowData>) node.getStatePartitioners()[1];
+                @SuppressWarnings("unchecked")
+                TwoInputStreamOperator<RowData, RowData, RowData> operator = (TwoInputStreamOperator<RowData, RowData, RowData>) op;
+                Field types = RowDataSerializer.class.getDeclaredField("types");
+                types.setAccessible(true);
+                RowType out = RowType.of((LogicalType[]) types.get(node.getTypeSerializerOut()));
+                RowType in1 = RowType.of((LogicalType[]) types.get(node.getTypeSerializersIn()[0]));
+                RowType in2 = RowType.of((LogicalType[]) types.get(node.getTypeSerializersIn()[1]));
+                assertEquals(4, in1.getFieldCount(), "the join reads the source row unchanged");
+                assertEquals(4, in2.getFieldCount(), "the join reads the source row unchanged");
+                return new Planned(operator, left, right, ((RowDataKeySelector) left).getProducedType(), in1, in2, out);
+            }
+        }
+        throw new AssertionError("no interval join in the plan");
+    }
+
+    /** One step of a stream: a row of input 1 or 2, a watermark of input 1 or 2, or a snapshot and restore. */
+    record Step(char kind, int input, RowData row, long time) {}
+
+    /**
+     * A random interleaving over a few keys: row times in whole seconds plus 0, 1 or 999 ms around
+     * the watermarks (late rows included, times <= 0 at the start), watermarks advancing per input.
+     */
+    static List<Step> steps(long seed, int n, boolean nullKeys) {
+        Random r = new Random(seed);
+        List<Step> steps = new ArrayList<>();
+        long[] wm = {-3, -3};
+        int keys = 2 + r.nextInt(6);
+        for (int i = 0; i < n; i++) {
+            int x = r.nextInt(100);
+            if (x < 84) {
+                int input = x < 42 ? 1 : 2;
+                long base = Math.min(wm[0], wm[1]) + r.nextInt(30) - 10;
+                long t = base * 1000 + new long[] {0, 0, 1, 999, 500}[r.nextInt(5)];
+                int k = r.nextInt(keys + 1);
+                GenericRowData row = new GenericRowData(4);
+                row.setField(0, nullKeys && k == keys ? null : (long) k);
+                row.setField(1, StringData.fromString(k % 3 == 0 ? "a" : "long string " + k));
+                row.setField(2, TimestampData.fromEpochMillis(t));
+                row.setField(3, r.nextInt(9) == 0 ? null : StringData.fromString((input == 1 ? "l" : "r") + i));
+                steps.add(new Step('r', input, row, t));
+            } else if (x < 98) {
+                int input = r.nextInt(2);
+                wm[input] += r.nextInt(8);
+                steps.add(new Step('w', input + 1, null, wm[input] * 1000 + (r.nextBoolean() ? 0 : 999)));
+            } else {
+                steps.add(new Step('s', 0, null, 0));
+            }
+        }
+        steps.add(new Step('w', 1, null, Long.MAX_VALUE));
+        steps.add(new Step('w', 2, null, Long.MAX_VALUE));
+        return steps;
+    }
+
+    static KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> harness(
+            Planned p, OperatorSubtaskState state) throws Exception {
+        TwoInputStreamOperator<RowData, RowData, RowData> operator = InstantiationUtil.clone(p.operator());
+        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h =
+                new KeyedTwoInputStreamOperatorTestHarness<>(operator, p.leftKeys(), p.rightKeys(), p.keyType());
+        h.setup(new RowDataSerializer(p.outputType()));
+        if (state != null) {
+            h.initializeState(state);
+        }
+        h.open();
+        return h;
+    }
+
+    /** Runs the steps through a fresh copy of the planned operator; output rows and watermarks as text. */
+    static List<String> run(Planned p, List<Step> steps) throws Exception {
+        RowDataSerializer left = new RowDataSerializer(p.leftType());
+        RowDataSerializer right = new RowDataSerializer(p.rightType());
+        List<String> out = new ArrayList<>();
+        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(p, null);
+        long cp = 0;
+        for (Step s : steps) {
+            switch (s.kind()) {
+                case 'r':
+                    // Flink's operator reads the time with getLong, as from the BinaryRowData an exchange delivers
+                    if (s.input() == 1) {
+                        h.processElement1(new StreamRecord<>(left.toBinaryRow(s.row()).copy()));
+                    } else {
+                        h.processElement2(new StreamRecord<>(right.toBinaryRow(s.row()).copy()));
+                    }
+                    break;
+                case 'w':
+                    if (s.input() == 1) {
+                        h.processWatermark1(new Watermark(s.time()));
+                    } else {
+                        h.processWatermark2(new Watermark(s.time()));
+                    }
+                    break;
+                default:
+                    h.prepareSnapshotPreBarrier(++cp);
+                    OperatorSubtaskState state = h.snapshot(cp, cp);
+                    collect(h, p.outputType(), out);
+                    h.close();
+                    h = harness(p, state);
+                    out.add("restored");
+            }
+        }
+        h.prepareSnapshotPreBarrier(++cp);
+        collect(h, p.outputType(), out);
+        h.close();
+        return out;
+    }
+
+    static void collect(KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h, RowType type, List<String> into) {
+        for (Object o : h.getOutput()) {
+            if (o instanceof Watermark) {
+                into.add("WM " + ((Watermark) o).getTimestamp());
+            } else if (o instanceof StreamRecord) {
+                into.add(GroupAggregateDifferentialTest.render((RowData) ((StreamRecord<?>) o).getValue(), type));
+            }
+        }
+        h.getOutput().clear();
+    }
+
+    static void check(String joinType, String condition, long seeds, boolean nullKeys) throws Exception {
+        Planned stock = plan(joinType, condition, false, 1);
+        for (int batch : new int[] {1, 3, 1024}) {
+            Planned ferry = plan(joinType, condition, true, batch);
+            assertInstanceOf(FerryIntervalJoinOperator.class, ferry.operator());
+            for (long seed = 0; seed < seeds; seed++) {
+                List<Step> steps = steps(seed * 131 + batch, 600, nullKeys);
+                List<String> want = run(stock, steps);
+                List<String> got = run(ferry, steps);
+                assertTrue(want.stream().anyMatch(s -> s.startsWith("+I")), "stock produced no rows");
+                for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+                    assertEquals(want.get(i), got.get(i), joinType + " JOIN ON " + condition + ", seed " + seed
+                            + ", batch " + batch + ": first difference at output " + i + "; before it: "
+                            + want.subList(Math.max(0, i - 5), i));
+                }
+                assertEquals(want.size(), got.size(), "seed " + seed + " batch " + batch + ": output length");
+            }
+        }
+    }
+
+    /**
+     * Row times whose HashMap hash has its low 16 bits zero ((j << 16) | j ms), so one key's cache
+     * piles them into one bin: it becomes a red-black tree bin (iteration order no longer
+     * insertion order), splits on resize and shrinks as buckets expire.
+     */
+    static List<Step> collidingSteps(long seed) {
+        Random r = new Random(seed);
+        List<Step> steps = new ArrayList<>();
+        long wm = 0;
+        for (int i = 0; i < 500; i++) {
+            int x = r.nextInt(100);
+            if (x < 90) {
+                int input = 1 + r.nextInt(2);
+                long j = 1 + r.nextInt(60);
+                long t = r.nextInt(4) == 0 ? wm * 65_537 + r.nextInt(100_000) : (j << 16) | j;
+                long k = r.nextInt(5) == 0 ? 2 : 1;
+                GenericRowData row = new GenericRowData(4);
+                row.setField(0, k);
+                row.setField(1, StringData.fromString("s"));
+                row.setField(2, TimestampData.fromEpochMillis(t));
+                row.setField(3, StringData.fromString((input == 1 ? "l" : "r") + i));
+                steps.add(new Step('r', input, row, t));
+            } else if (x < 98) {
+                wm += r.nextInt(4);
+                for (int input = 1; input <= 2; input++) {
+                    steps.add(new Step('w', input, null, wm * 65_537));
+                }
+            } else {
+                steps.add(new Step('s', 0, null, 0));
+            }
+        }
+        steps.add(new Step('w', 1, null, Long.MAX_VALUE));
+        steps.add(new Step('w', 2, null, Long.MAX_VALUE));
+        return steps;
+    }
+
+    /** Tree bins in Flink's caches: emission order follows the red-black tree's list. */
+    @Test
+    void treeBins() throws Exception {
+        String condition = "L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '20' MINUTE AND L.rt + INTERVAL '30' MINUTE";
+        Planned stock = plan("FULL", condition, false, 1);
+        Planned ferry = plan("FULL", condition, true, 5);
+        for (long seed = 0; seed < 6; seed++) {
+            List<Step> steps = collidingSteps(seed);
+            List<String> want = run(stock, steps);
+            List<String> got = run(ferry, steps);
+            for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+                assertEquals(want.get(i), got.get(i), "seed " + seed + ": first difference at output " + i);
+            }
+            assertEquals(want.size(), got.size(), "seed " + seed + ": output length");
+        }
+    }
+
+    static final String BOUNDS = "L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND";
+
+    @Test
+    void inner() throws Exception {
+        check("", BOUNDS, 4, true);
+    }
+
+    @Test
+    void leftOuter() throws Exception {
+        check("LEFT", BOUNDS, 4, true);
+    }
+
+    @Test
+    void rightOuter() throws Exception {
+        check("RIGHT", BOUNDS, 4, true);
+    }
+
+    @Test
+    void fullOuter() throws Exception {
+        check("FULL", BOUNDS, 4, true);
+    }
+
+    /** A window entirely after the left row (both bounds positive): leftLowerBound > 0 is not allowed, but both relative sizes differ in sign. */
+    @Test
+    void oneSidedWindows() throws Exception {
+        check("FULL", "L.k = R.k AND R.rt BETWEEN L.rt + INTERVAL '1' SECOND AND L.rt + INTERVAL '3' SECOND", 3, true);
+        check("LEFT", "L.k = R.k AND L.rt BETWEEN R.rt AND R.rt + INTERVAL '2' SECOND", 3, true);
+        check("RIGHT", "L.k = R.k AND L.rt > R.rt - INTERVAL '4' SECOND AND L.rt < R.rt", 3, true);
+    }
+
+    /** Two keys, one compared with IS NOT DISTINCT FROM: its NULLs join (filterNulls false). */
+    @Test
+    void compositeAndNullSafeKeys() throws Exception {
+        check("FULL", "L.k IS NOT DISTINCT FROM R.k AND L.s = R.s AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND",
+                3, true);
+        check("LEFT", "L.k IS NOT DISTINCT FROM R.k AND R.rt BETWEEN L.rt - INTERVAL '2' SECOND AND L.rt + INTERVAL '2' SECOND", 3, true);
+    }
+}

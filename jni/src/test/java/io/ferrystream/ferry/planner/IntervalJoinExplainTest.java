@@ -1,0 +1,95 @@
+package io.ferrystream.ferry.planner;
+
+import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
+import static io.ferrystream.ferry.planner.PlannerTests.newTableEnv;
+import static io.ferrystream.ferry.planner.PlannerTests.physicalPlan;
+import static io.ferrystream.ferry.planner.PlannerTests.withoutFerryTerms;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ferrystream.ferry.operators.IntervalJoinSpec;
+
+import org.apache.flink.table.api.TableEnvironment;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+/** EXPLAIN of interval joins with Ferry installed: which run natively, and why the others do not. */
+class IntervalJoinExplainTest {
+    private static final String TABLES =
+            "CREATE TEMPORARY TABLE %s (k BIGINT, s STRING, rt TIMESTAMP(3), v STRING, ltz TIMESTAMP_LTZ(3),"
+                    + " pt AS PROCTIME(), WATERMARK FOR rt AS rt) WITH ('connector' = 'datagen')";
+
+    private static TableEnvironment env(boolean ferry, Map<String, String> options) {
+        TableEnvironment tEnv = newTableEnv(ferry);
+        options.forEach((k, v) -> tEnv.getConfig().set(k, v));
+        tEnv.executeSql(String.format(TABLES, "L"));
+        tEnv.executeSql(String.format(TABLES, "R"));
+        return tEnv;
+    }
+
+    /** The ferry terms of the plan; Ferry changes nothing else in EXPLAIN. */
+    private static List<String> decisions(String sql, Map<String, String> options) {
+        String explained = env(true, options).explainSql(sql);
+        assertEquals(env(false, options).explainSql(sql), withoutFerryTerms(explained).stripTrailing() + "\n", sql);
+        String plan = physicalPlan(explained);
+        assertTrue(plan.contains("IntervalJoin("), plan);
+        return ferryTerms(plan);
+    }
+
+    private static List<String> decisions(String sql) {
+        return decisions(sql, Map.of());
+    }
+
+    private static String rowTime(String joinType, String extra) {
+        return "SELECT L.k, L.v, R.v FROM L " + joinType + " JOIN R ON L.k = R.k"
+                + " AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND" + extra;
+    }
+
+    @Test
+    void rowTimeJoinsOfEveryTypeAreNative() {
+        for (String type : List.of("", "INNER", "LEFT", "RIGHT", "FULL", "LEFT OUTER", "FULL OUTER")) {
+            assertEquals(List.of("native"), decisions(rowTime(type, "")), type);
+        }
+        // strict bounds, one-sided windows, composite and null-safe keys
+        assertEquals(List.of("native"), decisions("SELECT L.k, R.v FROM L, R WHERE L.k = R.k AND L.s = R.s"
+                + " AND L.rt > R.rt - INTERVAL '1' MINUTE AND L.rt < R.rt"));
+        assertEquals(List.of("native"), decisions("SELECT L.k, R.v FROM L LEFT JOIN R ON L.k IS NOT DISTINCT FROM R.k"
+                + " AND R.rt BETWEEN L.rt + INTERVAL '1' SECOND AND L.rt + INTERVAL '2' SECOND"));
+    }
+
+    @Test
+    void residualConditionStaysFlinks() {
+        assertEquals(List.of("non-equi join condition <>(v, v0): not native yet"), decisions(rowTime("LEFT", " AND L.v <> R.v")));
+    }
+
+    @Test
+    void processingTimeStaysFlinks() {
+        assertEquals(List.of("processing-time interval join: not native yet"),
+                decisions("SELECT L.k, L.v, R.v FROM (SELECT k, v, pt FROM L) L JOIN (SELECT k, v, pt FROM R) R"
+                        + " ON L.k = R.k AND R.pt BETWEEN L.pt - INTERVAL '5' SECOND AND L.pt"));
+    }
+
+    @Test
+    void negativeWindowStaysFlinks() {
+        assertEquals(List.of("negative window (leftUpperBound -10000 < leftLowerBound -5000): Flink plans no join"
+                        + " operator, only filters and padding"),
+                decisions("SELECT L.k, R.v FROM L FULL JOIN R ON L.k = R.k"
+                        + " AND R.rt BETWEEN L.rt + INTERVAL '10' SECOND AND L.rt + INTERVAL '5' SECOND"));
+    }
+
+    @Test
+    void fieldsGoCannotCarryStayFlinks() {
+        assertEquals(List.of("left field ltz of type TIMESTAMP_LTZ(3): not carried across the native boundary"),
+                decisions(rowTime("", "").replace("SELECT L.k,", "SELECT L.ltz, L.k,")));
+    }
+
+    @Test
+    void killSwitch() {
+        assertEquals(List.of("disabled by ferry.interval-join.enabled=false"),
+                decisions(rowTime("", ""), Map.of("ferry.interval-join.enabled", "false")));
+        assertEquals(List.of("disabled by ferry.enabled=false"), decisions(rowTime("", ""), Map.of("ferry.enabled", "false")));
+        assertEquals("ferry.interval-join.enabled", NativeKinds.ofKind(IntervalJoinSpec.KIND).enabledOption().key());
+    }
+}

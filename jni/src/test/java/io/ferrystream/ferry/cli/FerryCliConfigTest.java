@@ -27,8 +27,7 @@ class FerryCliConfigTest {
      * A mini-batch script as a Flink user writes it: SET statements, a datagen table, a GROUP BY.
      * With single-phase aggregation the GROUP BY runs natively on the Ferry side and compares
      * identical; after RESET of the phase strategy Flink plans its default two-phase aggregation,
-     * which no native kind replaces yet: the output names it and why (it is no candidate, so
-     * --require-native, which the first query's native GROUP BY satisfies, does not fail on it).
+     * whose local and global aggregates run natively too.
      */
     @Test
     void setAndResetInAScript() throws Exception {
@@ -51,14 +50,15 @@ class FerryCliConfigTest {
         assertTrue(out.contains("RESET table.optimizer.agg-phase-strategy   (back to Flink's default)"), r.toString());
         String[] queries = out.split("-- query 2");
         assertTrue(queries[0].contains("native: 1 of 1 candidate nodes ran natively (1 native operator subtask opened)"), r.toString());
-        assertTrue(queries[1].contains("GlobalGroupAggregate("), r.toString());
-        assertTrue(queries[1].contains("not a candidate: two-phase GROUP BY"), r.toString());
+        assertTrue(queries[1].contains("native: 2 of 2 candidate nodes ran natively (2 native operator subtasks opened)"), r.toString());
+        assertTrue(queries[1].contains("  native    LocalGroupAggregate("), r.toString());
+        assertTrue(queries[1].contains("  native    GlobalGroupAggregate("), r.toString());
         // a processing-time mini-batch: compared as the final result
         assertTrue(out.contains("query 1: IDENTICAL final result") && out.contains("query 2: IDENTICAL final result"), r.toString());
         assertTrue(out.strip().endsWith("IDENTICAL"), r.toString());
         long[] n = r.nativeCount();
-        assertEquals(1, n[0]);
-        assertEquals(1, n[1]);
+        assertEquals(3, n[0]);
+        assertEquals(3, n[1]);
     }
 
     /** -D options reach both sides' planners and show in the header with their origin; both forms parse. */

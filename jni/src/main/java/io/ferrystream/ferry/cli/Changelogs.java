@@ -183,14 +183,17 @@ final class Changelogs {
      * paired in the order of their floating-point fields.
      */
     static String finalResultDifferenceBeyondRounding(List<Row> stock, List<Row> ferry) {
-        Map<String, List<Row>> a = unmatchedByShape(stock, ferry);
-        Map<String, List<Row>> b = unmatchedByShape(ferry, stock);
-        for (String shape : union(a.keySet(), b.keySet())) {
+        Map<String, Integer> stockTable = materialize(stock);
+        Map<String, Integer> ferryTable = materialize(ferry);
+        Map<String, List<Row>> a = unmatchedByShape(stock, stockTable, ferryTable);
+        Map<String, List<Row>> b = unmatchedByShape(ferry, ferryTable, stockTable);
+        Set<String> shapes = new TreeSet<>(a.keySet());
+        shapes.addAll(b.keySet());
+        for (String shape : shapes) {
             List<Row> x = a.getOrDefault(shape, List.of());
             List<Row> y = b.getOrDefault(shape, List.of());
             if (x.size() != y.size()) {
-                return "final row " + (x.size() > y.size() ? x.get(0) + ": stock x" + x.size() + ", Ferry x" + y.size()
-                        : y.get(0) + ": stock x" + x.size() + ", Ferry x" + y.size());
+                return "final row " + (x.size() > y.size() ? x : y).get(0) + ": stock x" + x.size() + ", Ferry x" + y.size();
             }
             for (int i = 0; i < x.size(); i++) {
                 if (!withinRounding(x.get(i), y.get(i))) {
@@ -201,16 +204,18 @@ final class Changelogs {
         return null;
     }
 
-    /** The rows of {@code rows}' final result beyond those of {@code other}'s, grouped by shape, each group sorted. */
-    private static Map<String, List<Row>> unmatchedByShape(List<Row> rows, List<Row> other) {
+    /**
+     * The rows of {@code mine} (the materialized {@code rows}) beyond those of {@code theirs},
+     * grouped by {@link #shape}, each group sorted by its floating-point fields.
+     */
+    private static Map<String, List<Row>> unmatchedByShape(
+            List<Row> rows, Map<String, Integer> mine, Map<String, Integer> theirs) {
         Map<String, Row> byText = new TreeMap<>();
         for (Row r : rows) {
             Row v = Row.copy(r);
             v.setKind(RowKind.INSERT);
             byText.putIfAbsent(v.toString(), v);
         }
-        Map<String, Integer> mine = materialize(rows);
-        Map<String, Integer> theirs = materialize(other);
         Map<String, List<Row>> out = new TreeMap<>();
         for (Map.Entry<String, Integer> e : mine.entrySet()) {
             int extra = e.getValue() - theirs.getOrDefault(e.getKey(), 0);
@@ -223,22 +228,26 @@ final class Changelogs {
         return out;
     }
 
+    private static boolean floating(Object field) {
+        return field instanceof Double || field instanceof Float;
+    }
+
     /** The row's text with each FLOAT/DOUBLE field replaced by {@code ~}. */
     private static String shape(Row row) {
         Row s = Row.copy(row);
         for (int i = 0; i < s.getArity(); i++) {
-            if (s.getField(i) instanceof Double || s.getField(i) instanceof Float) {
+            if (floating(s.getField(i))) {
                 s.setField(i, "~");
             }
         }
         return s.toString();
     }
 
+    /** Orders rows of one shape by their FLOAT/DOUBLE fields, left to right. */
     private static int compareFloatingFields(Row x, Row y) {
         for (int i = 0; i < x.getArity(); i++) {
-            if (x.getField(i) instanceof Number a && (a instanceof Double || a instanceof Float)
-                    && y.getField(i) instanceof Number b) {
-                int c = Double.compare(a.doubleValue(), b.doubleValue());
+            if (floating(x.getField(i))) {
+                int c = Double.compare(((Number) x.getField(i)).doubleValue(), ((Number) y.getField(i)).doubleValue());
                 if (c != 0) {
                     return c;
                 }
@@ -247,26 +256,19 @@ final class Changelogs {
         return 0;
     }
 
+    /** Whether two rows of one shape have FLOAT/DOUBLE fields equal within {@link #ROUNDING}. */
     private static boolean withinRounding(Row x, Row y) {
         for (int i = 0; i < x.getArity(); i++) {
-            if (x.getField(i) instanceof Number a && (a instanceof Double || a instanceof Float)
-                    && y.getField(i) instanceof Number b) {
-                double p = a.doubleValue();
-                double q = b.doubleValue();
-                boolean same = Double.compare(p, q) == 0
-                        || Math.abs(p - q) <= ROUNDING * Math.max(1.0, Math.max(Math.abs(p), Math.abs(q)));
-                if (!same) {
+            if (floating(x.getField(i))) {
+                double p = ((Number) x.getField(i)).doubleValue();
+                double q = ((Number) y.getField(i)).doubleValue();
+                if (Double.compare(p, q) != 0
+                        && Math.abs(p - q) > ROUNDING * Math.max(1.0, Math.max(Math.abs(p), Math.abs(q)))) {
                     return false;
                 }
             }
         }
         return true;
-    }
-
-    private static Set<String> union(Set<String> a, Set<String> b) {
-        Set<String> u = new TreeSet<>(a);
-        u.addAll(b);
-        return u;
     }
 
     private static String difference(Map<String, Integer> a, Map<String, Integer> b) {

@@ -143,3 +143,40 @@ func BenchmarkGroupAggregateMaxRetract(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkLocalGroupAggregate measures the two-phase plan's local aggregate in Go: each batch
+// is one bundle of the benchmark's Nexmark-shaped query (COUNT(*), SUM, MAX, AVG of price per
+// auction), folded into fresh accumulators and emitted as partial rows, one per key.
+func BenchmarkLocalGroupAggregate(b *testing.B) {
+	f := false
+	input := []engine.FieldSpec{{Name: "auction", Type: "BIGINT", Nullable: &f}, {Name: "price", Type: "BIGINT"}}
+	aggs := []AggCall{{Func: "COUNT"}, {Func: "SUM", Args: []int{1}}, {Func: "MAX", Args: []int{1}}, {Func: "AVG", Args: []int{1}}}
+	h := engine.Spec{Kind: LocalKind, MaxParallelism: 128, Inputs: []engine.Input{{Fields: input, Keys: []int{0}}},
+		Params: jsonMarshal(&LocalParams{Aggs: aggs})}
+	for _, keys := range []int{64, 10_000} {
+		for _, size := range []int{4096, 50_000} {
+			b.Run(fmt.Sprintf("keys=%d/bundle=%d", keys, size), func(b *testing.B) {
+				hs, err := engine.ParseSpec(jsonMarshal(&h))
+				if err != nil {
+					b.Fatal(err)
+				}
+				op, err := engine.Open(hs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+				batches := benchBatches(keys, size, 16)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				b.ReportMetric(float64(i*size)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*size), "ns/row")
+			})
+		}
+	}
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The JVM side-by-side benchmark (jni/src/test/java/io/ferrystream/ferry/bench, run from the test
 # classpath): markdown tables on stdout, progress on stderr. Expects build/native (./build.sh
-# bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, split,
+# bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, sql-2phase, split,
 # ferry-only) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
 # lists them). `scripts/bench-jvm.sh jfr [SECTION] [flags]` runs Ferry's operator alone
 # (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry) or only one-row-batch calls
@@ -28,6 +28,7 @@ opts=(
   --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
   --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
   -Xms6g -Xmx6g -XX:+AlwaysPreTouch -Dlog4j2.level=WARN
+  -Dferry.commit="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 )
 
 if [ "${1:-}" = jfr ]; then

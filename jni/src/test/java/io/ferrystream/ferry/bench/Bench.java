@@ -15,6 +15,8 @@ import java.util.Locale;
  *   <li>{@code operator}: the operators in Flink's test harness, heap / RocksDB / Ferry
  *       interleaved ({@link OperatorBench});
  *   <li>{@code sql}: SQL jobs on a MiniCluster, Ferry off / on interleaved ({@link SqlBench});
+ *   <li>{@code sql-2phase}: SQL jobs under Nexmark's mini-batch configuration at parallelism 2,
+ *       checksummed ({@link TwoPhaseSqlBench});
  *   <li>{@code split}: where a Ferry batch's time goes ({@link StageSplit});
  *   <li>{@code ferry-only}: only Ferry's operator through the operator driver, for profiling
  *       (JFR); {@code sql-ferry}: only the Ferry-on SQL jobs, likewise; {@code one-row}: only
@@ -33,7 +35,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|split|ferry-only|sql-ferry|one-row] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|split|ferry-only|sql-ferry|one-row] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -123,7 +125,8 @@ public final class Bench {
             values.add(OperatorBench.Values.valueOf(v.trim().toUpperCase(Locale.ROOT)));
         }
         Runtime rt = Runtime.getRuntime();
-        String env = String.format(Locale.ROOT, "JDK %s (%s), %d CPUs, max heap %d MiB, Flink %s",
+        String commit = System.getProperty("ferry.commit", "unknown");
+        String env = String.format(Locale.ROOT, "commit %s; JDK %s (%s), %d CPUs, max heap %d MiB, Flink %s", commit,
                 System.getProperty("java.version"), System.getProperty("java.vm.name"), rt.availableProcessors(),
                 rt.maxMemory() >> 20, org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
         log("bench-jvm %s: %s", section, env);
@@ -147,6 +150,9 @@ public final class Bench {
                 break;
             case "ferry-only":
                 operator(out, values, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
+                break;
+            case "sql-2phase":
+                TwoPhaseSqlBench.table(out, sqlRows, sqlKeys, reps, commit);
                 break;
             case "sql-ferry":
                 sql(out, sqlRows, sqlKeys, reps, true);

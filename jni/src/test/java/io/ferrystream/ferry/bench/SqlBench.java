@@ -87,7 +87,8 @@ final class SqlBench {
      * Nexmark-shaped bid columns from it with multiplicative hashes (deterministic): half of the
      * bids on 16 hot auctions, the rest uniform over {@code keys} auctions; price uniform in
      * [100, 10^7); event time 200 ms apart from 2026-01-01 (rows * 0.2 s spans several days);
-     * category = 10 + auction mod 5 (Nexmark's five categories), id = auction.
+     * category = 10 + auction mod 5 (Nexmark's five categories), id = auction; bidder uniform over
+     * {@code keys} bidders, channel one of four names by bidder.
      */
     static void createSource(StreamTableEnvironment tEnv, long rows, int keys) {
         tEnv.executeSql("CREATE TEMPORARY TABLE gen (seq BIGINT) WITH ('connector' = 'datagen',"
@@ -95,12 +96,15 @@ final class SqlBench {
                 + " 'rows-per-second' = '1000000000')");
         long hotStride = Math.max(1, keys / 16);
         tEnv.executeSql("CREATE TEMPORARY VIEW hashed AS SELECT seq,"
-                + " MOD(seq * 2654435761, 4294967291) AS h1, MOD(seq * 40503 + 12345, 2147483647) AS h2 FROM gen");
+                + " MOD(seq * 2654435761, 4294967291) AS h1, MOD(seq * 40503 + 12345, 2147483647) AS h2,"
+                + " MOD(seq * 1103515245 + 12345, 2147483629) AS h3 FROM gen");
         tEnv.executeSql("CREATE TEMPORARY VIEW bid AS SELECT auction, auction AS id, 10 + MOD(auction, 5) AS category,"
-                + " price, `dateTime` FROM (SELECT"
+                + " price, `dateTime`, bidder, CASE MOD(bidder, 4) WHEN 0 THEN 'Google' WHEN 1 THEN 'Facebook'"
+                + " WHEN 2 THEN 'Baidu' ELSE 'Apple' END AS channel FROM (SELECT"
                 + " CASE WHEN MOD(h1, 2) = 0 THEN 1000 + MOD(h1 / 2, 16) * " + hotStride
                 + " ELSE 1000 + MOD(h1 / 2, " + keys + ") END AS auction,"
                 + " 100 + MOD(h2, 9999900) AS price,"
+                + " 1000 + MOD(h3, " + keys + ") AS bidder,"
                 + " CAST(TO_TIMESTAMP_LTZ(1767225600000 + seq * 200, 3) AS TIMESTAMP(3)) AS `dateTime`"
                 + " FROM hashed)");
     }

@@ -14,7 +14,7 @@ import java.util.Map;
 public final class NativeKinds {
     private static final List<NativeMatcher<?>> MATCHERS =
             List.of(new GroupAggregateMatcher(), new LocalGroupAggregateMatcher(), new GlobalGroupAggregateMatcher(),
-                    new IntervalJoinMatcher());
+                    new IncrementalGroupAggregateMatcher(), new IntervalJoinMatcher());
 
     private static final Map<Class<?>, NativeMatcher<?>> BY_NODE_CLASS = new HashMap<>();
 

@@ -68,14 +68,17 @@ final class PlannerTests {
     }
 
     /**
-     * The ferry term of each LocalGroupAggregate and GlobalGroupAggregate line of a plan, in
-     * plan order (top-down), as "Local: …" or "Global: …"; "Local: -" for a line without one.
+     * The ferry term of each LocalGroupAggregate, IncrementalGroupAggregate and
+     * GlobalGroupAggregate line of a plan, in plan order (top-down), as "Local: …", "Incremental:
+     * …" or "Global: …"; "Local: -" for a line without one.
      */
     static List<String> twoPhaseTerms(String plan) {
         List<String> terms = new ArrayList<>();
         for (String line : plan.split("\n")) {
             String l = line.replaceFirst("^[ +\\-:|]*", "");
-            String half = l.startsWith("LocalGroupAggregate(") ? "Local" : l.startsWith("GlobalGroupAggregate(") ? "Global" : null;
+            String half = l.startsWith("LocalGroupAggregate(") ? "Local"
+                    : l.startsWith("GlobalGroupAggregate(") ? "Global"
+                    : l.startsWith("IncrementalGroupAggregate(") ? "Incremental" : null;
             if (half != null) {
                 Matcher m = FERRY_TERM.matcher(l);
                 terms.add(half + ": " + (m.find() ? m.group(1) : "-"));

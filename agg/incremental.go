@@ -1,0 +1,560 @@
+package agg
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// IncrementalKind is the operator kind of the incremental aggregate (docs/abi.md).
+const IncrementalKind = "incremental_group_aggregate"
+
+func init() { engine.Register(IncrementalKind, openIncremental) }
+
+func openIncremental(s *engine.Spec) (engine.Operator, error) {
+	spec, err := ParseIncrementalSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	return NewIncrementalGroupAggregate(spec)
+}
+
+// IncrementalParams are the incremental aggregate's own spec parameters. Its input is the local
+// aggregate's partial row: the partial key fields, then every call's accumulator fields, then
+// the DISTINCT maps. Aggs are Flink's partial AggregateInfoList in order (count1 included),
+// their args indexing LocalInput (Flink's partialLocalAggInputRowType, projected); FinalKeys
+// are the final key's positions in the partial key (Flink's finalAggGrouping).
+type IncrementalParams struct {
+	LocalInput     []engine.FieldSpec `json:"local_input"`
+	Aggs           []AggCall          `json:"aggs"`
+	FinalKeys      []int              `json:"final_keys"`
+	NeedRetraction bool               `json:"need_retraction,omitempty"`
+	StateTTLMs     int64              `json:"state_ttl_ms,omitempty"`
+}
+
+// IncrementalSpec is a validated incremental-aggregate spec.
+type IncrementalSpec struct {
+	*Spec
+	FinalKeys  []int // input columns of the final key (the partial key leads the input)
+	localInput []engine.FieldSpec
+}
+
+// ParseIncrementalSpec decodes and validates an incremental-aggregate spec whose header
+// engine.ParseSpec validated.
+func ParseIncrementalSpec(s *engine.Spec) (*IncrementalSpec, error) {
+	var p IncrementalParams
+	if err := s.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	local, err := parseMergeInput(s, "an incremental aggregate", p.LocalInput, p.Aggs)
+	if err != nil {
+		return nil, err
+	}
+	keys := s.Inputs[0].Keys
+	for i, k := range p.FinalKeys {
+		if k < 0 || k >= len(keys) {
+			return nil, engine.ParamError(fmt.Sprintf("final_keys[%d]", i), "%d is not a position in the %d-field partial key", k, len(keys))
+		}
+	}
+	if p.StateTTLMs < 0 {
+		return nil, engine.ParamError("state_ttl_ms", "negative (%d)", p.StateTTLMs)
+	}
+	in := &s.Inputs[0]
+	spec := &IncrementalSpec{
+		Spec: &Spec{Spec: s, Keys: in.Keys, Input: in.Fields, InputTypes: in.Types, ArgTypes: local,
+			Params: Params{Aggs: p.Aggs, NeedRetraction: p.NeedRetraction, StateTTLMs: p.StateTTLMs}},
+		FinalKeys:  p.FinalKeys,
+		localInput: p.LocalInput,
+	}
+	if err := twoPhaseCalls(spec.Aggs, spec.ArgTypes); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// stateLayout is what shapes the incremental aggregate's state: its DISTINCT maps, which the
+// calls and their argument types shape.
+func (s *IncrementalSpec) stateLayout() any {
+	return struct {
+		Params
+		LocalInput []engine.FieldSpec `json:"local_input"`
+	}{Params: s.Params, LocalInput: s.localInput}
+}
+
+// IncrementalGroupAggregate is the middle stage of a split DISTINCT under mini-batch: Flink's
+// KeyedMapBundleOperator running MiniBatchIncrementalGroupAggFunction
+// (docs/group-aggregate.md#the-incremental-aggregate). Its input rows are the partial rows of
+// the local aggregate below it (partial key, then every call's accumulator fields, then the
+// DISTINCT maps); its keyed state, per partial key, is the DISTINCT maps alone; each batch is
+// one bundle:
+//
+//   - the rows of a partial key merge, in arrival order, into a fresh buffer (addInput:
+//     partialAgg.merge, maps on the heap);
+//   - the bundle's partial keys, in the iteration order of the bundle operator's HashMap, are
+//     grouped by their final key (a projection of the partial key) into a fresh HashMap of
+//     HashMaps (finishBundle's finalAggBuffer);
+//   - per final key, in that map's order: fresh accumulators (finalAgg.resetAccumulators), then
+//     each of its partial keys' buffers merges into them, in the inner map's order
+//     (finalAgg.merge): the plain calls merge their fields; a DISTINCT map merges into the
+//     partial key's state map, and each entry that turns a call's bit on, or its count
+//     positive or not, accumulates or retracts the entry's value in that call;
+//   - every final key emits one +I row: the final key, then every call's accumulator fields
+//     (the DISTINCT maps stay behind).
+//
+// So each output row carries what the bundle added to its final key: the global aggregate
+// above sums it up. A partial key whose maps merged to empty holds no state.
+type IncrementalGroupAggregate struct {
+	spec      *IncrementalSpec
+	keys      *engine.KeyEncoder // the partial key
+	finalKeys *engine.KeyEncoder // the final key, over the same input columns
+	state     *engine.KeyedState // per partial key: sets
+	sets      []*distinctSet     // the state's maps, one per DISTINCT argument column
+	bufSets   []*distinctSet     // partialAgg's maps, one group per bundle key
+	buffer    []accumulator      // partialAgg's accumulators, one group per bundle key
+	final     []accumulator      // finalAgg's accumulators, one group per final key
+	inner     []bool             // per call: DISTINCT, merged through its map
+	layout    partialLayout      // the input's partial state (calls, then maps)
+	outLayout partialLayout      // the output's: the calls alone
+	output    []engine.Field
+	types     []engine.Type
+	bundle    bundleKeys
+
+	// Per-bundle scratch, reused.
+	kgs       []int32
+	rowKey    []int32 // per input row: its bundle key
+	finalOf   map[string]int32
+	finals    []finalKey // the bundle's final keys, in order of first appearance
+	outOrder  []int32    // final keys in HashMap order
+	seqP      []int32    // the merge sequence: bundle keys (buffer groups), final key by final key
+	seqF      []int32    // per merge: the final key's output position
+	members   []int32    // scratch: one final key's bundle keys
+	hashes    []int32
+	order     []int32
+	buckets   []int32
+	rows      viewRows
+	viewBatch engine.Batch
+	partials  engine.OutBatch
+	view      engine.Batch
+	scratch   []bool
+	src       []int32
+	groups    []int32
+	vb        []int
+}
+
+// finalKey is one final key of a bundle: its hashCode, the input row carrying it, its bundle
+// keys in the order the bundle's HashMap yields them.
+type finalKey struct {
+	hash    int32
+	row     int32
+	members []int32
+}
+
+var _ engine.Operator = (*IncrementalGroupAggregate)(nil)
+
+// NewIncrementalGroupAggregate builds the incremental aggregate of a validated spec.
+func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggregate, error) {
+	if spec.StateTTLMs > 0 {
+		return nil, fmt.Errorf("%w: idle-state TTL with DISTINCT: not native yet (its map state expires per entry)", engine.ErrUnsupported)
+	}
+	keys := engine.NewKeyEncoder(spec.Keys, spec.InputTypes)
+	g := &IncrementalGroupAggregate{
+		spec:      spec,
+		keys:      keys,
+		finalKeys: engine.NewKeyEncoder(spec.FinalKeys, spec.InputTypes),
+		state:     engine.NewKeyedState(spec.Spec.Spec, engine.StateConfig{KeySize: keys.FixedSize(), Layout: spec.stateLayout()}),
+		inner:     make([]bool, len(spec.Aggs)),
+	}
+	byCol := map[int]int{} // DISTINCT argument column -> set
+	for i, call := range spec.Aggs {
+		buf, _, err := newCall(i, call, spec.Spec)
+		if err != nil {
+			return nil, err
+		}
+		fin, _, err := newCall(i, call, spec.Spec)
+		if err != nil {
+			return nil, err
+		}
+		g.buffer, g.final = append(g.buffer, buf), append(g.final, fin)
+		if !call.Distinct {
+			continue
+		}
+		g.inner[i] = true
+		col := call.Args[0]
+		s, ok := byCol[col]
+		if !ok {
+			s = len(g.sets)
+			byCol[col] = s
+			g.sets = append(g.sets, newDistinctSet(col, spec.ArgTypes[col], spec.NeedRetraction))
+			g.bufSets = append(g.bufSets, newDistinctSet(col, spec.ArgTypes[col], spec.NeedRetraction))
+		}
+		g.sets[s].addCall(i, -1)
+		g.bufSets[s].addCall(i, -1)
+	}
+	for _, d := range g.sets {
+		g.state.Register(d)
+	}
+	var err error
+	if g.layout, err = newPartialLayout(g.buffer, len(g.sets), len(spec.Keys)); err != nil {
+		return nil, err
+	}
+	if err := checkPartialInput(spec.InputTypes, len(spec.Keys), g.layout.all); err != nil {
+		return nil, err
+	}
+	if g.outLayout, err = newPartialLayout(g.final, 0, len(spec.FinalKeys)); err != nil {
+		return nil, err
+	}
+	for _, k := range spec.FinalKeys {
+		g.output = append(g.output, engine.Field{Name: spec.Input[k].Name, Type: spec.InputTypes[k]})
+	}
+	g.output = append(g.output, partialFields(spec.Spec, &g.outLayout)...)
+	for _, f := range g.output {
+		g.types = append(g.types, f.Type)
+	}
+	g.viewBatch.Cols = make([]engine.Column, len(spec.ArgTypes))
+	g.partials.Alloc = &scratchAlloc{}
+	return g, nil
+}
+
+// Output implements engine.Operator: the final key fields, then every call's partial state.
+func (g *IncrementalGroupAggregate) Output() []engine.Field { return g.output }
+
+// State implements engine.Operator.
+func (g *IncrementalGroupAggregate) State() *engine.KeyedState { return g.state }
+
+// Process implements engine.Operator: the batch is one bundle, its output one chunk of at most
+// one row per input row.
+func (g *IncrementalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, out *engine.OutBatch) (bool, error) {
+	if err := g.keys.Encode(in); err != nil {
+		return false, err
+	}
+	if err := g.finalKeys.Encode(in); err != nil {
+		return false, err
+	}
+	g.kgs = resize(g.kgs, in.Len)
+	for i := range in.Len {
+		kg, err := g.state.KeyGroupOf(g.keys.Hash(i))
+		if err != nil {
+			return false, fmt.Errorf("row %d: %w", i, err)
+		}
+		g.kgs[i] = int32(kg)
+	}
+	g.resolveKeys(in)
+	if err := g.mergeBuffer(in); err != nil {
+		g.rollback()
+		return false, err
+	}
+	g.groupFinalKeys()
+	if err := g.mergeFinal(); err != nil {
+		return false, err
+	}
+	err := g.emit(in, out)
+	g.endBundle()
+	return false, err
+}
+
+// resolveKeys maps each row to its bundle key, and each bundle key to its state group, created
+// empty for a partial key without state.
+func (g *IncrementalGroupAggregate) resolveKeys(in *engine.Batch) {
+	st := g.state
+	b := &g.bundle
+	b.start(st.Cap())
+	g.rowKey = resize(g.rowKey, in.Len)
+	for i := range in.Len {
+		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
+		id := st.Find(key, hash, kg)
+		fresh := id < 0
+		if fresh {
+			id = st.Insert(key, hash, kg)
+			b.grow(st.Cap())
+		}
+		k := b.key(id, hash, i)
+		if fresh {
+			b.keys[k].fresh = true
+		}
+		g.rowKey[i] = k
+	}
+}
+
+// mergeBuffer merges every row into its bundle key's buffer, which starts fresh
+// (partialAgg.createAccumulators, then partialAgg.merge per row in order): the plain calls'
+// fields, and the maps. A DISTINCT call's own fields are not merged (Flink ignores them).
+func (g *IncrementalGroupAggregate) mergeBuffer(in *engine.Batch) error {
+	keys := len(g.bundle.keys)
+	for s, d := range g.bufSets {
+		if err := d.checkViews(&in.Cols[g.layout.views+s], g.rowKey); err != nil {
+			return fmt.Errorf("distinct map %d: %w", s, err)
+		}
+	}
+	g.scratch = resize(g.scratch, in.Len)
+	for c, acc := range g.buffer {
+		acc.Grow(keys)
+		for k := range int32(keys) {
+			acc.Reset(k)
+		}
+		if g.inner[c] {
+			continue
+		}
+		if err := acc.merge(in, g.layout.first[c], g.rowKey, g.scratch); err != nil {
+			return fmt.Errorf("aggs[%d]: %w", c, err)
+		}
+	}
+	for s, d := range g.bufSets {
+		d.Grow(keys)
+		for k := range int32(keys) {
+			d.Reset(k)
+		}
+		col := &in.Cols[g.layout.views+s]
+		for i, k := range g.rowKey {
+			d.mergeView(col.Bytes(i), k, nil)
+		}
+	}
+	return nil
+}
+
+// rollback undoes resolveKeys after a batch was refused: the groups it created go.
+func (g *IncrementalGroupAggregate) rollback() {
+	for _, k := range g.bundle.keys {
+		if k.fresh {
+			g.state.Remove(k.gid)
+		}
+	}
+	g.bundle.end()
+	g.state.EndBatch()
+}
+
+// groupFinalKeys builds finishBundle's finalAggBuffer: the bundle keys in the bundle's HashMap
+// order, put under their final keys; then the merge sequence, final key by final key in the
+// outer HashMap's order, each one's bundle keys in its inner HashMap's order.
+func (g *IncrementalGroupAggregate) groupFinalKeys() {
+	b := &g.bundle
+	b.iterate()
+	if g.finalOf == nil {
+		g.finalOf = map[string]int32{}
+	}
+	clear(g.finalOf)
+	g.finals = g.finals[:0]
+	for _, k := range b.order {
+		row := b.keys[k].firstRow
+		fk := g.finalKeys.Key(int(row))
+		f, ok := g.finalOf[string(fk)]
+		if !ok {
+			f = int32(len(g.finals))
+			g.finalOf[string(fk)] = f
+			if len(g.finals) < cap(g.finals) {
+				g.finals = g.finals[:f+1]
+				g.finals[f].hash, g.finals[f].row, g.finals[f].members = g.finalKeys.Hash(int(row)), row, g.finals[f].members[:0]
+			} else {
+				g.finals = append(g.finals, finalKey{hash: g.finalKeys.Hash(int(row)), row: row})
+			}
+		}
+		g.finals[f].members = append(g.finals[f].members, k)
+	}
+	g.hashes = resize(g.hashes, len(g.finals))
+	for f := range g.finals {
+		g.hashes[f] = g.finals[f].hash
+	}
+	tableLen := 0 // finalAggBuffer is a new HashMap per bundle
+	g.outOrder, g.buckets = hashMapOrder(g.hashes, &tableLen, g.outOrder[:0], g.buckets)
+	g.seqP, g.seqF = g.seqP[:0], g.seqF[:0]
+	for j, f := range g.outOrder {
+		members := g.finals[f].members
+		g.hashes = resize(g.hashes, len(members))
+		for m, k := range members {
+			g.hashes[m] = b.keys[k].hash
+		}
+		tableLen = 0 // and so is each accMap
+		g.order, g.buckets = hashMapOrder(g.hashes, &tableLen, g.order[:0], g.buckets)
+		for _, m := range g.order {
+			g.seqP = append(g.seqP, members[m])
+			g.seqF = append(g.seqF, int32(j))
+		}
+	}
+}
+
+// mergeFinal merges the buffers into fresh accumulators per final key, in the merge sequence:
+// the plain calls' fields, then each map into its partial key's state map, whose entries fold
+// into the map's DISTINCT calls.
+func (g *IncrementalGroupAggregate) mergeFinal() error {
+	n := len(g.seqP)
+	g.vb = resize(g.vb, len(g.layout.all))
+	clear(g.vb)
+	g.layout.varBytes(g.buffer, g.bufSets, g.seqP, g.vb)
+	if err := g.partials.Init(g.layout.all, n, g.vb); err != nil {
+		return err
+	}
+	if err := g.layout.writePartials(g.buffer, g.bufSets, &g.partials, 0, g.seqP); err != nil {
+		return err
+	}
+	g.partials.Finish()
+	viewOf(&g.partials, &g.view)
+	defer g.view.Forget()
+	finals := len(g.outOrder)
+	g.scratch = resize(g.scratch, n)
+	for c, acc := range g.final {
+		acc.Grow(finals)
+		for f := range int32(finals) {
+			acc.Reset(f)
+		}
+		if g.inner[c] {
+			continue
+		}
+		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.seqF, g.scratch); err != nil {
+			return fmt.Errorf("aggs[%d]: %w", c, err)
+		}
+	}
+	for s, d := range g.sets {
+		col := &g.view.Cols[g.layout.views-g.layout.start+s]
+		r := &g.rows
+		r.reset(d)
+		for j, k := range g.seqP {
+			from := len(r.gids)
+			d.mergeView(col.Bytes(j), g.bundle.keys[k].gid, r)
+			for i := from; i < len(r.gids); i++ {
+				r.gids[i] = g.seqF[j] // the entry folds into its final key's accumulators
+			}
+		}
+		vb := &g.viewBatch
+		vb.Len = len(r.gids)
+		vb.Cols[d.col] = r.keys
+		g.scratch = resize(g.scratch, vb.Len)
+		for k, c := range d.calls {
+			g.final[c].fold(vb, r.gids, r.acts[k], g.scratch)
+		}
+		vb.Cols[d.col] = engine.Column{}
+	}
+	return nil
+}
+
+// emit writes one +I row per final key, in the outer HashMap's order: the final key (from the
+// row that brought it), then every call's accumulator fields.
+func (g *IncrementalGroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
+	rows := len(g.outOrder)
+	g.src, g.groups = resize(g.src, rows), resize(g.groups, rows)
+	for j, f := range g.outOrder {
+		g.src[j], g.groups[j] = g.finals[f].row, int32(j)
+	}
+	keys := len(g.spec.FinalKeys)
+	g.vb = resize(g.vb, len(g.types))
+	clear(g.vb)
+	for k, c := range g.spec.FinalKeys {
+		if g.types[k].ID == engine.Varchar {
+			g.vb[k] = engine.GatherBytes(&in.Cols[c], g.src)
+		}
+	}
+	g.outLayout.varBytes(g.final, nil, g.groups, g.vb[keys:])
+	for c, n := range g.vb {
+		if n > math.MaxInt32 {
+			return fmt.Errorf("%w: output column %d would hold %d bytes, more than 2 GiB; send smaller bundles", engine.ErrData, c, n)
+		}
+	}
+	if err := out.Init(g.types, rows, g.vb); err != nil {
+		return err
+	}
+	for k, c := range g.spec.FinalKeys {
+		engine.Gather(&out.Cols[k], &in.Cols[c], g.src)
+	}
+	if err := g.outLayout.writePartials(g.final, nil, out, keys, g.groups); err != nil {
+		return err
+	}
+	clear(out.Kinds()) // +I
+	out.Finish()
+	return nil
+}
+
+// endBundle removes the partial keys whose maps are all empty (Flink's MapState holds nothing
+// for them) and forgets the bundle.
+func (g *IncrementalGroupAggregate) endBundle() {
+	for _, k := range g.bundle.keys {
+		empty := true
+		for _, d := range g.sets {
+			if d.head[k.gid] >= 0 {
+				empty = false
+				break
+			}
+		}
+		if empty {
+			g.state.Remove(k.gid)
+		}
+	}
+	g.bundle.end()
+	g.state.EndBatch()
+}
+
+// Advance implements engine.Operator; the incremental aggregate has no timers.
+func (g *IncrementalGroupAggregate) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
+	out.Len = 0
+	return false, nil
+}
+
+// Flush implements engine.Operator; it buffers nothing across calls.
+func (g *IncrementalGroupAggregate) Flush(_ int64, out *engine.OutBatch) (bool, error) {
+	out.Len = 0
+	return false, nil
+}
+
+// Continue implements engine.Operator; each bundle is one chunk.
+func (g *IncrementalGroupAggregate) Continue(out *engine.OutBatch) (bool, error) {
+	out.Len = 0
+	return false, nil
+}
+
+// Close implements engine.Operator.
+func (g *IncrementalGroupAggregate) Close() { *g = IncrementalGroupAggregate{spec: g.spec} }
+
+// parseMergeInput validates what the aggregates that merge partial rows (global, incremental)
+// share: one input whose key fields lead, the local aggregate's input fields the calls read, and
+// calls without FILTER (it applies where rows fold, in the local aggregate) or Java-string
+// origins. It returns the local input's types. what names the kind in messages.
+func parseMergeInput(s *engine.Spec, what string, localInput []engine.FieldSpec, aggs []AggCall) ([]engine.Type, error) {
+	if len(s.Inputs) != 1 {
+		return nil, engine.SpecError("inputs", "%s has 1 input, not %d", what, len(s.Inputs))
+	}
+	for i, k := range s.Inputs[0].Keys {
+		if k != i {
+			return nil, engine.SpecError(fmt.Sprintf("inputs[0].keys[%d]", i), "column %d: %s's keys are its first fields, in order", k, what)
+		}
+	}
+	local := make([]engine.Type, len(localInput))
+	for i, f := range localInput {
+		t, err := engine.ParseType(f.Type)
+		if err != nil {
+			return nil, engine.ParamError(fmt.Sprintf("local_input[%d].type", i), "%v", err)
+		}
+		if f.Nullable != nil {
+			t.Nullable = *f.Nullable
+		}
+		local[i] = t
+	}
+	for i, a := range aggs {
+		field := fmt.Sprintf("aggs[%d]", i)
+		switch {
+		case a.Filter != nil:
+			return nil, engine.ParamError(field+".filter", "%s merges partial state: FILTER applies in the local aggregate", what)
+		case a.JavaStrings != nil:
+			return nil, engine.ParamError(field+".java_strings", "%s compares the strings of partial rows by bytes", what)
+		}
+	}
+	if err := validateCalls(aggs, local); err != nil {
+		return nil, err
+	}
+	return local, nil
+}
+
+// checkPartialInput checks that an input of these types is keys key fields followed by the
+// partial state want.
+func checkPartialInput(in []engine.Type, keys int, want []engine.Type) error {
+	if len(in) != keys+len(want) {
+		return engine.SpecError("inputs[0].fields", "%d fields, want %d: the keys, then the calls' partial state (%s)",
+			len(in), keys+len(want), typeList(want))
+	}
+	for k, t := range want {
+		got := in[keys+k]
+		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
+			got.Nullable = true
+			return engine.SpecError(fmt.Sprintf("inputs[0].fields[%d]", keys+k), "%s, want %s: the calls' partial state is %s",
+				got, t, typeList(want))
+		}
+	}
+	return nil
+}

@@ -17,8 +17,9 @@ import (
 // it turns 0; an entry whose counts are all 0 is removed; counts may go negative.
 //
 // The set turns each row into one action per call (+1 accumulate, -1 retract, 0 nothing) that
-// the call's ordinary accumulator then folds. NULL argument values get no entry: Flink stores
-// them, but every inner aggregate ignores NULL, so nothing observable changes.
+// the call's ordinary accumulator then folds. NULL argument values get no entry unless nulls is
+// set: Flink stores them, but every inner aggregate ignores NULL, so only the two-phase local
+// aggregate, whose partial rows carry the map, keeps them (an entry of key length -1).
 //
 // Pointer-free: entries are groupEntries (chained per group, indexed by hash of (group, key)),
 // their keys in one byte arena.
@@ -27,6 +28,8 @@ type distinctSet struct {
 	calls   []int // indices of the operator's calls that share this set, in call order
 	filters []int // per call: FILTER column, or -1
 	retract bool  // counts (retracting input) rather than bits
+	nulls   bool  // NULL argument values are entries too (the local aggregate's partial rows)
+	typ     engine.Type
 	acts    [][]int8
 
 	groupEntries
@@ -37,10 +40,32 @@ type distinctSet struct {
 	arena   []byte
 	garbage int
 	keyBuf  []byte
+
+	scratchEntry viewEntry // mergeView's decoded entry
 }
 
-func newDistinctSet(col int, retract bool) *distinctSet {
-	return &distinctSet{col: col, retract: retract, groupEntries: newGroupEntries()}
+func newDistinctSet(col int, typ engine.Type, retract bool) *distinctSet {
+	return &distinctSet{col: col, typ: typ, retract: retract, groupEntries: newGroupEntries()}
+}
+
+// nullLen is the key length that marks the entry of the NULL key.
+const nullLen = -1
+
+// keyLen is the stored length of a key: nullLen for NULL.
+func keyLen(key []byte, null bool) int32 {
+	if null {
+		return nullLen
+	}
+	return int32(len(key))
+}
+
+// hashNullable is hashKey, with NULL apart from every value.
+func hashNullable(g int32, key []byte, null bool) uint64 {
+	h := hashKey(g, key)
+	if null {
+		h = ^h
+	}
+	return h
 }
 
 func (d *distinctSet) addCall(call int, filter int) {
@@ -111,7 +136,8 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 	}
 	k := len(d.calls)
 	for i, g := range gids[:n] {
-		if g < 0 || col.IsNull(i) {
+		null := col.IsNull(i)
+		if g < 0 || (null && !d.nulls) {
 			continue
 		}
 		// A row no filter passes does not touch the set (Flink guards the whole block).
@@ -125,11 +151,14 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 		if !touched {
 			continue
 		}
-		key := d.key(col, i)
-		h := hashKey(g, key)
-		e := d.find(g, key, h)
+		var key []byte
+		if !null {
+			key = d.key(col, i)
+		}
+		h := hashNullable(g, key, null)
+		e := d.find(g, key, null, h)
 		if e < 0 {
-			e = d.insert(g, key, h)
+			e = d.insert(g, key, null, h)
 		}
 		cnt := d.counts[int(e)*k : int(e)*k+k]
 		for c, f := range d.filters {
@@ -169,25 +198,37 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 // passes reports whether a FILTER column is TRUE at row i.
 func passes(f *engine.Column, i int) bool { return !f.IsNull(i) && f.Bool(i) }
 
-func (d *distinctSet) find(g int32, key []byte, h uint64) int32 {
+// find returns group g's entry of key (NULL when null; h = hashNullable), or -1.
+func (d *distinctSet) find(g int32, key []byte, null bool, h uint64) int32 {
+	l := keyLen(key, null)
 	for e, pos := d.probe(h, d.home(h)); e >= 0; e, pos = d.probe(h, pos) {
-		if d.entHash[e] == h && d.group[e] == g && string(d.arena[d.entOff[e]:d.entOff[e]+int64(d.entLen[e])]) == string(key) {
+		if d.entHash[e] == h && d.group[e] == g && d.entLen[e] == l && string(d.keyOf(e)) == string(key) {
 			return e
 		}
 	}
 	return -1
 }
 
-func (d *distinctSet) insert(g int32, key []byte, h uint64) int32 {
+// keyOf returns entry e's key bytes (empty for NULL).
+func (d *distinctSet) keyOf(e int32) []byte {
+	if d.entLen[e] == nullLen {
+		return nil
+	}
+	return d.arena[d.entOff[e] : d.entOff[e]+int64(d.entLen[e])]
+}
+
+// insert adds group g's entry of key (NULL when null) with all counts 0.
+func (d *distinctSet) insert(g int32, key []byte, null bool, h uint64) int32 {
 	k := len(d.calls)
+	l := keyLen(key, null)
 	e, appended := d.add(g, h)
 	if appended {
 		d.entOff = append(d.entOff, int64(len(d.arena)))
-		d.entLen = append(d.entLen, int32(len(key)))
+		d.entLen = append(d.entLen, l)
 		d.entHash = append(d.entHash, h)
 		d.counts = append(d.counts, make([]int64, k)...)
 	} else {
-		d.entOff[e], d.entLen[e], d.entHash[e] = int64(len(d.arena)), int32(len(key)), h
+		d.entOff[e], d.entLen[e], d.entHash[e] = int64(len(d.arena)), l, h
 		clear(d.counts[int(e)*k : int(e)*k+k])
 	}
 	d.arena = append(d.arena, key...)
@@ -198,7 +239,7 @@ func (d *distinctSet) hash(e int32) uint64 { return d.entHash[e] }
 
 func (d *distinctSet) remove(e int32) {
 	d.groupEntries.remove(e, d.hash)
-	d.garbage += int(d.entLen[e])
+	d.garbage += len(d.keyOf(e))
 	if d.garbage > 1<<16 && d.garbage*2 > len(d.arena) {
 		d.compact()
 	}
@@ -210,14 +251,16 @@ func (d *distinctSet) compact() {
 		if g >= 0 {
 			off := d.entOff[e]
 			d.entOff[e] = int64(len(arena))
-			arena = append(arena, d.arena[off:off+int64(d.entLen[e])]...)
+			if d.entLen[e] != nullLen {
+				arena = append(arena, d.arena[off:off+int64(d.entLen[e])]...)
+			}
 		}
 	}
 	d.arena, d.garbage = arena, 0
 }
 
 // Save implements engine.PerKey: group g's entries, their number, then each key
-// (length-prefixed) and its values.
+// (length-prefixed; length -1 for the NULL key) and its values.
 func (d *distinctSet) Save(dst []byte, g int32) []byte {
 	n := 0
 	for e := d.head[g]; e >= 0; e = d.next[e] {
@@ -227,7 +270,7 @@ func (d *distinctSet) Save(dst []byte, g int32) []byte {
 	k := len(d.calls)
 	for e := d.head[g]; e >= 0; e = d.next[e] {
 		dst = putVarint(dst, int64(d.entLen[e]))
-		dst = append(dst, d.arena[d.entOff[e]:d.entOff[e]+int64(d.entLen[e])]...)
+		dst = append(dst, d.keyOf(e)...)
 		for _, c := range d.counts[int(e)*k : int(e)*k+k] {
 			dst = putVarint(dst, c)
 		}
@@ -250,16 +293,20 @@ func (d *distinctSet) Load(src []byte, g int32) ([]byte, error) {
 		if l, src, err = getVarint(src); err != nil {
 			return nil, err
 		}
+		null := l == nullLen
+		if null {
+			l = 0
+		}
 		if l < 0 || l > int64(len(src)) {
 			return nil, fmt.Errorf("%w: distinct key length %d invalid", engine.ErrData, l)
 		}
 		key := src[:l]
 		src = src[l:]
-		h := hashKey(g, key)
-		if d.find(g, key, h) >= 0 {
+		h := hashNullable(g, key, null)
+		if d.find(g, key, null, h) >= 0 {
 			return nil, fmt.Errorf("%w: duplicate distinct value", engine.ErrData)
 		}
-		e := d.insert(g, key, h)
+		e := d.insert(g, key, null, h)
 		cnt := d.counts[int(e)*k : int(e)*k+k]
 		for c := range cnt {
 			if cnt[c], src, err = getVarint(src); err != nil {

@@ -25,12 +25,21 @@ import (
 // Merging a bundle into a buffer first and the buffer into state is not the same as merging
 // each row into state: floating-point sums and DECIMAL overflow depend on the grouping, so the
 // operator does both steps, as Flink does.
+//
+// DISTINCT calls do not merge their own fields (Flink ignores them): their distinct maps merge,
+// into the buffer's maps and then into the state's, and each entry whose merge into the state
+// turns a call's bit on, or its count positive or not, accumulates or retracts the entry's value
+// in the call (DistinctAggCodeGen.merge; distinct_partial.go).
 type GlobalGroupAggregate struct {
 	groupAgg
 	gspec     *GlobalSpec
 	layout    partialLayout
-	buffer    []accumulator // localAgg's accumulators, one group per bundle key
-	countStar *countAcc     // the record counter's call; nil for insert-only input
+	buffer    []accumulator  // localAgg's accumulators, one group per bundle key
+	bufSets   []*distinctSet // localAgg's distinct maps, one per state set (g.sets)
+	inner     []bool         // per call: DISTINCT, merged through its set
+	viewRows  []viewRows     // per set: the state merge's entries, folded by the set's calls
+	viewBatch engine.Batch   // the entries as a batch over the local aggregate's input
+	countStar *countAcc      // the record counter's call; nil for insert-only input
 	bundle    bundleKeys
 
 	rowKey    []int32 // per input row: its bundle key
@@ -55,7 +64,7 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 		return nil, err
 	}
 	g := &GlobalGroupAggregate{groupAgg: *core, gspec: spec}
-	if g.layout, err = newPartialLayout(g.calls, len(g.keyCols)); err != nil {
+	if g.layout, err = newPartialLayout(g.calls, len(g.sets), len(g.keyCols)); err != nil {
 		return nil, err
 	}
 	in := spec.InputTypes
@@ -81,6 +90,24 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 	if spec.CountStar >= 0 {
 		g.countStar = g.calls[spec.CountStar].(*countAcc)
 	}
+	g.inner = make([]bool, len(g.calls))
+	g.viewRows = make([]viewRows, len(g.sets))
+	for s, d := range g.sets {
+		b := newDistinctSet(d.col, d.typ, d.retract)
+		for _, c := range d.calls {
+			b.addCall(c, -1)
+			g.inner[c] = true
+		}
+		g.bufSets = append(g.bufSets, b)
+		for c, acc := range g.outCalls {
+			for _, call := range d.calls {
+				if acc == g.calls[call] {
+					g.outCalls[c] = &remapped{accumulator: acc, rows: &g.viewRows[s]}
+				}
+			}
+		}
+	}
+	g.viewBatch.Cols = make([]engine.Column, len(spec.ArgTypes))
 	g.partials.Alloc = &scratchAlloc{}
 	return g, nil
 }
@@ -153,13 +180,31 @@ func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
 func (g *GlobalGroupAggregate) mergeBuffer(in *engine.Batch) error {
 	keys := len(g.bundle.keys)
 	g.scratch = resize(g.scratch, in.Len)
+	for s, d := range g.bufSets {
+		if err := d.checkViews(&in.Cols[g.layout.views+s], g.rowKey); err != nil {
+			return fmt.Errorf("distinct map %d: %w", s, err)
+		}
+	}
 	for c, acc := range g.buffer {
 		acc.Grow(keys)
 		for k := range int32(keys) {
 			acc.Reset(k)
 		}
+		if g.inner[c] {
+			continue // Flink merges a DISTINCT call through its map only
+		}
 		if err := acc.merge(in, g.layout.first[c], g.rowKey, g.scratch); err != nil {
 			return fmt.Errorf("aggs[%d]: %w", c, err)
+		}
+	}
+	for s, d := range g.bufSets {
+		d.Grow(keys)
+		for k := range int32(keys) {
+			d.Reset(k)
+		}
+		col := &in.Cols[g.layout.views+s]
+		for i, k := range g.rowKey {
+			d.mergeView(col.Bytes(i), k, nil)
 		}
 	}
 	return nil
@@ -189,23 +234,86 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	}
 	g.vb = resize(g.vb, len(g.layout.all))
 	clear(g.vb)
-	g.layout.varBytes(g.buffer, g.order, g.vb)
+	g.layout.varBytes(g.buffer, g.bufSets, g.order, g.vb)
 	if err := g.partials.Init(g.layout.all, rows, g.vb); err != nil {
 		return err
 	}
-	if err := g.layout.writePartials(g.buffer, &g.partials, 0, g.order); err != nil {
+	if err := g.layout.writePartials(g.buffer, g.bufSets, &g.partials, 0, g.order); err != nil {
 		return err
 	}
 	g.partials.Finish()
 	viewOf(&g.partials, &g.view)
 	g.changed = resize(g.changed, rows)
 	for c, acc := range g.calls {
+		if g.inner[c] {
+			continue
+		}
 		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.stateGids, g.changed); err != nil {
 			return fmt.Errorf("aggs[%d]: %w", c, err)
 		}
 	}
+	for s, d := range g.sets {
+		g.mergeViews(d, &g.viewRows[s], &g.view.Cols[g.layout.views-g.layout.start+s])
+	}
 	g.view.Forget()
 	return nil
+}
+
+// mergeViews merges the buffer's maps of set d (column col, one row per bundle key in HashMap
+// order) into the state's and folds the entries' actions into the set's calls, each bundle
+// key's entries after an anchor row, so the calls' values before and after the key's merge are
+// those of its first and last row (remapped).
+func (g *GlobalGroupAggregate) mergeViews(d *distinctSet, rows *viewRows, col *engine.Column) {
+	rows.reset(d)
+	for j, gid := range g.stateGids {
+		rows.anchor(d, gid)
+		d.mergeView(col.Bytes(j), gid, rows)
+	}
+	b := &g.viewBatch
+	b.Len = len(rows.gids)
+	b.Cols[d.col] = rows.keys
+	g.scratch = resize(g.scratch, b.Len)
+	for k, c := range d.calls {
+		g.calls[c].fold(b, rows.gids, rows.acts[k], g.scratch)
+	}
+	b.Cols[d.col] = engine.Column{}
+}
+
+// remapped is a DISTINCT call of the global aggregate as emission reads it: its values were
+// recorded per entry row of its set's state merge (viewRows), and bundle key j's values before
+// and after are those of its first and last row, not entries 2j and 2j+1.
+type remapped struct {
+	accumulator
+	rows *viewRows
+	pick []int32
+}
+
+func (r *remapped) at(p int32) int32 {
+	if j := p / 2; p%2 == 0 {
+		return 2 * r.rows.first[j]
+	} else {
+		return 2*r.rows.last[j] + 1
+	}
+}
+
+func (r *remapped) picks(pick []int32) []int32 {
+	r.pick = resize(r.pick, len(pick))
+	for i, p := range pick {
+		r.pick[i] = r.at(p)
+	}
+	return r.pick
+}
+
+func (r *remapped) write(out *engine.OutColumn, pick []int32) {
+	r.accumulator.write(out, r.picks(pick))
+}
+func (r *remapped) differ(a, b int32) bool { return r.accumulator.differ(r.at(a), r.at(b)) }
+
+func (r *remapped) varBytes(pick []int32) int {
+	if v, ok := r.accumulator.(varOutput); ok {
+		return v.varBytes(r.picks(pick))
+	}
+	return 0
 }
 
 // emitBundle emits each key's result in HashMap order, removes the groups whose record count

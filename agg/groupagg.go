@@ -67,6 +67,9 @@ type coreOptions struct {
 	header *engine.Spec
 	// layout is what shapes the state, for its fingerprint (nil: spec.stateLayout()).
 	layout any
+	// distinctNulls: DISTINCT sets keep NULL argument values as entries (the local aggregate,
+	// whose partial rows carry them as Flink's do).
+	distinctNulls bool
 }
 
 func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
@@ -125,7 +128,8 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 		if call.Distinct {
 			set := sets[call.Args[0]]
 			if set == nil {
-				set = newDistinctSet(call.Args[0], spec.NeedRetraction)
+				set = newDistinctSet(call.Args[0], spec.ArgTypes[call.Args[0]], spec.NeedRetraction)
+				set.nulls = opt.distinctNulls
 				sets[call.Args[0]] = set
 				g.sets = append(g.sets, set)
 			}

@@ -31,12 +31,12 @@ var _ engine.Operator = (*LocalGroupAggregate)(nil)
 // NewLocalGroupAggregate builds the local aggregate of a validated spec.
 func NewLocalGroupAggregate(spec *Spec) (*LocalGroupAggregate, error) {
 	// The bundle's keys live in a KeyedState over every key group, emptied after each bundle.
-	core, err := newGroupAgg(spec, coreOptions{hidden: -1, header: fullRange(spec.Spec)})
+	core, err := newGroupAgg(spec, coreOptions{hidden: -1, header: fullRange(spec.Spec), distinctNulls: true})
 	if err != nil {
 		return nil, err
 	}
 	l := &LocalGroupAggregate{groupAgg: *core}
-	if l.layout, err = newPartialLayout(l.calls, len(l.keyCols)); err != nil {
+	if l.layout, err = newPartialLayout(l.calls, len(l.sets), len(l.keyCols)); err != nil {
 		return nil, err
 	}
 	l.out = append(l.out, l.output[:len(l.keyCols)]...)
@@ -106,7 +106,7 @@ func (l *LocalGroupAggregate) emitPartials(in *engine.Batch, out *engine.OutBatc
 			l.vb[k] = engine.GatherBytes(&in.Cols[c], l.src)
 		}
 	}
-	l.layout.varBytes(l.calls, l.groups, l.vb[keys:])
+	l.layout.varBytes(l.calls, l.sets, l.groups, l.vb[keys:])
 	for c, n := range l.vb {
 		if n > math.MaxInt32 {
 			return fmt.Errorf("%w: output column %d would hold %d bytes, more than 2 GiB; send smaller bundles", engine.ErrData, c, n)
@@ -118,7 +118,7 @@ func (l *LocalGroupAggregate) emitPartials(in *engine.Batch, out *engine.OutBatc
 	for k, c := range l.keyCols {
 		engine.Gather(&out.Cols[k], &in.Cols[c], l.src)
 	}
-	if err := l.layout.writePartials(l.calls, out, keys, l.groups); err != nil {
+	if err := l.layout.writePartials(l.calls, l.sets, out, keys, l.groups); err != nil {
 		return err
 	}
 	clear(out.Kinds()) // +I: Flink's local aggregate leaves every row's RowKind at INSERT

@@ -606,16 +606,25 @@ func TestMapViewMergeSnapshot(t *testing.T) {
 }
 
 func TestPartialSupport(t *testing.T) {
+	bigint, double := engine.Type{ID: engine.BigInt}, engine.Type{ID: engine.Double}
+	dec := engine.Type{ID: engine.Decimal, Precision: 10, Scale: 2}
 	for _, c := range []struct {
 		call AggCall
+		arg  engine.Type
 		want string
 	}{
-		{AggCall{Func: "count", Args: []int{0}, Distinct: true}, "not supported natively: partial state of COUNT(DISTINCT) crosses as a MAP: not native yet"},
-		{AggCall{Func: "MAX", Args: []int{0}, Retract: true}, "not supported natively: partial state of MAX with retraction crosses as a MAP: not native yet"},
-		{AggCall{Func: "MAX", Args: []int{0}}, "<nil>"},
-		{AggCall{Func: "SUM", Args: []int{0}, Retract: true}, "<nil>"},
+		{AggCall{Func: "count", Args: []int{0}, Distinct: true}, double, "<nil>"},
+		{AggCall{Func: "SUM", Args: []int{0}, Distinct: true}, bigint, "<nil>"},
+		{AggCall{Func: "SUM", Args: []int{0}, Distinct: true}, double, "not supported natively: SUM(DISTINCT) over DOUBLE: the global aggregate folds the values in a java.util.HashMap's order: not native yet"},
+		{AggCall{Func: "SUM0", Args: []int{0}, Distinct: true, Retract: true}, dec, "not supported natively: $SUM0(DISTINCT) over DECIMAL(10, 2): the global aggregate folds the values in a java.util.HashMap's order: not native yet"},
+		{AggCall{Func: "MIN", Args: []int{0}, Distinct: true}, double, "not supported natively: MIN(DISTINCT) over DOUBLE: the global aggregate folds the values in a java.util.HashMap's order: not native yet"},
+		{AggCall{Func: "MIN", Args: []int{0}, Distinct: true}, dec, "<nil>"},
+		{AggCall{Func: "MAX", Args: []int{0}, Retract: true}, bigint, "not supported natively: partial state of MAX with retraction crosses as a MAP: not native yet"},
+		{AggCall{Func: "MAX", Args: []int{0}, Retract: true, Distinct: true}, bigint, "not supported natively: partial state of MAX with retraction crosses as a MAP: not native yet"},
+		{AggCall{Func: "MAX", Args: []int{0}}, bigint, "<nil>"},
+		{AggCall{Func: "SUM", Args: []int{0}, Retract: true}, double, "<nil>"},
 	} {
-		err := PartialSupport(c.call)
+		err := PartialSupport(c.call, c.arg)
 		if fmt.Sprint(err) != c.want || (err != nil && !errors.Is(err, engine.ErrUnsupported)) {
 			t.Errorf("%+v: %v, want %s", c.call, err, c.want)
 		}

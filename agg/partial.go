@@ -51,18 +51,27 @@ func checkPartial(in *engine.Batch, first int, types []engine.Type, notNull ...i
 // sizeOf is the in-memory size of a value of type V, for Bytes estimates.
 func sizeOf[V any](v V) uintptr { return unsafe.Sizeof(v) }
 
-// PartialSupport reports whether call's partial state crosses between a local and a global
-// aggregate as Arrow columns natively. Flink keeps the value sets of DISTINCT calls and the
-// multisets of MIN/MAX with retraction in MapViews, which its accumulator rows carry inline as
-// maps; Ferry has no Arrow encoding for them yet. The error wraps engine.ErrUnsupported and reads
-// like "partial state of COUNT(DISTINCT) crosses as a MAP: not native yet".
-func PartialSupport(call AggCall) error {
+// PartialSupport reports whether call's partial state (arg: the type of its first argument,
+// for DISTINCT calls) crosses between a local and a global aggregate natively. The multisets of
+// MIN/MAX with retraction are MapViews inside a nested row that Ferry does not carry yet; a
+// DISTINCT call's map crosses (distinct_partial.go), except where the global's result depends
+// on the order of a java.util.HashMap: Flink's merge folds a DISTINCT call's new values in the
+// iteration order of the buffer's MapView, and that order changes floating-point and DECIMAL
+// (overflow) sums, and MIN/MAX over floats (NaN never wins, -0.0 and 0.0 keep the first). The
+// error wraps engine.ErrUnsupported and reads like "partial state of MIN with retraction
+// crosses as a MAP: not native yet".
+func PartialSupport(call AggCall, arg engine.Type) error {
 	fn := strings.ToUpper(call.Func)
 	switch {
-	case call.Distinct:
-		return fmt.Errorf("%w: partial state of %s(DISTINCT) crosses as a MAP: not native yet", engine.ErrUnsupported, fn)
 	case call.Retract && (fn == "MIN" || fn == "MAX"):
 		return errMapPartial(fn)
+	case !call.Distinct || fn == "COUNT":
+		return nil
+	}
+	if arg.ID == engine.Float || arg.ID == engine.Double || (arg.ID == engine.Decimal && fn != "MIN" && fn != "MAX") {
+		arg.Nullable = true
+		return fmt.Errorf("%w: %s(DISTINCT) over %s: the global aggregate folds the values in a java.util.HashMap's order: not native yet",
+			engine.ErrUnsupported, strings.ReplaceAll(fn, "SUM0", "$SUM0"), arg)
 	}
 	return nil
 }

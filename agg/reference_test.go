@@ -387,7 +387,8 @@ type refGroupAgg struct {
 type refKey struct {
 	accs      []refAgg
 	distinct  map[int]map[string][]int64
-	lastWrite int64 // processing time of the last accState.update (TTL OnCreateAndWrite)
+	views     []refView // the two-phase global's distinct maps, per set
+	lastWrite int64     // processing time of the last accState.update (TTL OnCreateAndWrite)
 }
 
 func newRefGroupAgg(spec *Spec) *refGroupAgg {
@@ -477,86 +478,7 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 		f := r.spec.Aggs[i].Filter
 		return f == nil || row[*f] == true
 	}
-	// DISTINCT calls, per argument column, as DistinctAggCodeGen generates them.
-	byArg := map[int][]int{}
-	var argOrder []int
-	for i, c := range r.spec.Aggs {
-		if c.Distinct {
-			if _, seen := byArg[c.Args[0]]; !seen {
-				argOrder = append(argOrder, c.Args[0])
-			}
-			byArg[c.Args[0]] = append(byArg[c.Args[0]], i)
-		}
-	}
-	for _, arg := range argOrder {
-		calls := byArg[arg]
-		guarded, anyPasses := true, false
-		for _, i := range calls {
-			if r.spec.Aggs[i].Filter == nil {
-				guarded = false
-			}
-			if filterPasses(i) {
-				anyPasses = true
-			}
-		}
-		if guarded && !anyPasses {
-			continue
-		}
-		m := st.distinct[arg]
-		if m == nil {
-			m = map[string][]int64{}
-			st.distinct[arg] = m
-		}
-		id := "null"
-		if v := row[arg]; v != nil {
-			id = enginetest.Format(v)
-			if _, isFloat := v.(float32); isFloat {
-				id = fmt.Sprint(jBits(v))
-			} else if _, isDouble := v.(float64); isDouble {
-				id = fmt.Sprint(jBits(v))
-			}
-		}
-		val := m[id]
-		if val == nil {
-			val = make([]int64, len(calls))
-		}
-		changed := false
-		for j, i := range calls {
-			if !filterPasses(i) {
-				continue
-			}
-			switch {
-			case !r.spec.NeedRetraction:
-				if val[j] == 0 {
-					val[j], changed = 1, true
-					apply(i, true)
-				}
-			case accumulate:
-				if val[j]++; val[j] == 1 {
-					apply(i, true)
-				}
-			default:
-				if val[j]--; val[j] == 0 {
-					apply(i, false)
-				}
-			}
-		}
-		if r.spec.NeedRetraction {
-			empty := true
-			for _, x := range val {
-				if x != 0 {
-					empty = false
-				}
-			}
-			if empty {
-				delete(m, id)
-			} else {
-				m[id] = val
-			}
-		} else if changed {
-			m[id] = val
-		}
-	}
+	refDistinct(r.spec, st.distinct, nil, row, accumulate, apply)
 	for i := range accs {
 		if i < len(r.spec.Aggs) && (r.spec.Aggs[i].Distinct || !filterPasses(i)) {
 			continue
@@ -594,6 +516,112 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 		return nil
 	}
 	return []enginetest.Row{out(engine.Delete, prev)}
+}
+
+// distinctArgs groups the DISTINCT calls of spec by argument column, the columns in order of
+// first appearance (AggregateUtil.extractDistinctInformation's LinkedHashMap).
+func distinctArgs(spec *Spec) (order []int, byArg map[int][]int) {
+	byArg = map[int][]int{}
+	for i, c := range spec.Aggs {
+		if c.Distinct {
+			if _, seen := byArg[c.Args[0]]; !seen {
+				order = append(order, c.Args[0])
+			}
+			byArg[c.Args[0]] = append(byArg[c.Args[0]], i)
+		}
+	}
+	return order, byArg
+}
+
+// refDistinctID identifies a distinct value as Java's equals does: NULL, the value, or a
+// float's canonical bits.
+func refDistinctID(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case float32, float64:
+		return fmt.Sprint(jBits(v))
+	}
+	return enginetest.Format(v)
+}
+
+// refDistinct runs the DISTINCT calls of spec on row, per argument column, as
+// DistinctAggCodeGen's accumulate and retract do: maps holds each column's MapView (value id →
+// per-call bit or count), apply(i, add) folds the row into call i. vals, when not nil, records
+// each column's ids' values.
+func refDistinct(spec *Spec, maps map[int]map[string][]int64, vals map[int]map[string]any, row []any, accumulate bool, apply func(i int, add bool)) {
+	filterPasses := func(i int) bool {
+		f := spec.Aggs[i].Filter
+		return f == nil || row[*f] == true
+	}
+	argOrder, byArg := distinctArgs(spec)
+	for _, arg := range argOrder {
+		calls := byArg[arg]
+		guarded, anyPasses := true, false
+		for _, i := range calls {
+			if spec.Aggs[i].Filter == nil {
+				guarded = false
+			}
+			if filterPasses(i) {
+				anyPasses = true
+			}
+		}
+		if guarded && !anyPasses {
+			continue
+		}
+		m := maps[arg]
+		if m == nil {
+			m = map[string][]int64{}
+			maps[arg] = m
+		}
+		id := refDistinctID(row[arg])
+		if vals != nil {
+			if vals[arg] == nil {
+				vals[arg] = map[string]any{}
+			}
+			vals[arg][id] = row[arg]
+		}
+		val := m[id]
+		if val == nil {
+			val = make([]int64, len(calls))
+		}
+		changed := false
+		for j, i := range calls {
+			if !filterPasses(i) {
+				continue
+			}
+			switch {
+			case !spec.NeedRetraction:
+				if val[j] == 0 {
+					val[j], changed = 1, true
+					apply(i, true)
+				}
+			case accumulate:
+				if val[j]++; val[j] == 1 {
+					apply(i, true)
+				}
+			default:
+				if val[j]--; val[j] == 0 {
+					apply(i, false)
+				}
+			}
+		}
+		if spec.NeedRetraction {
+			empty := true
+			for _, x := range val {
+				if x != 0 {
+					empty = false
+				}
+			}
+			if empty {
+				delete(m, id)
+			} else {
+				m[id] = val
+			}
+		} else if changed {
+			m[id] = val
+		}
+	}
 }
 
 // keyString identifies a key by its values' exact bits (Flink keys compare BinaryRowData bytes).

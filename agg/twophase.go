@@ -92,7 +92,7 @@ func ParseLocalSpec(s *engine.Spec) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := twoPhaseCalls(spec.Aggs); err != nil {
+	if err := twoPhaseCalls(spec.Aggs, spec.ArgTypes); err != nil {
 		return nil, err
 	}
 	return spec, nil
@@ -162,7 +162,7 @@ func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
 	case p.CountStarInserted:
 		return nil, engine.ParamError("count_star_inserted", "without count_star")
 	}
-	if err := twoPhaseCalls(gs.Aggs); err != nil {
+	if err := twoPhaseCalls(gs.Aggs, gs.ArgTypes); err != nil {
 		return nil, err
 	}
 	return gs, nil
@@ -175,9 +175,13 @@ func isCountStar(c AggCall) bool {
 }
 
 // twoPhaseCalls refuses calls whose partial state does not cross as Arrow columns (PartialSupport).
-func twoPhaseCalls(aggs []AggCall) error {
+func twoPhaseCalls(aggs []AggCall, args []engine.Type) error {
 	for i, c := range aggs {
-		if err := PartialSupport(c); err != nil {
+		var arg engine.Type
+		if len(c.Args) > 0 && c.Args[0] >= 0 && c.Args[0] < len(args) {
+			arg = args[c.Args[0]]
+		}
+		if err := PartialSupport(c, arg); err != nil {
 			return fmt.Errorf("aggs[%d]: %w", i, err)
 		}
 	}
@@ -195,17 +199,20 @@ func (s *GlobalSpec) stateLayout() any {
 }
 
 // partialLayout is where each call's partial state lies in a row: call c's fields are columns
-// [first[c], first[c]+len(types[c])), after the keys. A layout may have no calls (a GROUP BY
-// without aggregates): its rows are the keys alone.
+// [first[c], first[c]+len(types[c])), after the keys; then one column per distinct set (set s
+// at column views+s), as Flink's AggregateInfoList.getAccTypes orders them. A layout may have
+// no calls (a GROUP BY without aggregates): its rows are the keys alone.
 type partialLayout struct {
 	start int             // the first column after the keys
 	first []int           // per call: its first column
 	types [][]engine.Type // per call: its fields' types
-	all   []engine.Type   // every call's fields, in order
+	views int             // the first distinct map column
+	all   []engine.Type   // every call's fields, then the distinct maps, in order
 }
 
-// newPartialLayout lays out the partial state of calls after keys key columns.
-func newPartialLayout(calls []accumulator, keys int) (partialLayout, error) {
+// newPartialLayout lays out the partial state of calls, then of sets distinct maps, after keys
+// key columns.
+func newPartialLayout(calls []accumulator, sets int, keys int) (partialLayout, error) {
 	l := partialLayout{start: keys}
 	col := keys
 	for i, c := range calls {
@@ -218,31 +225,43 @@ func newPartialLayout(calls []accumulator, keys int) (partialLayout, error) {
 		l.all = append(l.all, ts...)
 		col += len(ts)
 	}
+	l.views = col
+	for range sets {
+		l.all = append(l.all, viewType)
+	}
 	return l, nil
 }
 
-// writePartials writes the partial state of groups to out's columns from column first on, one
-// row per group; out is laid out (Init) for len(groups) rows. varBytes is scratch.
-func (l *partialLayout) writePartials(calls []accumulator, out *engine.OutBatch, first int, groups []int32) error {
+// writePartials writes the partial state of groups (calls, then the distinct maps of sets) to
+// out's columns from column first on, one row per group; out is laid out (Init) for
+// len(groups) rows with varBytes' sizes.
+func (l *partialLayout) writePartials(calls []accumulator, sets []*distinctSet, out *engine.OutBatch, first int, groups []int32) error {
 	for c, acc := range calls {
 		from := first + l.first[c] - l.start
 		if err := acc.writePartial(out.Cols[from:from+len(l.types[c])], groups); err != nil {
 			return err
 		}
 	}
+	for s, d := range sets {
+		d.writeView(&out.Cols[first+l.views-l.start+s], groups)
+	}
 	return nil
 }
 
-// varBytes fills dst (one entry per partial column) with the VARCHAR sizes groups need.
-func (l *partialLayout) varBytes(calls []accumulator, groups []int32, dst []int) {
+// varBytes fills dst (one entry per partial column) with the VARCHAR and VARBINARY sizes
+// groups need.
+func (l *partialLayout) varBytes(calls []accumulator, sets []*distinctSet, groups []int32, dst []int) {
 	for c, acc := range calls {
 		from := l.first[c] - l.start
 		acc.partialVarBytes(groups, dst[from:from+len(l.types[c])])
 	}
+	for s, d := range sets {
+		dst[l.views-l.start+s] = d.viewBytes(groups)
+	}
 }
 
-// partialFields names the partial columns "<call name>$<field>" (Flink names them otherwise;
-// only their types cross the boundary).
+// partialFields names the partial columns "<call name>$<field>" and "distinct$<set>" (Flink
+// names the former otherwise; only their types cross the boundary).
 func partialFields(spec *Spec, l *partialLayout) []engine.Field {
 	var fs []engine.Field
 	for c, ts := range l.types {
@@ -253,6 +272,9 @@ func partialFields(spec *Spec, l *partialLayout) []engine.Field {
 		for k, t := range ts {
 			fs = append(fs, engine.Field{Name: fmt.Sprintf("%s$%d", name, k), Type: t})
 		}
+	}
+	for s, t := range l.all[l.views-l.start:] {
+		fs = append(fs, engine.Field{Name: fmt.Sprintf("distinct$%d", s), Type: t})
 	}
 	return fs
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,17 +32,20 @@ type twoPhaseCase struct {
 }
 
 // randomTwoPhase turns randomScenario's group-by into the two-phase aggregate Flink would plan
-// for it: no DISTINCT and no MIN/MAX with retraction (their partial state is a MapView, not
-// native), and for retracting input a COUNT(*) record counter, the last such call of the query
-// or a count1 appended (AggregateUtil.insertCountStarAggCall).
+// for it: no MIN/MAX with retraction (its partial state is a nested MapView, not native), no
+// SUM(DISTINCT) over FLOAT, DOUBLE or DECIMAL (PartialSupport), and for retracting input a
+// COUNT(*) record counter, the last such call of the query or a count1 appended
+// (AggregateUtil.insertCountStarAggCall).
 func randomTwoPhase(seed uint64) twoPhaseCase {
 	sc := randomScenario(seed)
 	spec := sc.spec
 	aggs := append([]AggCall(nil), spec.Aggs...)
 	for i := range aggs {
-		aggs[i].Distinct = false
 		if aggs[i].Func == "MIN" || aggs[i].Func == "MAX" {
 			aggs[i].Retract = false
+		}
+		if len(aggs[i].Args) > 0 && PartialSupport(aggs[i], spec.ArgTypes[aggs[i].Args[0]]) != nil {
+			aggs[i].Distinct = false
 		}
 	}
 	c := twoPhaseCase{rows: sc.rows, kinds: sc.kinds, times: sc.times, countStar: -1}
@@ -136,6 +140,11 @@ type refBundleKey struct {
 	vals []any
 	hash int32
 	accs []refAgg
+	// the local's distinct maps (value ids per argument column, and their values) or the
+	// global's buffer maps (per distinct set)
+	distinct     map[int]map[string][]int64
+	distinctVals map[int]map[string]any
+	views        []refView
 }
 
 // refBundle groups rows by key in order of first arrival, as the bundle operator's HashMap
@@ -153,7 +162,8 @@ func (b *refBundle) get(vals []any, hash int32, create func() []refAgg) *refBund
 	if i, ok := b.index[id]; ok {
 		return b.keys[i]
 	}
-	k := &refBundleKey{vals: vals, hash: hash, accs: create()}
+	k := &refBundleKey{vals: vals, hash: hash, accs: create(),
+		distinct: map[int]map[string][]int64{}, distinctVals: map[int]map[string]any{}}
 	b.index[id] = len(b.keys)
 	b.keys = append(b.keys, k)
 	return k
@@ -188,8 +198,15 @@ func (r *refLocal) bundle(rows [][]any, kinds []engine.RowKind) []enginetest.Row
 			kv = append(kv, row[k])
 		}
 		key := b.get(kv, hs[i], func() []refAgg { return refAccs(s.Aggs, s.InputTypes) })
+		refDistinct(s, key.distinct, key.distinctVals, row, engine.IsAccumulate(kinds[i]), func(c int, add bool) {
+			if add {
+				key.accs[c].accumulate(row[s.Aggs[c].Args[0]])
+			} else {
+				key.accs[c].retract(row[s.Aggs[c].Args[0]])
+			}
+		})
 		for c, call := range s.Aggs {
-			if f := call.Filter; f != nil && row[*f] != true {
+			if f := call.Filter; call.Distinct || (f != nil && row[*f] != true) {
 				continue
 			}
 			var v any
@@ -211,6 +228,14 @@ func (r *refLocal) bundle(rows [][]any, kinds []engine.RowKind) []enginetest.Row
 		vals := append([]any(nil), k.vals...)
 		for _, a := range k.accs {
 			vals = append(vals, refPartial(a)...)
+		}
+		order, _ := distinctArgs(s)
+		for i, sh := range viewShapes(s) {
+			m := refView{}
+			for id, cnt := range k.distinct[order[i]] {
+				m[id] = &refViewEntry{v: k.distinctVals[order[i]][id], vals: cnt}
+			}
+			vals = append(vals, m.encode(sh))
 		}
 		out = append(out, enginetest.Row{Kind: engine.Insert, Values: vals})
 	}
@@ -246,14 +271,39 @@ func (r *refGlobal) bundle(rows [][]any, now int64) []enginetest.Row {
 		widths[c] = len(refPartial(a))
 	}
 	hs := keyHashes(s.InputTypes, s.Keys, rows)
+	shapes := viewShapes(s.Spec)
+	_, byArg := distinctArgs(s.Spec)
+	setCalls := make([][]int, len(shapes))
+	order, _ := distinctArgs(s.Spec)
+	for i, arg := range order {
+		setCalls[i] = byArg[arg]
+	}
 	var b refBundle
 	for i, row := range rows {
 		nk := len(s.Keys)
 		key := b.get(append([]any(nil), row[:nk]...), hs[i], create)
 		col := nk
 		for c, a := range key.accs { // addInput: localAgg.merge into the bundle's accumulator
-			refMergePartial(a, row[col:col+widths[c]])
+			if !s.Aggs[c].Distinct { // a DISTINCT call merges through its map only
+				refMergePartial(a, row[col:col+widths[c]])
+			}
 			col += widths[c]
+		}
+		for len(key.views) < len(shapes) {
+			key.views = append(key.views, refView{})
+		}
+		for v, sh := range shapes {
+			ents, err := decodeView(sh, row[col+v].(string))
+			if err != nil {
+				panic(err)
+			}
+			refMergeView(key.views[v], ents, sh, func(j int, add bool, x any) {
+				if add {
+					key.accs[setCalls[v][j]].accumulate(x)
+				} else {
+					key.accs[setCalls[v][j]].retract(x)
+				}
+			})
 		}
 	}
 	var out []enginetest.Row
@@ -270,10 +320,33 @@ func (r *refGlobal) bundle(rows [][]any, now int64) []enginetest.Row {
 		first := !ok
 		if first {
 			st = &refKey{accs: create()}
+			for range shapes {
+				st.views = append(st.views, refView{})
+			}
 		}
 		prev := r.values(st.accs)
 		for c, a := range st.accs { // globalAgg.merge(bufferAcc)
-			refMergePartial(a, refPartial(k.accs[c]))
+			if !s.Aggs[c].Distinct {
+				refMergePartial(a, refPartial(k.accs[c]))
+			}
+		}
+		for v, sh := range shapes {
+			var ents []refViewEntry
+			ids := make([]string, 0, len(k.views[v]))
+			for id := range k.views[v] {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			for _, id := range ids {
+				ents = append(ents, *k.views[v][id])
+			}
+			refMergeView(st.views[v], ents, sh, func(j int, add bool, x any) {
+				if add {
+					st.accs[setCalls[v][j]].accumulate(x)
+				} else {
+					st.accs[setCalls[v][j]].retract(x)
+				}
+			})
 		}
 		next := r.values(st.accs)
 		if s.CountStar >= 0 && st.accs[s.CountStar].value().(int64) == 0 {
@@ -357,7 +430,9 @@ func TestLocalGroupAggregateMatchesReference(t *testing.T) {
 			if _, err := op.Process(0, b, 0, out); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
-			got, want := rowStrings(enginetest.Rows(out)), rowStrings(ref.bundle(rows, kinds))
+			shapes, views := viewShapes(c.local), op.layout.views
+			got := rowStrings(canonicalViews(enginetest.Rows(out), views, shapes))
+			want := rowStrings(canonicalViews(ref.bundle(rows, kinds), views, shapes))
 			if d := diffStrings(got, want); d != "" {
 				t.Fatalf("seed %d bundle %d (spec %s): %s", seed, n, jsonMarshal(c.local.Params), d)
 			}
@@ -679,7 +754,7 @@ func TestTwoPhaseSpecs(t *testing.T) {
 		retract bool
 		err     string
 	}{
-		{[]AggCall{{Func: "COUNT", Args: []int{1}, Distinct: true}}, false, "partial state of COUNT(DISTINCT) crosses as a MAP: not native yet"},
+		{[]AggCall{{Func: "MAX", Args: []int{1}, Distinct: true, Retract: true}, {Func: "COUNT", Retract: true}}, true, "partial state of MAX with retraction crosses as a MAP: not native yet"},
 		{[]AggCall{{Func: "MAX", Args: []int{1}, Retract: true}, {Func: "COUNT", Retract: true}}, true, "partial state of MAX with retraction crosses as a MAP: not native yet"},
 		{[]AggCall{{Func: "SUM", Args: []int{7}}}, false, "spec: params.aggs[0].args[0]: column 7 out of range"},
 	} {
@@ -689,6 +764,10 @@ func TestTwoPhaseSpecs(t *testing.T) {
 		}
 	}
 	if err := local([]AggCall{{Func: "SUM", Args: []int{1}, Retract: true}, {Func: "COUNT", Retract: true}}, true); err != nil {
+		t.Fatal(err)
+	}
+	// DISTINCT calls cross (their maps do), FILTER and retraction included.
+	if err := local([]AggCall{{Func: "COUNT", Args: []int{1}, Distinct: true, Retract: true}, {Func: "SUM", Args: []int{1}, Distinct: true, Retract: true}, {Func: "COUNT", Retract: true}}, true); err != nil {
 		t.Fatal(err)
 	}
 	// A local aggregate refuses retractions on input declared insert-only, as the single-phase one.

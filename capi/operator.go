@@ -211,7 +211,7 @@ func (o *operator) export(dst any, b *engine.OutBatch) error {
 		c := &b.Cols[i]
 		o.nulls[i] = C.int64_t(c.NullCount)
 		o.bufs[3*i] = ptr(c.Valid)
-		if c.Type.ID == engine.Varchar {
+		if c.Type.Variable() {
 			o.nbufs[i] = 3
 			o.bufs[3*i+1] = unsafe.Pointer(unsafe.SliceData(c.Offs))
 			o.bufs[3*i+2] = ptr(c.Data)

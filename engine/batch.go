@@ -63,7 +63,7 @@ func (c *Column) Bool(i int) bool {
 	return c.Data[j>>3]&(1<<(j&7)) != 0
 }
 
-// Bytes returns the VARCHAR value of row i, aliasing the input.
+// Bytes returns the VARCHAR (or VARBINARY) value of row i, aliasing the input.
 func (c *Column) Bytes(i int) []byte {
 	j := c.Offset + i
 	return c.Data[c.Offs[j]:c.Offs[j+1]]
@@ -251,7 +251,7 @@ func (im *Importer) column(a *CArray, parentOff, rows, idx int, t Type, c *Colum
 		return err
 	}
 	wantBuffers := int64(2)
-	if t.ID == Varchar {
+	if t.Variable() {
 		wantBuffers = 3
 	}
 	if a.NBuffers != wantBuffers {
@@ -292,7 +292,7 @@ func (im *Importer) column(a *CArray, parentOff, rows, idx int, t Type, c *Colum
 			}
 			c.Data = unsafe.Slice((*byte)(data), (end+7)/8)
 		}
-	case Varchar:
+	case Varchar, Binary:
 		if end > 0 || data != nil {
 			if data == nil {
 				return fmt.Errorf("%w: %s: offsets buffer is NULL", ErrData, name)
@@ -346,7 +346,7 @@ func (b *Batch) CopyInto(dst *Batch) {
 		}
 		c.Offs = c.Offs[:0]
 		switch {
-		case src.Type.ID == Varchar && src.Offs != nil:
+		case src.Type.Variable() && src.Offs != nil:
 			c.Offs = append(c.Offs, src.Offs[:end+1]...)
 			c.Data = append(c.Data[:0], src.Data[:src.Offs[end]]...)
 		case src.Type.ID == Boolean:

@@ -63,7 +63,7 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) error {
 		switch t.ID {
 		case Boolean:
 			size += bitmap
-		case Varchar:
+		case Varchar, Binary:
 			size += pad8((rows+1)*4) + pad8(varBytes[i])
 		default:
 			size += pad8(rows * t.Width())
@@ -93,7 +93,7 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) error {
 		switch t.ID {
 		case Boolean:
 			c.Data = take(bitmap)
-		case Varchar:
+		case Varchar, Binary:
 			ob := take((rows + 1) * 4)
 			c.Offs = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(ob))), rows+1)
 			c.Data = take(varBytes[i])
@@ -156,7 +156,7 @@ func Gather(out *OutColumn, in *Column, src []int32) {
 				out.Data[j>>3] |= 1 << (j & 7)
 			}
 		}
-	case Varchar:
+	case Varchar, Binary:
 		pos := int32(0)
 		for j, i := range src {
 			out.Offs[j] = pos

@@ -21,6 +21,9 @@ const (
 	Varchar
 	Date
 	Timestamp
+	// Binary is VARBINARY: bytes laid out as VARCHAR's, Arrow's binary ("z"). Ferry carries it
+	// only for its own opaque encodings (the data views of partial rows, docs/abi.md).
+	Binary
 )
 
 // Type is a Flink logical type with its parameters. Precision and Scale apply to DECIMAL;
@@ -54,6 +57,8 @@ func (t Type) String() string {
 		s = fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale)
 	case Varchar:
 		s = "VARCHAR"
+	case Binary:
+		s = "BYTES"
 	case Date:
 		s = "DATE"
 	case Timestamp:
@@ -76,11 +81,15 @@ func (t Type) Compact() bool {
 		return t.Precision <= 18
 	case Timestamp:
 		return t.Precision <= 3
-	case Varchar:
+	case Varchar, Binary:
 		return false
 	}
 	return true
 }
+
+// Variable reports whether values of t have variable length: VARCHAR and VARBINARY, laid out
+// as validity, int32 offsets and data.
+func (t Type) Variable() bool { return t.ID == Varchar || t.ID == Binary }
 
 // Width is the byte width of one value in the Arrow data buffer; 0 for bit-packed BOOLEAN and
 // for VARCHAR, whose values are variable.
@@ -127,6 +136,8 @@ func (t Type) ArrowFormat() string {
 		return fmt.Sprintf("d:%d,%d", t.Precision, t.Scale)
 	case Varchar:
 		return "u"
+	case Binary:
+		return "z"
 	case Date:
 		return "tdD"
 	case Timestamp:
@@ -188,6 +199,11 @@ func ParseType(s string) (Type, error) {
 		t.ID, err = Date, noParams()
 	case "STRING", "VARCHAR", "CHAR", "CHARACTER VARYING":
 		t.ID = Varchar
+		if len(params) > 1 || (len(params) == 1 && params[0] < 1) {
+			err = fmt.Errorf("type %q: bad length", s)
+		}
+	case "BYTES", "VARBINARY", "BINARY VARYING":
+		t.ID = Binary
 		if len(params) > 1 || (len(params) == 1 && params[0] < 1) {
 			err = fmt.Errorf("type %q: bad length", s)
 		}

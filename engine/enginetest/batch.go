@@ -80,7 +80,7 @@ func column(t engine.Type, c int, rows [][]any, opt Options) engine.Column {
 				col.Data[j>>3] |= 1 << (j & 7)
 			}
 		}
-	case engine.Varchar:
+	case engine.Varchar, engine.Binary: // values: string (or []byte for VARBINARY)
 		col.Offs = make([]int32, n+1)
 		var data []byte
 		for i := 0; i < off; i++ {
@@ -90,6 +90,8 @@ func column(t engine.Type, c int, rows [][]any, opt Options) engine.Column {
 		for i, r := range rows {
 			if s, ok := r[c].(string); ok {
 				data = append(data, s...)
+			} else if b, ok := r[c].([]byte); ok {
+				data = append(data, b...)
 			} else if opt.Garbage != nil {
 				g := make([]byte, opt.Garbage.IntN(12))
 				junk(g)

@@ -19,7 +19,7 @@ func CArray(b *engine.Batch) *engine.CArray {
 	for i := range b.Cols {
 		c := &b.Cols[i]
 		bufs := []unsafe.Pointer{ptr(c.Valid), ptr(c.Data)}
-		if c.Type.ID == engine.Varchar {
+		if c.Type.Variable() {
 			var offs unsafe.Pointer
 			if c.Offs != nil {
 				offs = unsafe.Pointer(unsafe.SliceData(c.Offs))

@@ -83,7 +83,7 @@ func value(c *engine.OutColumn, j int) any {
 	if t.ID == engine.Boolean {
 		return c.Data[j>>3]&(1<<(j&7)) != 0
 	}
-	if t.ID == engine.Varchar {
+	if t.Variable() {
 		return string(c.Data[c.Offs[j]:c.Offs[j+1]])
 	}
 	w := t.Width()

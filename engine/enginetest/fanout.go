@@ -100,7 +100,7 @@ func (f *Fanout) emit(out *engine.OutBatch) (bool, error) {
 	}
 	for c := range f.types {
 		f.varBytes[c] = 0
-		if f.types[c].ID == engine.Varchar {
+		if f.types[c].Variable() {
 			f.varBytes[c] = engine.GatherBytes(&f.held.Cols[c], f.src)
 		}
 	}

@@ -130,7 +130,8 @@ func (d *distinctSet) viewEntries(src []byte) ([]byte, error) {
 	if len(src) < 4 {
 		return nil, fmt.Errorf("%w: distinct map of %d bytes has no header", engine.ErrData, len(src))
 	}
-	if w := binary.LittleEndian.Uint32(src); int64(w) != int64(d.viewWords()) {
+	// An empty map's header is not checked: a JVM holding no entry cannot know a long[]'s length.
+	if w := binary.LittleEndian.Uint32(src); len(src) > 4 && int64(w) != int64(d.viewWords()) {
 		return nil, fmt.Errorf("%w: distinct map of %d-word values, want %d for %d calls", engine.ErrData, w, d.viewWords(), len(d.calls))
 	}
 	return src[4:], nil

@@ -292,6 +292,24 @@ class TwoPhaseSqlDifferentialTest {
     }
 
     /**
+     * Split DISTINCT ({@code table.optimizer.distinct-agg.split.enabled}): Flink's incremental
+     * aggregate merges the maps Ferry's local writes into the partial rows, and Ferry's global
+     * merges the incremental aggregate's rows.
+     */
+    @ParameterizedTest(name = "parallelism {0}")
+    @CsvSource({"1", "3"})
+    void splitDistinct(int parallelism) throws Exception {
+        Map<String, String> split = Map.of("table.optimizer.distinct-agg.split.enabled", "true");
+        String query = "SELECT k, COUNT(DISTINCT i), COUNT(DISTINCT s) FILTER (WHERE i > 0), SUM(b) FROM V GROUP BY k";
+        Run stock = run(false, query, "TWO_PHASE", parallelism, split);
+        Run ferry = run(true, query, "TWO_PHASE", parallelism, split);
+        assertEquals(List.of("Global: native", "Local: native"), ferry.terms());
+        assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
+        assertEquals(parallelism, ferry.globalsOpened(), "native global aggregates opened");
+        assertSameResults(stock, ferry, parallelism, query);
+    }
+
+    /**
      * Either half alone native, the other Flink's: the partial rows cross Flink's exchange in
      * Flink's format both ways, so the changelog is still Flink's row for row.
      */

@@ -14,6 +14,7 @@ import (
 // one map per row as a VARBINARY column in its own layout (docs/abi.md#data-views), entries in
 // any order:
 //
+//	map   := words uint32 LE, entry*
 //	entry := null byte (0 value, 1 NULL) [key] words × int64 LE
 //	key   := VARCHAR: uint32 LE length, UTF-8 bytes; BOOLEAN: 1 byte 0/1;
 //	         other types: their Arrow value bytes (Type.Width, little-endian)
@@ -64,7 +65,7 @@ func (d *distinctSet) entryBytes(e int32) int {
 
 // viewBytes is the encoded size of the maps of groups.
 func (d *distinctSet) viewBytes(groups []int32) int {
-	n := 0
+	n := 4 * len(groups)
 	for _, g := range groups {
 		for e := d.head[g]; e >= 0; e = d.next[e] {
 			n += d.entryBytes(e)
@@ -81,6 +82,8 @@ func (d *distinctSet) writeView(out *engine.OutColumn, groups []int32) {
 	pos := 0
 	for j, g := range groups {
 		out.Offs[j] = int32(pos)
+		binary.LittleEndian.PutUint32(out.Data[pos:], uint32(words))
+		pos += 4
 		for e := d.head[g]; e >= 0; e = d.next[e] {
 			b := out.Data[pos:pos:len(out.Data)]
 			if d.entLen[e] == nullLen {
@@ -120,6 +123,18 @@ type viewEntry struct {
 	null bool
 	key  []byte  // aliases the encoded bytes
 	vals []int64 // per call: its bit (0/1) or count
+}
+
+// viewEntries returns the entries of an encoded map after checking its header.
+func (d *distinctSet) viewEntries(src []byte) ([]byte, error) {
+	if len(src) < 4 {
+		return nil, fmt.Errorf("%w: distinct map of %d bytes has no header", engine.ErrData, len(src))
+	}
+	// An empty map's header is not checked: a JVM holding no entry cannot know a long[]'s length.
+	if w := binary.LittleEndian.Uint32(src); len(src) > 4 && int64(w) != int64(d.viewWords()) {
+		return nil, fmt.Errorf("%w: distinct map of %d-word values, want %d for %d calls", engine.ErrData, w, d.viewWords(), len(d.calls))
+	}
+	return src[4:], nil
 }
 
 // nextEntry decodes the entry at the start of src into ent (ent.vals reused) and returns the
@@ -184,11 +199,12 @@ func (d *distinctSet) checkViews(c *engine.Column, gids []int32) error {
 		if c.IsNull(i) {
 			return fmt.Errorf("%w: distinct map at row %d is NULL, which Flink's local aggregate never writes", engine.ErrData, i)
 		}
-		for src := c.Bytes(i); len(src) > 0; {
-			var err error
-			if src, err = d.nextEntry(src, &ent); err != nil {
-				return fmt.Errorf("row %d: %w", i, err)
-			}
+		src, err := d.viewEntries(c.Bytes(i))
+		for err == nil && len(src) > 0 {
+			src, err = d.nextEntry(src, &ent)
+		}
+		if err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
 		}
 	}
 	return nil
@@ -202,7 +218,7 @@ func (d *distinctSet) checkViews(c *engine.Column, gids []int32) error {
 func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 	k := len(d.calls)
 	ent := &d.scratchEntry
-	for len(src) > 0 {
+	for src = src[4:]; len(src) > 0; {
 		src, _ = d.nextEntry(src, ent)
 		if ent.null {
 			continue

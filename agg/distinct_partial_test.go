@@ -120,7 +120,7 @@ func (m refView) encode(s refViewShape) string {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var b []byte
+	b := binary.LittleEndian.AppendUint32(nil, uint32(s.words()))
 	for _, id := range ids {
 		e := m[id]
 		if e.v == nil {
@@ -146,6 +146,10 @@ func (m refView) encode(s refViewShape) string {
 // decodeView decodes a map in Ferry's layout, entries in their order.
 func decodeView(s refViewShape, enc string) ([]refViewEntry, error) {
 	b := []byte(enc)
+	if len(b) < 4 || binary.LittleEndian.Uint32(b) != uint32(s.words()) {
+		return nil, errors.New("bad header")
+	}
+	b = b[4:]
 	var out []refViewEntry
 	for len(b) > 0 {
 		var e refViewEntry
@@ -349,11 +353,13 @@ func TestDistinctViewEncoding(t *testing.T) {
 		enc  any
 		want string
 	}{
-		{"\x02", "bad NULL flag"},
-		{"\x00\x05\x00\x00\x00ab", "key of 5 bytes"},
-		{"\x00\x00\x00", "truncated key length"},
-		{"\x01\x01\x00", "value of 1 words truncated"},
-		{"\x01\x02\x00\x00\x00\x00\x00\x00\x00", "bit 1 set for 1 calls"},
+		{"\x01\x00\x00\x00\x02", "bad NULL flag"},
+		{"\x01\x00\x00\x00\x00\x05\x00\x00\x00ab", "key of 5 bytes"},
+		{"\x01\x00\x00\x00\x00\x00\x00", "truncated key length"},
+		{"\x01\x00\x00\x00\x01\x01\x00", "value of 1 words truncated"},
+		{"\x01\x00\x00\x00\x01\x02\x00\x00\x00\x00\x00\x00\x00", "bit 1 set for 1 calls"},
+		{"\x02\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", "2-word values, want 1"},
+		{"\x01\x00", "no header"},
 		{nil, "is NULL"},
 	} {
 		b := enginetest.Batch([]engine.Type{viewType}, [][]any{{tc.enc}}, []engine.RowKind{0}, enginetest.Options{})

@@ -15,13 +15,16 @@ import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.core.memory.MemorySegmentFactory;
+import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryRawValueData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.data.columnar.ColumnarRowData;
@@ -38,6 +41,9 @@ import org.apache.flink.table.data.columnar.vector.ShortColumnVector;
 import org.apache.flink.table.data.columnar.vector.TimestampColumnVector;
 import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.runtime.typeutils.RawValueDataSerializer;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.types.RowKind;
 
@@ -70,6 +76,15 @@ public final class ArrowRowDataReader {
     private int rowCount;
 
     public ArrowRowDataReader(VectorSchemaRoot root) {
+        this(root, null);
+    }
+
+    /**
+     * A reader whose binary columns are the RAW distinct maps of {@code type} (the root's row
+     * type, RowKind excluded), decoded with {@link DistinctViews}; type may be null when the root
+     * has no binary column.
+     */
+    public ArrowRowDataReader(VectorSchemaRoot root, RowType type) {
         this.root = root;
         List<FieldVector> vectors = root.getFieldVectors();
         if (vectors.isEmpty() || !(vectors.get(vectors.size() - 1) instanceof TinyIntVector)) {
@@ -78,7 +93,7 @@ public final class ArrowRowDataReader {
         int n = vectors.size() - 1;
         columns = new ArrowColumn[n];
         for (int i = 0; i < n; i++) {
-            columns[i] = columnOf(vectors.get(i));
+            columns[i] = columnOf(vectors.get(i), type == null || i >= type.getFieldCount() ? null : type.getTypeAt(i));
         }
         rowKind = (TinyIntVector) vectors.get(n);
         batch = new VectorizedColumnBatch(columns);
@@ -148,8 +163,13 @@ public final class ArrowRowDataReader {
         }
     }
 
-    private static ArrowColumn columnOf(FieldVector v) {
-        if (v instanceof BitVector) {
+    private static ArrowColumn columnOf(FieldVector v, LogicalType type) {
+        if (v instanceof VarBinaryVector) {
+            if (type == null) {
+                throw new UnsupportedOperationException("binary Arrow field " + v.getField() + " without its Flink type");
+            }
+            return new DistinctViewColumn(v, DistinctViews.codecOf(type));
+        } else if (v instanceof BitVector) {
             return new BooleanColumn(v);
         } else if (v instanceof TinyIntVector) {
             return new ByteColumn(v);
@@ -413,6 +433,46 @@ public final class ArrowRowDataReader {
                 data.getBytes(start, b, 0, len);
             }
             return new Bytes(b, 0, len);
+        }
+    }
+
+    /**
+     * A DISTINCT call's map: Ferry's encoding ({@link DistinctViews}) decoded into a heap MapView,
+     * written as Flink's local aggregate writes it ({@code BinaryRawValueData.fromObject}).
+     */
+    private static final class DistinctViewColumn extends ArrowColumn implements BytesColumnVector {
+        final DistinctViews.Codec codec;
+        final RawValueDataSerializer<MapView<Object, Object>> raw;
+        ArrowBuf offsets;
+
+        DistinctViewColumn(FieldVector v, DistinctViews.Codec codec) {
+            super(v);
+            this.codec = codec;
+            this.raw = new RawValueDataSerializer<>(codec.serializer());
+        }
+
+        @Override
+        void load(int rows) {
+            super.load(rows);
+            offsets = vector.getOffsetBuffer();
+        }
+
+        MapView<Object, Object> view(int i) {
+            int start = offsets.getInt((long) i * 4);
+            int len = offsets.getInt((long) i * 4 + 4) - start;
+            return codec.decode(data, start, len);
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeRawValue(pos, BinaryRawValueData.fromObject(view(i)), raw);
+        }
+
+        /** The map serialized by the RAW type's serializer (what BinaryRawValueData.fromBytes reads). */
+        @Override
+        public Bytes getBytes(int i) {
+            byte[] b = BinaryRawValueData.fromObject(view(i)).toBytes(codec.serializer());
+            return new Bytes(b, 0, b.length);
         }
     }
 

@@ -16,10 +16,13 @@ import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
@@ -168,6 +171,8 @@ public final class RowDataArrowWriter implements AutoCloseable {
                         ? new TimestampMilliWriter(pos, nullable, (TimeStampMilliVector) v, p)
                         : new TimestampWriter(pos, nullable, (FixedSizeBinaryVector) v, p);
             }
+            case RAW:
+                return new DistinctViewWriter(pos, nullable, (VarBinaryVector) v, DistinctViews.codecOf(type));
             default:
                 throw ArrowTypes.unsupported(type);
         }
@@ -417,6 +422,28 @@ public final class RowDataArrowWriter implements AutoCloseable {
             }
             BinarySegmentUtils.copyToBytes(segs, off, scratch, 0, len);
             v.setSafe(i, scratch, 0, len);
+        }
+    }
+
+    /** A DISTINCT call's map (RAW MapView) in Ferry's encoding ({@link DistinctViews}). */
+    private static final class DistinctViewWriter extends FieldWriter {
+        final VarBinaryVector v;
+        final DistinctViews.Codec codec;
+
+        DistinctViewWriter(int pos, boolean nullable, VarBinaryVector v, DistinctViews.Codec codec) {
+            super(pos, nullable);
+            this.v = v;
+            this.codec = codec;
+        }
+
+        void writeNull(int i) {
+            v.setNull(i);
+        }
+
+        void writeValue(RowData row, int i) {
+            RawValueData<MapView<Object, Object>> raw = row.getRawValue(pos);
+            java.nio.ByteBuffer b = codec.encode(raw.toObject(codec.serializer()));
+            v.setSafe(i, b, 0, b.limit());
         }
     }
 

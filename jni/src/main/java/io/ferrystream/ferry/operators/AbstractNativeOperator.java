@@ -304,7 +304,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         }
         outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
         checkOutputSchema(outRoot.getSchema(), outputType);
-        reader = new ArrowRowDataReader(outRoot);
+        reader = new ArrowRowDataReader(outRoot, outputType);
         outRecord = new StreamRecord<>(null);
         emitChunk = this::emit;
         MetricGroup metrics = getMetricGroup();

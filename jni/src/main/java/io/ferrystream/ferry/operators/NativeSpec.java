@@ -182,7 +182,7 @@ public abstract class NativeSpec implements Serializable {
             LogicalType t = f.getType();
             fields.addObject()
                     .put("name", f.getName())
-                    .put("type", t.copy(true).asSerializableString())
+                    .put("type", ArrowTypes.specTypeOf(t.copy(true)))
                     .put("nullable", t.isNullable());
         }
         return fields;

@@ -52,7 +52,7 @@ public final class GlobalGroupAggregateMatcher extends NativeMatcher<StreamPhysi
         AggregateInfoList infos =
                 TwoPhaseAggregates.infoList(typeFactory, localInput, aggCalls, retractions, agg.needRetraction(), indexOfCountStar);
         List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, agg.needRetraction(), infos);
-        reason = TwoPhaseAggregates.partialStateReason(calls);
+        reason = TwoPhaseAggregates.partialStateReason(calls, localInput);
         if (reason == null) {
             reason = TwoPhaseAggregates.recordCounterReason(calls, TwoPhaseAggregates.countStar(infos));
         }

@@ -49,7 +49,7 @@ public final class LocalGroupAggregateMatcher extends NativeMatcher<StreamPhysic
         RowType inputType = FlinkTypeFactory.toLogicalRowType(agg.getInput().getRowType());
         AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, retractions, needRetraction, null);
         List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
-        reason = TwoPhaseAggregates.partialStateReason(calls);
+        reason = TwoPhaseAggregates.partialStateReason(calls, inputType);
         if (reason != null) {
             return Decision.fallback(reason);
         }

@@ -9,6 +9,8 @@ import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
 
 import javax.annotation.Nullable;
@@ -101,20 +103,32 @@ final class TwoPhaseAggregates {
     }
 
     /**
-     * Why the calls' partial state does not cross between the two halves as Arrow columns, or
-     * null. The text is the library's (agg.PartialSupport), so both halves, decided one after
-     * the other, show the same reason: Flink's accumulator row carries the value sets of
-     * DISTINCT calls and the multisets of MIN/MAX with retraction as MapViews, which Ferry does
-     * not encode yet (TwoPhaseAggregateMatcherTest checks that the library says the same).
+     * Why the calls' partial state does not cross between the two halves, or null. The text is
+     * the library's (agg.PartialSupport), so both halves, decided one after the other, show the
+     * same reason: the multisets of MIN/MAX with retraction are MapViews inside a nested row,
+     * which Ferry does not carry yet; the maps of DISTINCT calls cross (DistinctViews), except
+     * where Flink's global folds a call's values in a java.util.HashMap's order and the result
+     * depends on it (floating-point and DECIMAL sums, MIN/MAX over floats).
+     * TwoPhaseAggregateMatcherTest checks that the library says the same.
+     *
+     * @param argTypes the row the calls' arguments index
      */
-    static String partialStateReason(List<GroupAggregateSpec.Call> calls) {
+    static String partialStateReason(List<GroupAggregateSpec.Call> calls, RowType argTypes) {
         for (int i = 0; i < calls.size(); i++) {
             GroupAggregateSpec.Call c = calls.get(i);
-            if (c.distinct) {
-                return "aggs[" + i + "]: partial state of " + c.function + "(DISTINCT) crosses as a MAP: not native yet";
-            }
-            if (c.retract && (c.function.equals("MIN") || c.function.equals("MAX"))) {
+            boolean minMax = c.function.equals("MIN") || c.function.equals("MAX");
+            if (c.retract && minMax) {
                 return "aggs[" + i + "]: partial state of " + c.function + " with retraction crosses as a MAP: not native yet";
+            }
+            if (!c.distinct || c.function.equals("COUNT") || c.args.length == 0) {
+                continue;
+            }
+            LogicalType arg = argTypes.getTypeAt(c.args[0]);
+            LogicalTypeRoot root = arg.getTypeRoot();
+            if (root == LogicalTypeRoot.FLOAT || root == LogicalTypeRoot.DOUBLE || (root == LogicalTypeRoot.DECIMAL && !minMax)) {
+                String fn = c.function.equals("SUM0") ? "$SUM0" : c.function;
+                return "aggs[" + i + "]: " + fn + "(DISTINCT) over " + arg.copy(true).asSummaryString()
+                        + ": the global aggregate folds the values in a java.util.HashMap's order: not native yet";
             }
         }
         return null;

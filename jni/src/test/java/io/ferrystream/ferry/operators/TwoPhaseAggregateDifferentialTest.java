@@ -23,6 +23,9 @@ import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.api.dataview.MapView;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
@@ -34,6 +37,7 @@ import org.apache.flink.table.runtime.operators.bundle.MapBundleOperator;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.table.types.logical.RawType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.InstantiationUtil;
@@ -224,12 +228,16 @@ class TwoPhaseAggregateDifferentialTest {
      * serializer makes of it (what the exchange carries, RowKind header included): equal texts
      * mean byte-identical rows. The one exception is the bits of a NaN that arithmetic made:
      * they depend on operand order in Java as in Go (docs/group-aggregate.md#decisions), so a
-     * NaN in a DOUBLE or FLOAT field is compared as Java's canonical NaN.
+     * NaN in a DOUBLE or FLOAT field is compared as Java's canonical NaN. A DISTINCT call's map
+     * (a RAW MapView) is compared as its set of entries, after the row: its serialized form
+     * follows the iteration order of a HashMap, which depends on the map's history.
      */
     static List<String> render(List<RowData> rows, RowType type) {
         RowDataSerializer ser = new RowDataSerializer(type);
         List<String> s = new ArrayList<>();
-        for (RowData r : rows) {
+        for (RowData row : rows) {
+            StringBuilder views = new StringBuilder();
+            RowData r = withoutViews(row, type, views);
             BinaryRowData b = ser.toBinaryRow(r).copy();
             for (int i = 0; i < type.getFieldCount(); i++) {
                 if (b.isNullAt(i)) {
@@ -243,9 +251,45 @@ class TwoPhaseAggregateDifferentialTest {
                 }
             }
             byte[] bytes = BinarySegmentUtils.copyToBytes(b.getSegments(), b.getOffset(), b.getSizeInBytes());
-            s.add(GroupAggregateDifferentialTest.render(r, type) + " " + HexFormat.of().formatHex(bytes));
+            s.add(GroupAggregateDifferentialTest.render(r, type) + " " + HexFormat.of().formatHex(bytes) + views);
         }
         return s;
+    }
+
+    /**
+     * The row with its distinct maps (RAW MapView fields) set to NULL, each appended to {@code
+     * views} as its sorted entries; the row itself when it has none.
+     */
+    @SuppressWarnings("unchecked")
+    static RowData withoutViews(RowData row, RowType type, StringBuilder views) {
+        GenericRowData g = null;
+        for (int i = 0; i < type.getFieldCount(); i++) {
+            if (!(type.getTypeAt(i) instanceof RawType)) {
+                continue;
+            }
+            if (g == null) {
+                g = new GenericRowData(row.getRowKind(), type.getFieldCount());
+                for (int j = 0; j < type.getFieldCount(); j++) {
+                    g.setField(j, RowData.createFieldGetter(type.getTypeAt(j), j).getFieldOrNull(row));
+                }
+            }
+            g.setField(i, null);
+            if (row.isNullAt(i)) {
+                views.append(" null");
+                continue;
+            }
+            RawType<MapView<Object, Object>> raw = (RawType<MapView<Object, Object>>) type.getTypeAt(i);
+            RawValueData<MapView<Object, Object>> value = (RawValueData<MapView<Object, Object>>) (RawValueData<?>) row.getRawValue(i);
+            MapView<Object, Object> view = value.toObject(raw.getTypeSerializer());
+            List<String> entries = new ArrayList<>();
+            for (Map.Entry<Object, Object> e : view.getMap().entrySet()) {
+                Object v = e.getValue();
+                entries.add(e.getKey() + "=" + (v instanceof long[] ? java.util.Arrays.toString((long[]) v) : v));
+            }
+            Collections.sort(entries);
+            views.append(' ').append(entries);
+        }
+        return g == null ? row : g;
     }
 
     static void assertIdentical(List<String> want, List<String> got, String what) {
@@ -419,7 +463,77 @@ class TwoPhaseAggregateDifferentialTest {
             "SUM(vb), AVG(vi), SUM(vm) FILTER (WHERE fa), AVG(vw), COUNT(vc), COUNT(va), COUNT(ve), SUM(vd), AVG(vf), SUM(vs),"
                     + " COUNT(vt), COUNT(*) FILTER (WHERE fb)";
 
+    /**
+     * DISTINCT calls whose two-phase state is native: maps shared by several calls (bitmasks on
+     * insert-only input) and not, FILTER, NULLs, NaN and -0.0 as values, every value type an
+     * order-free call reads; every column read, so the source row reaches the aggregate whole.
+     */
+    static final String DISTINCT_AGGS =
+            "COUNT(DISTINCT vb), COUNT(DISTINCT vb) FILTER (WHERE fa), SUM(DISTINCT vi), SUM(DISTINCT vb) FILTER (WHERE fb),"
+                    + " MIN(DISTINCT vs), MAX(DISTINCT vi) FILTER (WHERE fa), COUNT(DISTINCT vd), COUNT(DISTINCT vf),"
+                    + " COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb), MAX(vi) FILTER (WHERE fa), AVG(vd) FILTER (WHERE fb),"
+                    + " COUNT(vt), COUNT(DISTINCT vc), MAX(DISTINCT vc) FILTER (WHERE fb), COUNT(DISTINCT vm) FILTER (WHERE fa),"
+                    + " SUM(DISTINCT vt), MIN(vw) FILTER (WHERE fa), MAX(DISTINCT vm), MIN(vc), COUNT(DISTINCT va),"
+                    + " MAX(DISTINCT ve) FILTER (WHERE fa), COUNT(DISTINCT ve), MIN(va), COUNT(vw)";
+
+    /**
+     * DISTINCT calls on retracting input (counts: one per map of one call, long[] for maps
+     * shared by two or three), no MIN/MAX (they take retraction there).
+     */
+    static final String RETRACTING_DISTINCT_AGGS =
+            "COUNT(DISTINCT vb), COUNT(DISTINCT vb) FILTER (WHERE fa), SUM(DISTINCT vi), SUM(DISTINCT vb) FILTER (WHERE fb),"
+                    + " COUNT(DISTINCT vd), COUNT(DISTINCT vf), COUNT(*) FILTER (WHERE fa), SUM(vb) FILTER (WHERE fb),"
+                    + " AVG(vd) FILTER (WHERE fb), COUNT(vt), COUNT(DISTINCT vc), COUNT(DISTINCT vm) FILTER (WHERE fa),"
+                    + " SUM(DISTINCT vt), COUNT(vw), COUNT(DISTINCT va), COUNT(DISTINCT ve) FILTER (WHERE fa),"
+                    + " COUNT(DISTINCT ve), COUNT(vs), COUNT(*) FILTER (WHERE fb)";
+
+    /**
+     * The halves crossed: Flink's global fed Ferry's local's partial rows, and Ferry's global fed
+     * them too, must emit what Flink's global emits from Flink's local's rows (same splits, same
+     * bundles, same snapshots).
+     */
+    void checkCrossed(String keyType, boolean changelog, String aggs, int size, long seeds, int rows) throws Exception {
+        Planned stock = plan(keyType, changelog, false, aggs, twoPhase(size));
+        Planned ferry = plan(keyType, changelog, true, aggs, twoPhase(size));
+        for (long seed = 0; seed < seeds; seed++) {
+            List<RowData> in = GroupAggregateDifferentialTest.input(seed * 11 + 3, keyType, changelog, rows, 0);
+            int locals = 1 + (int) (seed % 3);
+            List<RowData> flinks = partialRows(stock, in, locals, new Random(seed));
+            List<RowData> ferrys = partialRows(ferry, in, locals, new Random(seed));
+            assertEquals(flinks.size(), ferrys.size(), "partial rows");
+            int[] events = events(new Random(seed + 1), flinks.size(), true);
+            String what = keyType + (changelog ? " changelog" : "") + ", size " + size + ", seed " + seed;
+            List<String> want = runGlobal(stock, flinks, events, null);
+            assertIdentical(want, runGlobal(stock, ferrys, events, null), "Ferry's local, Flink's global, " + what);
+            assertIdentical(want, runGlobal(ferry, ferrys, events, null), "Ferry's local, Ferry's global, " + what);
+        }
+    }
+
     // ---- tests -----------------------------------------------------------------------------------
+
+    /** DISTINCT maps in the local's partial rows: Flink's entries, bits and counts. */
+    @Test
+    void localDistinct() throws Exception {
+        for (int size : new int[] {1, 4, 100}) {
+            checkLocal("BIGINT", false, DISTINCT_AGGS, size, 3, 400, 0);
+            checkLocal("STRING", true, RETRACTING_DISTINCT_AGGS, size, 3, 400, 0);
+        }
+    }
+
+    /**
+     * DISTINCT maps merged by the global (first sight and last removal run the calls; negative
+     * counts from the locals), with snapshots and restores of its distinct state, and the halves
+     * crossed.
+     */
+    @Test
+    void globalDistinct() throws Exception {
+        for (int size : new int[] {1, 5, 100}) {
+            checkGlobal("INT", false, DISTINCT_AGGS, twoPhase(size), 3, 500, 0, false);
+            checkGlobal("DECIMAL(10, 2)", true, RETRACTING_DISTINCT_AGGS, twoPhase(size), 3, 500, 0, false);
+            checkCrossed("BIGINT", false, DISTINCT_AGGS, size, 3, 400);
+            checkCrossed("STRING", true, RETRACTING_DISTINCT_AGGS, size, 3, 400);
+        }
+    }
 
     @Test
     void localInsertOnly() throws Exception {

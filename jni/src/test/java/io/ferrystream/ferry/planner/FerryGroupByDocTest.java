@@ -83,7 +83,9 @@ class FerryGroupByDocTest {
      * The two-phase section's promise about the table: in a two-phase plan (mini-batch, AUTO) each
      * cell runs natively on both halves exactly when the table says so on insert-only input; on
      * retracting input the same, except MIN and MAX, whose partial state is a MapView when they
-     * take retraction.
+     * take retraction. COUNT(DISTINCT) and SUM(DISTINCT) of every cell likewise, except
+     * SUM(DISTINCT) over FLOAT, DOUBLE and DECIMAL (the order Flink's global adds in is a
+     * HashMap's).
      */
     @Test
     void twoPhaseAgreesWithTheDocument() throws Exception {
@@ -109,8 +111,15 @@ class FerryGroupByDocTest {
                 // v changes with every update of the inner key: the outer calls take retraction
                 String retracting =
                         "SELECT n, " + fn + "(v) FROM (SELECT k, MAX(v) AS v, COUNT(*) AS n FROM D GROUP BY k) GROUP BY n";
-                for (String sql : List.of(insertOnly, retracting)) {
-                    boolean expected = promised && !(sql.equals(retracting) && minMax);
+                List<String> queries = new java.util.ArrayList<>(List.of(insertOnly, retracting));
+                boolean distinct = fn.equals("COUNT") || fn.equals("SUM");
+                if (distinct) { // the DISTINCT twins (Calcite drops DISTINCT from MIN and MAX)
+                    queries.add(insertOnly.replace("(v)", "(DISTINCT v)"));
+                    queries.add(retracting.replace(fn + "(v)", fn + "(DISTINCT v)"));
+                }
+                boolean orderDependent = fn.equals("SUM") && (type.startsWith("FLOAT") || type.startsWith("DOUBLE") || type.startsWith("DECIMAL"));
+                for (String sql : queries) {
+                    boolean expected = promised && !(sql.equals(retracting) && minMax) && !(sql.contains("DISTINCT") && orderDependent);
                     List<String> terms = PlannerTests.twoPhaseTerms(PlannerTests.physicalPlan(tEnv.explainSql(sql)));
                     // the outer aggregate's halves come first (top-down)
                     assertTrue(terms.size() >= 2 && terms.get(0).startsWith("Global: ") && terms.get(1).startsWith("Local: "),
@@ -122,6 +131,6 @@ class FerryGroupByDocTest {
                 }
             }
         }
-        assertTrue(cells >= 100, cells + " cells checked");
+        assertTrue(cells >= 150, cells + " cells checked");
     }
 }

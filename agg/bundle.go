@@ -233,3 +233,84 @@ func hashMapOrder(hashes []int32, tableLen *int, order, buckets []int32) ([]int3
 	slices.SortStableFunc(order, func(a, b int32) int { return bucket(hashes[a], n) - bucket(hashes[b], n) })
 	return order, buckets
 }
+
+// computeIfAbsentOrder appends to order the iteration order of a new java.util.HashMap on which
+// computeIfAbsent is called for the keys calls names, in order: calls[j] indexes hashes, the
+// hashCodes of the distinct keys numbered by first call (buckets is scratch, returned for
+// reuse). Unlike put, computeIfAbsent resizes before it looks the key up, on every call once the
+// size exceeds three quarters of the table (also for a key already present), links a new key at
+// the head of its bin, and turns a bin that already held 7 keys into a tree (in a table shorter
+// than 64: resizes instead). Each resize splits a bin keeping its order. A tree bin's order
+// depends on identity hash codes (not deterministic in Flink either): list order is kept there.
+func computeIfAbsentOrder(hashes, calls []int32, order, buckets []int32) ([]int32, []int32) {
+	if len(hashes) == 0 {
+		return order, buckets
+	}
+	spread := func(h int32) uint32 { u := uint32(h); return u ^ u>>16 }
+	n := hashMapInitialTable
+	// Bins as singly linked lists over key indices: head per bin, next per key.
+	head := make([]int32, n)
+	for i := range head {
+		head[i] = -1
+	}
+	next := resize(buckets, len(hashes))
+	count := make([]int, n)
+	grow := func() {
+		h2 := make([]int32, 2*n)
+		c2 := make([]int, 2*n)
+		for b := range n {
+			var loH, loT, hiH, hiT int32 = -1, -1, -1, -1
+			for e := head[b]; e >= 0; e = next[e] {
+				if spread(hashes[e])&uint32(n) == 0 {
+					if loT < 0 {
+						loH = e
+					} else {
+						next[loT] = e
+					}
+					loT = e
+					c2[b]++
+				} else {
+					if hiT < 0 {
+						hiH = e
+					} else {
+						next[hiT] = e
+					}
+					hiT = e
+					c2[b+n]++
+				}
+			}
+			if loT >= 0 {
+				next[loT] = -1
+			}
+			if hiT >= 0 {
+				next[hiT] = -1
+			}
+			h2[b], h2[b+n] = loH, hiH
+		}
+		head, count, n = h2, c2, 2*n
+	}
+	size := 0
+	for _, c := range calls {
+		if size > n/4*3 {
+			grow()
+		}
+		if int(c) < size {
+			continue // present: the call changes nothing else
+		}
+		i, h := c, hashes[c]
+		size++
+		b := int(spread(h)) & (n - 1)
+		existing := count[b]
+		next[i], head[b] = head[b], i
+		count[b]++
+		if existing >= hashMapTreeifyChain-1 && n < hashMapMinTreeTable {
+			grow()
+		}
+	}
+	for b := range n {
+		for e := head[b]; e >= 0; e = next[e] {
+			order = append(order, e)
+		}
+	}
+	return order, next
+}

@@ -93,7 +93,8 @@ func (s *IncrementalSpec) stateLayout() any {
 //     partialAgg.merge, maps on the heap);
 //   - the bundle's partial keys, in the iteration order of the bundle operator's HashMap, are
 //     grouped by their final key (a projection of the partial key) into a fresh HashMap of
-//     HashMaps (finishBundle's finalAggBuffer);
+//     HashMaps (finishBundle's finalAggBuffer: the outer one filled by computeIfAbsent, whose
+//     order differs from put's, the inner ones by put);
 //   - per final key, in that map's order: fresh accumulators (finalAgg.resetAccumulators), then
 //     each of its partial keys' buffers merges into them, in the inner map's order
 //     (finalAgg.merge): the plain calls merge their fields; a DISTINCT map merges into the
@@ -125,6 +126,7 @@ type IncrementalGroupAggregate struct {
 	rowKey    []int32 // per input row: its bundle key
 	finalOf   map[string]int32
 	finals    []finalKey // the bundle's final keys, in order of first appearance
+	calls     []int32    // per bundle key in HashMap order: its final key (computeIfAbsent's calls)
 	outOrder  []int32    // final keys in HashMap order
 	seqP      []int32    // the merge sequence: bundle keys (buffer groups), final key by final key
 	seqF      []int32    // per merge: the final key's output position
@@ -333,7 +335,7 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 		g.finalOf = map[string]int32{}
 	}
 	clear(g.finalOf)
-	g.finals = g.finals[:0]
+	g.finals, g.calls = g.finals[:0], g.calls[:0]
 	for _, k := range b.order {
 		row := b.keys[k].firstRow
 		fk := g.finalKeys.Key(int(row))
@@ -349,13 +351,14 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 			}
 		}
 		g.finals[f].members = append(g.finals[f].members, k)
+		g.calls = append(g.calls, f)
 	}
 	g.hashes = resize(g.hashes, len(g.finals))
 	for f := range g.finals {
 		g.hashes[f] = g.finals[f].hash
 	}
-	tableLen := 0 // finalAggBuffer is a new HashMap per bundle
-	g.outOrder, g.buckets = hashMapOrder(g.hashes, &tableLen, g.outOrder[:0], g.buckets)
+	// finalAggBuffer: a new HashMap per bundle, filled by computeIfAbsent
+	g.outOrder, g.buckets = computeIfAbsentOrder(g.hashes, g.calls, g.outOrder[:0], g.buckets)
 	g.seqP, g.seqF = g.seqP[:0], g.seqF[:0]
 	for j, f := range g.outOrder {
 		members := g.finals[f].members
@@ -363,7 +366,7 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 		for m, k := range members {
 			g.hashes[m] = b.keys[k].hash
 		}
-		tableLen = 0 // and so is each accMap
+		tableLen := 0 // each accMap: a new HashMap, filled by put
 		g.order, g.buckets = hashMapOrder(g.hashes, &tableLen, g.order[:0], g.buckets)
 		for _, m := range g.order {
 			g.seqP = append(g.seqP, members[m])

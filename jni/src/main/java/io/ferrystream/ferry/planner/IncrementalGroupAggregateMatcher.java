@@ -56,10 +56,17 @@ public final class IncrementalGroupAggregateMatcher extends NativeMatcher<Stream
         if (reason != null) {
             return Decision.fallback(reason);
         }
+        FlinkTypeFactory typeFactory = (FlinkTypeFactory) agg.getCluster().getTypeFactory();
+        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, localInput, calls,
+                p.partialAggCallNeedRetractions(), p.partialAggNeedRetraction(), null);
+        reason = TwoPhaseAggregates.partialStateReason(TwoPhaseAggregates.calls(calls,
+                p.partialAggCallNeedRetractions(), p.partialAggNeedRetraction(), infos), localInput);
+        if (reason != null) {
+            return Decision.fallback(reason);
+        }
         Long hint = StateTtlHint.getStateTtlFromHintOnSingleRel(agg.hints());
         long ttlMs = hint != null ? hint : config.get(ExecutionConfigOptions.IDLE_STATE_RETENTION).toMillis();
-        IncrementalGroupAggregateSpec spec = spec(agg.getRelDetailedDescription(),
-                (FlinkTypeFactory) agg.getCluster().getTypeFactory(), inputType, agg.partialAggGrouping(),
+        IncrementalGroupAggregateSpec spec = spec(agg.getRelDetailedDescription(), typeFactory, inputType, agg.partialAggGrouping(),
                 p.finalAggGrouping(), calls, p.partialAggCallNeedRetractions(), localInput, p.partialAggNeedRetraction(), ttlMs);
         Optional<String> refused = NativeSupport.check(spec, outputType);
         return refused.map(Decision::fallback).orElse(Decision.nativeNode());

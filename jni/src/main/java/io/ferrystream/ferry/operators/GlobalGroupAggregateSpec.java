@@ -74,7 +74,8 @@ public final class GlobalGroupAggregateSpec extends NativeSpec {
         this.stateTtlMs = stateTtlMs;
     }
 
-    private static int[] identity(int n) {
+    /** 0, 1, …, n - 1. */
+    static int[] identity(int n) {
         int[] a = new int[n];
         for (int i = 0; i < n; i++) {
             a[i] = i;
@@ -89,14 +90,7 @@ public final class GlobalGroupAggregateSpec extends NativeSpec {
      */
     @Override
     protected void writeParams(ObjectNode params) {
-        ArrayNode local = params.putArray("local_input");
-        for (RowType.RowField f : localInput.type().getFields()) {
-            LogicalType t = f.getType();
-            local.addObject()
-                    .put("name", f.getName())
-                    .put("type", t.copy(true).asSerializableString())
-                    .put("nullable", t.isNullable());
-        }
+        writeLocalInput(params.putArray("local_input"), localInput.type());
         GroupAggregateSpec.writeCalls(params.putArray("aggs"), calls);
         if (countStar >= 0) {
             params.put("count_star", countStar);
@@ -105,5 +99,16 @@ public final class GlobalGroupAggregateSpec extends NativeSpec {
         params.put("need_retraction", needRetraction);
         params.put("generate_update_before", generateUpdateBefore);
         params.put("state_ttl_ms", Math.max(0, stateTtlMs));
+    }
+
+    /** The {@code local_input} fields of a merging aggregate's spec: name, type, nullability. */
+    static void writeLocalInput(ArrayNode local, RowType type) {
+        for (RowType.RowField f : type.getFields()) {
+            LogicalType t = f.getType();
+            local.addObject()
+                    .put("name", f.getName())
+                    .put("type", t.copy(true).asSerializableString())
+                    .put("nullable", t.isNullable());
+        }
     }
 }

@@ -2,7 +2,6 @@ package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
-import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
@@ -51,7 +50,8 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec {
             int[] finalKeys,
             boolean needRetraction,
             long stateTtlMs) {
-        super(KIND, name, List.of(Input.of(inputType, identity(inputType.getFieldCount()), identity(keyFields), new int[0])));
+        super(KIND, name, List.of(Input.of(inputType, GlobalGroupAggregateSpec.identity(inputType.getFieldCount()),
+                GlobalGroupAggregateSpec.identity(keyFields), new int[0])));
         List<Call> unfiltered = new ArrayList<>(calls.size());
         for (Call c : calls) {
             unfiltered.add(new Call(c.function, c.args, c.retract, c.name, c.distinct, -1));
@@ -64,21 +64,13 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec {
         this.stateTtlMs = stateTtlMs;
     }
 
-    static int[] identity(int n) {
-        int[] a = new int[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = i;
-        }
-        return a;
-    }
-
     /**
      * The incremental aggregate's parameters (docs/abi.md): {@code local_input}, {@code aggs},
      * {@code final_keys}, {@code need_retraction}, {@code state_ttl_ms}.
      */
     @Override
     protected void writeParams(ObjectNode params) {
-        writeLocalInput(params.putArray("local_input"), localInput.type());
+        GlobalGroupAggregateSpec.writeLocalInput(params.putArray("local_input"), localInput.type());
         GroupAggregateSpec.writeCalls(params.putArray("aggs"), calls);
         ArrayNode keys = params.putArray("final_keys");
         for (int k : finalKeys) {
@@ -86,16 +78,5 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec {
         }
         params.put("need_retraction", needRetraction);
         params.put("state_ttl_ms", Math.max(0, stateTtlMs));
-    }
-
-    /** The {@code local_input} fields of a merging aggregate's spec: name, type, nullability. */
-    static void writeLocalInput(ArrayNode local, RowType type) {
-        for (RowType.RowField f : type.getFields()) {
-            LogicalType t = f.getType();
-            local.addObject()
-                    .put("name", f.getName())
-                    .put("type", t.copy(true).asSerializableString())
-                    .put("nullable", t.isNullable());
-        }
     }
 }

@@ -49,18 +49,18 @@ public final class IncrementalGroupAggregateMatcher extends NativeMatcher<Stream
         RowType inputType = FlinkTypeFactory.toLogicalRowType(agg.getInput().getRowType());
         RowType localInput = FlinkTypeFactory.toLogicalRowType(p.partialLocalAggInputRowType());
         RowType outputType = FlinkTypeFactory.toLogicalRowType(agg.getRowType());
-        reason = TwoPhaseAggregates.fieldsReason("partial field", inputType);
-        if (reason == null) {
-            reason = TwoPhaseAggregates.fieldsReason("output field", outputType);
-        }
-        if (reason != null) {
-            return Decision.fallback(reason);
-        }
         FlinkTypeFactory typeFactory = (FlinkTypeFactory) agg.getCluster().getTypeFactory();
         AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, localInput, calls,
                 p.partialAggCallNeedRetractions(), p.partialAggNeedRetraction(), null);
         reason = TwoPhaseAggregates.partialStateReason(TwoPhaseAggregates.calls(calls,
                 p.partialAggCallNeedRetractions(), p.partialAggNeedRetraction(), infos), localInput);
+        if (reason != null) {
+            return Decision.fallback(reason);
+        }
+        reason = TwoPhaseAggregates.fieldsReason("partial field", inputType);
+        if (reason == null) {
+            reason = TwoPhaseAggregates.fieldsReason("output field", outputType);
+        }
         if (reason != null) {
             return Decision.fallback(reason);
         }

@@ -285,7 +285,7 @@ func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (ac
 	out := arg
 	out.Nullable = true
 	if retract {
-		return &strMinMaxRetractAcc{newMinMaxRetract[strRef](fn, col, newStrOps(javaCol))}, out
+		return &strMinMaxRetractAcc{newMinMaxRetract[strRef](fn, col, arg, newStrOps(javaCol))}, out
 	}
 	return &strMinMaxAcc{minMaxAcc[strRef, *strOps]{col: col, max: fn == "MAX", typ: out, ops: newStrOps(javaCol)}}, out
 }

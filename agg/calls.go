@@ -26,7 +26,7 @@ func numericCall[T number, S int64 | float64](fn string, col int, retract bool, 
 		return &avgAcc[T, S]{col: col, sumType: sum}
 	case "MIN", "MAX":
 		if retract {
-			return &numMinMaxRetractAcc[T]{newMinMaxRetract[T](fn, col, &numOps[T]{})}
+			return &numMinMaxRetractAcc[T]{newMinMaxRetract[T](fn, col, arg, &numOps[T]{})}
 		}
 		return &numMinMaxAcc[T]{minMaxAcc[T, *numOps[T]]{col: col, max: fn == "MAX", typ: arg, ops: &numOps[T]{}}}
 	}

@@ -76,7 +76,7 @@ func decimalCall(fn string, col int, arg engine.Type, retract bool) (accumulator
 		out = arg
 		out.Nullable = true
 		if retract {
-			return &decMinMaxRetractAcc{newMinMaxRetract[dec128](fn, col, &decOps{})}, out
+			return &decMinMaxRetractAcc{newMinMaxRetract[dec128](fn, col, arg, &decOps{})}, out
 		}
 		return &decMinMaxAcc{minMaxAcc[dec128, *decOps]{col: col, max: fn == "MAX", typ: out, ops: &decOps{}}}, out
 	}

@@ -39,17 +39,6 @@ func (d *distinctSet) viewWords() int {
 	return k/64 + 1
 }
 
-// keyWidth is the encoded width of a non-NULL fixed-width key, 0 for VARCHAR.
-func (d *distinctSet) keyWidth() int {
-	switch d.typ.ID {
-	case engine.Varchar:
-		return 0
-	case engine.Boolean:
-		return 1
-	}
-	return d.typ.Width()
-}
-
 // entryBytes is the encoded size of entry e.
 func (d *distinctSet) entryBytes(e int32) int {
 	n := 1 + 8*d.viewWords()
@@ -89,11 +78,7 @@ func (d *distinctSet) writeView(out *engine.OutColumn, groups []int32) {
 			if d.entLen[e] == nullLen {
 				b = append(b, 1)
 			} else {
-				b = append(b, 0)
-				if d.typ.ID == engine.Varchar {
-					b = binary.LittleEndian.AppendUint32(b, uint32(d.entLen[e]))
-				}
-				b = append(b, d.keyOf(e)...)
+				b = appendKey(append(b, 0), d.typ, d.keyOf(e))
 			}
 			cnt := d.counts[int(e)*k : int(e)*k+k]
 			switch {
@@ -149,20 +134,9 @@ func (d *distinctSet) nextEntry(src []byte, ent *viewEntry) ([]byte, error) {
 	src = src[1:]
 	ent.key = nil
 	if !ent.null {
-		l := d.keyWidth()
-		if l == 0 {
-			if len(src) < 4 {
-				return nil, fmt.Errorf("%w: distinct map entry: truncated key length", engine.ErrData)
-			}
-			l = int(binary.LittleEndian.Uint32(src))
-			src = src[4:]
-		}
-		if l > len(src) {
-			return nil, fmt.Errorf("%w: distinct map entry: key of %d bytes, %d left", engine.ErrData, l, len(src))
-		}
-		ent.key, src = src[:l], src[l:]
-		if d.typ.ID == engine.Boolean && ent.key[0] > 1 {
-			return nil, fmt.Errorf("%w: distinct map entry: BOOLEAN key byte %d", engine.ErrData, ent.key[0])
+		var err error
+		if ent.key, src, err = nextKey(d.typ, src); err != nil {
+			return nil, fmt.Errorf("distinct map entry: %w", err)
 		}
 	}
 	if len(src) < 8*words {
@@ -231,7 +205,7 @@ func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 		cnt := d.counts[int(e)*k : int(e)*k+k]
 		row := -1
 		if rows != nil {
-			row = rows.add(d, g, ent.key)
+			row = rows.add(g, ent.key)
 		}
 		empty := true
 		for j, other := range ent.vals {
@@ -268,16 +242,16 @@ func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 // fold: the key column (the set's argument column of a batch over the local aggregate's input),
 // the entry's group, and per call its action.
 type viewRows struct {
-	keys  engine.Column
+	keys  keyColumn
 	gids  []int32
 	acts  [][]int8 // per call of the set
 	first []int32  // per bundle key: its first row (an anchor without actions)
 	last  []int32  // per bundle key: its last row
 }
 
-// reset prepares rows for a merge into set d of keys bundle keys.
+// reset prepares rows for a merge into set d.
 func (r *viewRows) reset(d *distinctSet) {
-	r.keys = engine.Column{Type: d.typ, Data: r.keys.Data[:0], Valid: r.keys.Valid[:0], Offs: append(r.keys.Offs[:0], 0)}
+	r.keys.reset(d.typ)
 	r.gids = r.gids[:0]
 	r.acts = resize(r.acts, len(d.calls))
 	for c := range r.acts {
@@ -288,46 +262,96 @@ func (r *viewRows) reset(d *distinctSet) {
 
 // anchor adds a row of group g with a NULL key and no action, the first of a bundle key: its
 // value before and after is the key's value before the merge.
-func (r *viewRows) anchor(d *distinctSet, g int32) {
+func (r *viewRows) anchor(g int32) {
 	r.first = append(r.first, int32(len(r.gids)))
 	r.last = append(r.last, int32(len(r.gids)))
-	r.add(d, g, nil)
+	r.add(g, nil)
 }
 
 // add appends a row of group g and key (NULL when nil), without actions, and returns its index.
-func (r *viewRows) add(d *distinctSet, g int32, key []byte) int {
+func (r *viewRows) add(g int32, key []byte) int {
 	i := len(r.gids)
 	r.gids = append(r.gids, g)
 	if len(r.last) > 0 {
 		r.last[len(r.last)-1] = int32(i)
 	}
-	if i%8 == 0 {
-		r.keys.Valid = append(r.keys.Valid, 0)
-	}
-	if key != nil {
-		r.keys.Valid[i/8] |= 1 << (i % 8)
-	}
-	switch d.typ.ID {
-	case engine.Varchar:
-		r.keys.Data = append(r.keys.Data, key...)
-		r.keys.Offs = append(r.keys.Offs, int32(len(r.keys.Data)))
-	case engine.Boolean:
-		if i%8 == 0 {
-			r.keys.Data = append(r.keys.Data, 0)
-		}
-		if key != nil && key[0] == 1 {
-			r.keys.Data[i/8] |= 1 << (i % 8)
-		}
-	default:
-		w := d.typ.Width()
-		if key == nil {
-			r.keys.Data = append(r.keys.Data, make([]byte, w)...)
-		} else {
-			r.keys.Data = append(r.keys.Data, key...)
-		}
-	}
+	r.keys.add(key)
 	for c := range r.acts {
 		r.acts[c] = append(r.acts[c], 0)
 	}
 	return i
+}
+
+// keyColumn builds a column of type typ from encoded keys (their Arrow value bytes; VARCHAR's
+// UTF-8 bytes; BOOLEAN's byte 0/1), for accumulators to read as they read their argument.
+type keyColumn struct {
+	col engine.Column
+	n   int
+}
+
+func (k *keyColumn) reset(typ engine.Type) {
+	c := &k.col
+	*c = engine.Column{Type: typ, Data: c.Data[:0], Valid: c.Valid[:0], Offs: append(c.Offs[:0], 0)}
+	k.n = 0
+}
+
+// add appends key (NULL when nil).
+func (k *keyColumn) add(key []byte) {
+	c := &k.col
+	i := k.n
+	k.n++
+	if i%8 == 0 {
+		c.Valid = append(c.Valid, 0)
+	}
+	if key != nil {
+		c.Valid[i/8] |= 1 << (i % 8)
+	}
+	switch c.Type.ID {
+	case engine.Varchar:
+		c.Data = append(c.Data, key...)
+		c.Offs = append(c.Offs, int32(len(c.Data)))
+	case engine.Boolean:
+		if i%8 == 0 {
+			c.Data = append(c.Data, 0)
+		}
+		if key != nil && key[0] == 1 {
+			c.Data[i/8] |= 1 << (i % 8)
+		}
+	default:
+		if key == nil {
+			c.Data = append(c.Data, make([]byte, c.Type.Width())...)
+		} else {
+			c.Data = append(c.Data, key...)
+		}
+	}
+}
+
+// nextKey splits the encoded key of a value of type t off src: a VARCHAR's uint32 LE length and
+// bytes, BOOLEAN's byte, or the type's Arrow value bytes.
+func nextKey(t engine.Type, src []byte) (key, rest []byte, err error) {
+	l := t.Width()
+	switch t.ID {
+	case engine.Varchar:
+		if len(src) < 4 {
+			return nil, nil, fmt.Errorf("%w: truncated key length", engine.ErrData)
+		}
+		l, src = int(binary.LittleEndian.Uint32(src)), src[4:]
+	case engine.Boolean:
+		l = 1
+	}
+	if l > len(src) {
+		return nil, nil, fmt.Errorf("%w: key of %d bytes, %d left", engine.ErrData, l, len(src))
+	}
+	if t.ID == engine.Boolean && src[0] > 1 {
+		return nil, nil, fmt.Errorf("%w: BOOLEAN key byte %d", engine.ErrData, src[0])
+	}
+	return src[:l], src[l:], nil
+}
+
+// appendKey appends the encoding of key (see nextKey) of type t.
+func appendKey(dst []byte, t engine.Type, key []byte) []byte {
+	if t.ID == engine.Varchar {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(key)))
+	}
+	return append(dst, key...)
 }

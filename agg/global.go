@@ -266,12 +266,12 @@ func (g *GlobalGroupAggregate) mergeState() error {
 func (g *GlobalGroupAggregate) mergeViews(d *distinctSet, rows *viewRows, col *engine.Column) {
 	rows.reset(d)
 	for j, gid := range g.stateGids {
-		rows.anchor(d, gid)
+		rows.anchor(gid)
 		d.mergeView(col.Bytes(j), gid, rows)
 	}
 	b := &g.viewBatch
 	b.Len = len(rows.gids)
-	b.Cols[d.col] = rows.keys
+	b.Cols[d.col] = rows.keys.col
 	g.scratch = resize(g.scratch, b.Len)
 	for k, c := range d.calls {
 		g.calls[c].fold(b, rows.gids, rows.acts[k], g.scratch)

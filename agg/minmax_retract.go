@@ -14,16 +14,16 @@ import (
 // else NULL.
 //
 // Flink's accumulator is STRUCTURED<min/max, mapSize BIGINT, map MAP_VIEW<T, BIGINT>>; its
-// partial state crosses between Flink's local and global aggregates as that structure with the
-// map inline, which Ferry does not encode as Arrow yet (partialTypes). Two accumulators in Go
-// merge with mergeGroups.
+// partial state crosses between the local and global aggregates as one VARBINARY value
+// (minmax_retract_merge.go). Two accumulators merge with mergeGroups.
 //
 // The accumulators are its specializations numMinMaxRetractAcc, decMinMaxRetractAcc and
 // strMinMaxRetractAcc (kernels_gen.go), whose per-row methods are generated from the ones
 // marked agg:specialize.
 type minMaxRetractAcc[V comparable, O valueOps[V]] struct {
 	col     int
-	fn      string // "MIN" or "MAX"
+	fn      string      // "MIN" or "MAX"
+	typ     engine.Type // the argument's type (the values' encoding in partial rows)
 	max     bool
 	ops     O
 	ext     []V    // per group: current min (or max), owned by ops
@@ -31,10 +31,16 @@ type minMaxRetractAcc[V comparable, O valueOps[V]] struct {
 	mapSize []int64
 	counts  valueCounts[V] // values owned by ops
 	rowValues[V]
+
+	// partial rows (minmax_retract_merge.go): scratch
+	keys         engine.OutBatch // the values as keys
+	scratchVals  []V
+	scratchNulls []bool
+	keyCol       keyColumn
 }
 
-func newMinMaxRetract[V comparable, O valueOps[V]](fn string, col int, ops O) minMaxRetractAcc[V, O] {
-	return minMaxRetractAcc[V, O]{col: col, fn: fn, max: fn == "MAX", ops: ops, counts: newValueCounts[V]()}
+func newMinMaxRetract[V comparable, O valueOps[V]](fn string, col int, typ engine.Type, ops O) minMaxRetractAcc[V, O] {
+	return minMaxRetractAcc[V, O]{col: col, fn: fn, typ: typ, max: fn == "MAX", ops: ops, counts: newValueCounts[V]()}
 }
 
 func (a *minMaxRetractAcc[V, O]) Grow(n int) {

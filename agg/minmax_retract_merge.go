@@ -1,34 +1,259 @@
 package agg
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Partial state of MIN/MAX with retraction. Flink's accumulator holds a MapView, so the local
-// aggregate's accumulator row carries STRUCTURED<value, mapSize, MAP<value, count>>; Ferry has
-// no Arrow encoding for it yet, and says so. Two of Ferry's accumulators merge in Go
-// (mergeGroups), which is what the global aggregate does with each bundle's accumulators.
+// Partial state of MIN/MAX with retraction. Flink's accumulator is a nested row,
+// STRUCTURED<min T, mapSize BIGINT, map RAW(MapView<T, BIGINT>)>
+// (docs/group-aggregate.md#data-views-in-the-partial-row); it crosses as one VARBINARY value in
+// Ferry's layout (docs/abi.md#data-views), the map as a distinct map's with one word per entry:
+//
+//	acc := null byte (0 value, 1 NULL) [min key] mapSize int64 LE map
+//
+// The local aggregate writes each key's accumulator; the global decodes each partial row into a
+// scratch group and merges it as Min/MaxWithRetractAggFunction.merge does (mergeGroups).
 
-// errMapPartial is the reason the partial state of a MapView-backed call does not cross as
-// Arrow columns.
-func errMapPartial(fn string) error {
-	return fmt.Errorf("%w: partial state of %s with retraction crosses as a MAP: not native yet", engine.ErrUnsupported, fn)
-}
+// accType is the type of an accumulator column in partial rows.
+var accType = engine.Type{ID: engine.Binary, Nullable: true}
 
 func (a *minMaxRetractAcc[V, O]) partialTypes() ([]engine.Type, error) {
-	return nil, errMapPartial(a.fn)
+	return []engine.Type{accType}, nil
 }
 
-func (a *minMaxRetractAcc[V, O]) partialVarBytes([]int32, []int) {}
-
-func (a *minMaxRetractAcc[V, O]) writePartial([]engine.OutColumn, []int32) error {
-	return errMapPartial(a.fn)
+// valueKeys writes the extreme (when not NULL) and every multiset value of groups, in that order
+// per group, to the column keys.Cols[0], whose rows then hold their keys (nextKey's encoding).
+func (a *minMaxRetractAcc[V, O]) valueKeys(groups []int32) *engine.OutColumn {
+	vals := a.scratchVals[:0]
+	for _, g := range groups {
+		if a.hasExt[g] {
+			vals = append(vals, a.ext[g])
+		}
+		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
+			vals = append(vals, a.counts.val[e])
+		}
+	}
+	a.scratchVals = vals
+	a.scratchNulls = resize(a.scratchNulls, len(vals))
+	clear(a.scratchNulls)
+	if a.keys.Alloc == nil {
+		a.keys.Alloc = &scratchAlloc{}
+	}
+	n := a.ops.varBytes(vals, a.scratchNulls, nil)
+	t := a.typ
+	t.Nullable = false
+	_ = a.keys.Init([]engine.Type{t}, len(vals), []int{n}) // scratchAlloc never fails
+	if len(vals) > 0 {
+		a.ops.write(&a.keys.Cols[0], vals, a.scratchNulls, nil)
+	}
+	return &a.keys.Cols[0]
 }
 
-func (a *minMaxRetractAcc[V, O]) merge(*engine.Batch, int, []int32, []bool) error {
-	return errMapPartial(a.fn)
+// keyAt is row j of a column valueKeys wrote, as a key.
+func keyAt(c *engine.OutColumn, j int) []byte {
+	if c.Type.ID == engine.Varchar {
+		return c.Data[c.Offs[j]:c.Offs[j+1]]
+	}
+	w := c.Type.Width()
+	return c.Data[j*w : (j+1)*w]
+}
+
+func (a *minMaxRetractAcc[V, O]) partialVarBytes(groups []int32, dst []int) {
+	keys := a.valueKeys(groups)
+	n := 0
+	j := 0
+	for _, g := range groups {
+		n += 1 + 8 + 4
+		if a.hasExt[g] {
+			n += keyBytes(a.typ, keyAt(keys, j))
+			j++
+		}
+		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
+			n += 1 + keyBytes(a.typ, keyAt(keys, j)) + 8
+			j++
+		}
+	}
+	dst[0] = n
+}
+
+// keyBytes is the encoded size of key.
+func keyBytes(t engine.Type, key []byte) int {
+	if t.ID == engine.Varchar {
+		return 4 + len(key)
+	}
+	return len(key)
+}
+
+func (a *minMaxRetractAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) error {
+	keys := a.valueKeys(groups)
+	col := &out[0]
+	pos, j := 0, 0
+	for r, g := range groups {
+		col.Offs[r] = int32(pos)
+		b := col.Data[pos:pos:len(col.Data)]
+		if a.hasExt[g] {
+			b = appendKey(append(b, 0), a.typ, keyAt(keys, j))
+			j++
+		} else {
+			b = append(b, 1)
+		}
+		b = binary.LittleEndian.AppendUint64(b, uint64(a.mapSize[g]))
+		b = binary.LittleEndian.AppendUint32(b, 1)
+		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
+			b = appendKey(append(b, 0), a.typ, keyAt(keys, j))
+			b = binary.LittleEndian.AppendUint64(b, uint64(a.counts.cnt[e]))
+			j++
+		}
+		pos += len(b)
+	}
+	col.Offs[len(groups)] = int32(pos)
+	return nil
+}
+
+// decodedAcc is one decoded accumulator: its extreme's key (nil: NULL), mapSize and entries.
+type decodedAcc struct {
+	ext     []byte
+	mapSize int64
+	keys    [][]byte
+	counts  []int64
+}
+
+// decodeAcc decodes an encoded accumulator of type t's values into d (slices reused).
+func decodeAcc(t engine.Type, src []byte, d *decodedAcc) error {
+	if len(src) < 1 || src[0] > 1 {
+		return fmt.Errorf("%w: accumulator: bad NULL flag", engine.ErrData)
+	}
+	null := src[0] == 1
+	src = src[1:]
+	d.ext = nil
+	var err error
+	if !null {
+		if d.ext, src, err = nextKey(t, src); err != nil {
+			return fmt.Errorf("accumulator's extreme: %w", err)
+		}
+	}
+	if len(src) < 12 {
+		return fmt.Errorf("%w: accumulator: truncated mapSize or map", engine.ErrData)
+	}
+	d.mapSize = int64(binary.LittleEndian.Uint64(src))
+	if w := binary.LittleEndian.Uint32(src[8:]); w != 1 && len(src) > 12 {
+		return fmt.Errorf("%w: accumulator: map of %d-word values, want 1", engine.ErrData, w)
+	}
+	src = src[12:]
+	d.keys, d.counts = d.keys[:0], d.counts[:0]
+	for len(src) > 0 {
+		if src[0] != 0 {
+			return fmt.Errorf("%w: accumulator: map entry with NULL flag %d (Flink's map has no NULL key)", engine.ErrData, src[0])
+		}
+		var key []byte
+		if key, src, err = nextKey(t, src[1:]); err != nil {
+			return fmt.Errorf("accumulator's map: %w", err)
+		}
+		if len(src) < 8 {
+			return fmt.Errorf("%w: accumulator: truncated count", engine.ErrData)
+		}
+		c := int64(binary.LittleEndian.Uint64(src))
+		if c == 0 {
+			return fmt.Errorf("%w: accumulator: a count of 0, which Flink's map never holds", engine.ErrData)
+		}
+		d.keys, d.counts = append(d.keys, key), append(d.counts, c)
+		src = src[8:]
+	}
+	return nil
+}
+
+// merge decodes each row's accumulator into a scratch group past the groups in use and merges
+// it into group gids[i] (mergeGroups). Malformed input changes nothing.
+func (a *minMaxRetractAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{accType}); err != nil {
+		return err
+	}
+	col := &in.Cols[first]
+	rows := gids[:in.Len]
+	var dec decodedAcc
+	a.keyCol.reset(a.typ)
+	var src, dst []int32
+	for i, g := range rows {
+		if g < 0 {
+			continue
+		}
+		if col.IsNull(i) {
+			return fmt.Errorf("%w: accumulator at row %d is NULL, which Flink's local aggregate never writes", engine.ErrData, i)
+		}
+		if err := decodeAcc(a.typ, col.Bytes(i), &dec); err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+		a.keyCol.add(dec.ext)
+		for _, k := range dec.keys {
+			a.keyCol.add(k)
+		}
+	}
+	// Decode into scratch groups [base, base+n), merge, then clear them.
+	base := int32(len(a.mapSize))
+	a.Grow(int(base) + len(rows))
+	keys := engine.Batch{Len: a.keyCol.n, Cols: []engine.Column{a.keyCol.col}}
+	a.ops.bind(&keys, 0, false)
+	k := 0
+	for i, g := range rows {
+		if g < 0 {
+			continue
+		}
+		_ = decodeAcc(a.typ, col.Bytes(i), &dec)
+		s := base + int32(len(src))
+		if dec.ext != nil {
+			a.ext[s], a.hasExt[s] = a.ops.keep(a.ops.at(k)), true
+		}
+		k++
+		a.mapSize[s] = dec.mapSize
+		for j, c := range dec.counts {
+			v := a.ops.at(k)
+			k++
+			h := a.ops.hash(s, v)
+			if a.find(s, v, h) >= 0 {
+				a.ops.unbind()
+				a.clearScratch(base, s+1)
+				return fmt.Errorf("%w: row %d: accumulator's map holds a value twice (entry %d)", engine.ErrData, i, j)
+			}
+			a.counts.insert(s, a.ops.keep(v), h, c)
+		}
+		src, dst = append(src, s), append(dst, g)
+	}
+	a.ops.unbind()
+	a.mergeRows(src, dst, rows, changed)
+	a.clearScratch(base, base+int32(len(src)))
+	return nil
+}
+
+// clearScratch resets the scratch groups [from, to).
+func (a *minMaxRetractAcc[V, O]) clearScratch(from, to int32) {
+	for s := from; s < to; s++ {
+		a.Reset(s)
+	}
+}
+
+// mergeRows merges scratch group src[k] into dst[k], recording values per input row as merge's
+// contract says: the k-th merged row is the k-th row of rows with a group.
+func (a *minMaxRetractAcc[V, O]) mergeRows(src, dst, rows []int32, changed []bool) {
+	if len(src) == len(rows) {
+		a.mergeGroups(a, src, dst, changed)
+		return
+	}
+	// Some rows are skipped: merge the others one by one, recording at their own index.
+	a.rowValues.reset(len(rows))
+	k := 0
+	for i, g := range rows {
+		if g < 0 {
+			continue
+		}
+		pv, pn := a.value(g)
+		a.mergeGroup(a, src[k], g)
+		nv, nn := a.value(g)
+		a.note(i, pv, pn, nv, nn, changed)
+		k++
+	}
 }
 
 // groupMerger is implemented by accumulators whose partial state merges in Go only (a MapView

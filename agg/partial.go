@@ -52,20 +52,17 @@ func checkPartial(in *engine.Batch, first int, types []engine.Type, notNull ...i
 func sizeOf[V any](v V) uintptr { return unsafe.Sizeof(v) }
 
 // PartialSupport reports whether call's partial state (arg: the type of its first argument,
-// for DISTINCT calls) crosses between a local and a global aggregate natively. The multisets of
-// MIN/MAX with retraction are MapViews inside a nested row that Ferry does not carry yet; a
-// DISTINCT call's map crosses (distinct_partial.go), except where the global's result depends
-// on the order of a java.util.HashMap: Flink's merge folds a DISTINCT call's new values in the
+// for DISTINCT calls) crosses between a local and a global aggregate natively. Every call's
+// does, the MapViews of DISTINCT calls (distinct_partial.go) and of MIN/MAX with retraction
+// (minmax_retract_merge.go) included, except where the global's result depends on the order of
+// a java.util.HashMap: Flink's merge folds a DISTINCT call's new values in the
 // iteration order of the buffer's MapView, and that order changes floating-point and DECIMAL
 // (overflow) sums, and MIN/MAX over floats (NaN never wins, -0.0 and 0.0 keep the first). The
-// error wraps engine.ErrUnsupported and reads like "partial state of MIN with retraction
-// crosses as a MAP: not native yet".
+// error wraps engine.ErrUnsupported and reads like "SUM(DISTINCT) over DOUBLE: the global
+// aggregate folds the values in a java.util.HashMap's order: not native yet".
 func PartialSupport(call AggCall, arg engine.Type) error {
 	fn := strings.ToUpper(call.Func)
-	switch {
-	case call.Retract && (fn == "MIN" || fn == "MAX"):
-		return errMapPartial(fn)
-	case !call.Distinct || fn == "COUNT":
+	if !call.Distinct || fn == "COUNT" {
 		return nil
 	}
 	if arg.ID == engine.Float || arg.ID == engine.Double || (arg.ID == engine.Decimal && fn != "MIN" && fn != "MAX") {

@@ -168,6 +168,9 @@ public final class ArrowRowDataReader {
             if (type == null) {
                 throw new UnsupportedOperationException("binary Arrow field " + v.getField() + " without its Flink type");
             }
+            if (MinMaxAccumulators.isAccumulator(type)) {
+                return new AccumulatorColumn(v, MinMaxAccumulators.codecOf(type));
+            }
             return new DistinctViewColumn(v, DistinctViews.codecOf(type));
         } else if (v instanceof BitVector) {
             return new BooleanColumn(v);
@@ -473,6 +476,39 @@ public final class ArrowRowDataReader {
         public Bytes getBytes(int i) {
             byte[] b = BinaryRawValueData.fromObject(view(i)).toBytes(codec.serializer());
             return new Bytes(b, 0, b.length);
+        }
+    }
+
+    /**
+     * MIN/MAX with retraction's accumulator: Ferry's encoding ({@link MinMaxAccumulators})
+     * decoded into the nested row Flink's local aggregate emits. Only {@link #write} reads it
+     * ({@code readBinary}); the columnar {@code read} path has no nested rows.
+     */
+    private static final class AccumulatorColumn extends ArrowColumn implements BytesColumnVector {
+        final MinMaxAccumulators.Codec codec;
+        ArrowBuf offsets;
+
+        AccumulatorColumn(FieldVector v, MinMaxAccumulators.Codec codec) {
+            super(v);
+            this.codec = codec;
+        }
+
+        @Override
+        void load(int rows) {
+            super.load(rows);
+            offsets = vector.getOffsetBuffer();
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            int start = offsets.getInt((long) i * 4);
+            int len = offsets.getInt((long) i * 4 + 4) - start;
+            w.writeRow(pos, codec.decode(data, start, len), codec.rowSerializer());
+        }
+
+        @Override
+        public Bytes getBytes(int i) {
+            throw new UnsupportedOperationException("a nested accumulator row: read it with readBinary");
         }
     }
 

@@ -19,8 +19,9 @@ import org.apache.flink.table.types.logical.TimestampType;
  * boundary"): BOOLEAN {@code b}, TINYINT..BIGINT {@code c s i l}, FLOAT/DOUBLE {@code f g},
  * DECIMAL(p,s) {@code d:p,s} (decimal128), CHAR/VARCHAR {@code u}, DATE {@code tdD},
  * TIMESTAMP(p ≤ 3) {@code tsm:}, TIMESTAMP(p > 3) {@code w:12} (int64 epoch millis LE, int32
- * nano-of-millisecond LE), the RAW MapView of a DISTINCT call's partial state as binary {@code z}
- * ({@link DistinctViews}), and the hidden trailing non-null int8 {@value #ROW_KIND_FIELD} column
+ * nano-of-millisecond LE), the RAW MapView of a DISTINCT call's partial state and
+ * the accumulator of MIN/MAX with retraction as binary {@code z} ({@link DistinctViews}, {@link
+ * MinMaxAccumulators}), and the hidden trailing non-null int8 {@value #ROW_KIND_FIELD} column
  * holding {@code RowKind.toByteValue()}.
  */
 public final class ArrowTypes {
@@ -88,6 +89,11 @@ public final class ArrowTypes {
                     return ArrowType.Binary.INSTANCE;
                 }
                 throw unsupported(type);
+            case STRUCTURED_TYPE:
+                if (MinMaxAccumulators.isAccumulator(type)) {
+                    return ArrowType.Binary.INSTANCE;
+                }
+                throw unsupported(type);
             default:
                 throw unsupported(type);
         }
@@ -98,7 +104,7 @@ public final class ArrowTypes {
      * {@code NOT NULL} when not nullable, e.g. {@code "DECIMAL(10, 2)"}, {@code "TIMESTAMP(6)"}.
      */
     public static String specTypeOf(LogicalType type) {
-        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // a distinct map (DistinctViews)
+        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // DistinctViews, MinMaxAccumulators
             return type.isNullable() ? "BYTES" : "BYTES NOT NULL";
         }
         return type.asSerializableString();

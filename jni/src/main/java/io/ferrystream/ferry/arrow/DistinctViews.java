@@ -105,6 +105,71 @@ public final class DistinctViews {
          */
         public ByteBuffer encode(MapView<Object, Object> view) {
             buf.clear();
+            appendMap(view);
+            buf.flip();
+            return buf;
+        }
+
+        /**
+         * Encodes a MIN/MAX-with-retraction accumulator whose map this codec encodes ({@link
+         * MinMaxAccumulators}): {@code min} (null: NULL), {@code mapSize}, then the map. The
+         * returned buffer is valid until the next call.
+         */
+        ByteBuffer encodeAccumulator(Object min, long mapSize, MapView<Object, Object> view) {
+            buf.clear();
+            ensure(1);
+            if (min == null) {
+                buf.put((byte) 1);
+            } else {
+                buf.put((byte) 0);
+                putKey(min);
+            }
+            ensure(8);
+            buf.putLong(mapSize);
+            appendMap(view);
+            buf.flip();
+            return buf;
+        }
+
+        /**
+         * Decodes an accumulator {@link #encodeAccumulator} wrote: {min, mapSize, map}, with
+         * internal values; IllegalArgumentException when malformed.
+         */
+        Object[] decodeAccumulator(ArrowBuf data, long start, int len) {
+            long end = start + len;
+            long at = start;
+            need(at, 1, end);
+            byte flag = data.getByte(at++);
+            Object min = null;
+            if (flag == 0) {
+                int n = keyWidth();
+                if (n < 0) {
+                    need(at, 4, end);
+                    n = data.getInt(at);
+                    at += 4;
+                    if (n < 0) {
+                        throw malformed("negative key length");
+                    }
+                }
+                need(at, n, end);
+                min = key(data, at, n);
+                at += n;
+            } else if (flag != 1) {
+                throw malformed("NULL flag " + flag);
+            }
+            need(at, 8, end);
+            long mapSize = data.getLong(at);
+            at += 8;
+            MapView<Object, Object> view = decode(data, at, (int) (end - at));
+            if (view.getMap().containsKey(null)) {
+                throw malformed("a NULL value in the accumulator's map");
+            }
+            return new Object[] {min, mapSize, view};
+        }
+
+        /** Appends the map's encoding to buf (the body of {@link #encode}). */
+        private void appendMap(MapView<Object, Object> view) {
+            int header = buf.position();
             Map<Object, Object> map = view.getMap();
             int words = -1;
             ensure(4);
@@ -123,11 +188,10 @@ public final class DistinctViews {
                 } else if (w != words) {
                     throw new IllegalArgumentException("distinct map with values of " + words + " and " + w + " words");
                 }
+                ensure(1);
                 if (k == null) {
-                    ensure(1);
                     buf.put((byte) 1);
                 } else {
-                    ensure(1);
                     buf.put((byte) 0);
                     putKey(k);
                 }
@@ -140,9 +204,7 @@ public final class DistinctViews {
                     }
                 }
             }
-            buf.putInt(0, words < 0 ? (array ? 0 : 1) : words);
-            buf.flip();
-            return buf;
+            buf.putInt(header, words < 0 ? (array ? 0 : 1) : words);
         }
 
         private void ensure(int n) {

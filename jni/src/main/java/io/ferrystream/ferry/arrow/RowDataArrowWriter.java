@@ -173,6 +173,8 @@ public final class RowDataArrowWriter implements AutoCloseable {
             }
             case RAW:
                 return new DistinctViewWriter(pos, nullable, (VarBinaryVector) v, DistinctViews.codecOf(type));
+            case STRUCTURED_TYPE:
+                return new AccumulatorWriter(pos, nullable, (VarBinaryVector) v, MinMaxAccumulators.codecOf(type));
             default:
                 throw ArrowTypes.unsupported(type);
         }
@@ -443,6 +445,27 @@ public final class RowDataArrowWriter implements AutoCloseable {
         void writeValue(RowData row, int i) {
             RawValueData<MapView<Object, Object>> raw = row.getRawValue(pos);
             java.nio.ByteBuffer b = codec.encode(raw.toObject(codec.serializer()));
+            v.setSafe(i, b, 0, b.limit());
+        }
+    }
+
+    /** MIN/MAX with retraction's accumulator (a nested row) in Ferry's encoding ({@link MinMaxAccumulators}). */
+    private static final class AccumulatorWriter extends FieldWriter {
+        final VarBinaryVector v;
+        final MinMaxAccumulators.Codec codec;
+
+        AccumulatorWriter(int pos, boolean nullable, VarBinaryVector v, MinMaxAccumulators.Codec codec) {
+            super(pos, nullable);
+            this.v = v;
+            this.codec = codec;
+        }
+
+        void writeNull(int i) {
+            v.setNull(i);
+        }
+
+        void writeValue(RowData row, int i) {
+            java.nio.ByteBuffer b = codec.encode(row.getRow(pos, 3));
             v.setSafe(i, b, 0, b.limit());
         }
     }

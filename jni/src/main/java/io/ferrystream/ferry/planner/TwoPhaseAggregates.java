@@ -105,10 +105,10 @@ final class TwoPhaseAggregates {
     /**
      * Why the calls' partial state does not cross between the two halves, or null. The text is
      * the library's (agg.PartialSupport), so both halves, decided one after the other, show the
-     * same reason: the multisets of MIN/MAX with retraction are MapViews inside a nested row,
-     * which Ferry does not carry yet; the maps of DISTINCT calls cross (DistinctViews), except
-     * where Flink's global folds a call's values in a java.util.HashMap's order and the result
-     * depends on it (floating-point and DECIMAL sums, MIN/MAX over floats).
+     * same reason. The MapViews of DISTINCT calls and of MIN/MAX with retraction cross
+     * (DistinctViews, MinMaxAccumulators), except where Flink's global folds a DISTINCT call's
+     * values in a java.util.HashMap's order and the result depends on it (floating-point and
+     * DECIMAL sums, MIN/MAX over floats).
      * TwoPhaseAggregateMatcherTest checks that the library says the same.
      *
      * @param argTypes the row the calls' arguments index
@@ -117,9 +117,6 @@ final class TwoPhaseAggregates {
         for (int i = 0; i < calls.size(); i++) {
             GroupAggregateSpec.Call c = calls.get(i);
             boolean minMax = c.function.equals("MIN") || c.function.equals("MAX");
-            if (c.retract && minMax) {
-                return "aggs[" + i + "]: partial state of " + c.function + " with retraction crosses as a MAP: not native yet";
-            }
             if (!c.distinct || c.function.equals("COUNT") || c.args.length == 0) {
                 continue;
             }

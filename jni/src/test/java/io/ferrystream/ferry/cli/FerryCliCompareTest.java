@@ -70,6 +70,26 @@ class FerryCliCompareTest {
     }
 
     /**
+     * COUNT(DISTINCT) under mini-batch (AUTO: two-phase): the value sets cross in the partial
+     * rows and both halves of both queries run natively, identical to Flink at parallelism 1 and
+     * at 3.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3})
+    void twoPhaseDistinct(int parallelism) {
+        Cli.Result r = Cli.run("sql", Cli.example("two-phase-distinct.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native", "--parallelism", Integer.toString(parallelism));
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(6, n[1], r.toString());
+        assertEquals(6, n[0], r.toString());
+        assertEquals(6L * parallelism, n[2], r.toString());
+        assertEquals(3, r.count("  native    LocalGroupAggregate("), r.toString());
+        assertEquals(3, r.count("  native    GlobalGroupAggregate("), r.toString());
+    }
+
+    /**
      * A GROUP BY Ferry leaves to Flink (LISTAGG and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */

@@ -38,6 +38,7 @@ import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RawType;
+import org.apache.flink.table.types.logical.StructuredType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.InstantiationUtil;
@@ -229,7 +230,8 @@ class TwoPhaseAggregateDifferentialTest {
      * mean byte-identical rows. The one exception is the bits of a NaN that arithmetic made:
      * they depend on operand order in Java as in Go (docs/group-aggregate.md#decisions), so a
      * NaN in a DOUBLE or FLOAT field is compared as Java's canonical NaN. A DISTINCT call's map
-     * (a RAW MapView) is compared as its set of entries, after the row: its serialized form
+     * (a RAW MapView) and the accumulator of MIN/MAX with retraction (a nested row holding one)
+     * are compared as their values and sets of entries, after the row: a map's serialized form
      * follows the iteration order of a HashMap, which depends on the map's history.
      */
     static List<String> render(List<RowData> rows, RowType type) {
@@ -264,7 +266,9 @@ class TwoPhaseAggregateDifferentialTest {
     static RowData withoutViews(RowData row, RowType type, StringBuilder views) {
         GenericRowData g = null;
         for (int i = 0; i < type.getFieldCount(); i++) {
-            if (!(type.getTypeAt(i) instanceof RawType)) {
+            LogicalType t = type.getTypeAt(i);
+            boolean acc = t instanceof StructuredType; // MIN/MAX with retraction: min, mapSize, map
+            if (!(t instanceof RawType) && !acc) {
                 continue;
             }
             if (g == null) {
@@ -278,8 +282,17 @@ class TwoPhaseAggregateDifferentialTest {
                 views.append(" null");
                 continue;
             }
-            RawType<MapView<Object, Object>> raw = (RawType<MapView<Object, Object>>) type.getTypeAt(i);
-            RawValueData<MapView<Object, Object>> value = (RawValueData<MapView<Object, Object>>) (RawValueData<?>) row.getRawValue(i);
+            RowData holder = row;
+            int pos = i;
+            if (acc) {
+                holder = row.getRow(i, 3);
+                pos = 2;
+                views.append(" acc{").append(RowData.createFieldGetter(t.getChildren().get(0), 0).getFieldOrNull(holder))
+                        .append(", ").append(holder.getLong(1)).append("}");
+                t = t.getChildren().get(2);
+            }
+            RawType<MapView<Object, Object>> raw = (RawType<MapView<Object, Object>>) t;
+            RawValueData<MapView<Object, Object>> value = (RawValueData<MapView<Object, Object>>) (RawValueData<?>) holder.getRawValue(pos);
             MapView<Object, Object> view = value.toObject(raw.getTypeSerializer());
             List<String> entries = new ArrayList<>();
             for (Map.Entry<Object, Object> e : view.getMap().entrySet()) {
@@ -487,6 +500,17 @@ class TwoPhaseAggregateDifferentialTest {
                     + " SUM(DISTINCT vt), COUNT(vw), COUNT(DISTINCT va), COUNT(DISTINCT ve) FILTER (WHERE fa),"
                     + " COUNT(DISTINCT ve), COUNT(vs), COUNT(*) FILTER (WHERE fb)";
 
+    /** Every call of AGGS on retracting input: MIN and MAX take retraction (a value→count map). */
+    static final String RETRACTING_MIN_MAX_AGGS;
+
+    static {
+        List<String> all = new ArrayList<>(calls(GroupAggregateDifferentialTest.AGGS));
+        for (GroupAggregateDifferentialTest.Col c : VALUE_TYPES) {
+            all.add(c.name().startsWith("f") ? "COUNT(*) FILTER (WHERE " + c.name() + ")" : "COUNT(" + c.name() + ")");
+        }
+        RETRACTING_MIN_MAX_AGGS = String.join(", ", all);
+    }
+
     /**
      * The halves crossed: Flink's global fed Ferry's local's partial rows, and Ferry's global fed
      * them too, must emit what Flink's global emits from Flink's local's rows (same splits, same
@@ -510,6 +534,20 @@ class TwoPhaseAggregateDifferentialTest {
     }
 
     // ---- tests -----------------------------------------------------------------------------------
+
+    /**
+     * MIN and MAX with retraction over every type: the accumulators (extreme, mapSize, value
+     * counts, negative ones included) in the local's partial rows, merged by the global, the
+     * halves crossed.
+     */
+    @Test
+    void retractingMinMax() throws Exception {
+        for (int size : new int[] {1, 4, 100}) {
+            checkLocal("INT", true, RETRACTING_MIN_MAX_AGGS, size, 3, 400, 0);
+            checkGlobal("STRING", true, RETRACTING_MIN_MAX_AGGS, twoPhase(size), 3, 500, 0, false);
+            checkCrossed("BIGINT", true, RETRACTING_MIN_MAX_AGGS, size, 2, 400);
+        }
+    }
 
     /** DISTINCT maps in the local's partial rows: Flink's entries, bits and counts. */
     @Test

@@ -419,7 +419,7 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 		}
 		vb := &g.viewBatch
 		vb.Len = len(r.gids)
-		vb.Cols[d.col] = r.keys
+		vb.Cols[d.col] = r.keys.col
 		g.scratch = resize(g.scratch, vb.Len)
 		for k, c := range d.calls {
 			g.final[c].fold(vb, r.gids, r.acts[k], g.scratch)

@@ -24,6 +24,14 @@ final class IntervalJoinSpecs {
             JoinSpec joinSpec,
             WindowBounds bounds,
             ReadableConfig config) {
+        String condition;
+        try {
+            condition = joinSpec.getNonEquiCondition().isPresent()
+                    ? JoinConditions.encode(joinSpec.getNonEquiCondition().get())
+                    : null;
+        } catch (JoinConditions.Unsupported e) {
+            throw new IllegalArgumentException("the residual condition is not native: " + e.getMessage(), e);
+        }
         return new IntervalJoinSpec(
                 description,
                 leftType,
@@ -37,7 +45,8 @@ final class IntervalJoinSpecs {
                 minCleanUpIntervalMs(config),
                 bounds.getLeftTimeIdx(),
                 bounds.getRightTimeIdx(),
-                joinSpec.getFilterNulls());
+                joinSpec.getFilterNulls(),
+                condition);
     }
 
     /** {@code table.exec.interval-join.min-cleanup-interval}, as StreamExecIntervalJoin reads it. */

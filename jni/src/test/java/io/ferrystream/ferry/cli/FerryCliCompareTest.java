@@ -70,6 +70,24 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Row-time interval joins with residual conditions: all three run natively and produce the same
+     * multiset of rows as Flink's (a join's inputs interleave by arrival, so compare checks the
+     * multiset).
+     */
+    @Test
+    void intervalJoinsWithResidualConditions() {
+        Cli.Result r = Cli.run("sql", Cli.example("interval-join.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(3, r.count("the same multiset of changelog rows"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(3, n[1], r.toString());
+        assertEquals(3, n[0], r.toString());
+        assertEquals(3, r.count("  native    IntervalJoin("), r.toString());
+    }
+
+    /**
      * A GROUP BY Ferry leaves to Flink (LISTAGG and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */

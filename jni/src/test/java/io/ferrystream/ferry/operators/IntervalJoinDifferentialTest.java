@@ -21,6 +21,7 @@ import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -67,7 +68,10 @@ class IntervalJoinDifferentialTest {
             RowType rightType,
             RowType outputType) {}
 
-    /** The inputs: L(k, rt, v), R(k, rt, w), rt the row time, keyed by k (and s, when two keys). */
+    /**
+     * The inputs: L(k, s, rt, v, a, d, x, b), R(k, s, rt, w, a, d, x, b), rt the row time, keyed by k
+     * (and s, when two keys); a INT, d DECIMAL(10, 2), x DOUBLE, b BOOLEAN for residual conditions.
+     */
     static Planned plan(String joinType, String condition, boolean ferry, int batchSize) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
@@ -79,17 +83,20 @@ class IntervalJoinDifferentialTest {
         for (String side : List.of("L", "R")) {
             String value = side.equals("L") ? "v" : "w";
             RowTypeInfo type = new RowTypeInfo(
-                    new TypeInformation<?>[] {Types.LONG, Types.STRING, Types.LOCAL_DATE_TIME, Types.STRING},
-                    new String[] {"k", "s", "rt", value});
-            DataStream<Row> source = env.fromData(List.of(new Row(4)), type);
+                    new TypeInformation<?>[] {Types.LONG, Types.STRING, Types.LOCAL_DATE_TIME, Types.STRING,
+                        Types.INT, Types.BIG_DEC, Types.DOUBLE, Types.BOOLEAN},
+                    new String[] {"k", "s", "rt", value, "a", "d", "x", "b"});
+            DataStream<Row> source = env.fromData(List.of(new Row(FIELDS)), type);
             Table t = tEnv.fromDataStream(source, Schema.newBuilder()
                     .column("k", "BIGINT").column("s", "STRING").column("rt", "TIMESTAMP(3)").column(value, "STRING")
+                    .column("a", "INT").column("d", "DECIMAL(10, 2)").column("x", "DOUBLE").column("b", "BOOLEAN")
                     .watermark("rt", "rt").build());
             tEnv.createTemporaryView(side, t);
         }
         Table result = tEnv.sqlQuery(
-                "SELECT L.k, L.s, CAST(L.rt AS TIMESTAMP(3)) AS lrt, L.v, R.k AS rk, R.s AS rs,"
-                        + " CAST(R.rt AS TIMESTAMP(3)) AS rrt, R.w FROM L " + joinType + " JOIN R ON " + condition);
+                "SELECT L.k, L.s, CAST(L.rt AS TIMESTAMP(3)) AS lrt, L.v, L.a, L.d, L.x, L.b, R.k AS rk, R.s AS rs,"
+                        + " CAST(R.rt AS TIMESTAMP(3)) AS rrt, R.w, R.a AS ra, R.d AS rd, R.x AS rx, R.b AS rb FROM L "
+                        + joinType + " JOIN R ON " + condition);
         tEnv.toDataStream(result).print();
         StreamGraph graph = env.getStreamGraph();
         for (StreamNode node : graph.getStreamNodes()) {
@@ -113,8 +120,8 @@ class IntervalJoinDifferentialTest {
                 RowType out = RowType.of((LogicalType[]) types.get(node.getTypeSerializerOut()));
                 RowType in1 = RowType.of((LogicalType[]) types.get(node.getTypeSerializersIn()[0]));
                 RowType in2 = RowType.of((LogicalType[]) types.get(node.getTypeSerializersIn()[1]));
-                assertEquals(4, in1.getFieldCount(), "the join reads the source row unchanged");
-                assertEquals(4, in2.getFieldCount(), "the join reads the source row unchanged");
+                assertEquals(FIELDS, in1.getFieldCount(), "the join reads the source row unchanged");
+                assertEquals(FIELDS, in2.getFieldCount(), "the join reads the source row unchanged");
                 return new Planned(operator, left, right, ((RowDataKeySelector) left).getProducedType(), in1, in2, out);
             }
         }
@@ -140,11 +147,12 @@ class IntervalJoinDifferentialTest {
                 long base = Math.min(wm[0], wm[1]) + r.nextInt(30) - 10;
                 long t = base * 1000 + new long[] {0, 0, 1, 999, 500}[r.nextInt(5)];
                 int k = r.nextInt(keys + 1);
-                GenericRowData row = new GenericRowData(4);
+                GenericRowData row = new GenericRowData(FIELDS);
                 row.setField(0, nullKeys && k == keys ? null : (long) k);
                 row.setField(1, StringData.fromString(k % 3 == 0 ? "a" : "long string " + k));
                 row.setField(2, TimestampData.fromEpochMillis(t));
                 row.setField(3, r.nextInt(9) == 0 ? null : StringData.fromString((input == 1 ? "l" : "r") + i));
+                values(r, row);
                 steps.add(new Step('r', input, row, t));
             } else if (x < 98) {
                 int input = r.nextInt(2);
@@ -157,6 +165,27 @@ class IntervalJoinDifferentialTest {
         steps.add(new Step('w', 1, null, Long.MAX_VALUE));
         steps.add(new Step('w', 2, null, Long.MAX_VALUE));
         return steps;
+    }
+
+    /** The fields of each input. */
+    static final int FIELDS = 8;
+
+    /**
+     * Random a, d, x, b (fields 4..7): small values that often tie across the sides, NULLs, and the
+     * edges of Java's semantics (INT overflow, NaN, -0.0, decimals of one value in two forms).
+     */
+    static void values(Random r, GenericRowData row) {
+        int[] ints = {0, 1, 2, 3, -1, Integer.MAX_VALUE, Integer.MIN_VALUE};
+        row.setField(4, r.nextInt(8) == 0 ? null : ints[r.nextInt(ints.length)]);
+        row.setField(5, r.nextInt(8) == 0 ? null
+                : DecimalData.fromBigDecimal(new java.math.BigDecimal(new String[] {"0", "1.5", "-1.5", "1.50", "2"}[r.nextInt(5)]), 10, 2));
+        double[] doubles = {0.0, -0.0, 1.5, Double.NaN, -1, Double.POSITIVE_INFINITY};
+        row.setField(6, r.nextInt(8) == 0 ? null : doubles[r.nextInt(doubles.length)]);
+        row.setField(7, r.nextInt(5) == 0 ? null : r.nextBoolean());
+        // the string values of v/w repeat across the sides for <> and comparisons
+        if (row.getField(3) != null && r.nextInt(3) == 0) {
+            row.setField(3, StringData.fromString(new String[] {"x", "y", "\u00ff", "\uD83D\uDE00"}[r.nextInt(4)]));
+        }
     }
 
     static KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> harness(
@@ -258,7 +287,8 @@ class IntervalJoinDifferentialTest {
                 long j = 1 + r.nextInt(60);
                 long t = r.nextInt(4) == 0 ? wm * 65_537 + r.nextInt(100_000) : (j << 16) | j;
                 long k = r.nextInt(5) == 0 ? 2 : 1;
-                GenericRowData row = new GenericRowData(4);
+                GenericRowData row = new GenericRowData(FIELDS);
+                values(r, row);
                 row.setField(0, k);
                 row.setField(1, StringData.fromString("s"));
                 row.setField(2, TimestampData.fromEpochMillis(t));
@@ -323,6 +353,27 @@ class IntervalJoinDifferentialTest {
         check("FULL", "L.k = R.k AND R.rt BETWEEN L.rt + INTERVAL '1' SECOND AND L.rt + INTERVAL '3' SECOND", 3, true);
         check("LEFT", "L.k = R.k AND L.rt BETWEEN R.rt AND R.rt + INTERVAL '2' SECOND", 3, true);
         check("RIGHT", "L.k = R.k AND L.rt > R.rt - INTERVAL '4' SECOND AND L.rt < R.rt", 3, true);
+    }
+
+    /**
+     * Residual conditions beyond the keys and the time bounds, evaluated in Go as Flink's generated
+     * JoinCondition evaluates them: three-valued logic (a pair joins only when TRUE), INT overflow,
+     * DOUBLE NaN and -0.0, DECIMAL by value, strings in byte order, BOOLEAN order.
+     */
+    @Test
+    void residualConditions() throws Exception {
+        String[] conditions = {
+            "L.v > R.w",
+            "(L.v <> R.w OR R.a IS NULL)",
+            "L.a + 1 >= R.a",
+            "(L.x = R.x OR NOT (L.x < R.x)) AND L.d <= R.d",
+            "L.b > R.b AND L.a - R.a < 2",
+            "(L.v IS NOT NULL AND L.a <> 1) OR R.d > 1.5",
+        };
+        String[] types = {"", "LEFT", "RIGHT", "FULL"};
+        for (int i = 0; i < conditions.length; i++) {
+            check(types[i % types.length], BOUNDS + " AND (" + conditions[i] + ")", 2, true);
+        }
     }
 
     /** Two keys, one compared with IS NOT DISTINCT FROM: its NULLs join (filterNulls false). */

@@ -60,8 +60,19 @@ class IntervalJoinExplainTest {
     }
 
     @Test
-    void residualConditionStaysFlinks() {
-        assertEquals(List.of("non-equi join condition <>(v, v0): not native yet"), decisions(rowTime("LEFT", " AND L.v <> R.v")));
+    void residualConditionsAreNative() {
+        for (String cond : List.of(" AND L.v <> R.v", " AND (L.v > R.v OR R.s IS NULL)", " AND L.k + 1 > R.k",
+                " AND NOT (L.s = 'a' AND R.rt > TIMESTAMP '2024-01-01 00:00:00')")) {
+            assertEquals(List.of("native"), decisions(rowTime("LEFT", cond)), cond);
+        }
+    }
+
+    @Test
+    void residualConditionsBeyondTheSubsetStayFlinks() {
+        assertEquals(List.of("non-equi join condition LIKE(v, v0): operator LIKE not native yet"),
+                decisions(rowTime("FULL", " AND L.v LIKE R.v")));
+        assertEquals(List.of("non-equi join condition >(CAST(v):BIGINT, k0): CAST(VARCHAR AS BIGINT) not native yet"),
+                decisions(rowTime("", " AND CAST(L.v AS BIGINT) > R.k")));
     }
 
     @Test

@@ -46,9 +46,9 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
         }
         RowType left = FlinkTypeFactory.toLogicalRowType(join.getLeft().getRowType());
         RowType right = FlinkTypeFactory.toLogicalRowType(join.getRight().getRowType());
-        reason = typeReason(left, "left field");
+        reason = typeReason(IntervalJoinSpecs.carried(left), "left field");
         if (reason == null) {
-            reason = typeReason(right, "right field");
+            reason = typeReason(IntervalJoinSpecs.carried(right), "right field");
         }
         if (reason != null) {
             return Decision.fallback(reason);

@@ -7,6 +7,7 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.utils.RexLiteralUtil;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -70,6 +71,11 @@ final class JoinConditions {
     private static ObjectNode encodeNode(RexNode node) throws Unsupported {
         ObjectNode n = JSON.createObjectNode();
         if (node instanceof RexInputRef ref) {
+            LogicalType t = FlinkTypeFactory.toLogicalType(ref.getType());
+            if (t instanceof LocalZonedTimestampType) {
+                // Go sees it as TIMESTAMP; Flink compares it with TIMESTAMP in the session time zone
+                throw new Unsupported("a field of type " + t.asSummaryString());
+            }
             n.put("op", "field");
             n.put("field", ref.getIndex());
             return n;

@@ -49,25 +49,35 @@ class IntervalJoinSqlTest {
                     id % 37 == 5 ? null : (long) ((id * (31 + salt)) % 97),
                     LocalDateTime.ofEpochSecond(t / 1000, (int) (t % 1000) * 1_000_000, ZoneOffset.UTC),
                     (salt == 0 ? "l" : "r") + id,
-                    id % 13 == 7 ? null : (id * (7 + salt)) % 23 - 11));
+                    id % 13 == 7 ? null : (id * (7 + salt)) % 23 - 11,
+                    1_700_000_000_000L + t));
         }
         return rows;
     }
 
-    static List<String> run(boolean ferry, String query) throws Exception {
+    /**
+     * @param ltz the row time is {@code lt}, a TIMESTAMP_LTZ(3) ({@code TO_TIMESTAMP_LTZ(ms, 3)}), in
+     *     the session time zone Asia/Shanghai; otherwise {@code rt}, a TIMESTAMP(3)
+     */
+    static List<String> run(boolean ferry, String query, boolean ltz) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(4);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
         tEnv.getConfig().set("table.exec.resource.default-parallelism", "4");
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
         tEnv.getConfig().set(FerryOptions.BATCH_SIZE, 50);
+        if (ltz) {
+            tEnv.getConfig().set("table.local-time-zone", "Asia/Shanghai");
+        }
         Ferry.install(tEnv);
         for (String side : List.of("L", "R")) {
             DataStream<Row> source = env.fromData(rows(side.equals("L") ? 0 : 1),
-                    Types.ROW_NAMED(new String[] {"k", "rt", "v", "a"}, Types.LONG, Types.LOCAL_DATE_TIME, Types.STRING, Types.INT));
+                    Types.ROW_NAMED(new String[] {"k", "rt", "v", "a", "ms"}, Types.LONG, Types.LOCAL_DATE_TIME, Types.STRING, Types.INT,
+                            Types.LONG));
             tEnv.createTemporaryView(side, tEnv.fromDataStream(source, Schema.newBuilder()
                     .column("k", "BIGINT").column("rt", "TIMESTAMP(3)").column("v", "STRING").column("a", "INT")
-                    .watermark("rt", "rt - INTERVAL '1' HOUR").build()));
+                    .column("ms", "BIGINT").columnByExpression("lt", "TO_TIMESTAMP_LTZ(ms, 3)")
+                    .watermark(ltz ? "lt" : "rt", (ltz ? "lt" : "rt") + " - INTERVAL '1' HOUR").build()));
         }
         String plan = tEnv.explainSql(query);
         assertTrue(plan.contains(ferry ? "ferry=[native]" : "ferry=[disabled"), plan);
@@ -107,8 +117,24 @@ class IntervalJoinSqlTest {
         String query = "SELECT L.k, CAST(L.rt AS TIMESTAMP(3)), L.v, L.a, R.k, CAST(R.rt AS TIMESTAMP(3)), R.v, R.a FROM L "
                 + joinType + " JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND"
                 + condition;
-        List<String> stock = run(false, query);
-        List<String> ferry = run(true, query);
+        compare(joinType, query, false);
+    }
+
+    /**
+     * TIMESTAMP_LTZ row times: the join compares them as epoch milliseconds, as TIMESTAMP ones; the
+     * session time zone only shows in what the query makes of them after the join.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INNER", "FULL"})
+    void localZonedRowTimesMatchFlinks(String joinType) throws Exception {
+        String query = "SELECT L.k, L.lt, CAST(L.lt AS STRING), L.v, R.k, R.lt, R.v FROM L " + joinType
+                + " JOIN R ON L.k = R.k AND R.lt BETWEEN L.lt - INTERVAL '5' SECOND AND L.lt + INTERVAL '10' SECOND";
+        compare(joinType, query, true);
+    }
+
+    static void compare(String joinType, String query, boolean ltz) throws Exception {
+        List<String> stock = run(false, query, ltz);
+        List<String> ferry = run(true, query, ltz);
         assertTrue(stock.size() > ROWS / 8, "stock produced " + stock.size() + " rows");
         if (!joinType.equals("INNER")) {
             assertTrue(stock.stream().anyMatch(r -> r.contains("null, null, null, null")), "no padded row");

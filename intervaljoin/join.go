@@ -471,3 +471,24 @@ func (j *IntervalJoin) emit(out *engine.OutBatch) (bool, error) {
 	j.resetOutput()
 	return false, nil
 }
+
+// NextProcessingTimer implements engine.ProcessingTimers: the earliest cleanup timer of a
+// processing-time join (a row-time join has none), restored timers not yet registered included.
+// It changes nothing, so the order restored timers are registered in stays Flink's.
+func (j *IntervalJoin) NextProcessingTimer() (int64, bool) {
+	if j.rowtime {
+		return 0, false
+	}
+	head, ok := j.timers.peek()
+	next := head.time
+	if j.keys.unsettled > 0 {
+		for i := range j.keys.k {
+			for _, r := range j.keys.k[i].restored {
+				if !ok || r.time < next {
+					next, ok = r.time, true
+				}
+			}
+		}
+	}
+	return next, ok
+}

@@ -21,16 +21,16 @@ import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSp
 
 /**
  * The interval join kind's matcher: decides whether one {@link StreamPhysicalIntervalJoin} runs
- * natively. Native: row-time joins of every join type whose condition is the equi-join keys, the
+ * natively. Native: row-time and processing-time joins of every join type whose condition is the equi-join keys, the
  * time bounds and a residual condition libferry.so evaluates as Flink's generated code does
  * ({@link JoinConditions}), over fields that cross the Arrow boundary. Flink's otherwise, with the
- * reason: processing-time joins, a residual condition beyond that subset, a negative window (Flink
+ * reason: a residual condition beyond that subset, a negative window (Flink
  * plans no join operator there), and whatever libferry.so refuses.
  */
 public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalIntervalJoin> {
     /** The kill switch of the native interval join. */
     public static final ConfigOption<Boolean> ENABLED =
-            FerryOptions.killSwitch("interval-join", "the native interval join (row time)");
+            FerryOptions.killSwitch("interval-join", "the native interval join (row and processing time)");
 
     IntervalJoinMatcher() {
         super(IntervalJoinSpec.KIND, StreamPhysicalIntervalJoin.class, ENABLED, FerryStreamExecIntervalJoin.class);
@@ -72,9 +72,6 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
      *     the residual condition in the reason), or null
      */
     static String shapeReason(JoinSpec joinSpec, WindowBounds bounds, List<String> fieldNames) {
-        if (!bounds.isEventTime()) {
-            return "processing-time interval join: not native yet";
-        }
         if (bounds.getLeftUpperBound() < bounds.getLeftLowerBound()) {
             return "negative window (leftUpperBound " + bounds.getLeftUpperBound() + " < leftLowerBound "
                     + bounds.getLeftLowerBound() + "): Flink plans no join operator, only filters and padding";

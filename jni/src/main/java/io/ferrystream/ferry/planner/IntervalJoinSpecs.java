@@ -10,6 +10,7 @@ import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.TimestampKind;
 import org.apache.flink.table.types.logical.TimestampType;
 
 import java.lang.reflect.Field;
@@ -68,7 +69,9 @@ final class IntervalJoinSpecs {
         for (RowType.RowField f : type.getFields()) {
             LogicalType t = f.getType();
             if (t instanceof LocalZonedTimestampType ltz) {
-                t = new TimestampType(ltz.isNullable(), ltz.getPrecision());
+                // a processing-time attribute is not materialized: its rows hold NULL there
+                boolean proctime = ltz.getKind() == TimestampKind.PROCTIME;
+                t = new TimestampType(ltz.isNullable() || proctime, ltz.getPrecision());
                 any = true;
             }
             fields.add(new RowType.RowField(f.getName(), t, f.getDescription().orElse(null)));

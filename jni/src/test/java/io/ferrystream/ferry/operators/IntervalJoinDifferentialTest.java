@@ -27,7 +27,8 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
-import org.apache.flink.table.runtime.operators.join.KeyedCoProcessOperatorWithWatermarkDelay;
+import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
+import org.apache.flink.table.runtime.operators.join.interval.ProcTimeIntervalJoin;
 import org.apache.flink.table.runtime.operators.join.interval.RowTimeIntervalJoin;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -73,6 +74,14 @@ class IntervalJoinDifferentialTest {
      * (and s, when two keys); a INT, d DECIMAL(10, 2), x DOUBLE, b BOOLEAN for residual conditions.
      */
     static Planned plan(String joinType, String condition, boolean ferry, int batchSize) throws Exception {
+        return plan(joinType, condition, ferry, batchSize, false);
+    }
+
+    /**
+     * @param proctime the inputs also have {@code pt AS PROCTIME()} (their last field, NULL in the
+     *     rows: Flink does not materialize it) and no watermark; the condition's bounds use it
+     */
+    static Planned plan(String joinType, String condition, boolean ferry, int batchSize, boolean proctime) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
@@ -87,10 +96,15 @@ class IntervalJoinDifferentialTest {
                         Types.INT, Types.BIG_DEC, Types.DOUBLE, Types.BOOLEAN},
                     new String[] {"k", "s", "rt", value, "a", "d", "x", "b"});
             DataStream<Row> source = env.fromData(List.of(new Row(FIELDS)), type);
-            Table t = tEnv.fromDataStream(source, Schema.newBuilder()
+            Schema.Builder schema = Schema.newBuilder()
                     .column("k", "BIGINT").column("s", "STRING").column("rt", "TIMESTAMP(3)").column(value, "STRING")
-                    .column("a", "INT").column("d", "DECIMAL(10, 2)").column("x", "DOUBLE").column("b", "BOOLEAN")
-                    .watermark("rt", "rt").build());
+                    .column("a", "INT").column("d", "DECIMAL(10, 2)").column("x", "DOUBLE").column("b", "BOOLEAN");
+            if (proctime) {
+                schema.columnByExpression("pt", "PROCTIME()");
+            } else {
+                schema.watermark("rt", "rt");
+            }
+            Table t = tEnv.fromDataStream(source, schema.build());
             tEnv.createTemporaryView(side, t);
         }
         Table result = tEnv.sqlQuery(
@@ -105,8 +119,9 @@ class IntervalJoinDifferentialTest {
                 continue;
             }
             Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
-            boolean stock = op instanceof KeyedCoProcessOperatorWithWatermarkDelay
-                    && ((KeyedCoProcessOperatorWithWatermarkDelay<?, ?, ?, ?>) op).getUserFunction() instanceof RowTimeIntervalJoin;
+            boolean stock = op instanceof KeyedCoProcessOperator
+                    && (((KeyedCoProcessOperator<?, ?, ?, ?>) op).getUserFunction() instanceof RowTimeIntervalJoin
+                            || ((KeyedCoProcessOperator<?, ?, ?, ?>) op).getUserFunction() instanceof ProcTimeIntervalJoin);
             if (stock || op instanceof FerryIntervalJoinOperator) {
                 assertEquals(ferry, op instanceof FerryIntervalJoinOperator, "planned operator " + op);
                 @SuppressWarnings("unchecked")
@@ -120,8 +135,9 @@ class IntervalJoinDifferentialTest {
                 RowType out = RowType.of((LogicalType[]) types.get(node.getTypeSerializerOut()));
                 RowType in1 = RowType.of((LogicalType[]) types.get(node.getTypeSerializersIn()[0]));
                 RowType in2 = RowType.of((LogicalType[]) types.get(node.getTypeSerializersIn()[1]));
-                assertEquals(FIELDS, in1.getFieldCount(), "the join reads the source row unchanged");
-                assertEquals(FIELDS, in2.getFieldCount(), "the join reads the source row unchanged");
+                int fields = proctime ? FIELDS + 1 : FIELDS;
+                assertEquals(fields, in1.getFieldCount(), "the join reads the source row unchanged");
+                assertEquals(fields, in2.getFieldCount(), "the join reads the source row unchanged");
                 return new Planned(operator, left, right, ((RowDataKeySelector) left).getProducedType(), in1, in2, out);
             }
         }
@@ -208,8 +224,13 @@ class IntervalJoinDifferentialTest {
         List<String> out = new ArrayList<>();
         KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(p, null);
         long cp = 0;
+        long clock = 0;
         for (Step s : steps) {
             switch (s.kind()) {
+                case 'p':
+                    clock = s.time();
+                    h.setProcessingTime(clock);
+                    break;
                 case 'r':
                     // Flink's operator reads the time with getLong, as from the BinaryRowData an exchange delivers
                     if (s.input() == 1) {
@@ -231,6 +252,7 @@ class IntervalJoinDifferentialTest {
                     collect(h, p.outputType(), out);
                     h.close();
                     h = harness(p, state);
+                    h.setProcessingTime(clock);
                     out.add("restored");
             }
         }
@@ -323,6 +345,82 @@ class IntervalJoinDifferentialTest {
             }
             assertEquals(want.size(), got.size(), "seed " + seed + ": output length");
         }
+    }
+
+    /**
+     * A random processing-time stream: rows of both inputs over a few keys (NULL keys included),
+     * the processing time advancing by 0 to 4 s (several rows arrive at one time, and a jump can
+     * pass several cleanup timers), watermarks (which the join only forwards), snapshots with
+     * restores; at the end the processing time passes every cleanup timer.
+     */
+    static List<Step> procSteps(long seed, int n) {
+        Random r = new Random(seed);
+        List<Step> steps = new ArrayList<>();
+        int keys = 2 + r.nextInt(5);
+        long now = 0;
+        long wm = 0;
+        for (int i = 0; i < n; i++) {
+            int x = r.nextInt(100);
+            if (x < 78) {
+                int input = x < 39 ? 1 : 2;
+                int k = r.nextInt(keys + 1);
+                GenericRowData row = new GenericRowData(FIELDS + 1);
+                row.setField(0, k == keys ? null : (long) k);
+                row.setField(1, StringData.fromString(k % 3 == 0 ? "a" : "long string " + k));
+                row.setField(2, TimestampData.fromEpochMillis(now));
+                row.setField(3, r.nextInt(9) == 0 ? null : StringData.fromString((input == 1 ? "l" : "r") + i));
+                values(r, row);
+                steps.add(new Step('r', input, row, now));
+            } else if (x < 95) {
+                now += r.nextInt(3) == 0 ? r.nextInt(20) : r.nextInt(4000);
+                steps.add(new Step('p', 0, null, now));
+            } else if (x < 98) {
+                wm += r.nextInt(5000);
+                steps.add(new Step('w', 1 + r.nextInt(2), null, wm));
+            } else {
+                steps.add(new Step('s', 0, null, 0));
+            }
+        }
+        steps.add(new Step('p', 0, null, now + 3_600_000));
+        return steps;
+    }
+
+    static void checkProcTime(String joinType, String condition, long seeds) throws Exception {
+        Planned stock = plan(joinType, condition, false, 1, true);
+        assertInstanceOf(ProcTimeIntervalJoin.class, ((KeyedCoProcessOperator<?, ?, ?, ?>) stock.operator()).getUserFunction());
+        for (int batch : new int[] {1, 3, 1024}) {
+            Planned ferry = plan(joinType, condition, true, batch, true);
+            assertInstanceOf(FerryIntervalJoinOperator.class, ferry.operator());
+            for (long seed = 0; seed < seeds; seed++) {
+                List<Step> steps = procSteps(seed * 131 + batch, 600);
+                List<String> want = run(stock, steps);
+                List<String> got = run(ferry, steps);
+                assertTrue(want.stream().anyMatch(s -> s.startsWith("+I")), "stock produced no rows");
+                for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+                    assertEquals(want.get(i), got.get(i), joinType + " JOIN ON " + condition + ", seed " + seed
+                            + ", batch " + batch + ": first difference at output " + i + "; before it: "
+                            + want.subList(Math.max(0, i - 5), i));
+                }
+                assertEquals(want.size(), got.size(), "seed " + seed + " batch " + batch + ": output length");
+            }
+        }
+    }
+
+    static final String PROC_BOUNDS = "L.k = R.k AND R.pt BETWEEN L.pt - INTERVAL '5' SECOND AND L.pt + INTERVAL '10' SECOND";
+
+    /**
+     * Processing-time joins against Flink's ProcTimeIntervalJoin with the harness's processing time
+     * driven step by step: each row's time is the processing time it arrives at, cleanup runs on
+     * processing-time timers (kept in Go, in its snapshots, fired through Flink's
+     * processing-time service), watermarks pass through undelayed.
+     */
+    @Test
+    void processingTime() throws Exception {
+        checkProcTime("", PROC_BOUNDS, 3);
+        checkProcTime("LEFT", PROC_BOUNDS, 3);
+        checkProcTime("RIGHT", "L.k = R.k AND L.pt BETWEEN R.pt - INTERVAL '2' SECOND AND R.pt", 3);
+        checkProcTime("FULL", PROC_BOUNDS + " AND (L.v <> R.w OR R.a IS NULL)", 3);
+        checkProcTime("FULL", "L.k IS NOT DISTINCT FROM R.k AND L.pt BETWEEN R.pt AND R.pt + INTERVAL '3' SECOND", 2);
     }
 
     static final String BOUNDS = "L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND";

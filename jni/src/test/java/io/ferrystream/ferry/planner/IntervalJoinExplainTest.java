@@ -82,8 +82,8 @@ class IntervalJoinExplainTest {
     }
 
     @Test
-    void processingTimeStaysFlinks() {
-        assertEquals(List.of("processing-time interval join: not native yet"),
+    void processingTimeIsNative() {
+        assertEquals(List.of("native"),
                 decisions("SELECT L.k, L.v, R.v FROM (SELECT k, v, pt FROM L) L JOIN (SELECT k, v, pt FROM R) R"
                         + " ON L.k = R.k AND R.pt BETWEEN L.pt - INTERVAL '5' SECOND AND L.pt"));
     }

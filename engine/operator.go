@@ -16,15 +16,6 @@ package engine
 // An operator validates its whole input before it changes any state, so a returned error leaves
 // its state as it was, except an error wrapping ErrMemory, after which the operator must be
 // closed (the host restarts from its last checkpoint).
-// ProcessingTimers is implemented by an operator that registers processing-time timers of its
-// own: the host must call Advance once its processing time reaches NextProcessingTimer, as a
-// timer service would fire them (reported by Session.Stats).
-type ProcessingTimers interface {
-	// NextProcessingTimer is the time (epoch ms) of the earliest pending processing-time timer;
-	// ok is false when there is none.
-	NextProcessingTimer() (ms int64, ok bool)
-}
-
 type Operator interface {
 	// Output lists the output columns, without the RowKind column.
 	Output() []Field
@@ -42,4 +33,13 @@ type Operator interface {
 	State() *KeyedState
 	// Close frees the operator's state.
 	Close()
+}
+
+// ProcessingTimers is implemented by an operator that registers processing-time timers of its
+// own: the host must call Advance once its processing time reaches NextProcessingTimer, as a
+// timer service would fire them (reported by Session.Stats).
+type ProcessingTimers interface {
+	// NextProcessingTimer is the time (epoch ms) of the earliest pending processing-time timer;
+	// ok is false when there is none.
+	NextProcessingTimer() (ms int64, ok bool)
 }

@@ -347,7 +347,7 @@ func decimalBig(v scalar) *big.Int {
 	return n.Add(n, new(big.Int).SetUint64(v.lo))
 }
 
-// compareOp turns a three-way comparison into the operator's result.
+// compareOps turns a three-way comparison into each operator's result.
 var compareOps = map[string]func(c int) bool{
 	"eq": func(c int) bool { return c == 0 },
 	"ne": func(c int) bool { return c != 0 },

@@ -55,7 +55,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * two-input operator test harness on the heap state backend, fed the same random interleaving of
  * left rows, right rows and per-input watermarks (late rows, NULL keys, rows at times <= 0, many
  * keys with equal times), must emit identical sequences: rows with their RowKind, and the output
- * watermarks. Both are snapshotted and restored into fresh operators mid-stream.
+ * watermarks. Both are snapshotted and restored into fresh operators mid-stream. The same for
+ * residual conditions, and for processing-time joins ({@code KeyedCoProcessOperator} with {@code
+ * ProcTimeIntervalJoin}) with the harness's processing time driven step by step.
  */
 class IntervalJoinDifferentialTest {
 
@@ -280,17 +282,20 @@ class IntervalJoinDifferentialTest {
             assertInstanceOf(FerryIntervalJoinOperator.class, ferry.operator());
             for (long seed = 0; seed < seeds; seed++) {
                 List<Step> steps = steps(seed * 131 + batch, 600, nullKeys);
-                List<String> want = run(stock, steps);
-                List<String> got = run(ferry, steps);
-                assertTrue(want.stream().anyMatch(s -> s.startsWith("+I")), "stock produced no rows");
-                for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
-                    assertEquals(want.get(i), got.get(i), joinType + " JOIN ON " + condition + ", seed " + seed
-                            + ", batch " + batch + ": first difference at output " + i + "; before it: "
-                            + want.subList(Math.max(0, i - 5), i));
-                }
-                assertEquals(want.size(), got.size(), "seed " + seed + " batch " + batch + ": output length");
+                assertSame(run(stock, steps), run(ferry, steps),
+                        joinType + " JOIN ON " + condition + ", seed " + seed + ", batch " + batch);
             }
         }
+    }
+
+    /** Flink's output and Ferry's, row for row (with their watermarks); stock must produce rows. */
+    static void assertSame(List<String> want, List<String> got, String what) {
+        assertTrue(want.stream().anyMatch(s -> s.startsWith("+I")), what + ": stock produced no rows");
+        for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+            assertEquals(want.get(i), got.get(i), what + ": first difference at output " + i + "; before it: "
+                    + want.subList(Math.max(0, i - 5), i));
+        }
+        assertEquals(want.size(), got.size(), what + ": output length");
     }
 
     /**
@@ -338,12 +343,7 @@ class IntervalJoinDifferentialTest {
         Planned ferry = plan("FULL", condition, true, 5);
         for (long seed = 0; seed < 6; seed++) {
             List<Step> steps = collidingSteps(seed);
-            List<String> want = run(stock, steps);
-            List<String> got = run(ferry, steps);
-            for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
-                assertEquals(want.get(i), got.get(i), "seed " + seed + ": first difference at output " + i);
-            }
-            assertEquals(want.size(), got.size(), "seed " + seed + ": output length");
+            assertSame(run(stock, steps), run(ferry, steps), "tree bins, seed " + seed);
         }
     }
 
@@ -393,15 +393,8 @@ class IntervalJoinDifferentialTest {
             assertInstanceOf(FerryIntervalJoinOperator.class, ferry.operator());
             for (long seed = 0; seed < seeds; seed++) {
                 List<Step> steps = procSteps(seed * 131 + batch, 600);
-                List<String> want = run(stock, steps);
-                List<String> got = run(ferry, steps);
-                assertTrue(want.stream().anyMatch(s -> s.startsWith("+I")), "stock produced no rows");
-                for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
-                    assertEquals(want.get(i), got.get(i), joinType + " JOIN ON " + condition + ", seed " + seed
-                            + ", batch " + batch + ": first difference at output " + i + "; before it: "
-                            + want.subList(Math.max(0, i - 5), i));
-                }
-                assertEquals(want.size(), got.size(), "seed " + seed + " batch " + batch + ": output length");
+                assertSame(run(stock, steps), run(ferry, steps),
+                        joinType + " JOIN ON " + condition + ", seed " + seed + ", batch " + batch);
             }
         }
     }

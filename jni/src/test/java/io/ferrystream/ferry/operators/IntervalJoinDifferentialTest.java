@@ -460,6 +460,8 @@ class IntervalJoinDifferentialTest {
             "(L.x = R.x OR NOT (L.x < R.x)) AND L.d <= R.d",
             "L.b > R.b AND L.a - R.a < 2",
             "(L.v IS NOT NULL AND L.a <> 1) OR R.d > 1.5",
+            "L.x < 1.5E0 OR R.rt > TIMESTAMP '1970-01-01 00:00:05.500' OR CAST(R.a AS DOUBLE) >= L.x",
+            "L.b <> R.b OR L.a - 1 = R.a",
         };
         String[] types = {"", "LEFT", "RIGHT", "FULL"};
         for (int i = 0; i < conditions.length; i++) {

@@ -24,7 +24,8 @@ type IntervalJoin struct {
 	minCleanUp      int64
 	lateness        int64
 	timeIndex       [2]int
-	filterNulls     []int // key positions whose NULL makes a key unjoinable
+	filterNulls     []int      // key positions whose NULL makes a key unjoinable
+	cond            *condition // the residual condition; nil: every pair in range joins
 	layouts         [2]*rowLayout
 	enc             [2]*engine.KeyEncoder
 	state           *engine.KeyedState
@@ -87,6 +88,11 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 			}
 			j.output = append(j.output, f)
 			j.outTypes = append(j.outTypes, f.Type)
+		}
+	}
+	if p.Condition != nil {
+		if j.cond, err = compileCondition(p.Condition, j.layouts[0], j.layouts[1]); err != nil {
+			return nil, err
 		}
 	}
 	j.varBytes = make([]int, len(j.outTypes))
@@ -233,6 +239,9 @@ func (j *IntervalJoin) processLeft(id int32, row []byte, t int64) {
 			for _, b := range j.order {
 				if b.time >= lo && b.time <= hi && joins {
 					for r, other := range b.rows {
+						if j.cond != nil && !j.cond.holds(row, other) {
+							continue
+						}
 						j.emitRow(row, other)
 						emitted = true
 						if j.jt.rightOuter {
@@ -283,6 +292,9 @@ func (j *IntervalJoin) processRight(id int32, row []byte, t int64) {
 			for _, b := range j.order {
 				if b.time >= lo && b.time <= hi && joins {
 					for l, other := range b.rows {
+						if j.cond != nil && !j.cond.holds(other, row) {
+							continue
+						}
 						j.emitRow(other, row)
 						emitted = true
 						if j.jt.leftOuter {
@@ -458,4 +470,25 @@ func (j *IntervalJoin) emit(out *engine.OutBatch) (bool, error) {
 	}
 	j.resetOutput()
 	return false, nil
+}
+
+// NextProcessingTimer implements engine.ProcessingTimers: the earliest cleanup timer of a
+// processing-time join (a row-time join has none), restored timers not yet registered included.
+// It changes nothing, so the order restored timers are registered in stays Flink's.
+func (j *IntervalJoin) NextProcessingTimer() (int64, bool) {
+	if j.rowtime {
+		return 0, false
+	}
+	head, ok := j.timers.peek()
+	next := head.time
+	if j.keys.unsettled > 0 {
+		for i := range j.keys.k {
+			for _, r := range j.keys.k[i].restored {
+				if !ok || r.time < next {
+					next, ok = r.time, true
+				}
+			}
+		}
+	}
+	return next, ok
 }

@@ -313,3 +313,47 @@ func TestSpecValidation(t *testing.T) {
 		t.Errorf("unknown param: %v", err)
 	}
 }
+
+// TestNextProcessingTimer: a processing-time join reports its earliest cleanup timer, also right
+// after a restore (before the restored timers are registered), so the host knows when to call
+// Advance; a row-time join reports none.
+func TestNextProcessingTimer(t *testing.T) {
+	p := Params{JoinType: "LEFT", TimeMode: "proctime", LeftLowerBound: -5, LeftUpperBound: 9, FilterNulls: []bool{true}}
+	op := openJoin(t, p, 8, 100)
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	if _, ok := op.NextProcessingTimer(); ok {
+		t.Fatal("a timer before any row")
+	}
+	row := func(k int64) *engine.Batch {
+		return enginetest.Batch(leftTypes, [][]any{{k, enginetest.Timestamp{}, "a"}}, []engine.RowKind{0}, enginetest.Options{})
+	}
+	more, err := op.Process(0, row(1), 100, out)
+	drain(t, op, more, err, out)
+	more, err = op.Process(0, row(2), 103, out)
+	drain(t, op, more, err, out)
+	// a left row at 100 is cleaned up at 100 + leftRelativeSize 5 + 1
+	if ms, ok := op.NextProcessingTimer(); !ok || ms != 106 {
+		t.Fatalf("next timer %d %v, want 106", ms, ok)
+	}
+	op = snapshotRestore(t, op, p, 8)
+	if ms, ok := op.NextProcessingTimer(); !ok || ms != 106 {
+		t.Fatalf("after restore: next timer %d %v, want 106", ms, ok)
+	}
+	more, err = op.Advance(math.MinInt64, 106, out)
+	got := drain(t, op, more, err, out)
+	if len(got) != 1 {
+		t.Fatalf("at 106: %v, want one pad", got)
+	}
+	if ms, ok := op.NextProcessingTimer(); !ok || ms != 109 {
+		t.Fatalf("next timer %d %v, want 109", ms, ok)
+	}
+	more, err = op.Advance(math.MinInt64, 200, out)
+	drain(t, op, more, err, out)
+	if _, ok := op.NextProcessingTimer(); ok {
+		t.Fatal("a timer after every row expired")
+	}
+	p.TimeMode, p.LeftTimeIndex, p.RightTimeIndex = "rowtime", 1, 1
+	if _, ok := openJoin(t, p, 8, 100).NextProcessingTimer(); ok {
+		t.Fatal("a row-time join reports a processing-time timer")
+	}
+}

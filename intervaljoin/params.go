@@ -40,6 +40,9 @@ type Params struct {
 	// FilterNulls has one flag per join key: true for `=`, false for IS NOT DISTINCT FROM. A key
 	// with NULL at a true position joins nothing (its rows are still cached and padded).
 	FilterNulls []bool `json:"filter_nulls"`
+	// Condition is the residual join condition over the joined row (left fields, then right
+	// fields), absent when the join condition is the equi keys and the time bounds alone.
+	Condition *Expr `json:"condition,omitempty"`
 }
 
 // joinType holds which sides are padded.

@@ -2,6 +2,8 @@ package io.ferrystream.ferry.operators;
 
 import org.apache.flink.table.types.logical.RowType;
 
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonProcessingException;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -23,6 +25,8 @@ public final class IntervalJoinSpec extends NativeSpec {
     /** The library's name of this operator kind. */
     public static final String KIND = "interval_join";
 
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     private final String joinType;
     private final boolean rowTime;
     private final long leftLowerBound;
@@ -31,6 +35,8 @@ public final class IntervalJoinSpec extends NativeSpec {
     private final int leftTimeIndex;
     private final int rightTimeIndex;
     private final boolean[] filterNulls;
+    /** The residual condition as JSON (docs/abi.md), or null when there is none. */
+    private final String condition;
 
     /**
      * @param joinType {@code INNER}, {@code LEFT}, {@code RIGHT} or {@code FULL}
@@ -41,6 +47,8 @@ public final class IntervalJoinSpec extends NativeSpec {
      * @param leftTimeIndex the left input's time column (row time only)
      * @param filterNulls per key: true for {@code =} (a NULL key joins nothing), false for {@code IS
      *     NOT DISTINCT FROM}
+     * @param condition the residual join condition over the left fields followed by the right
+     *     fields, as the JSON of the {@code condition} parameter (docs/abi.md), or null for none
      */
     public IntervalJoinSpec(
             String name,
@@ -55,7 +63,8 @@ public final class IntervalJoinSpec extends NativeSpec {
             long minCleanUpIntervalMs,
             int leftTimeIndex,
             int rightTimeIndex,
-            boolean[] filterNulls) {
+            boolean[] filterNulls,
+            String condition) {
         super(KIND, name, List.of(allFields(leftType, leftKeys), allFields(rightType, rightKeys)));
         this.joinType = Objects.requireNonNull(joinType);
         this.rowTime = rowTime;
@@ -65,6 +74,7 @@ public final class IntervalJoinSpec extends NativeSpec {
         this.leftTimeIndex = leftTimeIndex;
         this.rightTimeIndex = rightTimeIndex;
         this.filterNulls = filterNulls.clone();
+        this.condition = condition;
     }
 
     /** Every field of the input crosses: the output carries the whole row. */
@@ -107,6 +117,13 @@ public final class IntervalJoinSpec extends NativeSpec {
         ArrayNode f = params.putArray("filter_nulls");
         for (boolean b : filterNulls) {
             f.add(b);
+        }
+        if (condition != null) {
+            try {
+                params.set("condition", JSON.readTree(condition));
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("residual condition " + condition, e);
+            }
         }
     }
 }

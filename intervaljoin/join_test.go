@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,21 @@ func encodeKey(k any) []byte {
 // runScenario feeds events to the operator (same-side runs as batches) and to the model, and
 // compares their output after every call.
 func runScenario(t *testing.T, p Params, events []event) {
+	runScenarioWith(t, p, events, scenarioOptions{})
+}
+
+// scenarioOptions vary runScenarioWith.
+type scenarioOptions struct {
+	// multiset compares the whole run's output with the model's as multisets, not call by call.
+	multiset bool
+	// state, if set, checks the operator's state after every call.
+	state func(t *testing.T, op *IntervalJoin)
+	// calls ends each call's output with a "|" in the returned output.
+	calls bool
+}
+
+// runScenarioWith is runScenario with options; it returns the operator's output.
+func runScenarioWith(t *testing.T, p Params, events []event, o scenarioOptions) []string {
 	const maxPar = 8
 	op := openJoin(t, p, maxPar, 3)
 	md := newModel(p, maxPar)
@@ -93,11 +109,19 @@ func runScenario(t *testing.T, p Params, events []event) {
 	var batch [][]any
 	side := -1
 	now := int64(0)
+	var all, allWant []string
 	check := func(step string, got []string) {
 		t.Helper()
 		want := md.out
 		md.out = nil
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		all, allWant = append(all, got...), append(allWant, want...)
+		if o.calls {
+			all = append(all, "|")
+		}
+		if o.state != nil {
+			o.state(t, op)
+		}
+		if !o.multiset && strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("%s: output differs\ngot:\n%s\nwant:\n%s", step, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
@@ -157,6 +181,14 @@ func runScenario(t *testing.T, p Params, events []event) {
 			t.Fatalf("after the final watermark: %d keys, %d timers, %d bytes", op.State().Len(), op.timers.len(), op.keys.bytes)
 		}
 	}
+	if o.multiset {
+		got := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == "|" })))
+		want := slices.Sorted(slices.Values(allWant))
+		if !slices.Equal(got, want) {
+			t.Fatalf("output multiset differs\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	return all
 }
 
 func (p Params) rowtimeMode() bool { return p.TimeMode == "rowtime" }
@@ -194,11 +226,16 @@ func snapshotRestore(t *testing.T, op *IntervalJoin, p Params, maxPar int) *Inte
 // randomEvents makes a stream with late rows, NULL keys, rows at times <= 0, repeated
 // watermarks and snapshots.
 func randomEvents(r *rand.Rand, n int, rowtime bool, spread int64) []event {
+	return randomEventsNulls(r, n, rowtime, spread, 100/7)
+}
+
+// randomEventsNulls is randomEvents with nullPct percent of the rows' keys NULL.
+func randomEventsNulls(r *rand.Rand, n int, rowtime bool, spread int64, nullPct int) []event {
 	var evs []event
 	clock := int64(-5)
 	for i := range n {
 		var key any = int64(r.IntN(4))
-		if r.IntN(7) == 0 {
+		if r.IntN(100) < nullPct {
 			key = nil
 		}
 		switch x := r.IntN(100); {

@@ -16,7 +16,8 @@ import java.util.Objects;
  * their fields cross into Go (the output is the left row followed by the right row), keyed by the
  * equi-join keys. The parameters are Flink's {@code IntervalJoinSpec}: join type, window bounds
  * (milliseconds), time columns, the null filter of each key, and {@code
- * table.exec.interval-join.min-cleanup-interval}. Built by the planner from Flink's {@code
+ * table.exec.interval-join.min-cleanup-interval}, and {@code
+ * ferry.join.null-key.emit-immediately}. Built by the planner from Flink's {@code
  * StreamExecIntervalJoin} arguments.
  */
 public final class IntervalJoinSpec extends NativeSpec {
@@ -37,6 +38,8 @@ public final class IntervalJoinSpec extends NativeSpec {
     private final boolean[] filterNulls;
     /** The residual condition as JSON (docs/abi.md), or null when there is none. */
     private final String condition;
+    /** {@code ferry.join.null-key.emit-immediately}. */
+    private final boolean nullKeyEmitImmediately;
 
     /**
      * @param joinType {@code INNER}, {@code LEFT}, {@code RIGHT} or {@code FULL}
@@ -49,6 +52,8 @@ public final class IntervalJoinSpec extends NativeSpec {
      *     NOT DISTINCT FROM}
      * @param condition the residual join condition over the left fields followed by the right
      *     fields, as the JSON of the {@code condition} parameter (docs/abi.md), or null for none
+     * @param nullKeyEmitImmediately pad the padded side's rows of keys that can never match (a NULL
+     *     where {@code filterNulls} is true) on arrival instead of when Flink pads them
      */
     public IntervalJoinSpec(
             String name,
@@ -64,7 +69,8 @@ public final class IntervalJoinSpec extends NativeSpec {
             int leftTimeIndex,
             int rightTimeIndex,
             boolean[] filterNulls,
-            String condition) {
+            String condition,
+            boolean nullKeyEmitImmediately) {
         super(KIND, name, List.of(allFields(leftType, leftKeys), allFields(rightType, rightKeys)));
         this.joinType = Objects.requireNonNull(joinType);
         this.rowTime = rowTime;
@@ -75,6 +81,7 @@ public final class IntervalJoinSpec extends NativeSpec {
         this.rightTimeIndex = rightTimeIndex;
         this.filterNulls = filterNulls.clone();
         this.condition = condition;
+        this.nullKeyEmitImmediately = nullKeyEmitImmediately;
     }
 
     /** Every field of the input crosses: the output carries the whole row. */
@@ -117,6 +124,9 @@ public final class IntervalJoinSpec extends NativeSpec {
         ArrayNode f = params.putArray("filter_nulls");
         for (boolean b : filterNulls) {
             f.add(b);
+        }
+        if (nullKeyEmitImmediately) {
+            params.put("null_key_emit_immediately", true);
         }
         if (condition != null) {
             try {

@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.configuration.ReadableConfig;
@@ -53,7 +54,8 @@ final class IntervalJoinSpecs {
                 bounds.getLeftTimeIdx(),
                 bounds.getRightTimeIdx(),
                 joinSpec.getFilterNulls(),
-                condition);
+                condition,
+                config.get(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY));
     }
 
     /**

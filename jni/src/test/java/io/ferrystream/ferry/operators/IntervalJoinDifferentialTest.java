@@ -84,10 +84,17 @@ class IntervalJoinDifferentialTest {
      *     rows: Flink does not materialize it) and no watermark; the condition's bounds use it
      */
     static Planned plan(String joinType, String condition, boolean ferry, int batchSize, boolean proctime) throws Exception {
+        return plan(joinType, condition, ferry, batchSize, proctime, false);
+    }
+
+    /** @param emitNullKeys {@code ferry.join.null-key.emit-immediately} */
+    static Planned plan(String joinType, String condition, boolean ferry, int batchSize, boolean proctime, boolean emitNullKeys)
+            throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY, emitNullKeys);
         tEnv.getConfig().set(FerryOptions.BATCH_SIZE, batchSize);
         tEnv.getConfig().set(FerryOptions.BATCH_MAX_DELAY, Duration.ofHours(1));
         Ferry.install(tEnv);
@@ -154,9 +161,17 @@ class IntervalJoinDifferentialTest {
      * the watermarks (late rows included, times <= 0 at the start), watermarks advancing per input.
      */
     static List<Step> steps(long seed, int n, boolean nullKeys) {
+        return steps(seed, n, nullKeys ? -1 : 0, -3);
+    }
+
+    /**
+     * @param nullPct the percentage of rows with a NULL key; -1: one key of the few is NULL
+     * @param start the first watermark (seconds); rows start 10 s before it
+     */
+    static List<Step> steps(long seed, int n, int nullPct, long start) {
         Random r = new Random(seed);
         List<Step> steps = new ArrayList<>();
-        long[] wm = {-3, -3};
+        long[] wm = {start, start};
         int keys = 2 + r.nextInt(6);
         for (int i = 0; i < n; i++) {
             int x = r.nextInt(100);
@@ -165,8 +180,9 @@ class IntervalJoinDifferentialTest {
                 long base = Math.min(wm[0], wm[1]) + r.nextInt(30) - 10;
                 long t = base * 1000 + new long[] {0, 0, 1, 999, 500}[r.nextInt(5)];
                 int k = r.nextInt(keys + 1);
+                boolean nullKey = nullPct < 0 ? k == keys : nullPct > 0 && r.nextInt(100) < nullPct;
                 GenericRowData row = new GenericRowData(FIELDS);
-                row.setField(0, nullKeys && k == keys ? null : (long) k);
+                row.setField(0, nullKey ? null : (long) k);
                 row.setField(1, StringData.fromString(k % 3 == 0 ? "a" : "long string " + k));
                 row.setField(2, TimestampData.fromEpochMillis(t));
                 row.setField(3, r.nextInt(9) == 0 ? null : StringData.fromString((input == 1 ? "l" : "r") + i));
@@ -354,6 +370,11 @@ class IntervalJoinDifferentialTest {
      * restores; at the end the processing time passes every cleanup timer.
      */
     static List<Step> procSteps(long seed, int n) {
+        return procSteps(seed, n, -1);
+    }
+
+    /** @param nullPct the percentage of rows with a NULL key; -1: one key of the few is NULL */
+    static List<Step> procSteps(long seed, int n, int nullPct) {
         Random r = new Random(seed);
         List<Step> steps = new ArrayList<>();
         int keys = 2 + r.nextInt(5);
@@ -364,8 +385,9 @@ class IntervalJoinDifferentialTest {
             if (x < 78) {
                 int input = x < 39 ? 1 : 2;
                 int k = r.nextInt(keys + 1);
+                boolean nullKey = nullPct < 0 ? k == keys : r.nextInt(100) < nullPct;
                 GenericRowData row = new GenericRowData(FIELDS + 1);
-                row.setField(0, k == keys ? null : (long) k);
+                row.setField(0, nullKey ? null : (long) k);
                 row.setField(1, StringData.fromString(k % 3 == 0 ? "a" : "long string " + k));
                 row.setField(2, TimestampData.fromEpochMillis(now));
                 row.setField(3, r.nextInt(9) == 0 ? null : StringData.fromString((input == 1 ? "l" : "r") + i));
@@ -475,5 +497,86 @@ class IntervalJoinDifferentialTest {
         check("FULL", "L.k IS NOT DISTINCT FROM R.k AND L.s = R.s AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND",
                 3, true);
         check("LEFT", "L.k IS NOT DISTINCT FROM R.k AND R.rt BETWEEN L.rt - INTERVAL '2' SECOND AND L.rt + INTERVAL '2' SECOND", 3, true);
+    }
+
+    /**
+     * Random streams with 30 % NULL keys (Ferry stores their rows only on a padded side, elsewhere
+     * only their times), row time and processing time, every join type, snapshots and restores
+     * mid-stream (at least one per stream): row for row Flink's, with a residual condition and with
+     * min-cleanup-interval too.
+     */
+    @Test
+    void nullKeys() throws Exception {
+        String[] types = {"", "LEFT", "RIGHT", "FULL"};
+        for (String type : types) {
+            Planned stock = plan(type, BOUNDS, false, 1);
+            Planned procStock = plan(type, PROC_BOUNDS, false, 1, true);
+            for (int batch : new int[] {1, 1024}) {
+                Planned ferry = plan(type, BOUNDS, true, batch);
+                Planned procFerry = plan(type, PROC_BOUNDS, true, batch, true);
+                for (long seed = 0; seed < 3; seed++) {
+                    List<Step> steps = withSnapshot(steps(seed * 17 + batch, 600, 30, -3));
+                    assertSame(run(stock, steps), run(ferry, steps), type + " JOIN, 30 % NULL keys, seed " + seed + ", batch " + batch);
+                    List<Step> proc = withSnapshot(procSteps(seed * 17 + batch, 600, 30));
+                    assertSame(run(procStock, proc), run(procFerry, proc),
+                            type + " JOIN on processing time, 30 % NULL keys, seed " + seed + ", batch " + batch);
+                }
+            }
+        }
+        String residual = BOUNDS + " AND (L.v <> R.w OR R.a IS NULL)";
+        Planned stock = plan("FULL", residual, false, 1);
+        Planned ferry = plan("FULL", residual, true, 3);
+        List<Step> steps = withSnapshot(steps(5, 600, 30, -3));
+        assertSame(run(stock, steps), run(ferry, steps), "FULL JOIN with a residual condition, 30 % NULL keys");
+    }
+
+    /** The steps with a snapshot and restore in the middle. */
+    static List<Step> withSnapshot(List<Step> steps) {
+        List<Step> s = new ArrayList<>(steps);
+        s.add(s.size() / 2, new Step('s', 0, null, 0));
+        return s;
+    }
+
+    /**
+     * {@code ferry.join.null-key.emit-immediately}: a padded side's rows of NULL keys are padded on
+     * arrival. The rows (a multiset) are Flink's; their order differs from Flink's; an inner join
+     * is unchanged. Row times are positive (a row at a time <= 0 may be dropped by Flink without a
+     * pad: docs/operators/interval-join.md#null-keys).
+     */
+    @Test
+    void nullKeysEmitImmediately() throws Exception {
+        int reordered = 0;
+        for (String type : new String[] {"", "LEFT", "RIGHT", "FULL"}) {
+            for (boolean proctime : new boolean[] {false, true}) {
+                String bounds = proctime ? PROC_BOUNDS : BOUNDS;
+                Planned stock = plan(type, bounds, false, 1, proctime);
+                Planned ferry = plan(type, bounds, true, 3, proctime, true);
+                for (long seed = 0; seed < 2; seed++) {
+                    List<Step> steps = withSnapshot(proctime ? procSteps(seed, 600, 30) : steps(seed, 600, 30, 20));
+                    List<String> want = run(stock, steps);
+                    List<String> got = run(ferry, steps);
+                    String what = type + " JOIN" + (proctime ? " on processing time" : "") + ", seed " + seed;
+                    assertEquals(rows(want), rows(got), what + ": the rows");
+                    if (type.isEmpty()) {
+                        assertEquals(want, got, what + ": an inner join is unchanged");
+                    } else if (!want.equals(got)) {
+                        reordered++;
+                    }
+                }
+            }
+        }
+        assertTrue(reordered > 0, "padding on arrival never changed the order");
+    }
+
+    /** The rows of an output, sorted, without watermarks and restore marks. */
+    static List<String> rows(List<String> out) {
+        List<String> rows = new ArrayList<>();
+        for (String s : out) {
+            if (!s.startsWith("WM ") && !s.equals("restored")) {
+                rows.add(s);
+            }
+        }
+        rows.sort(null);
+        return rows;
     }
 }

@@ -41,12 +41,13 @@ class IntervalJoinSqlTest {
     static final int ROWS = 3000;
 
     /** (k BIGINT with NULLs, rt TIMESTAMP(3), v STRING, a INT with NULLs), row times spread over 20 minutes. */
-    static List<Row> rows(int salt) {
+    static List<Row> rows(int salt, boolean manyNulls) {
         List<Row> rows = new ArrayList<>();
         for (int id = 0; id < ROWS; id++) {
             long t = ((long) id * 7919 * (salt + 3)) % 1_200_000L;
+            boolean nullKey = manyNulls ? (id * 7 + salt) % 10 < 3 : id % 37 == 5;
             rows.add(Row.of(
-                    id % 37 == 5 ? null : (long) ((id * (31 + salt)) % 97),
+                    nullKey ? null : (long) ((id * (31 + salt)) % 97),
                     LocalDateTime.ofEpochSecond(t / 1000, (int) (t % 1000) * 1_000_000, ZoneOffset.UTC),
                     (salt == 0 ? "l" : "r") + id,
                     id % 13 == 7 ? null : (id * (7 + salt)) % 23 - 11,
@@ -60,18 +61,27 @@ class IntervalJoinSqlTest {
      *     the session time zone Asia/Shanghai; otherwise {@code rt}, a TIMESTAMP(3)
      */
     static List<String> run(boolean ferry, String query, boolean ltz) throws Exception {
+        return run(ferry, query, ltz, false, false);
+    }
+
+    /**
+     * @param manyNulls 30 % of the rows have a NULL key (else 1 in 37)
+     * @param emitNullKeys {@code ferry.join.null-key.emit-immediately}
+     */
+    static List<String> run(boolean ferry, String query, boolean ltz, boolean manyNulls, boolean emitNullKeys) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(4);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
         tEnv.getConfig().set("table.exec.resource.default-parallelism", "4");
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
         tEnv.getConfig().set(FerryOptions.BATCH_SIZE, 50);
+        tEnv.getConfig().set(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY, emitNullKeys);
         if (ltz) {
             tEnv.getConfig().set("table.local-time-zone", "Asia/Shanghai");
         }
         Ferry.install(tEnv);
         for (String side : List.of("L", "R")) {
-            DataStream<Row> source = env.fromData(rows(side.equals("L") ? 0 : 1),
+            DataStream<Row> source = env.fromData(rows(side.equals("L") ? 0 : 1, manyNulls),
                     Types.ROW_NAMED(new String[] {"k", "rt", "v", "a", "ms"}, Types.LONG, Types.LOCAL_DATE_TIME, Types.STRING, Types.INT,
                             Types.LONG));
             tEnv.createTemporaryView(side, tEnv.fromDataStream(source, Schema.newBuilder()
@@ -164,5 +174,26 @@ class IntervalJoinSqlTest {
         }
         assertEquals(stock.size(), ferry.size(), "result size");
         assertEquals(stock, ferry);
+    }
+
+    /**
+     * 30 % NULL keys, with a composite key whose second part is null-safe: Flink's results, Ferry
+     * on, with and without {@code ferry.join.null-key.emit-immediately} (which pads the NULL-key
+     * rows earlier, the same rows).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INNER", "LEFT", "RIGHT", "FULL"})
+    void nullKeysMatchFlinks(String joinType) throws Exception {
+        String query = "SELECT L.k, CAST(L.rt AS TIMESTAMP(3)), L.v, L.a, R.k, CAST(R.rt AS TIMESTAMP(3)), R.v, R.a FROM L "
+                + joinType + " JOIN R ON L.k = R.k AND L.a IS NOT DISTINCT FROM R.a"
+                + " AND R.rt BETWEEN L.rt - INTERVAL '30' SECOND AND L.rt + INTERVAL '60' SECOND";
+        List<String> stock = run(false, query, false, true, false);
+        assertTrue(stock.size() > 100, "stock produced " + stock.size() + " rows");
+        if (!joinType.equals("INNER")) {
+            assertTrue(stock.stream().anyMatch(r -> r.startsWith("+I[null, ") || r.contains(", null, null, null, null]")),
+                    "no NULL-key row padded");
+        }
+        assertEquals(stock, run(true, query, false, true, false), "Ferry");
+        assertEquals(stock, run(true, query, false, true, true), "Ferry, emitting NULL keys on arrival");
     }
 }

@@ -9,7 +9,8 @@ import (
 
 // IntervalJoin is one instance of the interval join: Flink 2.3's TimeIntervalJoin step for step
 // (docs/operators/interval-join.md). Per key it caches each side's rows by row time (bucketMap,
-// in Flink's heap-backend iteration order) with their matched flags, and one cleanup time per
+// in Flink's heap-backend iteration order) with their matched flags (for a key that can never
+// match, only the times where its rows are not padded: process), and one cleanup time per
 // side (Flink's IntervalJoinLeftTimerState / IntervalJoinRightTimerState); the cleanup timers of
 // all keys live in one timerQueue ordered as Flink's heap timer service orders them. The
 // expiration bounds and operator times are operator-wide, as in Flink, and not snapshotted.

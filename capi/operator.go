@@ -303,7 +303,7 @@ func ferry_operator_stats(h C.FerryHandle, out *C.struct_FerryOperatorStats, cer
 		if err != nil {
 			return err
 		}
-		out.keys, out.state_bytes = C.int64_t(st.Keys), C.int64_t(st.StateBytes)
+		out.keys, out.state_bytes, out.next_timer_ms = C.int64_t(st.Keys), C.int64_t(st.StateBytes), C.int64_t(st.NextTimerMs)
 		return nil
 	})
 }

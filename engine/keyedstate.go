@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // PerKey is state an operator keeps for every key of a KeyedState, in flat slices indexed by key
@@ -356,13 +357,15 @@ func (s *KeyedState) Stats() Stats {
 	for _, p := range s.perKey {
 		n += p.Bytes()
 	}
-	return Stats{Keys: int64(s.keys.Len()), StateBytes: n}
+	return Stats{Keys: int64(s.keys.Len()), StateBytes: n, NextTimerMs: math.MaxInt64}
 }
 
-// Stats are the figures of an operator's state that the host reports as metrics.
+// Stats are the figures of an operator's state that the host reports as metrics, and when it
+// must next call Advance.
 type Stats struct {
-	Keys       int64 // keys the state holds
-	StateBytes int64 // estimated bytes of memory the state owns
+	Keys        int64 // keys the state holds
+	StateBytes  int64 // estimated bytes of memory the state owns
+	NextTimerMs int64 // the earliest pending processing-time timer (ProcessingTimers), math.MaxInt64 when none
 }
 
 var errStateTruncated = fmt.Errorf("%w: state payload truncated", ErrData)

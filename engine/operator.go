@@ -34,3 +34,12 @@ type Operator interface {
 	// Close frees the operator's state.
 	Close()
 }
+
+// ProcessingTimers is implemented by an operator that registers processing-time timers of its
+// own: the host must call Advance once its processing time reaches NextProcessingTimer, as a
+// timer service would fire them (reported by Session.Stats).
+type ProcessingTimers interface {
+	// NextProcessingTimer is the time (epoch ms) of the earliest pending processing-time timer;
+	// ok is false when there is none.
+	NextProcessingTimer() (ms int64, ok bool)
+}

@@ -59,7 +59,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 4
+#define FERRY_ABI_VERSION 5
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -132,12 +132,15 @@ typedef uint64_t FerryHandle;
 struct FerryOperatorStats {
   int64_t keys;        /* keys (groups) the state holds */
   int64_t state_bytes; /* estimated bytes of memory the state owns */
+  int64_t next_timer_ms; /* the earliest pending processing-time timer (epoch ms), INT64_MAX when
+                            none: the host calls ferry_operator_advance once its processing
+                            time reaches it */
 };
 
 /* The ABI version of the loaded library (FERRY_ABI_VERSION it was built with). */
 int32_t ferry_abi_version(void);
 
-/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 4)". Never freed. */
+/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 5)". Never freed. */
 const char* ferry_version(void);
 
 /* Applies process-wide Go runtime settings from a JSON object (all fields optional):

@@ -9,7 +9,8 @@ import (
 
 // IntervalJoin is one instance of the interval join: Flink 2.3's TimeIntervalJoin step for step
 // (docs/operators/interval-join.md). Per key it caches each side's rows by row time (bucketMap,
-// in Flink's heap-backend iteration order) with their matched flags, and one cleanup time per
+// in Flink's heap-backend iteration order) with their matched flags (for a key that can never
+// match, only the times where its rows are not padded: process), and one cleanup time per
 // side (Flink's IntervalJoinLeftTimerState / IntervalJoinRightTimerState); the cleanup timers of
 // all keys live in one timerQueue ordered as Flink's heap timer service orders them. The
 // expiration bounds and operator times are operator-wide, as in Flink, and not snapshotted.
@@ -24,7 +25,9 @@ type IntervalJoin struct {
 	minCleanUp      int64
 	lateness        int64
 	timeIndex       [2]int
-	filterNulls     []int // key positions whose NULL makes a key unjoinable
+	filterNulls     []int      // key positions whose NULL makes a key unjoinable
+	emitNullKeys    bool       // pad a padded side's rows of unjoinable keys on arrival
+	cond            *condition // the residual condition; nil: every pair in range joins
 	layouts         [2]*rowLayout
 	enc             [2]*engine.KeyEncoder
 	state           *engine.KeyedState
@@ -71,6 +74,7 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		chunk:          spec.ChunkRows,
 		maxParallelism: spec.MaxParallelism,
 		watermark:      math.MinInt64,
+		emitNullKeys:   p.NullKeyEmitImmediately,
 	}
 	for k, f := range p.FilterNulls {
 		if f {
@@ -89,8 +93,17 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 			j.outTypes = append(j.outTypes, f.Type)
 		}
 	}
+	if p.Condition != nil {
+		if j.cond, err = compileCondition(p.Condition, j.layouts[0], j.layouts[1]); err != nil {
+			return nil, err
+		}
+	}
 	j.varBytes = make([]int, len(j.outTypes))
-	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &p})
+	// The option changes when rows are padded, not the state's format: either setting restores
+	// the other's snapshots.
+	layout := p
+	layout.NullKeyEmitImmediately = false
+	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &layout})
 	j.keys = &joinKeys{j: j}
 	j.state.Register(j.keys)
 	return j, nil
@@ -150,11 +163,7 @@ func (j *IntervalJoin) Process(input int, in *engine.Batch, nowMs int64, out *en
 		if j.rowtime {
 			t = layout.int64At(row, j.timeIndex[input])
 		}
-		if input == 0 {
-			j.processLeft(id, row, t)
-		} else {
-			j.processRight(id, row, t)
-		}
+		j.process(input, id, row, t)
 		j.removeIfEmpty(id)
 	}
 	j.state.EndBatch()
@@ -215,107 +224,101 @@ func (j *IntervalJoin) joinable(key []byte) bool {
 	return true
 }
 
+// padded reports whether the rows of side (0 left, 1 right) are padded when they match nothing.
+func (j *IntervalJoin) padded(side int) bool {
+	if side == 0 {
+		return j.jt.leftOuter
+	}
+	return j.jt.rightOuter
+}
+
 func (j *IntervalJoin) emitRow(l, r []byte) {
 	j.outL = append(j.outL, l)
 	j.outR = append(j.outR, r)
 }
 
-// processLeft is TimeIntervalJoin.processElement1 for a left row at time t of key id.
-func (j *IntervalJoin) processLeft(id int32, row []byte, t int64) {
+// process is TimeIntervalJoin.processElement1 (side 0, a left row) or processElement2 (side 1)
+// for a row at time t of key id.
+//
+// A row of an unjoinable key (joinable) joins nothing, so Ferry never compares it; what it keeps
+// of it follows the other side effects Flink's caching has (docs/operators/interval-join.md#null-keys):
+// its bucket time is always cached, with the cleanup timer it registers, because cleanup timers
+// move the operator-wide expiration bounds and fire in an order shared with every key; the row
+// itself is stored only on a padded side, to be padded when Flink pads it, unless emitNullKeys
+// pads it on arrival.
+func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 	ks := &j.keys.k[id]
-	lo, hi := t-j.rightRelative, t+j.leftRelative
+	own, other := &ks.left, &ks.right
+	ownRel, otherRel := j.leftRelative, j.rightRelative
+	otherExp := &j.rightExpiration
+	ownOuter, otherOuter := j.padded(side), j.padded(1-side)
+	hasTimer := ks.hasRightTimer // a cached left row sets the right timer state
+	if side == 1 {
+		own, other = other, own
+		ownRel, otherRel = otherRel, ownRel
+		otherExp = &j.leftExpiration
+		hasTimer = ks.hasLeftTimer
+	}
+	lo, hi := t-otherRel, t+ownRel
+	joins := j.joinable(j.state.Key(id))
 	emitted := false
-	if j.rightExpiration < hi {
-		j.rightExpiration = j.expiration(j.leftOpTime, j.rightRelative)
-		if ks.right != nil {
-			joins := j.joinable(j.state.Key(id))
-			j.order = ks.right.appendOrder(j.order[:0])
+	if *otherExp < hi {
+		*otherExp = j.expiration(j.leftOpTime, otherRel) // both sides' operator times are equal
+		if *other != nil {
+			j.order = (*other).appendOrder(j.order[:0])
 			for _, b := range j.order {
-				if b.time >= lo && b.time <= hi && joins {
-					for r, other := range b.rows {
-						j.emitRow(row, other)
+				if joins && b.time >= lo && b.time <= hi {
+					for r, o := range b.rows {
+						l, rr := row, o
+						if side == 1 {
+							l, rr = o, row
+						}
+						if j.cond != nil && !j.cond.holds(l, rr) {
+							continue
+						}
+						j.emitRow(l, rr)
 						emitted = true
-						if j.jt.rightOuter {
+						if otherOuter {
 							b.matched[r] = true
 						}
 					}
 				}
-				if b.time <= j.rightExpiration {
-					if j.jt.rightOuter {
-						for r, other := range b.rows {
+				if b.time <= *otherExp {
+					if otherOuter {
+						for r, o := range b.rows {
 							if !b.matched[r] {
-								j.emitRow(nil, other)
+								j.emitPad(1-side, o)
 							}
 						}
 					}
-					j.keys.removeBucket(ks.right, b)
+					j.keys.removeBucket(*other, b)
 				}
 			}
 		}
 	}
-	if j.leftOpTime < hi { // rightOperatorTime == leftOperatorTime
-		if ks.left == nil {
-			ks.left = &bucketMap{}
+	cached := j.leftOpTime < hi // the other side's operator time has not passed the row's window
+	if cached {
+		if *own == nil {
+			*own = &bucketMap{}
 		}
-		b := ks.left.get(t)
-		if b == nil {
-			b = ks.left.insert(t)
+		b := j.keys.bucketAt(*own, t)
+		if joins || ownOuter && !j.emitNullKeys {
+			j.keys.addRow(b, row, emitted)
 		}
-		j.keys.addRow(b, row, emitted)
-		if !ks.hasRightTimer {
-			j.registerCleanUp(id, t, true)
+		if !hasTimer {
+			j.registerCleanUp(id, t, side == 0)
 		}
-	} else if !emitted && j.jt.leftOuter {
-		j.emitRow(row, nil)
+	}
+	if !emitted && ownOuter && (!cached || !joins && j.emitNullKeys) {
+		j.emitPad(side, row)
 	}
 }
 
-// processRight is TimeIntervalJoin.processElement2 for a right row at time t of key id.
-func (j *IntervalJoin) processRight(id int32, row []byte, t int64) {
-	ks := &j.keys.k[id]
-	lo, hi := t-j.leftRelative, t+j.rightRelative
-	emitted := false
-	if j.leftExpiration < hi {
-		j.leftExpiration = j.expiration(j.leftOpTime, j.leftRelative)
-		if ks.left != nil {
-			joins := j.joinable(j.state.Key(id))
-			j.order = ks.left.appendOrder(j.order[:0])
-			for _, b := range j.order {
-				if b.time >= lo && b.time <= hi && joins {
-					for l, other := range b.rows {
-						j.emitRow(other, row)
-						emitted = true
-						if j.jt.leftOuter {
-							b.matched[l] = true
-						}
-					}
-				}
-				if b.time <= j.leftExpiration {
-					if j.jt.leftOuter {
-						for l, other := range b.rows {
-							if !b.matched[l] {
-								j.emitRow(other, nil)
-							}
-						}
-					}
-					j.keys.removeBucket(ks.left, b)
-				}
-			}
-		}
-	}
-	if j.leftOpTime < hi {
-		if ks.right == nil {
-			ks.right = &bucketMap{}
-		}
-		b := ks.right.get(t)
-		if b == nil {
-			b = ks.right.insert(t)
-		}
-		j.keys.addRow(b, row, emitted)
-		if !ks.hasLeftTimer {
-			j.registerCleanUp(id, t, false)
-		}
-	} else if !emitted && j.jt.rightOuter {
+// emitPad emits row of side (0 left, 1 right) padded with NULLs for the other side.
+func (j *IntervalJoin) emitPad(side int, row []byte) {
+	if side == 0 {
+		j.emitRow(row, nil)
+	} else {
 		j.emitRow(nil, row)
 	}
 }
@@ -361,9 +364,9 @@ func (j *IntervalJoin) onTimer(id int32, ts, nowMs int64) {
 // or, when none remains with a positive time, clears the cache and its timer state.
 func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 	ks := &j.keys.k[id]
-	m, exp, pad := ks.right, j.rightExpiration, j.jt.rightOuter
+	m, exp, pad, side := ks.right, j.rightExpiration, j.jt.rightOuter, 1
 	if removeLeft {
-		m, exp, pad = ks.left, j.leftExpiration, j.jt.leftOuter
+		m, exp, pad, side = ks.left, j.leftExpiration, j.jt.leftOuter, 0
 	}
 	earliest := int64(-1)
 	if m != nil {
@@ -373,11 +376,7 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 				if pad {
 					for i, row := range b.rows {
 						if !b.matched[i] {
-							if removeLeft {
-								j.emitRow(row, nil)
-							} else {
-								j.emitRow(nil, row)
-							}
+							j.emitPad(side, row)
 						}
 					}
 				}
@@ -458,4 +457,25 @@ func (j *IntervalJoin) emit(out *engine.OutBatch) (bool, error) {
 	}
 	j.resetOutput()
 	return false, nil
+}
+
+// NextProcessingTimer implements engine.ProcessingTimers: the earliest cleanup timer of a
+// processing-time join (a row-time join has none), restored timers not yet registered included.
+// It changes nothing, so the order restored timers are registered in stays Flink's.
+func (j *IntervalJoin) NextProcessingTimer() (int64, bool) {
+	if j.rowtime {
+		return 0, false
+	}
+	head, ok := j.timers.peek()
+	next := head.time
+	if j.keys.unsettled > 0 {
+		for i := range j.keys.k {
+			for _, r := range j.keys.k[i].restored {
+				if !ok || r.time < next {
+					next, ok = r.time, true
+				}
+			}
+		}
+	}
+	return next, ok
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,21 @@ func encodeKey(k any) []byte {
 // runScenario feeds events to the operator (same-side runs as batches) and to the model, and
 // compares their output after every call.
 func runScenario(t *testing.T, p Params, events []event) {
+	runScenarioWith(t, p, events, scenarioOptions{})
+}
+
+// scenarioOptions vary runScenarioWith.
+type scenarioOptions struct {
+	// multiset compares the whole run's output with the model's as multisets, not call by call.
+	multiset bool
+	// state, if set, checks the operator's state after every call.
+	state func(t *testing.T, op *IntervalJoin)
+	// calls ends each call's output with a "|" in the returned output.
+	calls bool
+}
+
+// runScenarioWith is runScenario with options; it returns the operator's output.
+func runScenarioWith(t *testing.T, p Params, events []event, o scenarioOptions) []string {
 	const maxPar = 8
 	op := openJoin(t, p, maxPar, 3)
 	md := newModel(p, maxPar)
@@ -93,11 +109,19 @@ func runScenario(t *testing.T, p Params, events []event) {
 	var batch [][]any
 	side := -1
 	now := int64(0)
+	var all, allWant []string
 	check := func(step string, got []string) {
 		t.Helper()
 		want := md.out
 		md.out = nil
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		all, allWant = append(all, got...), append(allWant, want...)
+		if o.calls {
+			all = append(all, "|")
+		}
+		if o.state != nil {
+			o.state(t, op)
+		}
+		if !o.multiset && strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("%s: output differs\ngot:\n%s\nwant:\n%s", step, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
@@ -157,6 +181,14 @@ func runScenario(t *testing.T, p Params, events []event) {
 			t.Fatalf("after the final watermark: %d keys, %d timers, %d bytes", op.State().Len(), op.timers.len(), op.keys.bytes)
 		}
 	}
+	if o.multiset {
+		got := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == "|" })))
+		want := slices.Sorted(slices.Values(allWant))
+		if !slices.Equal(got, want) {
+			t.Fatalf("output multiset differs\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	return all
 }
 
 func (p Params) rowtimeMode() bool { return p.TimeMode == "rowtime" }
@@ -194,11 +226,16 @@ func snapshotRestore(t *testing.T, op *IntervalJoin, p Params, maxPar int) *Inte
 // randomEvents makes a stream with late rows, NULL keys, rows at times <= 0, repeated
 // watermarks and snapshots.
 func randomEvents(r *rand.Rand, n int, rowtime bool, spread int64) []event {
+	return randomEventsNulls(r, n, rowtime, spread, 100/7)
+}
+
+// randomEventsNulls is randomEvents with nullPct percent of the rows' keys NULL.
+func randomEventsNulls(r *rand.Rand, n int, rowtime bool, spread int64, nullPct int) []event {
 	var evs []event
 	clock := int64(-5)
 	for i := range n {
 		var key any = int64(r.IntN(4))
-		if r.IntN(7) == 0 {
+		if r.IntN(100) < nullPct {
 			key = nil
 		}
 		switch x := r.IntN(100); {
@@ -311,5 +348,49 @@ func TestSpecValidation(t *testing.T) {
 	spec, _ := engine.ParseSpec([]byte(strings.Replace(string(specJSON(base, 128, 10)), `"join_type"`, `"joinType"`, 1)))
 	if _, err := engine.Open(spec); err == nil || !strings.Contains(err.Error(), "unknown field") {
 		t.Errorf("unknown param: %v", err)
+	}
+}
+
+// TestNextProcessingTimer: a processing-time join reports its earliest cleanup timer, also right
+// after a restore (before the restored timers are registered), so the host knows when to call
+// Advance; a row-time join reports none.
+func TestNextProcessingTimer(t *testing.T) {
+	p := Params{JoinType: "LEFT", TimeMode: "proctime", LeftLowerBound: -5, LeftUpperBound: 9, FilterNulls: []bool{true}}
+	op := openJoin(t, p, 8, 100)
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	if _, ok := op.NextProcessingTimer(); ok {
+		t.Fatal("a timer before any row")
+	}
+	row := func(k int64) *engine.Batch {
+		return enginetest.Batch(leftTypes, [][]any{{k, enginetest.Timestamp{}, "a"}}, []engine.RowKind{0}, enginetest.Options{})
+	}
+	more, err := op.Process(0, row(1), 100, out)
+	drain(t, op, more, err, out)
+	more, err = op.Process(0, row(2), 103, out)
+	drain(t, op, more, err, out)
+	// a left row at 100 is cleaned up at 100 + leftRelativeSize 5 + 1
+	if ms, ok := op.NextProcessingTimer(); !ok || ms != 106 {
+		t.Fatalf("next timer %d %v, want 106", ms, ok)
+	}
+	op = snapshotRestore(t, op, p, 8)
+	if ms, ok := op.NextProcessingTimer(); !ok || ms != 106 {
+		t.Fatalf("after restore: next timer %d %v, want 106", ms, ok)
+	}
+	more, err = op.Advance(math.MinInt64, 106, out)
+	got := drain(t, op, more, err, out)
+	if len(got) != 1 {
+		t.Fatalf("at 106: %v, want one pad", got)
+	}
+	if ms, ok := op.NextProcessingTimer(); !ok || ms != 109 {
+		t.Fatalf("next timer %d %v, want 109", ms, ok)
+	}
+	more, err = op.Advance(math.MinInt64, 200, out)
+	drain(t, op, more, err, out)
+	if _, ok := op.NextProcessingTimer(); ok {
+		t.Fatal("a timer after every row expired")
+	}
+	p.TimeMode, p.LeftTimeIndex, p.RightTimeIndex = "rowtime", 1, 1
+	if _, ok := openJoin(t, p, 8, 100).NextProcessingTimer(); ok {
+		t.Fatal("a row-time join reports a processing-time timer")
 	}
 }

@@ -38,8 +38,15 @@ type Params struct {
 	LeftTimeIndex  int `json:"left_time_index"`
 	RightTimeIndex int `json:"right_time_index"`
 	// FilterNulls has one flag per join key: true for `=`, false for IS NOT DISTINCT FROM. A key
-	// with NULL at a true position joins nothing (its rows are still cached and padded).
+	// with NULL at a true position joins nothing: only its rows' times are cached, and the rows
+	// themselves on a padded side (docs/operators/interval-join.md#null-keys).
 	FilterNulls []bool `json:"filter_nulls"`
+	// NullKeyEmitImmediately (ferry.join.null-key.emit-immediately) pads a padded side's rows of
+	// such keys on arrival instead of when Flink pads them, and stores none of them.
+	NullKeyEmitImmediately bool `json:"null_key_emit_immediately,omitempty"`
+	// Condition is the residual join condition over the joined row (left fields, then right
+	// fields), absent when the join condition is the equi keys and the time bounds alone.
+	Condition *Expr `json:"condition,omitempty"`
 }
 
 // joinType holds which sides are padded.

@@ -18,7 +18,8 @@ import (
 //	left cleanup time, right cleanup time (varint, when set)
 //	per present cache, left first: uvarint bucket count, then per bucket in iteration order its
 //	    time (varint), uvarint row count, per row its matched flag (byte 0/1), uvarint length
-//	    and encoded row
+//	    and encoded row; a row count of 0 is the time of rows not stored (a key that can never
+//	    match, docs/operators/interval-join.md#null-keys)
 //	uvarint timer count, per timer its time (varint) and its position in the timer heap
 //	    (uvarint), which orders the timers' re-registration on restore
 //
@@ -34,10 +35,12 @@ type joinKeys struct {
 	bytes int64
 }
 
-// Memory estimates: a bucket node with its slices, a row beyond its encoded bytes.
+// Memory estimates: a bucket node with its slices, one without rows (the time of rows not
+// stored), a row beyond its encoded bytes.
 const (
-	bucketBytes = 160
-	rowOverhead = 25
+	bucketBytes     = 160
+	timeBucketBytes = 120
+	rowOverhead     = 25
 )
 
 // keyState is the state of one key.
@@ -73,23 +76,42 @@ func (s *joinKeys) Reset(id int32) {
 	s.k[id] = keyState{}
 }
 
+// bucketAt returns the bucket of time t in map m, inserting an empty one if there is none.
+func (s *joinKeys) bucketAt(m *bucketMap, t int64) *bucket {
+	b := m.get(t)
+	if b == nil {
+		b = m.insert(t)
+		s.bytes += timeBucketBytes
+	}
+	return b
+}
+
 // addRow appends a row to a bucket.
 func (s *joinKeys) addRow(b *bucket, row []byte, matched bool) {
 	if len(b.rows) == 0 {
-		s.bytes += bucketBytes
+		s.bytes += bucketBytes - timeBucketBytes
 	}
 	b.rows = append(b.rows, row)
 	b.matched = append(b.matched, matched)
 	s.bytes += int64(len(row)) + rowOverhead
 }
 
+// bucketCost is the memory estimate of bucket b with its rows.
+func bucketCost(b *bucket) int64 {
+	if len(b.rows) == 0 {
+		return timeBucketBytes
+	}
+	n := int64(bucketBytes)
+	for _, r := range b.rows {
+		n += int64(len(r)) + rowOverhead
+	}
+	return n
+}
+
 // removeBucket removes bucket b from map m.
 func (s *joinKeys) removeBucket(m *bucketMap, b *bucket) {
 	m.remove(b)
-	s.bytes -= bucketBytes
-	for _, r := range b.rows {
-		s.bytes -= int64(len(r)) + rowOverhead
-	}
+	s.bytes -= bucketCost(b)
 }
 
 // dropMap forgets the memory of map m (nil: none), which its owner drops.
@@ -99,10 +121,7 @@ func (s *joinKeys) dropMap(m *bucketMap) {
 	}
 	for _, head := range m.tab {
 		for b := head; b != nil; b = b.next {
-			s.bytes -= bucketBytes
-			for _, r := range b.rows {
-				s.bytes -= int64(len(r)) + rowOverhead
-			}
+			s.bytes -= bucketCost(b)
 		}
 	}
 }
@@ -201,12 +220,16 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 		}
 		ks.hasRightTimer = true
 	}
+	// Rows of a key that can never match are kept only on a padded side (they are padded later,
+	// also with emitNullKeys, which pads only rows arriving from now on).
+	joins := s.j.joinable(s.j.state.Key(id))
 	for side := range 2 {
 		if flags&(1<<side) == 0 {
 			continue
 		}
+		keep := joins || s.j.padded(side)
 		var m *bucketMap
-		if m, src, err = s.loadMap(src, s.j.layouts[side]); err != nil {
+		if m, src, err = s.loadMap(src, s.j.layouts[side], keep); err != nil {
 			return nil, err
 		}
 		if side == 0 {
@@ -241,7 +264,9 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 	return src, nil
 }
 
-func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (_ *bucketMap, _ []byte, err error) {
+// loadMap reads one cache; keep false drops its rows (a snapshot taken before Ferry stopped
+// storing the rows of keys that can never match), keeping their times.
+func (s *joinKeys) loadMap(src []byte, layout *rowLayout, keep bool) (_ *bucketMap, _ []byte, err error) {
 	var m *bucketMap
 	defer func() {
 		if err != nil {
@@ -268,10 +293,10 @@ func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (_ *bucketMap, _ []byt
 		if rows, src, err = uvarint(src); err != nil {
 			return nil, nil, err
 		}
-		if rows == 0 || rows > uint64(len(src))/2 {
+		if rows > uint64(len(src))/2 {
 			return nil, nil, fmt.Errorf("%w: bucket row count %d out of range", engine.ErrData, rows)
 		}
-		b := m.insert(t)
+		b := s.bucketAt(m, t)
 		for range rows {
 			if len(src) == 0 || src[0] > 1 {
 				return nil, nil, fmt.Errorf("%w: matched flag invalid or missing", engine.ErrData)
@@ -289,7 +314,9 @@ func (s *joinKeys) loadMap(src []byte, layout *rowLayout) (_ *bucketMap, _ []byt
 			if err := layout.check(row); err != nil {
 				return nil, nil, err
 			}
-			s.addRow(b, row, matched)
+			if keep {
+				s.addRow(b, row, matched)
+			}
 		}
 	}
 	return m, src, nil

@@ -10,6 +10,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/ferrystream/ferry/engine"
@@ -348,9 +349,14 @@ func (s *Session) Stats() (engine.Stats, error) {
 	if err := s.acquire(false); err != nil {
 		return engine.Stats{}, err
 	}
-	var st engine.Stats
+	st := engine.Stats{NextTimerMs: math.MaxInt64}
 	if s.state != nil {
 		st = s.state.Stats()
+	}
+	if pt, ok := s.op.(engine.ProcessingTimers); ok {
+		if ms, ok := pt.NextProcessingTimer(); ok {
+			st.NextTimerMs = ms
+		}
 	}
 	return st, s.release(nil)
 }

@@ -284,19 +284,19 @@ static void n_restore(JNIEnv* env, jclass cls, jlong h, jint key_group, jbyteArr
   check(env, st, &err);
 }
 
-/* Fills out[0] = keys, out[1] = state_bytes. */
+/* Fills out[0] = keys, out[1] = state_bytes, out[2] = next_timer_ms. */
 static void n_stats(JNIEnv* env, jclass cls, jlong h, jlongArray out) {
   (void)cls;
-  if (out == NULL || (*env)->GetArrayLength(env, out) < 2) {
-    throw_ferry(env, FERRY_EINVAL, "ferry_jni: stats needs a long[2]");
+  if (out == NULL || (*env)->GetArrayLength(env, out) < 3) {
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: stats needs a long[3]");
     return;
   }
   struct FerryOperatorStats st;
   memset(&st, 0, sizeof st);
   struct FerryError err = {0};
   if (check(env, ferry_operator_stats((FerryHandle)h, &st, &err), &err)) return;
-  jlong v[2] = {(jlong)st.keys, (jlong)st.state_bytes};
-  (*env)->SetLongArrayRegion(env, out, 0, 2, v);
+  jlong v[3] = {(jlong)st.keys, (jlong)st.state_bytes, (jlong)st.next_timer_ms};
+  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
 }
 
 static void n_close(JNIEnv* env, jclass cls, jlong h) {

@@ -50,4 +50,15 @@ public final class FerryOptions {
                     .withDescription(
                             "Longest time a row waits in a partly filled batch before the batch is"
                                     + " processed (processing time). 0 processes every row at once.");
+
+    public static final ConfigOption<Boolean> JOIN_NULL_KEY_EMIT_IMMEDIATELY =
+            ConfigOptions.key("ferry.join.null-key.emit-immediately")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription(
+                            "Native interval join: pad a row of the padded side whose join key has a"
+                                    + " NULL in an '=' position (it can never match) when it arrives,"
+                                    + " instead of at its cleanup time as Flink does, and store none of"
+                                    + " it. The same rows, earlier and in another order"
+                                    + " (docs/operators/interval-join.md#null-keys).");
 }

@@ -45,7 +45,10 @@ final class FerryNative {
 
     static native void restore(long handle, int keyGroup, byte[] blob);
 
-    /** ferry_operator_stats: {@code out[0]} keys, {@code out[1]} state bytes. */
+    /**
+     * ferry_operator_stats: {@code out[0]} keys, {@code out[1]} state bytes, {@code out[2]} the
+     * earliest pending processing-time timer (epoch ms; Long.MAX_VALUE when none).
+     */
     static native void stats(long handle, long[] out);
 
     static native void close(long handle);

@@ -274,8 +274,9 @@ public final class NativeOperator implements AutoCloseable {
 
     /**
      * Fills {@code out} with the figures of the operator's state: {@code out[0]} keys (groups),
-     * {@code out[1]} estimated bytes of native memory the state owns. Not concurrently with
-     * another call on this operator.
+     * {@code out[1]} estimated bytes of native memory the state owns, {@code out[2]} the earliest
+     * pending processing-time timer (epoch ms; {@code Long.MAX_VALUE} when none). Not concurrently
+     * with another call on this operator.
      */
     public void stats(long[] out) {
         ensureOpen();

@@ -133,6 +133,10 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     private transient volatile long stateBytes;
     private transient Counter nativeBatches;
     private transient boolean timerPending;
+    /** A processing-time driven kind: the processing time the pending batches' rows arrived at. */
+    private transient long batchTimeMs;
+    /** The library's earliest processing-time timer a callback is registered for; MAX_VALUE: none. */
+    private transient long timerCallbackMs;
 
     /**
      * @param outputType the layout of the rows this operator emits (Flink's output row type of the
@@ -311,8 +315,10 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         metrics.gauge(METRIC_STATE_KEYS, (Gauge<Long>) () -> stateKeys);
         metrics.gauge(METRIC_STATE_BYTES, (Gauge<Long>) () -> stateBytes);
         nativeBatches = metrics.counter(METRIC_NATIVE_BATCHES);
-        stats = new long[2];
-        refreshStats(); // restored state
+        stats = new long[3];
+        batchTimeMs = Long.MIN_VALUE;
+        timerCallbackMs = Long.MAX_VALUE;
+        refreshStats(); // restored state, and its processing-time timers
     }
 
     /**
@@ -339,6 +345,66 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         nativeOp.stats(stats);
         stateKeys = stats[0];
         stateBytes = stats[1];
+        scheduleProcessingTimer(stats[2]);
+    }
+
+    /**
+     * Whether the kind runs on processing time (the processing-time interval join): each row's
+     * time is the processing time of its arrival, so a batch holds rows of one arrival time
+     * ({@link #beforeRow}), which Go gets as the batch's time; Go's processing-time timers fire
+     * through Flink's processing-time service ({@link #scheduleProcessingTimer}); and a watermark
+     * means nothing to Go (Flink's operator only forwards it). False: Go's time is the TTL clock.
+     */
+    protected boolean processingTimeDriven() {
+        return false;
+    }
+
+    /**
+     * Called by the forms before a row is buffered: for a processing-time driven kind, the
+     * pending rows go to Go first when the processing time moved since they arrived, so every
+     * batch carries the one time its rows arrived at, as Flink's operator reads it per row. The
+     * rows must also reach Go before any timer they create can be due: a callback at the next
+     * millisecond hands them over (a timer lies at least 1 ms after the rows that set it).
+     */
+    final void beforeRow() {
+        if (!processingTimeDriven()) {
+            return;
+        }
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        if (now != batchTimeMs) {
+            processPending();
+            batchTimeMs = now;
+            scheduleProcessingTimer(now + 1);
+        }
+    }
+
+    /**
+     * Go keeps a kind's processing-time timers (in its state, so in its snapshots) and reports the
+     * earliest after every call; one callback of Flink's processing-time service waits for it,
+     * registered again after each call and after a restore. The processing-time service is the
+     * one Flink's timer service fires its processing-time timers from.
+     */
+    private void scheduleProcessingTimer(long next) {
+        if (next == Long.MAX_VALUE || next >= timerCallbackMs) {
+            return;
+        }
+        timerCallbackMs = next;
+        getProcessingTimeService().registerTimer(next, this::onProcessingTimer);
+    }
+
+    /**
+     * The library's earliest processing-time timer (or the hand-over of pending rows) is due: the
+     * rows that arrived before go first, then Go fires every timer due at the current processing
+     * time, in its timer order (Flink's timer service fires them in one pass when the service's
+     * time jumps past several). A callback superseded by an earlier one does nothing.
+     */
+    private void onProcessingTimer(long time) {
+        if (time != timerCallbackMs) {
+            return;
+        }
+        timerCallbackMs = Long.MAX_VALUE;
+        processPending();
+        callNative(ADVANCE, -1, null, Long.MIN_VALUE);
     }
 
     // ---- batches and the calls into Go ---------------------------------------------------------
@@ -390,7 +456,14 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      * next one only after the previous one was emitted); then refreshes the state gauges.
      */
     private void callNative(int call, int input, VectorSchemaRoot batch, long watermark) {
-        long now = ttlClock.currentTimestamp();
+        long now;
+        if (!processingTimeDriven()) {
+            now = ttlClock.currentTimestamp();
+        } else if (call == PROCESS) {
+            now = batchTimeMs;
+        } else {
+            now = getProcessingTimeService().getCurrentProcessingTime();
+        }
         switch (call) {
             case PROCESS:
                 nativeOp.process(input, batch, now, outRoot, emitChunk);
@@ -415,11 +488,16 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     // ---- watermarks, checkpoints, end of input ---------------------------------------------------
 
-    /** Every pending batch, then the watermark to Go (two inputs: their combined watermark). */
+    /**
+     * Every pending batch, then the watermark to Go (two inputs: their combined watermark), except
+     * for a processing-time driven kind, then downstream.
+     */
     @Override
     public void processWatermark(Watermark mark) throws Exception {
         processPending();
-        callNative(ADVANCE, -1, null, mark.getTimestamp());
+        if (!processingTimeDriven()) {
+            callNative(ADVANCE, -1, null, mark.getTimestamp());
+        }
         super.processWatermark(mark);
     }
 

@@ -4,7 +4,8 @@ import org.apache.flink.table.types.logical.RowType;
 
 /**
  * Flink's interval join ({@code RowTimeIntervalJoin} in a {@code
- * KeyedCoProcessOperatorWithWatermarkDelay}) running in Go. Its results depend on how the two
+ * KeyedCoProcessOperatorWithWatermarkDelay}, or {@code ProcTimeIntervalJoin} in a {@code
+ * KeyedCoProcessOperator}) running in Go. Its results depend on how the two
  * inputs interleave (a row joins the other side's rows cached before it arrived), so the rows of
  * both inputs reach Go in arrival order: a batch is a run of consecutive rows of one input. The
  * watermarks it forwards are held back by {@link IntervalJoinSpec#watermarkDelay()}, as Flink's.
@@ -15,9 +16,15 @@ public class FerryIntervalJoinOperator extends TwoInputNativeOperator<IntervalJo
     /** @param outputType the join's output row type: the left row's fields, then the right row's */
     public FerryIntervalJoinOperator(IntervalJoinSpec spec, RowType outputType, Batching batching) {
         super(spec, outputType, batching, true, spec.watermarkDelay());
-        if (!spec.rowTime()) {
-            // the processing time of each row and processing-time timers do not reach Go yet
-            throw new IllegalArgumentException("a processing-time interval join is not native yet");
-        }
+    }
+
+    /**
+     * A processing-time join ({@code ProcTimeIntervalJoin} in a {@code KeyedCoProcessOperator}):
+     * each row's time is the processing time it arrived at, and the cleanup timers are
+     * processing-time timers, kept in Go and fired through Flink's processing-time service.
+     */
+    @Override
+    protected boolean processingTimeDriven() {
+        return !spec().rowTime();
     }
 }

@@ -2,6 +2,8 @@ package io.ferrystream.ferry.operators;
 
 import org.apache.flink.table.types.logical.RowType;
 
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonProcessingException;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -14,7 +16,8 @@ import java.util.Objects;
  * their fields cross into Go (the output is the left row followed by the right row), keyed by the
  * equi-join keys. The parameters are Flink's {@code IntervalJoinSpec}: join type, window bounds
  * (milliseconds), time columns, the null filter of each key, and {@code
- * table.exec.interval-join.min-cleanup-interval}. Built by the planner from Flink's {@code
+ * table.exec.interval-join.min-cleanup-interval}, and {@code
+ * ferry.join.null-key.emit-immediately}. Built by the planner from Flink's {@code
  * StreamExecIntervalJoin} arguments.
  */
 public final class IntervalJoinSpec extends NativeSpec {
@@ -22,6 +25,8 @@ public final class IntervalJoinSpec extends NativeSpec {
 
     /** The library's name of this operator kind. */
     public static final String KIND = "interval_join";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String joinType;
     private final boolean rowTime;
@@ -31,6 +36,10 @@ public final class IntervalJoinSpec extends NativeSpec {
     private final int leftTimeIndex;
     private final int rightTimeIndex;
     private final boolean[] filterNulls;
+    /** The residual condition as JSON (docs/abi.md), or null when there is none. */
+    private final String condition;
+    /** {@code ferry.join.null-key.emit-immediately}. */
+    private final boolean nullKeyEmitImmediately;
 
     /**
      * @param joinType {@code INNER}, {@code LEFT}, {@code RIGHT} or {@code FULL}
@@ -41,6 +50,10 @@ public final class IntervalJoinSpec extends NativeSpec {
      * @param leftTimeIndex the left input's time column (row time only)
      * @param filterNulls per key: true for {@code =} (a NULL key joins nothing), false for {@code IS
      *     NOT DISTINCT FROM}
+     * @param condition the residual join condition over the left fields followed by the right
+     *     fields, as the JSON of the {@code condition} parameter (docs/abi.md), or null for none
+     * @param nullKeyEmitImmediately pad the padded side's rows of keys that can never match (a NULL
+     *     where {@code filterNulls} is true) on arrival instead of when Flink pads them
      */
     public IntervalJoinSpec(
             String name,
@@ -55,7 +68,9 @@ public final class IntervalJoinSpec extends NativeSpec {
             long minCleanUpIntervalMs,
             int leftTimeIndex,
             int rightTimeIndex,
-            boolean[] filterNulls) {
+            boolean[] filterNulls,
+            String condition,
+            boolean nullKeyEmitImmediately) {
         super(KIND, name, List.of(allFields(leftType, leftKeys), allFields(rightType, rightKeys)));
         this.joinType = Objects.requireNonNull(joinType);
         this.rowTime = rowTime;
@@ -65,6 +80,8 @@ public final class IntervalJoinSpec extends NativeSpec {
         this.leftTimeIndex = leftTimeIndex;
         this.rightTimeIndex = rightTimeIndex;
         this.filterNulls = filterNulls.clone();
+        this.condition = condition;
+        this.nullKeyEmitImmediately = nullKeyEmitImmediately;
     }
 
     /** Every field of the input crosses: the output carries the whole row. */
@@ -107,6 +124,16 @@ public final class IntervalJoinSpec extends NativeSpec {
         ArrayNode f = params.putArray("filter_nulls");
         for (boolean b : filterNulls) {
             f.add(b);
+        }
+        if (nullKeyEmitImmediately) {
+            params.put("null_key_emit_immediately", true);
+        }
+        if (condition != null) {
+            try {
+                params.set("condition", JSON.readTree(condition));
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("residual condition " + condition, e);
+            }
         }
     }
 }

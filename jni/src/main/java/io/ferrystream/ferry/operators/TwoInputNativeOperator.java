@@ -103,6 +103,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
 
     @Override
     public final void processElement1(StreamRecord<RowData> element) throws Exception {
+        beforeRow();
         if (arrivalOrder && writer1.count() > 0) {
             processInput(1);
         }
@@ -112,6 +113,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
 
     @Override
     public final void processElement2(StreamRecord<RowData> element) throws Exception {
+        beforeRow();
         if (arrivalOrder && writer0.count() > 0) {
             processInput(0);
         }

@@ -94,7 +94,8 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
         Transformation<RowData> leftTransform = (Transformation<RowData>) leftEdge.translateToPlan(planner);
         Transformation<RowData> rightTransform = (Transformation<RowData>) rightEdge.translateToPlan(planner);
         FerryIntervalJoinOperator operator =
-                new FerryIntervalJoinOperator(spec, (RowType) getOutputType(), NativeExecNodes.batching(config, false));
+                new FerryIntervalJoinOperator(spec, IntervalJoinSpecs.carried((RowType) getOutputType()),
+                        NativeExecNodes.batching(config, false));
         TwoInputTransformation<RowData, RowData, RowData> transform =
                 ExecNodeUtil.createTwoInputTransformation(
                         leftTransform,

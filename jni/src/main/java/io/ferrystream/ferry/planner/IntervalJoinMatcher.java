@@ -21,15 +21,16 @@ import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSp
 
 /**
  * The interval join kind's matcher: decides whether one {@link StreamPhysicalIntervalJoin} runs
- * natively. Native: row-time joins of every join type whose condition is the equi-join keys and
- * the time bounds, over fields that cross the Arrow boundary. Flink's otherwise, with the reason:
- * processing-time joins, a residual non-equi condition (Flink's generated code), a negative
- * window (Flink plans no join operator there), and whatever libferry.so refuses.
+ * natively. Native: row-time and processing-time joins of every join type whose condition is the equi-join keys, the
+ * time bounds and a residual condition libferry.so evaluates as Flink's generated code does
+ * ({@link JoinConditions}), over fields that cross the Arrow boundary. Flink's otherwise, with the
+ * reason: a residual condition beyond that subset, a negative window (Flink
+ * plans no join operator there), and whatever libferry.so refuses.
  */
 public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalIntervalJoin> {
     /** The kill switch of the native interval join. */
     public static final ConfigOption<Boolean> ENABLED =
-            FerryOptions.killSwitch("interval-join", "the native interval join (row time)");
+            FerryOptions.killSwitch("interval-join", "the native interval join (row and processing time)");
 
     IntervalJoinMatcher() {
         super(IntervalJoinSpec.KIND, StreamPhysicalIntervalJoin.class, ENABLED, FerryStreamExecIntervalJoin.class);
@@ -45,9 +46,9 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
         }
         RowType left = FlinkTypeFactory.toLogicalRowType(join.getLeft().getRowType());
         RowType right = FlinkTypeFactory.toLogicalRowType(join.getRight().getRowType());
-        reason = typeReason(left, "left field");
+        reason = typeReason(IntervalJoinSpecs.carried(left), "left field");
         if (reason == null) {
-            reason = typeReason(right, "right field");
+            reason = typeReason(IntervalJoinSpecs.carried(right), "right field");
         }
         if (reason != null) {
             return Decision.fallback(reason);
@@ -55,6 +56,12 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
         IntervalJoinSpec spec =
                 IntervalJoinSpecs.build(join.getRelDetailedDescription(), left, right, joinSpec, bounds, config);
         Optional<String> refused = NativeSupport.check(spec);
+        String prefix = "residual join condition: ";
+        if (refused.isPresent() && joinSpec.getNonEquiCondition().isPresent() && refused.get().startsWith(prefix)) {
+            // Go names the part by its types; say which condition it is in, with field names
+            return Decision.fallback("non-equi join condition " + conditionText(joinSpec, join.getRowType().getFieldNames())
+                    + ": " + refused.get().substring(prefix.length()) + " not native yet");
+        }
         return refused.map(Decision::fallback).orElse(Decision.nativeNode());
     }
 
@@ -65,18 +72,23 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
      *     the residual condition in the reason), or null
      */
     static String shapeReason(JoinSpec joinSpec, WindowBounds bounds, List<String> fieldNames) {
-        if (!bounds.isEventTime()) {
-            return "processing-time interval join: not native yet";
-        }
         if (bounds.getLeftUpperBound() < bounds.getLeftLowerBound()) {
             return "negative window (leftUpperBound " + bounds.getLeftUpperBound() + " < leftLowerBound "
                     + bounds.getLeftLowerBound() + "): Flink plans no join operator, only filters and padding";
         }
         if (joinSpec.getNonEquiCondition().isPresent()) {
-            return "non-equi join condition " + named(joinSpec.getNonEquiCondition().get().toString(), fieldNames)
-                    + ": not native yet";
+            try {
+                JoinConditions.encode(joinSpec.getNonEquiCondition().get());
+            } catch (JoinConditions.Unsupported e) {
+                return "non-equi join condition " + conditionText(joinSpec, fieldNames) + ": "
+                        + named(e.getMessage(), fieldNames) + " not native yet";
+            }
         }
         return null;
+    }
+
+    private static String conditionText(JoinSpec joinSpec, List<String> fieldNames) {
+        return named(joinSpec.getNonEquiCondition().get().toString(), fieldNames);
     }
 
     /** A RexNode's text with its input references ($i) replaced by the fields' names. */

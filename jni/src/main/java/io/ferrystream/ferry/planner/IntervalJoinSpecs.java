@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.configuration.ReadableConfig;
@@ -8,7 +9,14 @@ import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIntervalJoin;
 import org.apache.flink.table.types.logical.RowType;
 
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.TimestampKind;
+import org.apache.flink.table.types.logical.TimestampType;
+
 import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec.WindowBounds;
 
@@ -24,10 +32,18 @@ final class IntervalJoinSpecs {
             JoinSpec joinSpec,
             WindowBounds bounds,
             ReadableConfig config) {
+        String condition;
+        try {
+            condition = joinSpec.getNonEquiCondition().isPresent()
+                    ? JoinConditions.encode(joinSpec.getNonEquiCondition().get())
+                    : null;
+        } catch (JoinConditions.Unsupported e) {
+            throw new IllegalArgumentException("the residual condition is not native: " + e.getMessage(), e);
+        }
         return new IntervalJoinSpec(
                 description,
-                leftType,
-                rightType,
+                carried(leftType),
+                carried(rightType),
                 joinSpec.getLeftKeys(),
                 joinSpec.getRightKeys(),
                 joinSpec.getJoinType().name(),
@@ -37,7 +53,32 @@ final class IntervalJoinSpecs {
                 minCleanUpIntervalMs(config),
                 bounds.getLeftTimeIdx(),
                 bounds.getRightTimeIdx(),
-                joinSpec.getFilterNulls());
+                joinSpec.getFilterNulls(),
+                condition,
+                config.get(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY));
+    }
+
+    /**
+     * The row type as it crosses into Go: each TIMESTAMP_LTZ(p) field as TIMESTAMP(p). Both hold
+     * a {@code TimestampData} of epoch milliseconds and nanoseconds, in the same BinaryRowData
+     * slots and serializer, and the interval join only moves them and compares row times as
+     * milliseconds ({@code getLong}), as Flink's operator does; the session time zone plays no
+     * part. (A residual condition on such a field stays Flink's: {@link JoinConditions}.)
+     */
+    static RowType carried(RowType type) {
+        boolean any = false;
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (RowType.RowField f : type.getFields()) {
+            LogicalType t = f.getType();
+            if (t instanceof LocalZonedTimestampType ltz) {
+                // a processing-time attribute is not materialized: its rows hold NULL there
+                boolean proctime = ltz.getKind() == TimestampKind.PROCTIME;
+                t = new TimestampType(ltz.isNullable() || proctime, ltz.getPrecision());
+                any = true;
+            }
+            fields.add(new RowType.RowField(f.getName(), t, f.getDescription().orElse(null)));
+        }
+        return any ? new RowType(type.isNullable(), fields) : type;
     }
 
     /** {@code table.exec.interval-join.min-cleanup-interval}, as StreamExecIntervalJoin reads it. */

@@ -90,6 +90,25 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Interval joins: three row-time joins with residual conditions, one on TIMESTAMP_LTZ row times
+     * and one on processing time all run natively and produce what Flink's produce (a join's inputs
+     * interleave by arrival, so compare checks the multiset; processing time, the final result).
+     */
+    @Test
+    void intervalJoins() {
+        Cli.Result r = Cli.run("sql", Cli.example("interval-join.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(4, r.count("): IDENTICAL as a multiset and as the final result"), r.toString());
+        assertEquals(1, r.count("): IDENTICAL final result (result not deterministic)"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(5, n[1], r.toString());
+        assertEquals(5, n[0], r.toString());
+        assertEquals(5, r.count("  native    IntervalJoin("), r.toString());
+    }
+
+    /**
      * A GROUP BY Ferry leaves to Flink (LISTAGG and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */

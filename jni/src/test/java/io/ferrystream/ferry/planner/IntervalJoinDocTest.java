@@ -28,6 +28,11 @@ class IntervalJoinDocTest {
             "row time, a residual condition (`AND L.v <> R.v`)",
             "FROM L %s JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND"
                     + " AND L.v <> R.v",
+            "row time, a residual condition beyond Ferry's subset (`AND L.v LIKE R.v`)",
+            "FROM L %s JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND"
+                    + " AND L.v LIKE R.v",
+            "row time of type TIMESTAMP_LTZ (`TO_TIMESTAMP_LTZ(ms, 3)`)",
+            "FROM L2 L %s JOIN R2 R ON L.k = R.k AND R.lt BETWEEN L.lt - INTERVAL '5' SECOND AND L.lt + INTERVAL '10' SECOND",
             "row time, a negative window",
             "FROM L %s JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt + INTERVAL '5' SECOND AND L.rt + INTERVAL '1' SECOND",
             "processing time",
@@ -64,6 +69,8 @@ class IntervalJoinDocTest {
         for (String side : List.of("L", "R")) {
             tEnv.executeSql("CREATE TEMPORARY TABLE " + side + " (k BIGINT, s STRING, rt TIMESTAMP(3), v STRING,"
                     + " pt AS PROCTIME(), WATERMARK FOR rt AS rt) WITH ('connector' = 'datagen')");
+            tEnv.executeSql("CREATE TEMPORARY TABLE " + side + "2 (k BIGINT, ms BIGINT, v STRING, lt AS TO_TIMESTAMP_LTZ(ms, 3),"
+                    + " WATERMARK FOR lt AS lt) WITH ('connector' = 'datagen')");
         }
         List<String> labels = new ArrayList<>();
         int cells = 0;
@@ -86,6 +93,6 @@ class IntervalJoinDocTest {
             }
         }
         assertEquals(JOINS.keySet(), new java.util.HashSet<>(labels), "every documented row has a query and back");
-        assertEquals(24, cells);
+        assertEquals(32, cells);
     }
 }

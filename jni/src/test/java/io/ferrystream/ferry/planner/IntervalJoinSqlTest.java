@@ -40,33 +40,54 @@ class IntervalJoinSqlTest {
 
     static final int ROWS = 3000;
 
-    /** (k BIGINT with NULLs, rt TIMESTAMP(3), v STRING), row times spread over 20 minutes. */
-    static List<Row> rows(int salt) {
+    /** (k BIGINT with NULLs, rt TIMESTAMP(3), v STRING, a INT with NULLs), row times spread over 20 minutes. */
+    static List<Row> rows(int salt, boolean manyNulls) {
         List<Row> rows = new ArrayList<>();
         for (int id = 0; id < ROWS; id++) {
             long t = ((long) id * 7919 * (salt + 3)) % 1_200_000L;
+            boolean nullKey = manyNulls ? (id * 7 + salt) % 10 < 3 : id % 37 == 5;
             rows.add(Row.of(
-                    id % 37 == 5 ? null : (long) ((id * (31 + salt)) % 97),
+                    nullKey ? null : (long) ((id * (31 + salt)) % 97),
                     LocalDateTime.ofEpochSecond(t / 1000, (int) (t % 1000) * 1_000_000, ZoneOffset.UTC),
-                    (salt == 0 ? "l" : "r") + id));
+                    (salt == 0 ? "l" : "r") + id,
+                    id % 13 == 7 ? null : (id * (7 + salt)) % 23 - 11,
+                    1_700_000_000_000L + t));
         }
         return rows;
     }
 
-    static List<String> run(boolean ferry, String query) throws Exception {
+    /**
+     * @param ltz the row time is {@code lt}, a TIMESTAMP_LTZ(3) ({@code TO_TIMESTAMP_LTZ(ms, 3)}), in
+     *     the session time zone Asia/Shanghai; otherwise {@code rt}, a TIMESTAMP(3)
+     */
+    static List<String> run(boolean ferry, String query, boolean ltz) throws Exception {
+        return run(ferry, query, ltz, false, false);
+    }
+
+    /**
+     * @param manyNulls 30 % of the rows have a NULL key (else 1 in 37)
+     * @param emitNullKeys {@code ferry.join.null-key.emit-immediately}
+     */
+    static List<String> run(boolean ferry, String query, boolean ltz, boolean manyNulls, boolean emitNullKeys) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(4);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
         tEnv.getConfig().set("table.exec.resource.default-parallelism", "4");
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
         tEnv.getConfig().set(FerryOptions.BATCH_SIZE, 50);
+        tEnv.getConfig().set(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY, emitNullKeys);
+        if (ltz) {
+            tEnv.getConfig().set("table.local-time-zone", "Asia/Shanghai");
+        }
         Ferry.install(tEnv);
         for (String side : List.of("L", "R")) {
-            DataStream<Row> source = env.fromData(rows(side.equals("L") ? 0 : 1),
-                    Types.ROW_NAMED(new String[] {"k", "rt", "v"}, Types.LONG, Types.LOCAL_DATE_TIME, Types.STRING));
+            DataStream<Row> source = env.fromData(rows(side.equals("L") ? 0 : 1, manyNulls),
+                    Types.ROW_NAMED(new String[] {"k", "rt", "v", "a", "ms"}, Types.LONG, Types.LOCAL_DATE_TIME, Types.STRING, Types.INT,
+                            Types.LONG));
             tEnv.createTemporaryView(side, tEnv.fromDataStream(source, Schema.newBuilder()
-                    .column("k", "BIGINT").column("rt", "TIMESTAMP(3)").column("v", "STRING")
-                    .watermark("rt", "rt - INTERVAL '1' HOUR").build()));
+                    .column("k", "BIGINT").column("rt", "TIMESTAMP(3)").column("v", "STRING").column("a", "INT")
+                    .column("ms", "BIGINT").columnByExpression("lt", "TO_TIMESTAMP_LTZ(ms, 3)").columnByExpression("pt", "PROCTIME()")
+                    .watermark(ltz ? "lt" : "rt", (ltz ? "lt" : "rt") + " - INTERVAL '1' HOUR").build()));
         }
         String plan = tEnv.explainSql(query);
         assertTrue(plan.contains(ferry ? "ferry=[native]" : "ferry=[disabled"), plan);
@@ -86,15 +107,93 @@ class IntervalJoinSqlTest {
     @ParameterizedTest
     @ValueSource(strings = {"INNER", "LEFT", "RIGHT", "FULL"})
     void resultsMatchFlinks(String joinType) throws Exception {
-        String query = "SELECT L.k, CAST(L.rt AS TIMESTAMP(3)), L.v, R.k, CAST(R.rt AS TIMESTAMP(3)), R.v FROM L "
-                + joinType + " JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND";
-        List<String> stock = run(false, query);
-        List<String> ferry = run(true, query);
-        assertTrue(stock.size() > ROWS / 4, "stock produced " + stock.size() + " rows");
+        check(joinType, "");
+    }
+
+    /** Residual conditions, evaluated natively (three-valued logic: NULL rejects a pair). */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "INNER|(L.v > R.v OR L.a > R.a)",
+        "LEFT|(L.v <> R.v OR R.a IS NULL)",
+        "RIGHT|L.a + 1 >= R.a",
+        "FULL|NOT (L.a < R.a) AND L.v < R.v",
+    })
+    void residualConditionsMatchFlinks(String joinAndCondition) throws Exception {
+        String[] parts = joinAndCondition.split("\\|");
+        check(parts[0], " AND " + parts[1]);
+    }
+
+    static void check(String joinType, String condition) throws Exception {
+        String query = "SELECT L.k, CAST(L.rt AS TIMESTAMP(3)), L.v, L.a, R.k, CAST(R.rt AS TIMESTAMP(3)), R.v, R.a FROM L "
+                + joinType + " JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND"
+                + condition;
+        compare(joinType, query, false);
+    }
+
+    /**
+     * TIMESTAMP_LTZ row times: the join compares them as epoch milliseconds, as TIMESTAMP ones; the
+     * session time zone only shows in what the query makes of them after the join.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INNER", "FULL"})
+    void localZonedRowTimesMatchFlinks(String joinType) throws Exception {
+        String query = "SELECT L.k, L.lt, CAST(L.lt AS STRING), L.v, R.k, R.lt, R.v FROM L " + joinType
+                + " JOIN R ON L.k = R.k AND R.lt BETWEEN L.lt - INTERVAL '5' SECOND AND L.lt + INTERVAL '10' SECOND";
+        compare(joinType, query, true);
+    }
+
+    /**
+     * Processing-time joins: which rows meet depends on when they arrive, so the bounds (an hour
+     * each way) are wider than the whole run, and every pair of rows of one key joins whatever the
+     * timing; no cleanup timer comes due during the run, and none fires at the end of the bounded
+     * input (Flink quiesces its processing-time service; Ferry's timers fire through the same
+     * service), so no row is padded, in Flink as in Ferry. The order is nondeterministic: the
+     * results are compared as multisets.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INNER", "LEFT", "FULL"})
+    void processingTimeMatchesFlinks(String joinType) throws Exception {
+        String query = "SELECT L.k, L.v, L.a, R.k, R.v, R.a FROM L " + joinType
+                + " JOIN R ON L.k = R.k AND R.pt BETWEEN L.pt - INTERVAL '1' HOUR AND L.pt + INTERVAL '1' HOUR"
+                + " AND L.a <= R.a";
+        List<String> stock = run(false, query, false);
+        List<String> ferry = run(true, query, false);
+        assertTrue(stock.size() > ROWS / 8, "stock produced " + stock.size() + " rows");
+        assertTrue(stock.stream().noneMatch(r -> r.startsWith("+I[null, null, null,") || r.endsWith("null, null, null]")),
+                "Flink padded a row");
+        assertEquals(stock.size(), ferry.size(), "result size");
+        assertEquals(stock, ferry);
+    }
+
+    static void compare(String joinType, String query, boolean ltz) throws Exception {
+        List<String> stock = run(false, query, ltz);
+        List<String> ferry = run(true, query, ltz);
+        assertTrue(stock.size() > ROWS / 8, "stock produced " + stock.size() + " rows");
         if (!joinType.equals("INNER")) {
-            assertTrue(stock.stream().anyMatch(r -> r.contains("null, null, null")), "no padded row");
+            assertTrue(stock.stream().anyMatch(r -> r.contains("null, null, null, null")), "no padded row");
         }
         assertEquals(stock.size(), ferry.size(), "result size");
         assertEquals(stock, ferry);
+    }
+
+    /**
+     * 30 % NULL keys, with a composite key whose second part is null-safe: Flink's results, Ferry
+     * on, with and without {@code ferry.join.null-key.emit-immediately} (which pads the NULL-key
+     * rows earlier, the same rows).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"INNER", "LEFT", "RIGHT", "FULL"})
+    void nullKeysMatchFlinks(String joinType) throws Exception {
+        String query = "SELECT L.k, CAST(L.rt AS TIMESTAMP(3)), L.v, L.a, R.k, CAST(R.rt AS TIMESTAMP(3)), R.v, R.a FROM L "
+                + joinType + " JOIN R ON L.k = R.k AND L.a IS NOT DISTINCT FROM R.a"
+                + " AND R.rt BETWEEN L.rt - INTERVAL '30' SECOND AND L.rt + INTERVAL '60' SECOND";
+        List<String> stock = run(false, query, false, true, false);
+        assertTrue(stock.size() > 100, "stock produced " + stock.size() + " rows");
+        if (!joinType.equals("INNER")) {
+            assertTrue(stock.stream().anyMatch(r -> r.startsWith("+I[null, ") || r.contains(", null, null, null, null]")),
+                    "no NULL-key row padded");
+        }
+        assertEquals(stock, run(true, query, false, true, false), "Ferry");
+        assertEquals(stock, run(true, query, false, true, true), "Ferry, emitting NULL keys on arrival");
     }
 }

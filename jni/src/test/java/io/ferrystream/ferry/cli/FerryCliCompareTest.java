@@ -90,6 +90,26 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Split DISTINCT under mini-batch: local, incremental and global aggregates all run natively,
+     * over insert-only and over updating input, identical to Flink at parallelism 1 and at 3.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3})
+    void splitDistinct(int parallelism) {
+        Cli.Result r = Cli.run("sql", Cli.example("split-distinct.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native", "--parallelism", Integer.toString(parallelism));
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(8, n[1], r.toString());
+        assertEquals(8, n[0], r.toString());
+        assertEquals(8L * parallelism, n[2], r.toString());
+        assertEquals(2, r.count("  native    IncrementalGroupAggregate("), r.toString());
+        assertEquals(1, r.count("; native 3 of 3\n"), r.toString());
+        assertEquals(1, r.count("; native 5 of 5\n"), r.toString());
+    }
+
+    /**
      * Interval joins: three row-time joins with residual conditions, one on TIMESTAMP_LTZ row times
      * and one on processing time all run natively and produce what Flink's produce (a join's inputs
      * interleave by arrival, so compare checks the multiset; processing time, the final result).

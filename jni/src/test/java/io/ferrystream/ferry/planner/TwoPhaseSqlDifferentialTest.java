@@ -323,6 +323,14 @@ class TwoPhaseSqlDifferentialTest {
         assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(parallelism, ferry.globalsOpened(), "native global aggregates opened");
         assertSameResults(stock, ferry, parallelism, query);
+
+        // over an updating input the final global counts records in the $SUM0 of partial counts
+        Map<String, String> splitSmall = new HashMap<>(split);
+        splitSmall.putAll(SMALL_BUNDLES);
+        stock = run(false, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
+        ferry = run(true, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
+        assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms());
+        assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT + " (split)");
     }
 
     /**

@@ -42,12 +42,8 @@ func (d *distinctSet) viewWords() int {
 // entryBytes is the encoded size of entry e.
 func (d *distinctSet) entryBytes(e int32) int {
 	n := 1 + 8*d.viewWords()
-	switch {
-	case d.entLen[e] == nullLen:
-	case d.typ.ID == engine.Varchar:
-		n += 4 + int(d.entLen[e])
-	default:
-		n += int(d.entLen[e])
+	if d.entLen[e] != nullLen {
+		n += keyBytes(d.typ, d.keyOf(e))
 	}
 	return n
 }
@@ -346,6 +342,14 @@ func nextKey(t engine.Type, src []byte) (key, rest []byte, err error) {
 		return nil, nil, fmt.Errorf("%w: BOOLEAN key byte %d", engine.ErrData, src[0])
 	}
 	return src[:l], src[l:], nil
+}
+
+// keyBytes is the encoded size of key (see nextKey) of type t.
+func keyBytes(t engine.Type, key []byte) int {
+	if t.ID == engine.Varchar {
+		return 4 + len(key)
+	}
+	return len(key)
 }
 
 // appendKey appends the encoding of key (see nextKey) of type t.

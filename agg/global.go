@@ -39,7 +39,7 @@ type GlobalGroupAggregate struct {
 	inner     []bool         // per call: DISTINCT, merged through its set
 	viewRows  []viewRows     // per set: the state merge's entries, folded by the set's calls
 	viewBatch engine.Batch   // the entries as a batch over the local aggregate's input
-	countStar *countAcc      // the record counter's call; nil for insert-only input
+	countStar recordCount    // the record counter's call; nil for insert-only input
 	bundle    bundleKeys
 
 	rowKey    []int32 // per input row: its bundle key
@@ -88,7 +88,7 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 		g.buffer = append(g.buffer, acc)
 	}
 	if spec.CountStar >= 0 {
-		g.countStar = g.calls[spec.CountStar].(*countAcc)
+		g.countStar = g.calls[spec.CountStar].(recordCount)
 	}
 	g.inner = make([]bool, len(g.calls))
 	g.viewRows = make([]viewRows, len(g.sets))
@@ -325,7 +325,7 @@ func (g *GlobalGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *en
 		k := b.keys[ki]
 		prev, next := int32(2*j), int32(2*j+1)
 		switch {
-		case g.countStar != nil && g.countStar.cnt[k.gid] == 0:
+		case g.countStar != nil && g.countStar.records(k.gid) == 0:
 			if !k.fresh {
 				g.addOutput(k.firstRow, prev, engine.Delete)
 			}
@@ -343,6 +343,16 @@ func (g *GlobalGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *en
 	}
 	return g.writeOutput(in, out)
 }
+
+// recordCount is a call whose value Flink's record counter reads (RetractionRecordCounter:
+// acc.getLong at the call's first accumulator field): COUNT(*), or the $SUM0 of partial counts
+// a split DISTINCT's final aggregate counts with.
+type recordCount interface {
+	records(g int32) int64
+}
+
+func (a *countAcc) records(g int32) int64   { return a.cnt[g] }
+func (a *sum0Acc[T]) records(g int32) int64 { return int64(a.sum[g]) }
 
 // viewOf makes b a view of out's columns (without its RowKind column), for merging rows the
 // operator wrote itself.

@@ -79,14 +79,6 @@ func (a *minMaxRetractAcc[V, O]) partialVarBytes(groups []int32, dst []int) {
 	dst[0] = n
 }
 
-// keyBytes is the encoded size of key.
-func keyBytes(t engine.Type, key []byte) int {
-	if t.ID == engine.Varchar {
-		return 4 + len(key)
-	}
-	return len(key)
-}
-
 func (a *minMaxRetractAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) error {
 	keys := a.valueKeys(groups)
 	col := &out[0]

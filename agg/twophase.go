@@ -57,9 +57,10 @@ type LocalParams struct {
 type GlobalParams struct {
 	LocalInput []engine.FieldSpec `json:"local_input"`
 	Aggs       []AggCall          `json:"aggs"`
-	// CountStar is the call whose count is Flink's record counter (AggregateInfoList's
-	// indexOfCountStar, a call index): the key's state goes when it merges to 0. Set exactly
-	// when NeedRetraction.
+	// CountStar is the call whose value is Flink's record counter (AggregateInfoList's
+	// indexOfCountStar, a call index): a COUNT(*), or the $SUM0 over BIGINT of partial counts a
+	// split DISTINCT's final aggregate counts with. The key's state goes when it merges to 0.
+	// Set exactly when NeedRetraction.
 	CountStar *int `json:"count_star,omitempty"`
 	// CountStarInserted: the CountStar call is the count1 Flink inserted, not a call of the
 	// query, so its value is no output column.
@@ -152,8 +153,11 @@ func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
 		return nil, engine.ParamError("count_star", "set exactly when need_retraction is (a retracting aggregate counts its records)")
 	case p.CountStar != nil:
 		c := *p.CountStar
-		if c < 0 || c >= len(p.Aggs) || !isCountStar(p.Aggs[c]) {
-			return nil, engine.ParamError("count_star", "%d is not a COUNT(*) call", c)
+		if c < 0 || c >= len(p.Aggs) || !(isCountStar(p.Aggs[c]) || isCountSum(p.Aggs[c], local)) {
+			return nil, engine.ParamError("count_star", "%d is neither a COUNT(*) call nor a $SUM0 over BIGINT", c)
+		}
+		if p.CountStarInserted && !isCountStar(p.Aggs[c]) {
+			return nil, engine.ParamError("count_star_inserted", "Flink inserts a COUNT(*), not call %d", c)
 		}
 		if p.CountStarInserted && c != len(p.Aggs)-1 {
 			return nil, engine.ParamError("count_star_inserted", "Flink inserts count1 as the last call, not call %d", c)
@@ -166,6 +170,14 @@ func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
 		return nil, err
 	}
 	return gs, nil
+}
+
+// isCountSum reports whether c is a $SUM0 over BIGINT without FILTER or DISTINCT: the record
+// counter of a split DISTINCT's final aggregate over retracting input, the sum of the partial
+// aggregates' COUNT(*)s (its BIGINT sum is what RetractionRecordCounter's getLong reads).
+func isCountSum(c AggCall, args []engine.Type) bool {
+	return c.Func == "SUM0" && len(c.Args) == 1 && c.Args[0] >= 0 && c.Args[0] < len(args) &&
+		args[c.Args[0]].ID == engine.BigInt && c.Filter == nil && !c.Distinct
 }
 
 // isCountStar reports whether c is COUNT(*) (Flink's Count1AggFunction, what its record

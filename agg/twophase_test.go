@@ -808,7 +808,7 @@ func TestTwoPhaseSpecs(t *testing.T) {
 		err  string
 	}{
 		{func(p *GlobalParams, _ *engine.Input) { p.CountStar = nil }, "params.count_star: set exactly when need_retraction"},
-		{func(p *GlobalParams, _ *engine.Input) { zero := 0; p.CountStar = &zero }, "params.count_star: 0 is not a COUNT(*) call"},
+		{func(p *GlobalParams, _ *engine.Input) { zero := 0; p.CountStar = &zero }, "params.count_star: 0 is neither a COUNT(*) call nor a $SUM0 over BIGINT"},
 		{func(_ *GlobalParams, in *engine.Input) { in.Fields = in.Fields[:3] }, "inputs[0].fields: 3 fields, want 4"},
 		{func(_ *GlobalParams, in *engine.Input) { in.Fields[1].Type = "DOUBLE" }, "inputs[0].fields[1]: DOUBLE, want BIGINT"},
 		{func(_ *GlobalParams, in *engine.Input) { in.Keys = []int{1} }, "inputs[0].keys[0]: column 1: a global aggregate's keys are its first fields"},
@@ -860,5 +860,41 @@ func TestTwoPhaseWithoutCalls(t *testing.T) {
 	got = runGlobal(t, globalSpecOf(t, c, true), [][][]any{{{int64(1)}}, {{int64(1)}}}, []int64{0, 1})
 	if want := [][]string{{"+I[1]"}, {"-U[1]", "+U[1]"}}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("global with TTL: got  %v\nwant %v", got, want)
+	}
+}
+
+// TestGlobalGroupAggregateSum0RecordCounter: the final aggregate of a split DISTINCT over
+// retracting input counts records in the $SUM0 of the partial aggregates' counts (Flink's
+// indexOfCountStar at a $SUM0 over BIGINT, read with getLong): the key goes when that sum merges
+// to 0, and a first bundle whose sum is 0 emits nothing.
+func TestGlobalGroupAggregateSum0RecordCounter(t *testing.T) {
+	input := bigintInput("k", "n", "v", "i:INT")
+	aggs := []AggCall{{Func: "SUM", Args: []int{2}, Retract: true, Name: "s"}, {Func: "SUM0", Args: []int{1}, Retract: true, Name: "n"}}
+	c := twoPhaseCaseOf(t, input, []int{0}, aggs, true, 0)
+	c.countStar = 1
+	gs := globalSpecOf(t, c, true)
+	row := func(k, sum, cnt, n any) []any { return []any{k, sum, cnt, n} }
+	got := runGlobal(t, gs, [][][]any{
+		{row(int64(1), int64(5), int64(1), int64(2)), row(int64(2), int64(3), int64(1), int64(0))},
+		{row(int64(1), int64(4), int64(1), int64(1))},
+		{row(int64(1), int64(-9), int64(-2), int64(-3))},
+	}, nil)
+	want := [][]string{{"+I[1, 5, 2]"}, {"-U[1, 5, 2]", "+U[1, 9, 3]"}, {"-D[1, 9, 3]"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+	// Only a COUNT(*) or a $SUM0 over BIGINT counts records.
+	for _, bad := range []AggCall{{Func: "SUM0", Args: []int{3}, Retract: true}, {Func: "SUM", Args: []int{1}, Retract: true}} {
+		c := twoPhaseCaseOf(t, input, []int{0}, []AggCall{bad}, true, 0)
+		c.countStar = 0
+		h := engine.Spec{Kind: GlobalKind, MaxParallelism: 128, Inputs: []engine.Input{{Fields: bigintInput("k", "a", "b")[:2], Keys: []int{0}}},
+			Params: jsonMarshal(&GlobalParams{LocalInput: input, Aggs: []AggCall{bad}, NeedRetraction: true, CountStar: &c.countStar})}
+		hs, err := engine.ParseSpec(jsonMarshal(&h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseGlobalSpec(hs); err == nil || !strings.Contains(err.Error(), "neither a COUNT(*) call nor a $SUM0 over BIGINT") {
+			t.Errorf("%+v: %v", bad, err)
+		}
 	}
 }

@@ -512,3 +512,26 @@ func TestImportAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per import", n)
 	}
 }
+
+// TestImportBinary: VARBINARY (BYTES) columns are laid out as VARCHAR's, as Arrow's binary "z",
+// bytes taken as they are (no UTF-8 check), and validated by the same rules.
+func TestImportBinary(t *testing.T) {
+	ty := mustType(t, "BYTES")
+	if ty.ID != engine.Binary || ty.ArrowFormat() != "z" || ty.String() != "BYTES" || !ty.Variable() || ty.Compact() {
+		t.Fatalf("BYTES parsed as %+v (%s, %q)", ty, ty, ty.ArrowFormat())
+	}
+	im := &engine.Importer{Types: []engine.Type{ty}, Names: []string{"m"}}
+	var b engine.Batch
+	root := structArray(3, stringArray([]string{"\x00\xff", "", "x"}, []bool{true, false, true}), kindArray(0, 0, 0))
+	if err := im.Import(root, &b); err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{string(b.Cols[0].Bytes(0)), string(b.Cols[0].Bytes(2))}; got[0] != "\x00\xff" || got[1] != "x" || !b.Cols[0].IsNull(1) {
+		t.Fatalf("got %q, NULL %v", got, b.Cols[0].IsNull(1))
+	}
+	root = structArray(3, stringArray([]string{"a", "b", "c"}, nil), kindArray(0, 0, 0))
+	children(root)[0].NBuffers = 2
+	if err := im.Import(root, &b); !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), "buffer count 2, want 3 for BYTES") {
+		t.Fatalf("two buffers: %v", err)
+	}
+}

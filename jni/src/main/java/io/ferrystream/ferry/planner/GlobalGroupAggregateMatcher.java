@@ -54,7 +54,7 @@ public final class GlobalGroupAggregateMatcher extends NativeMatcher<StreamPhysi
         List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, agg.needRetraction(), infos);
         reason = TwoPhaseAggregates.partialStateReason(calls, localInput);
         if (reason == null) {
-            reason = TwoPhaseAggregates.recordCounterReason(calls, TwoPhaseAggregates.countStar(infos));
+            reason = TwoPhaseAggregates.recordCounterReason(calls, TwoPhaseAggregates.countStar(infos), localInput);
         }
         if (reason != null) {
             return Decision.fallback(reason);

@@ -133,16 +133,22 @@ final class TwoPhaseAggregates {
 
     /**
      * Why the record counter Flink reads is not one Go keeps, or null. Flink's global aggregate
-     * counts records in the accumulator of the call at indexOfCountStar; Go's record counter is a
-     * COUNT(*). After a split DISTINCT over retracting input, Flink points it at the final
-     * aggregate's sum of partial counts ($SUM0) instead.
+     * counts records in the first accumulator field of the call at indexOfCountStar (getLong):
+     * a COUNT(*), or after a split DISTINCT over retracting input the final aggregate's sum of
+     * partial counts ($SUM0 over BIGINT), both of which Go reads (agg.isCountSum).
+     *
+     * @param argTypes the row the calls' arguments index
      */
-    static String recordCounterReason(List<GroupAggregateSpec.Call> calls, int countStar) {
+    static String recordCounterReason(List<GroupAggregateSpec.Call> calls, int countStar, RowType argTypes) {
         if (countStar < 0) {
             return null;
         }
         GroupAggregateSpec.Call c = calls.get(countStar);
         if (c.function.equals("COUNT") && c.args.length == 0 && !c.distinct && c.filter < 0) {
+            return null;
+        }
+        if (c.function.equals("SUM0") && c.args.length == 1 && !c.distinct && c.filter < 0
+                && argTypes.getTypeAt(c.args[0]).getTypeRoot() == LogicalTypeRoot.BIGINT) {
             return null;
         }
         String fn = c.function.equals("SUM0") ? "$SUM0" : c.function;

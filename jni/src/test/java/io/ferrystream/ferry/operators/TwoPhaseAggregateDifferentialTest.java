@@ -453,8 +453,9 @@ class TwoPhaseAggregateDifferentialTest {
     }
 
     /**
-     * The calls that stay native on retracting input: no MIN or MAX, which take retraction there
-     * (their partial state is a MapView); a COUNT of every column keeps the source row whole.
+     * Retracting input without MIN or MAX (which take retraction there: {@link #retractingMinMax}
+     * covers them), so idle-state TTL leaves the global native too; a COUNT of every column keeps
+     * the source row whole.
      */
     static final String RETRACTING_AGGS;
 

@@ -369,12 +369,13 @@ class FailoverTest {
     }
 
     /**
-     * The outer GROUP BY of {@link #QUERY} without MIN/MAX (which take retraction there, a MapView
-     * in the partial rows), so that under two-phase mini-batch both halves of both aggregates run
-     * natively.
+     * The outer GROUP BY of {@link #QUERY} with DISTINCT calls (their value counts) and MIN/MAX
+     * with retraction (value→count maps) in the global's state, as under two-phase mini-batch
+     * both halves of both aggregates run natively.
      */
     static final String TWO_PHASE_QUERY =
-            "SELECT c % 7 AS g, COUNT(*) AS n, SUM(s) AS s, AVG(s) AS a, SUM(m) AS sm, COUNT(k) AS nk"
+            "SELECT c % 7 AS g, COUNT(*) AS n, SUM(s) AS s, AVG(s) AS a, SUM(m) AS sm, COUNT(k) AS nk,"
+                    + " COUNT(DISTINCT m) AS dm, SUM(DISTINCT c) FILTER (WHERE m > 0) AS dc, MIN(m) AS lo, MAX(s) AS hi"
                     + " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s, MAX(v) AS m FROM T GROUP BY k)"
                     + " GROUP BY c % 7";
 

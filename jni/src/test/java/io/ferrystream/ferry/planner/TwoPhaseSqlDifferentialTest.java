@@ -104,7 +104,7 @@ class TwoPhaseSqlDifferentialTest {
      */
     static final Map<String, String> SMALL_BUNDLES = Map.of("table.exec.mini-batch.size", "10");
 
-    /** The outer MIN/MAX take retraction: a MapView in the partial row. */
+    /** The outer MIN/MAX take retraction: a nested row holding a MapView in the partial row. */
     static final String RETRACTING_MIN_MAX = "SELECT c, MIN(top), MAX(sb), SUM(top) FROM (" + INNER + ") GROUP BY c";
 
     /**
@@ -244,28 +244,44 @@ class TwoPhaseSqlDifferentialTest {
     }
 
     /**
-     * The multisets of MIN/MAX with retraction keep both halves of that aggregate Flink's, with
-     * the reason in EXPLAIN, and so does a DISTINCT call whose global result depends on a
-     * HashMap's order; the inner aggregate stays native.
+     * MIN/MAX with retraction: their accumulators (extreme, mapSize, value counts) cross in the
+     * partial rows, both halves of both levels native.
+     */
+    @ParameterizedTest(name = "{0}, parallelism {1}")
+    @CsvSource({"AUTO, 1", "TWO_PHASE, 1", "AUTO, 3", "TWO_PHASE, 3"})
+    void retractingMinMax(String strategy, int parallelism) throws Exception {
+        Run stock = run(false, RETRACTING_MIN_MAX, strategy, parallelism, SMALL_BUNDLES);
+        Run ferry = run(true, RETRACTING_MIN_MAX, strategy, parallelism, SMALL_BUNDLES);
+        assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms());
+        assertEquals(2 * parallelism, ferry.localsOpened());
+        assertEquals(2 * parallelism, ferry.globalsOpened());
+        assertSameResults(stock, ferry, parallelism, RETRACTING_MIN_MAX);
+    }
+
+    /**
+     * A DISTINCT call whose global result depends on a HashMap's order keeps both halves Flink's,
+     * with the reason in EXPLAIN; with idle-state TTL the global keeps MapViews Flink expires per
+     * entry and stays Flink's, while the local (no state) stays native.
      */
     @Test
     void mapViewPartialsFallBack() throws Exception {
-        Run stock = run(false, RETRACTING_MIN_MAX, "TWO_PHASE", 3);
-        Run ferry = run(true, RETRACTING_MIN_MAX, "TWO_PHASE", 3);
-        String minMax = "aggs[0]: partial state of MIN with retraction crosses as a MAP: not native yet";
-        assertEquals(List.of("Global: " + minMax, "Local: " + minMax, "Global: native", "Local: native"), ferry.terms());
-        assertEquals(3, ferry.localsOpened());
-        assertEquals(3, ferry.globalsOpened());
-        assertSameResults(stock, ferry, 3, RETRACTING_MIN_MAX);
-
         String query = "SELECT k, COUNT(DISTINCT i), SUM(DISTINCT d) FROM V GROUP BY k";
-        stock = run(false, query, "TWO_PHASE", 1);
-        ferry = run(true, query, "TWO_PHASE", 1);
+        Run stock = run(false, query, "TWO_PHASE", 1);
+        Run ferry = run(true, query, "TWO_PHASE", 1);
         String order = "aggs[1]: SUM(DISTINCT) over DOUBLE: the global aggregate folds the values in a java.util.HashMap's order:"
                 + " not native yet";
         assertEquals(List.of("Global: " + order, "Local: " + order), ferry.terms());
         assertEquals(0, ferry.localsOpened() + ferry.globalsOpened());
         assertSameResults(stock, ferry, 1, query);
+
+        Map<String, String> ttl = Map.of("table.exec.state.ttl", "1 h");
+        stock = run(false, DISTINCT, "TWO_PHASE", 3, ttl);
+        ferry = run(true, DISTINCT, "TWO_PHASE", 3, ttl);
+        String expires = "aggs[0]: idle-state TTL with COUNT(DISTINCT): not native yet (its map state expires per entry)";
+        assertEquals(List.of("Global: " + expires, "Local: native"), ferry.terms());
+        assertEquals(3, ferry.localsOpened());
+        assertEquals(0, ferry.globalsOpened());
+        assertSameResults(stock, ferry, 3, DISTINCT + " with TTL");
     }
 
     /**
@@ -307,6 +323,14 @@ class TwoPhaseSqlDifferentialTest {
         assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(parallelism, ferry.globalsOpened(), "native global aggregates opened");
         assertSameResults(stock, ferry, parallelism, query);
+
+        // over an updating input the final global counts records in the $SUM0 of partial counts
+        Map<String, String> splitSmall = new HashMap<>(split);
+        splitSmall.putAll(SMALL_BUNDLES);
+        stock = run(false, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
+        ferry = run(true, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
+        assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms());
+        assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT + " (split)");
     }
 
     /**

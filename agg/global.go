@@ -68,17 +68,8 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 		return nil, err
 	}
 	in := spec.InputTypes
-	if want := len(g.keyCols) + len(g.layout.all); len(in) != want {
-		return nil, engine.SpecError("inputs[0].fields", "%d fields, want %d: the keys, then the calls' partial state (%s)",
-			len(in), want, typeList(g.layout.all))
-	}
-	for k, t := range g.layout.all {
-		got := in[len(g.keyCols)+k]
-		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
-			got.Nullable = true
-			return nil, engine.SpecError(fmt.Sprintf("inputs[0].fields[%d]", len(g.keyCols)+k), "%s, want %s: the calls' partial state is %s",
-				got, t, typeList(g.layout.all))
-		}
+	if err := checkPartialInput(in, len(g.keyCols), g.layout.all); err != nil {
+		return nil, err
 	}
 	for i, call := range spec.Aggs {
 		acc, _, err := newCall(i, call, spec.Spec)

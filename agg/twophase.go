@@ -102,42 +102,15 @@ func ParseLocalSpec(s *engine.Spec) (*Spec, error) {
 // ParseGlobalSpec decodes and validates a global-aggregate spec whose header engine.ParseSpec
 // validated: its input must be the key fields followed by the calls' partial state.
 func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
-	if len(s.Inputs) != 1 {
-		return nil, engine.SpecError("inputs", "a global aggregate has 1 input, not %d", len(s.Inputs))
-	}
 	var p GlobalParams
 	if err := s.DecodeParams(&p); err != nil {
 		return nil, err
 	}
-	in := &s.Inputs[0]
-	for i, k := range in.Keys {
-		if k != i {
-			return nil, engine.SpecError(fmt.Sprintf("inputs[0].keys[%d]", i), "column %d: a global aggregate's keys are its first fields, in order", k)
-		}
-	}
-	local := make([]engine.Type, len(p.LocalInput))
-	for i, f := range p.LocalInput {
-		t, err := engine.ParseType(f.Type)
-		if err != nil {
-			return nil, engine.ParamError(fmt.Sprintf("local_input[%d].type", i), "%v", err)
-		}
-		if f.Nullable != nil {
-			t.Nullable = *f.Nullable
-		}
-		local[i] = t
-	}
-	for i, a := range p.Aggs {
-		field := fmt.Sprintf("aggs[%d]", i)
-		switch {
-		case a.Filter != nil:
-			return nil, engine.ParamError(field+".filter", "a global aggregate merges partial state: FILTER applies in the local aggregate")
-		case a.JavaStrings != nil:
-			return nil, engine.ParamError(field+".java_strings", "a global aggregate compares the strings of partial rows by bytes")
-		}
-	}
-	if err := validateCalls(p.Aggs, local); err != nil {
+	local, err := parseMergeInput(s, "a global aggregate", p.LocalInput, p.Aggs)
+	if err != nil {
 		return nil, err
 	}
+	in := &s.Inputs[0]
 	if p.StateTTLMs < 0 {
 		return nil, engine.ParamError("state_ttl_ms", "negative (%d)", p.StateTTLMs)
 	}
@@ -350,4 +323,61 @@ func fullRange(header *engine.Spec) *engine.Spec {
 	start, end := 0, header.MaxParallelism-1
 	h.KeyGroupStart, h.KeyGroupEnd = &start, &end
 	return &h
+}
+
+// parseMergeInput validates what the aggregates that merge partial rows (global, incremental)
+// share: one input whose key fields lead, the local aggregate's input fields the calls read, and
+// calls without FILTER (it applies where rows fold, in the local aggregate) or Java-string
+// origins. It returns the local input's types. what names the kind in messages.
+func parseMergeInput(s *engine.Spec, what string, localInput []engine.FieldSpec, aggs []AggCall) ([]engine.Type, error) {
+	if len(s.Inputs) != 1 {
+		return nil, engine.SpecError("inputs", "%s has 1 input, not %d", what, len(s.Inputs))
+	}
+	for i, k := range s.Inputs[0].Keys {
+		if k != i {
+			return nil, engine.SpecError(fmt.Sprintf("inputs[0].keys[%d]", i), "column %d: %s's keys are its first fields, in order", k, what)
+		}
+	}
+	local := make([]engine.Type, len(localInput))
+	for i, f := range localInput {
+		t, err := engine.ParseType(f.Type)
+		if err != nil {
+			return nil, engine.ParamError(fmt.Sprintf("local_input[%d].type", i), "%v", err)
+		}
+		if f.Nullable != nil {
+			t.Nullable = *f.Nullable
+		}
+		local[i] = t
+	}
+	for i, a := range aggs {
+		field := fmt.Sprintf("aggs[%d]", i)
+		switch {
+		case a.Filter != nil:
+			return nil, engine.ParamError(field+".filter", "%s merges partial state: FILTER applies in the local aggregate", what)
+		case a.JavaStrings != nil:
+			return nil, engine.ParamError(field+".java_strings", "%s compares the strings of partial rows by bytes", what)
+		}
+	}
+	if err := validateCalls(aggs, local); err != nil {
+		return nil, err
+	}
+	return local, nil
+}
+
+// checkPartialInput checks that an input of these types is keys key fields followed by the
+// partial state want.
+func checkPartialInput(in []engine.Type, keys int, want []engine.Type) error {
+	if len(in) != keys+len(want) {
+		return engine.SpecError("inputs[0].fields", "%d fields, want %d: the keys, then the calls' partial state (%s)",
+			len(in), keys+len(want), typeList(want))
+	}
+	for k, t := range want {
+		got := in[keys+k]
+		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
+			got.Nullable = true
+			return engine.SpecError(fmt.Sprintf("inputs[0].fields[%d]", keys+k), "%s, want %s: the calls' partial state is %s",
+				got, t, typeList(want))
+		}
+	}
+	return nil
 }

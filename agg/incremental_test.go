@@ -13,7 +13,7 @@ import (
 // (k, bucket), in random bundles over two streams; their partial rows through the incremental
 // aggregate, in random bundles, restored from a snapshot halfway; and the sum of its outputs per
 // k (what the global aggregate above computes) must be COUNT(DISTINCT x), COUNT(DISTINCT x)
-// FILTER (WHERE f), COUNT(*) and MAX(p) of k's rows. Java's IncrementalAggregateSqlTest checks
+// FILTER (WHERE f), COUNT(*) and MAX(p) of k's rows. Java's IncrementalAggregateDifferentialTest checks
 // the rows and their order against Flink's own operators.
 
 // splitCase is the local and incremental specs of the split aggregate.
@@ -283,7 +283,7 @@ func TestIncrementalSpecErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewIncrementalGroupAggregate(spec); err == nil || !strings.Contains(err.Error(), "idle-state TTL with DISTINCT: not native yet") {
+	if _, err := NewIncrementalGroupAggregate(spec); err == nil || !strings.Contains(err.Error(), "aggs[0]: idle-state TTL with COUNT(DISTINCT): not native yet") {
 		t.Errorf("TTL: %v", err)
 	}
 }

@@ -237,27 +237,26 @@ class FerryExplainTest {
     }
 
     /**
-     * Split DISTINCT: Flink plans Local → IncrementalGroupAggregate → Global. The incremental node
-     * stays Flink's; the local writes the DISTINCT calls' maps into Flink's partial rows, which
-     * the incremental node merges, and the global merges plain counts from the incremental
-     * node's partial rows: both run natively.
+     * Split DISTINCT: Flink plans Local → IncrementalGroupAggregate → Global, all three native:
+     * the local writes the DISTINCT calls' maps into Flink's partial rows, the incremental node
+     * merges them into its state, and the global merges plain counts.
      */
     @Test
-    void twoPhaseAroundAnIncrementalAggregate() {
+    void splitDistinctAllNative() {
         Map<String, String> split = new java.util.HashMap<>(TWO_PHASE);
         split.put("table.optimizer.distinct-agg.split.enabled", "true");
         String plan = explain("SELECT k, COUNT(DISTINCT i), SUM(b) FROM T GROUP BY k", split);
-        assertTrue(plan.contains("IncrementalGroupAggregate("), plan);
-        List<String> terms = twoPhaseTerms(plan);
-        assertEquals(2, terms.size(), plan);
-        assertEquals("Global: native", terms.get(0), plan);
-        assertEquals("Local: native", terms.get(1), plan);
+        assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), twoPhaseTerms(plan), plan);
+        split.put("ferry.incremental-group-aggregate.enabled", "false");
+        plan = explain("SELECT k, COUNT(DISTINCT i), SUM(b) FROM T GROUP BY k", split);
+        assertEquals(List.of("Global: native", "Incremental: disabled by ferry.incremental-group-aggregate.enabled=false",
+                "Local: native"), twoPhaseTerms(plan), plan);
     }
 
     /**
      * Split DISTINCT over retracting input: Flink's final global aggregate counts records in the
      * sum of the partial counts ($SUM0 over BIGINT), not in a COUNT(*); Ferry's global reads it
-     * too, so every half that Flink does not leave to its incremental aggregate runs natively.
+     * too, so every node runs natively.
      */
     @Test
     void twoPhaseRecordCounterOtherThanCountStar() {
@@ -268,7 +267,7 @@ class FerryExplainTest {
                 split);
         List<String> terms = twoPhaseTerms(plan);
         assertTrue(plan.contains("$SUM0_RETRACT(count1$1)"), plan);
-        assertEquals(List.of("Global: native", "Local: native"), terms.subList(0, 2), plan);
+        assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), terms.subList(0, 3), plan);
         // the inner GROUP BY's halves, last in plan order, stay native
         assertEquals(List.of("Global: native", "Local: native"), terms.subList(terms.size() - 2, terms.size()), plan);
     }

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
+import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
 
@@ -26,7 +27,8 @@ class NativeKindsTest {
     @Test
     void theGroupAggregateIsRegistered() {
         assertEquals(
-                List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND),
+                List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND,
+                        IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND),
                 Ferry.operatorKinds());
         NativeMatcher<?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.nodeClass());

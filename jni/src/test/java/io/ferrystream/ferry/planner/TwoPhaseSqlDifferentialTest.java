@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -308,19 +309,23 @@ class TwoPhaseSqlDifferentialTest {
     }
 
     /**
-     * Split DISTINCT ({@code table.optimizer.distinct-agg.split.enabled}): Flink's incremental
-     * aggregate merges the maps Ferry's local writes into the partial rows, and Ferry's global
-     * merges the incremental aggregate's rows.
+     * Split DISTINCT ({@code table.optimizer.distinct-agg.split.enabled}): Flink plans Local →
+     * IncrementalGroupAggregate → Global; Ferry runs all three, its incremental aggregate merging
+     * the maps its local writes into the partial rows, its global the incremental one's rows.
      */
     @ParameterizedTest(name = "parallelism {0}")
     @CsvSource({"1", "3"})
     void splitDistinct(int parallelism) throws Exception {
         Map<String, String> split = Map.of("table.optimizer.distinct-agg.split.enabled", "true");
-        String query = "SELECT k, COUNT(DISTINCT i), COUNT(DISTINCT s) FILTER (WHERE i > 0), SUM(b) FROM V GROUP BY k";
+        String query = "SELECT k, COUNT(DISTINCT i), COUNT(DISTINCT s) FILTER (WHERE i > 0), COUNT(DISTINCT s),"
+                + " SUM(DISTINCT b), COUNT(*), MAX(d), SUM(b) FROM V GROUP BY k";
         Run stock = run(false, query, "TWO_PHASE", parallelism, split);
+        long incrementals = Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND);
         Run ferry = run(true, query, "TWO_PHASE", parallelism, split);
-        assertEquals(List.of("Global: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), ferry.terms());
         assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
+        assertEquals(parallelism, Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND) - incrementals,
+                "native incremental aggregates opened");
         assertEquals(parallelism, ferry.globalsOpened(), "native global aggregates opened");
         assertSameResults(stock, ferry, parallelism, query);
 
@@ -329,7 +334,8 @@ class TwoPhaseSqlDifferentialTest {
         splitSmall.putAll(SMALL_BUNDLES);
         stock = run(false, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
         ferry = run(true, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
-        assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("Global: native", "Incremental: native", "Local: native", "Global: native", "Local: native"),
+                ferry.terms());
         assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT + " (split)");
     }
 

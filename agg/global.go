@@ -34,18 +34,16 @@ type GlobalGroupAggregate struct {
 	groupAgg
 	gspec     *GlobalSpec
 	layout    partialLayout
-	buffer    []accumulator  // localAgg's accumulators, one group per bundle key
-	bufSets   []*distinctSet // localAgg's distinct maps, one per state set (g.sets)
-	inner     []bool         // per call: DISTINCT, merged through its set
-	viewRows  []viewRows     // per set: the state merge's entries, folded by the set's calls
-	viewBatch engine.Batch   // the entries as a batch over the local aggregate's input
-	countStar recordCount    // the record counter's call; nil for insert-only input
+	buf       partialBuffer // localAgg's accumulators and maps (one per state set), one group per bundle key
+	viewRows  []viewRows    // per set: the state merge's entries, folded by the set's calls
+	viewBatch engine.Batch  // the entries as a batch over the local aggregate's input
+	countStar recordCount   // the record counter's call; nil for insert-only input
 	bundle    bundleKeys
 
 	rowKey    []int32 // per input row: its bundle key
 	stateGids []int32 // per output position j: the group of the j-th key in HashMap order
 	order     []int32 // the bundle keys in HashMap order, as buffer groups
-	scratch   []bool  // the buffer merge's changed flags (unused)
+	scratch   []bool  // the state merge's changed flags (unused)
 	partials  engine.OutBatch
 	view      engine.Batch
 	vb        []int
@@ -76,20 +74,20 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.buffer = append(g.buffer, acc)
+		g.buf.accs = append(g.buf.accs, acc)
 	}
 	if spec.CountStar >= 0 {
 		g.countStar = g.calls[spec.CountStar].(recordCount)
 	}
-	g.inner = make([]bool, len(g.calls))
+	g.buf.inner = make([]bool, len(g.calls))
 	g.viewRows = make([]viewRows, len(g.sets))
 	for s, d := range g.sets {
 		b := newDistinctSet(d.col, d.typ, d.retract)
 		for _, c := range d.calls {
 			b.addCall(c, -1)
-			g.inner[c] = true
+			g.buf.inner[c] = true
 		}
-		g.bufSets = append(g.bufSets, b)
+		g.buf.sets = append(g.buf.sets, b)
 		for c, acc := range g.outCalls {
 			for _, call := range d.calls {
 				if acc == g.calls[call] {
@@ -123,8 +121,8 @@ func (g *GlobalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out
 		return false, err
 	}
 	g.resolveKeys(in, nowMs)
-	if err := g.mergeBuffer(in); err != nil {
-		g.rollback()
+	if err := g.buf.merge(in, &g.layout, g.rowKey, len(g.bundle.keys)); err != nil {
+		rollbackBundle(&g.bundle, g.state)
 		return false, err
 	}
 	if err := g.mergeState(); err != nil {
@@ -166,53 +164,6 @@ func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
 	}
 }
 
-// mergeBuffer merges every row into its bundle key's buffer accumulators, which start fresh
-// (localAgg.createAccumulators, then localAgg.merge per row in order).
-func (g *GlobalGroupAggregate) mergeBuffer(in *engine.Batch) error {
-	keys := len(g.bundle.keys)
-	g.scratch = resize(g.scratch, in.Len)
-	for s, d := range g.bufSets {
-		if err := d.checkViews(&in.Cols[g.layout.views+s], g.rowKey); err != nil {
-			return fmt.Errorf("distinct map %d: %w", s, err)
-		}
-	}
-	for c, acc := range g.buffer {
-		acc.Grow(keys)
-		for k := range int32(keys) {
-			acc.Reset(k)
-		}
-		if g.inner[c] {
-			continue // Flink merges a DISTINCT call through its map only
-		}
-		if err := acc.merge(in, g.layout.first[c], g.rowKey, g.scratch); err != nil {
-			return fmt.Errorf("aggs[%d]: %w", c, err)
-		}
-	}
-	for s, d := range g.bufSets {
-		d.Grow(keys)
-		for k := range int32(keys) {
-			d.Reset(k)
-		}
-		col := &in.Cols[g.layout.views+s]
-		for i, k := range g.rowKey {
-			d.mergeView(col.Bytes(i), k, nil)
-		}
-	}
-	return nil
-}
-
-// rollback undoes resolveKeys after a batch was refused: the groups it created go. (Expired
-// state it removed reads as absent anyway.)
-func (g *GlobalGroupAggregate) rollback() {
-	for _, k := range g.bundle.keys {
-		if k.fresh {
-			g.state.Remove(k.gid)
-		}
-	}
-	g.bundle.end()
-	g.state.EndBatch()
-}
-
 // mergeState merges each bundle key's buffer into its state (globalAgg.merge), one row per key
 // in HashMap order, so the values before and after each key's merge are entries 2j and 2j+1.
 func (g *GlobalGroupAggregate) mergeState() error {
@@ -225,18 +176,18 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	}
 	g.vb = resize(g.vb, len(g.layout.all))
 	clear(g.vb)
-	g.layout.varBytes(g.buffer, g.bufSets, g.order, g.vb)
+	g.layout.varBytes(g.buf.accs, g.buf.sets, g.order, g.vb)
 	if err := g.partials.Init(g.layout.all, rows, g.vb); err != nil {
 		return err
 	}
-	if err := g.layout.writePartials(g.buffer, g.bufSets, &g.partials, 0, g.order); err != nil {
+	if err := g.layout.writePartials(g.buf.accs, g.buf.sets, &g.partials, 0, g.order); err != nil {
 		return err
 	}
 	g.partials.Finish()
 	viewOf(&g.partials, &g.view)
 	g.changed = resize(g.changed, rows)
 	for c, acc := range g.calls {
-		if g.inner[c] {
+		if g.buf.inner[c] {
 			continue
 		}
 		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.stateGids, g.changed); err != nil {
@@ -373,5 +324,5 @@ func (a *scratchAlloc) Alloc(n int) []byte {
 // Close implements engine.Operator.
 func (g *GlobalGroupAggregate) Close() {
 	g.groupAgg.Close()
-	g.buffer, g.partials, g.view = nil, engine.OutBatch{}, engine.Batch{}
+	g.buf, g.partials, g.view = partialBuffer{}, engine.OutBatch{}, engine.Batch{}
 }

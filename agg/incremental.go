@@ -111,10 +111,8 @@ type IncrementalGroupAggregate struct {
 	finalKeys *engine.KeyEncoder // the final key, over the same input columns
 	state     *engine.KeyedState // per partial key: sets
 	sets      []*distinctSet     // the state's maps, one per DISTINCT argument column
-	bufSets   []*distinctSet     // partialAgg's maps, one group per bundle key
-	buffer    []accumulator      // partialAgg's accumulators, one group per bundle key
+	buf       partialBuffer      // partialAgg's accumulators and maps, one group per bundle key
 	final     []accumulator      // finalAgg's accumulators, one group per final key
-	inner     []bool             // per call: DISTINCT, merged through its map
 	layout    partialLayout      // the input's partial state (calls, then maps)
 	outLayout partialLayout      // the output's: the calls alone
 	output    []engine.Field
@@ -169,7 +167,7 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 		keys:      keys,
 		finalKeys: engine.NewKeyEncoder(spec.FinalKeys, spec.InputTypes),
 		state:     engine.NewKeyedState(spec.Spec.Spec, engine.StateConfig{KeySize: keys.FixedSize(), Layout: spec.stateLayout()}),
-		inner:     make([]bool, len(spec.Aggs)),
+		buf:       partialBuffer{inner: make([]bool, len(spec.Aggs))},
 	}
 	byCol := map[int]int{} // DISTINCT argument column -> set
 	for i, call := range spec.Aggs {
@@ -181,27 +179,27 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 		if err != nil {
 			return nil, err
 		}
-		g.buffer, g.final = append(g.buffer, buf), append(g.final, fin)
+		g.buf.accs, g.final = append(g.buf.accs, buf), append(g.final, fin)
 		if !call.Distinct {
 			continue
 		}
-		g.inner[i] = true
+		g.buf.inner[i] = true
 		col := call.Args[0]
 		s, ok := byCol[col]
 		if !ok {
 			s = len(g.sets)
 			byCol[col] = s
 			g.sets = append(g.sets, newDistinctSet(col, spec.ArgTypes[col], spec.NeedRetraction))
-			g.bufSets = append(g.bufSets, newDistinctSet(col, spec.ArgTypes[col], spec.NeedRetraction))
+			g.buf.sets = append(g.buf.sets, newDistinctSet(col, spec.ArgTypes[col], spec.NeedRetraction))
 		}
 		g.sets[s].addCall(i, -1)
-		g.bufSets[s].addCall(i, -1)
+		g.buf.sets[s].addCall(i, -1)
 	}
 	for _, d := range g.sets {
 		g.state.Register(d)
 	}
 	var err error
-	if g.layout, err = newPartialLayout(g.buffer, len(g.sets), len(spec.Keys)); err != nil {
+	if g.layout, err = newPartialLayout(g.buf.accs, len(g.sets), len(spec.Keys)); err != nil {
 		return nil, err
 	}
 	if err := checkPartialInput(spec.InputTypes, len(spec.Keys), g.layout.all); err != nil {
@@ -246,8 +244,8 @@ func (g *IncrementalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, ou
 		g.kgs[i] = int32(kg)
 	}
 	g.resolveKeys(in)
-	if err := g.mergeBuffer(in); err != nil {
-		g.rollback()
+	if err := g.buf.merge(in, &g.layout, g.rowKey, len(g.bundle.keys)); err != nil {
+		rollbackBundle(&g.bundle, g.state)
 		return false, err
 	}
 	g.groupFinalKeys()
@@ -280,53 +278,6 @@ func (g *IncrementalGroupAggregate) resolveKeys(in *engine.Batch) {
 		}
 		g.rowKey[i] = k
 	}
-}
-
-// mergeBuffer merges every row into its bundle key's buffer, which starts fresh
-// (partialAgg.createAccumulators, then partialAgg.merge per row in order): the plain calls'
-// fields, and the maps. A DISTINCT call's own fields are not merged (Flink ignores them).
-func (g *IncrementalGroupAggregate) mergeBuffer(in *engine.Batch) error {
-	keys := len(g.bundle.keys)
-	for s, d := range g.bufSets {
-		if err := d.checkViews(&in.Cols[g.layout.views+s], g.rowKey); err != nil {
-			return fmt.Errorf("distinct map %d: %w", s, err)
-		}
-	}
-	g.scratch = resize(g.scratch, in.Len)
-	for c, acc := range g.buffer {
-		acc.Grow(keys)
-		for k := range int32(keys) {
-			acc.Reset(k)
-		}
-		if g.inner[c] {
-			continue
-		}
-		if err := acc.merge(in, g.layout.first[c], g.rowKey, g.scratch); err != nil {
-			return fmt.Errorf("aggs[%d]: %w", c, err)
-		}
-	}
-	for s, d := range g.bufSets {
-		d.Grow(keys)
-		for k := range int32(keys) {
-			d.Reset(k)
-		}
-		col := &in.Cols[g.layout.views+s]
-		for i, k := range g.rowKey {
-			d.mergeView(col.Bytes(i), k, nil)
-		}
-	}
-	return nil
-}
-
-// rollback undoes resolveKeys after a batch was refused: the groups it created go.
-func (g *IncrementalGroupAggregate) rollback() {
-	for _, k := range g.bundle.keys {
-		if k.fresh {
-			g.state.Remove(k.gid)
-		}
-	}
-	g.bundle.end()
-	g.state.EndBatch()
 }
 
 // groupFinalKeys builds finishBundle's finalAggBuffer: the bundle keys in the bundle's HashMap
@@ -386,11 +337,11 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 	n := len(g.seqP)
 	g.vb = resize(g.vb, len(g.layout.all))
 	clear(g.vb)
-	g.layout.varBytes(g.buffer, g.bufSets, g.seqP, g.vb)
+	g.layout.varBytes(g.buf.accs, g.buf.sets, g.seqP, g.vb)
 	if err := g.partials.Init(g.layout.all, n, g.vb); err != nil {
 		return err
 	}
-	if err := g.layout.writePartials(g.buffer, g.bufSets, &g.partials, 0, g.seqP); err != nil {
+	if err := g.layout.writePartials(g.buf.accs, g.buf.sets, &g.partials, 0, g.seqP); err != nil {
 		return err
 	}
 	g.partials.Finish()
@@ -403,7 +354,7 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 		for f := range int32(finals) {
 			acc.Reset(f)
 		}
-		if g.inner[c] {
+		if g.buf.inner[c] {
 			continue
 		}
 		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.seqF, g.scratch); err != nil {

@@ -381,3 +381,60 @@ func checkPartialInput(in []engine.Type, keys int, want []engine.Type) error {
 	}
 	return nil
 }
+
+// partialBuffer is the bundle buffer of an aggregate that merges partial rows (the global's
+// localAgg, the incremental's partialAgg): per bundle key, fresh accumulators and DISTINCT maps,
+// into which the key's partial rows merge in arrival order. A DISTINCT call's own fields are
+// not merged: Flink merges it through its map only.
+type partialBuffer struct {
+	accs    []accumulator  // one per call
+	sets    []*distinctSet // one per DISTINCT argument, in the layout's order
+	inner   []bool         // per call: DISTINCT
+	changed []bool         // scratch: the merges' changed flags (unused)
+}
+
+// merge resets the buffer to keys fresh groups and merges every row of in, laid out by l, into
+// group rowKey[i]. It checks the maps first and changes nothing else when one is malformed.
+func (p *partialBuffer) merge(in *engine.Batch, l *partialLayout, rowKey []int32, keys int) error {
+	for s, d := range p.sets {
+		if err := d.checkViews(&in.Cols[l.views+s], rowKey); err != nil {
+			return fmt.Errorf("distinct map %d: %w", s, err)
+		}
+	}
+	p.changed = resize(p.changed, in.Len)
+	for c, acc := range p.accs {
+		acc.Grow(keys)
+		for k := range int32(keys) {
+			acc.Reset(k)
+		}
+		if p.inner[c] {
+			continue
+		}
+		if err := acc.merge(in, l.first[c], rowKey, p.changed); err != nil {
+			return fmt.Errorf("aggs[%d]: %w", c, err)
+		}
+	}
+	for s, d := range p.sets {
+		d.Grow(keys)
+		for k := range int32(keys) {
+			d.Reset(k)
+		}
+		col := &in.Cols[l.views+s]
+		for i, k := range rowKey {
+			d.mergeView(col.Bytes(i), k, nil)
+		}
+	}
+	return nil
+}
+
+// rollbackBundle undoes a bundle's key resolution after its batch was refused: the groups it
+// created in st go.
+func rollbackBundle(b *bundleKeys, st *engine.KeyedState) {
+	for _, k := range b.keys {
+		if k.fresh {
+			st.Remove(k.gid)
+		}
+	}
+	b.end()
+	st.EndBatch()
+}

@@ -52,7 +52,7 @@ public final class Bench {
         if (rowsPerSecond >= 1e6) {
             return String.format(Locale.ROOT, "%.2f M", rowsPerSecond / 1e6);
         }
-        return String.format(Locale.ROOT, "%.0f K", rowsPerSecond / 1e3);
+        return String.format(Locale.ROOT, rowsPerSecond < 1e4 ? "%.2f K" : "%.0f K", rowsPerSecond / 1e3);
     }
 
     static String count(long n) {

@@ -2,10 +2,10 @@
 # The JVM side-by-side benchmark (jni/src/test/java/io/ferrystream/ferry/bench, run from the test
 # classpath): markdown tables on stdout, progress on stderr. Expects build/native (./build.sh
 # bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, sql-2phase, split,
-# ferry-only) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
+# interval-join, ferry-only) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
 # lists them). `scripts/bench-jvm.sh jfr [SECTION] [flags]` runs Ferry's operator alone
-# (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry) or only one-row-batch calls
-# (one-row) under JFR (build/bench-jvm-SECTION.jfr) and prints the hottest methods
+# (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry), only one-row-batch calls
+# (one-row) or only Ferry's interval join (interval-join-ferry) under JFR (build/bench-jvm-SECTION.jfr) and prints the hottest methods
 # (scripts/jfr-top.sh).
 . "$(dirname "$0")/common.sh"
 
@@ -34,7 +34,7 @@ opts=(
 if [ "${1:-}" = jfr ]; then
   shift
   section=ferry-only
-  case "${1:-}" in ferry-only|sql-ferry|one-row) section=$1; shift ;; esac
+  case "${1:-}" in ferry-only|sql-ferry|one-row|interval-join-ferry) section=$1; shift ;; esac
   rec=$OUT/bench-jvm-$section.jfr
   log "JFR: bench-jvm $section $* ($rec)"
   java "${opts[@]}" -XX:StartFlightRecording=filename="$rec",settings=profile \
@@ -42,6 +42,7 @@ if [ "${1:-}" = jfr ]; then
   case $section in
     ferry-only) "$ROOT/scripts/jfr-top.sh" "$rec" 'OneInputNativeOperator[.]processElement' ;; # the operator only
     one-row) "$ROOT/scripts/jfr-top.sh" "$rec" 'NativeOperator[.]process' ;;
+    interval-join-ferry) "$ROOT/scripts/jfr-top.sh" "$rec" 'IntervalJoinBench[$]Driver[.]run' ;;
     *) "$ROOT/scripts/jfr-top.sh" "$rec" ;;
   esac
   exit 0

@@ -18,6 +18,10 @@ import java.util.Locale;
  *   <li>{@code sql-2phase}: SQL jobs under Nexmark's mini-batch configuration at parallelism 2,
  *       checksummed ({@link TwoPhaseSqlBench});
  *   <li>{@code split}: where a Ferry batch's time goes ({@link StageSplit});
+ *   <li>{@code interval-join}: the row-time interval join of auctions and bids, LEFT and INNER,
+ *       heap / RocksDB / Ferry interleaved ({@link IntervalJoinBench}; its defaults: {@code -rows
+ *       1M}, {@code -keys 1K,100K}, {@code -reps 5}); {@code interval-join-ferry}: only Ferry's,
+ *       for profiling;
  *   <li>{@code ferry-only}: only Ferry's operator through the operator driver, for profiling
  *       (JFR); {@code sql-ferry}: only the Ferry-on SQL jobs, likewise; {@code one-row}: only
  *       Ferry calls of one-row batches (the fixed cost of a call from Java), likewise;
@@ -35,7 +39,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|split|ferry-only|sql-ferry|one-row] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|split|interval-join|ferry-only|sql-ferry|one-row|interval-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -48,7 +52,7 @@ public final class Bench {
         if (rowsPerSecond >= 1e6) {
             return String.format(Locale.ROOT, "%.2f M", rowsPerSecond / 1e6);
         }
-        return String.format(Locale.ROOT, "%.0f K", rowsPerSecond / 1e3);
+        return String.format(Locale.ROOT, rowsPerSecond < 1e4 ? "%.2f K" : "%.0f K", rowsPerSecond / 1e3);
     }
 
     static String count(long n) {
@@ -87,6 +91,11 @@ public final class Bench {
         List<String> rest = new ArrayList<>(Arrays.asList(args));
         if (!rest.isEmpty() && !rest.get(0).startsWith("-")) {
             section = rest.remove(0);
+        }
+        if (section.startsWith("interval-join")) {
+            rows = 1_000_000;
+            keys = new int[] {1_000, 100_000};
+            reps = 5;
         }
         for (int i = 0; i < rest.size(); i++) {
             String a = rest.get(i);
@@ -150,6 +159,12 @@ public final class Bench {
                 break;
             case "ferry-only":
                 operator(out, values, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
+                break;
+            case "interval-join":
+                IntervalJoinBench.table(out, keys, rows, reps, batch, variants);
+                break;
+            case "interval-join-ferry":
+                IntervalJoinBench.table(out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
                 break;
             case "sql-2phase":
                 TwoPhaseSqlBench.table(out, sqlRows, sqlKeys, reps, commit);

@@ -44,6 +44,18 @@ public final class ChecksumSink implements DynamicTableSinkFactory {
         return new long[] {sum == null ? 0 : sum.get(), rows == null ? 0 : rows.get()};
     }
 
+    /**
+     * A row's 64-bit hash for order-independent sums: Flink's hash of its bytes (the header byte,
+     * so the RowKind, included) and its size, through a 64-bit finalizer (SplitMix64's) so the
+     * 32-bit hash spreads over the whole sum.
+     */
+    static long rowHash(BinaryRowData binary) {
+        long z = ((long) binary.hashCode() << 32) ^ binary.getSizeInBytes();
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
+    }
+
     @Override
     public String factoryIdentifier() {
         return "ferry-checksum";
@@ -114,17 +126,10 @@ public final class ChecksumSink implements DynamicTableSinkFactory {
             BinaryRowData binary = serializer.toBinaryRow(row);
             RowKind binaryKind = binary.getRowKind();
             binary.setRowKind(RowKind.INSERT);
-            long h = mix(((long) binary.hashCode() << 32) ^ binary.getSizeInBytes());
+            long h = rowHash(binary);
             binary.setRowKind(binaryKind);
             sum += kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER ? h : -h;
             rows++;
-        }
-
-        /** A 64-bit finalizer (SplitMix64's), so the 32-bit row hash spreads over the whole sum. */
-        private static long mix(long z) {
-            z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
-            z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
-            return z ^ (z >>> 31);
         }
 
         @Override

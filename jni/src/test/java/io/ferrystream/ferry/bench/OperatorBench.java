@@ -6,6 +6,7 @@ import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.runtime.event.WatermarkEvent;
 import org.apache.flink.runtime.state.StateBackend;
@@ -16,6 +17,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.graph.StreamGraph;
 import org.apache.flink.streaming.api.graph.StreamNode;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.AbstractUdfStreamOperator;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.Output;
@@ -52,6 +54,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /**
  * Operator side by side: the same pre-generated bids through Flink's own group aggregate
@@ -148,47 +151,81 @@ final class OperatorBench {
                 Schema.newBuilder().column("auction", DataTypes.BIGINT()).column(values.column, values.type).build());
         tEnv.createTemporaryView("bids", t);
         tEnv.toChangelogStream(tEnv.sqlQuery(values.query)).print();
-        StreamGraph graph = env.getStreamGraph();
-        Field fieldTypes = RowDataSerializer.class.getDeclaredField("types");
-        fieldTypes.setAccessible(true);
+        StreamNode node = node(env.getStreamGraph(), op -> isFlinkGroupAggregate(op) || op instanceof FerryGroupAggregateOperator,
+                ferry, FerryGroupAggregateOperator.class);
+        if (node == null) {
+            throw new IllegalStateException("no group aggregate in the plan");
+        }
+        @SuppressWarnings("unchecked")
+        KeySelector<RowData, RowData> selector = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
+        @SuppressWarnings("unchecked")
+        OneInputStreamOperator<RowData, RowData> operator = (OneInputStreamOperator<RowData, RowData>) operatorOf(node);
+        RowType in = rowType(node.getTypeSerializersIn()[0]);
+        RowType out = rowType(node.getTypeSerializerOut());
+        if (in.getFieldCount() != 2
+                || !in.getTypeAt(1).copy(true).equals(values.type.getLogicalType().copy(true))) {
+            throw new IllegalStateException("aggregate input is " + in + ", want (auction, " + values.label() + ")");
+        }
+        return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), in, out);
+    }
+
+    /**
+     * The node of {@code graph} whose operator {@code matches} (null if none), checked to be
+     * {@code ferryClass} exactly when planned with {@code ferry} on.
+     */
+    static StreamNode node(StreamGraph graph, Predicate<Object> matches, boolean ferry, Class<?> ferryClass) {
         for (StreamNode node : graph.getStreamNodes()) {
-            StreamOperatorFactory<?> factory = node.getOperatorFactory();
-            if (!(factory instanceof SimpleOperatorFactory)) {
-                continue;
-            }
-            Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
-            if (isFlinkGroupAggregate(op) || op instanceof FerryGroupAggregateOperator) {
-                if (ferry != op instanceof FerryGroupAggregateOperator) {
+            Object op = operatorOf(node);
+            if (op != null && matches.test(op)) {
+                if (ferry != ferryClass.isInstance(op)) {
                     throw new IllegalStateException("planned with ferry=" + ferry + " but got " + op.getClass().getName());
                 }
-                @SuppressWarnings("unchecked")
-                KeySelector<RowData, RowData> selector = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
-                @SuppressWarnings("unchecked")
-                OneInputStreamOperator<RowData, RowData> operator = (OneInputStreamOperator<RowData, RowData>) op;
-                RowType in = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializersIn()[0]));
-                RowType out = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializerOut()));
-                if (in.getFieldCount() != 2
-                        || !in.getTypeAt(1).copy(true).equals(values.type.getLogicalType().copy(true))) {
-                    throw new IllegalStateException("aggregate input is " + in + ", want (auction, " + values.label() + ")");
-                }
-                return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), in, out);
+                return node;
             }
         }
-        throw new IllegalStateException("no group aggregate in the plan");
+        return null;
     }
+
+    /** The operator of a node built by a {@link SimpleOperatorFactory}, else null. */
+    static Object operatorOf(StreamNode node) {
+        StreamOperatorFactory<?> factory = node.getOperatorFactory();
+        return factory instanceof SimpleOperatorFactory ? ((SimpleOperatorFactory<?>) factory).getOperator() : null;
+    }
+
+    /** The row type a {@link RowDataSerializer} of the StreamGraph (de)serializes. */
+    static RowType rowType(TypeSerializer<?> serializer) {
+        try {
+            Field types = RowDataSerializer.class.getDeclaredField("types");
+            types.setAccessible(true);
+            return RowType.of((LogicalType[]) types.get(serializer));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("RowDataSerializer without its types field", e);
+        }
+    }
+
 
     static boolean isFlinkGroupAggregate(Object op) {
         return op instanceof KeyedProcessOperator
                 && ((KeyedProcessOperator<?, ?, ?>) op).getUserFunction() instanceof GroupAggFunction;
     }
 
-    /** An Output that counts records and drops them. */
+    /**
+     * An Output that counts records and drops them; with a serializer it also sums each record's
+     * {@link ChecksumSink#rowHash} (its bytes as {@code BinaryRowData}, RowKind included): an
+     * order-independent checksum of what was emitted.
+     */
     static final class CountingOutput implements Output<StreamRecord<RowData>> {
         long records;
+        long checksum;
+        /** Non-null: {@link #checksum} is kept (untimed passes only: it serializes every row). */
+        RowDataSerializer serializer;
 
         @Override
         public void collect(StreamRecord<RowData> record) {
             records++;
+            if (serializer != null) {
+                checksum += ChecksumSink.rowHash(serializer.toBinaryRow(record.getValue()));
+            }
         }
 
         @Override
@@ -247,6 +284,21 @@ final class OperatorBench {
         }
     }
 
+    /** Fails unless the opened operator's keyed state backend is the variant's. */
+    static void checkBackend(Variant variant, Object op) {
+        String backend = ((AbstractStreamOperator<?>) op).getKeyedStateBackend().getClass().getSimpleName();
+        if (variant == Variant.ROCKSDB ? !backend.contains("RocksDB") : !backend.contains("Heap")) {
+            throw new IllegalStateException(variant + " runs on " + backend);
+        }
+    }
+
+    /** "Operator(UserFunction) on Backend". */
+    static String describe(Object op) {
+        Object fn = op instanceof AbstractUdfStreamOperator ? ((AbstractUdfStreamOperator<?, ?>) op).getUserFunction() : null;
+        return op.getClass().getSimpleName() + (fn == null ? "" : "(" + fn.getClass().getSimpleName() + ")") + " on "
+                + ((AbstractStreamOperator<?>) op).getKeyedStateBackend().getClass().getSimpleName();
+    }
+
     /** One operator instance in a harness, fed through the StreamTask's record processor. */
     static final class Driver implements AutoCloseable {
         final Variant variant;
@@ -269,19 +321,12 @@ final class OperatorBench {
             harness.setOutputCreator(serializer -> out);
             harness.setup(new RowDataSerializer(p.outputType()));
             harness.open();
-            String backend = ((AbstractStreamOperator<?>) op).getKeyedStateBackend().getClass().getSimpleName();
-            if (variant == Variant.ROCKSDB ? !backend.contains("RocksDB") : !backend.contains("Heap")) {
-                throw new IllegalStateException(variant + " runs on " + backend);
-            }
+            checkBackend(variant, op);
             processor = RecordProcessorUtils.getRecordProcessor(op);
         }
 
         String describe() {
-            String fn = op instanceof KeyedProcessOperator
-                    ? "(" + ((KeyedProcessOperator<?, ?, ?>) op).getUserFunction().getClass().getSimpleName() + ")"
-                    : "";
-            return op.getClass().getSimpleName() + fn + " on "
-                    + ((AbstractStreamOperator<?>) op).getKeyedStateBackend().getClass().getSimpleName();
+            return OperatorBench.describe(op);
         }
 
         Pass run(RowData[] rows) throws Exception {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
+	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/intervaljoin"
 )
@@ -56,6 +58,48 @@ var multiInputFuzzSpecs = map[string][]multiInputSpec{
 		},
 		watermarks: []int64{-100, 20, 35},
 	}},
+}
+
+// distinctMap encodes a DISTINCT value set of BIGINT keys as the local aggregate writes it into a
+// partial row (docs/abi.md#data-views): one bitmask word per entry.
+func distinctMap(entries ...[2]int64) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 1)
+	for _, e := range entries {
+		b = append(b, 0)
+		b = binary.LittleEndian.AppendUint64(b, uint64(e[0]))
+		b = binary.LittleEndian.AppendUint64(b, uint64(e[1]))
+	}
+	return b
+}
+
+func init() {
+	// The incremental aggregate's state is the DISTINCT value sets per partial key (k, bucket):
+	// partial rows of COUNT(DISTINCT x), COUNT(DISTINCT x) FILTER (bits 1 and 2 of one set) and
+	// COUNT(*).
+	multiInputFuzzSpecs[agg.IncrementalKind] = []multiInputSpec{{
+		kind: agg.IncrementalKind,
+		name: "restore-incremental",
+		json: `{"kind":"incremental_group_aggregate","name":"restore-incremental","inputs":[` +
+			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"b","type":"BIGINT"},{"name":"c0","type":"BIGINT"},` +
+			`{"name":"c1","type":"BIGINT"},{"name":"c2","type":"BIGINT"},{"name":"d0","type":"BYTES"}],"keys":[0,1]}],` +
+			`"max_parallelism":128,"params":{"local_input":[{"name":"k","type":"BIGINT"},{"name":"b","type":"BIGINT"},` +
+			`{"name":"x","type":"BIGINT"}],"aggs":[{"func":"COUNT","args":[2],"distinct":true},` +
+			`{"func":"COUNT","args":[2],"distinct":true},{"func":"COUNT"}],"final_keys":[0]}}`,
+		schemas: []*arrow.Schema{arrow.NewSchema([]arrow.Field{
+			{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "c0", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "c1", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "c2", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "d0", Type: arrow.BinaryTypes.Binary, Nullable: true},
+			{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+		}, nil)},
+		rows: func(_, i int) []any {
+			x := int64(i * 7 % 23)
+			return []any{int64(i % 9), int64(i % 4), int64(2), int64(1), int64(3),
+				distinctMap([2]int64{x, 1 + int64(i%2)*2}, [2]int64{x + 100, 1})}
+		},
+	}}
 }
 
 // multiInputSpec is one FuzzRestore spec of a kind with several inputs. rows gives row i of an

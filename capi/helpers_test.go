@@ -119,6 +119,8 @@ func appendValue(b array.Builder, v any) {
 		b.Append(v.(float64))
 	case *array.StringBuilder:
 		b.Append(v.(string))
+	case *array.BinaryBuilder:
+		b.Append(v.([]byte))
 	case *array.Decimal128Builder:
 		dt := b.Type().(*arrow.Decimal128Type)
 		n, err := decimal128.FromString(string(v.(dec)), dt.Precision, dt.Scale)

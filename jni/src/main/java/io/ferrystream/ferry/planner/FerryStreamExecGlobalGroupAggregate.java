@@ -6,7 +6,6 @@ import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
-import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
@@ -14,11 +13,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
-import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
-import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
-import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
-import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
@@ -141,20 +136,7 @@ public class FerryStreamExecGlobalGroupAggregate extends StreamExecGlobalGroupAg
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
         final FerryGlobalGroupAggregateOperator operator =
                 new FerryGlobalGroupAggregateOperator(spec, outputType, MinibatchUtil.miniBatchSize(config));
-        final OneInputTransformation<RowData, RowData> transform =
-                ExecNodeUtil.createOneInputTransformation(
-                        inputTransform,
-                        createTransformationMeta(GLOBAL_GROUP_AGGREGATE_TRANSFORMATION, config),
-                        operator,
-                        InternalTypeInfo.of(outputType),
-                        inputTransform.getParallelism(),
-                        false);
-        // Flink's key selector and key type: the same shuffle and key groups as Flink's operator
-        final RowDataKeySelector selector =
-                KeySelectorUtil.getRowDataSelector(
-                        planner.getFlinkContext().getClassLoader(), grouping, InternalTypeInfo.of(inputRowType));
-        transform.setStateKeySelector(selector);
-        transform.setStateKeyType(selector.getProducedType());
-        return transform;
+        return NativeExecNodes.keyedTransformation(planner, inputTransform,
+                createTransformationMeta(GLOBAL_GROUP_AGGREGATE_TRANSFORMATION, config), operator, outputType, grouping, inputRowType);
     }
 }

@@ -6,7 +6,6 @@ import io.ferrystream.ferry.operators.GroupAggregateSpec;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
-import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
@@ -14,11 +13,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
-import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
-import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
-import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
-import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
@@ -136,20 +131,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final FerryGroupAggregateOperator operator =
                 new FerryGroupAggregateOperator(
                         spec, (RowType) getOutputType(), NativeExecNodes.batching(config, spec.miniBatch()));
-        final OneInputTransformation<RowData, RowData> transform =
-                ExecNodeUtil.createOneInputTransformation(
-                        inputTransform,
-                        createTransformationMeta(GROUP_AGGREGATE_TRANSFORMATION, config),
-                        operator,
-                        InternalTypeInfo.of(getOutputType()),
-                        inputTransform.getParallelism(),
-                        false);
-        // Flink's key selector and key type: the same shuffle and key groups as Flink's operator
-        final RowDataKeySelector selector =
-                KeySelectorUtil.getRowDataSelector(
-                        planner.getFlinkContext().getClassLoader(), grouping, InternalTypeInfo.of(inputRowType));
-        transform.setStateKeySelector(selector);
-        transform.setStateKeyType(selector.getProducedType());
-        return transform;
+        return NativeExecNodes.keyedTransformation(planner, inputTransform,
+                createTransformationMeta(GROUP_AGGREGATE_TRANSFORMATION, config), operator, (RowType) getOutputType(), grouping, inputRowType);
     }
 }

@@ -6,7 +6,6 @@ import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
-import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
@@ -14,11 +13,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecIncrementalGroupAggregate;
-import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
-import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
-import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
-import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
@@ -100,9 +95,11 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         String reason = NativeMatcher.disabledReason(config, IncrementalGroupAggregateMatcher.ENABLED);
         IncrementalGroupAggregateSpec spec = null;
         if (reason == null) {
-            spec = IncrementalGroupAggregateMatcher.spec(getDescription(), planner.getTypeFactory(), inputRowType,
-                    partialAggGrouping, finalAggGrouping, partialOriginalAggCalls, partialAggCallNeedRetractions,
-                    partialLocalAggInputType, partialAggNeedRetraction, stateRetentionTime);
+            spec = new IncrementalGroupAggregateSpec(getDescription(), inputRowType, partialAggGrouping.length,
+                    partialLocalAggInputType,
+                    IncrementalGroupAggregateMatcher.specCalls(planner.getTypeFactory(), partialLocalAggInputType,
+                            partialOriginalAggCalls, partialAggCallNeedRetractions, partialAggNeedRetraction),
+                    finalAggGrouping, partialAggNeedRetraction, stateRetentionTime);
             reason = NativeSupport.check(spec, outputType).orElse(null);
         }
         if (reason != null) {
@@ -115,20 +112,7 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
         final FerryIncrementalGroupAggregateOperator operator =
                 new FerryIncrementalGroupAggregateOperator(spec, outputType, MinibatchUtil.miniBatchSize(config));
-        final OneInputTransformation<RowData, RowData> transform =
-                ExecNodeUtil.createOneInputTransformation(
-                        inputTransform,
-                        createTransformationMeta(INCREMENTAL_GROUP_AGGREGATE_TRANSFORMATION, config),
-                        operator,
-                        InternalTypeInfo.of(outputType),
-                        inputTransform.getParallelism(),
-                        false);
-        // Flink's key selector and key type: the same shuffle and key groups as Flink's operator
-        final RowDataKeySelector selector =
-                KeySelectorUtil.getRowDataSelector(
-                        planner.getFlinkContext().getClassLoader(), partialAggGrouping, InternalTypeInfo.of(inputRowType));
-        transform.setStateKeySelector(selector);
-        transform.setStateKeyType(selector.getProducedType());
-        return transform;
+        return NativeExecNodes.keyedTransformation(planner, inputTransform,
+                createTransformationMeta(INCREMENTAL_GROUP_AGGREGATE_TRANSFORMATION, config), operator, outputType, partialAggGrouping, inputRowType);
     }
 }

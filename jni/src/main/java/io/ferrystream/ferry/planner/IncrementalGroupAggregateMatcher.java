@@ -50,10 +50,9 @@ public final class IncrementalGroupAggregateMatcher extends NativeMatcher<Stream
         RowType localInput = FlinkTypeFactory.toLogicalRowType(p.partialLocalAggInputRowType());
         RowType outputType = FlinkTypeFactory.toLogicalRowType(agg.getRowType());
         FlinkTypeFactory typeFactory = (FlinkTypeFactory) agg.getCluster().getTypeFactory();
-        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, localInput, calls,
-                p.partialAggCallNeedRetractions(), p.partialAggNeedRetraction(), null);
-        reason = TwoPhaseAggregates.partialStateReason(TwoPhaseAggregates.calls(calls,
-                p.partialAggCallNeedRetractions(), p.partialAggNeedRetraction(), infos), localInput);
+        List<GroupAggregateSpec.Call> specCalls =
+                specCalls(typeFactory, localInput, calls, p.partialAggCallNeedRetractions(), p.partialAggNeedRetraction());
+        reason = TwoPhaseAggregates.partialStateReason(specCalls, localInput);
         if (reason != null) {
             return Decision.fallback(reason);
         }
@@ -66,33 +65,25 @@ public final class IncrementalGroupAggregateMatcher extends NativeMatcher<Stream
         }
         Long hint = StateTtlHint.getStateTtlFromHintOnSingleRel(agg.hints());
         long ttlMs = hint != null ? hint : config.get(ExecutionConfigOptions.IDLE_STATE_RETENTION).toMillis();
-        IncrementalGroupAggregateSpec spec = spec(agg.getRelDetailedDescription(), typeFactory, inputType, agg.partialAggGrouping(),
-                p.finalAggGrouping(), calls, p.partialAggCallNeedRetractions(), localInput, p.partialAggNeedRetraction(), ttlMs);
+        IncrementalGroupAggregateSpec spec = new IncrementalGroupAggregateSpec(agg.getRelDetailedDescription(), inputType,
+                agg.partialAggGrouping().length, localInput, specCalls, p.finalAggGrouping(), p.partialAggNeedRetraction(), ttlMs);
         Optional<String> refused = NativeSupport.check(spec, outputType);
         return refused.map(Decision::fallback).orElse(Decision.nativeNode());
     }
 
     /**
-     * The spec of an incremental aggregate: the calls of Flink's partial AggregateInfoList
-     * (createPartialAggInfoList: data views on the heap, count1 inserted for retracting input).
+     * The spec's calls: Flink's partial AggregateInfoList (createPartialAggInfoList: data views on
+     * the heap, count1 inserted for retracting input), arguments indexing the local input.
      */
-    static IncrementalGroupAggregateSpec spec(
-            String name,
+    static List<GroupAggregateSpec.Call> specCalls(
             FlinkTypeFactory typeFactory,
-            RowType inputType,
-            int[] partialAggGrouping,
-            int[] finalAggGrouping,
+            RowType partialLocalAggInputType,
             AggregateCall[] partialOriginalAggCalls,
             boolean[] partialAggCallNeedRetractions,
-            RowType partialLocalAggInputType,
-            boolean partialAggNeedRetraction,
-            long stateTtlMs) {
+            boolean partialAggNeedRetraction) {
         AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, partialLocalAggInputType, partialOriginalAggCalls,
                 partialAggCallNeedRetractions, partialAggNeedRetraction, null);
-        List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(
-                partialOriginalAggCalls, partialAggCallNeedRetractions, partialAggNeedRetraction, infos);
-        return new IncrementalGroupAggregateSpec(name, inputType, partialAggGrouping.length, partialLocalAggInputType, calls,
-                finalAggGrouping, partialAggNeedRetraction, stateTtlMs);
+        return TwoPhaseAggregates.calls(partialOriginalAggCalls, partialAggCallNeedRetractions, partialAggNeedRetraction, infos);
     }
 
     @Override

@@ -3,8 +3,19 @@ package io.ferrystream.ferry.planner;
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.operators.Batching;
 
+import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.planner.delegation.PlannerBase;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetadata;
+import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
+import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
 
 /** What the exec nodes of every native kind decide alike. */
 final class NativeExecNodes {
@@ -20,5 +31,28 @@ final class NativeExecNodes {
         return bundles
                 ? Batching.bundles(MinibatchUtil.miniBatchSize(config))
                 : Batching.of(config.get(FerryOptions.BATCH_SIZE), config.get(FerryOptions.BATCH_MAX_DELAY).toMillis());
+    }
+
+    /**
+     * The transformation of a keyed one-input native operator, built as Flink builds its own
+     * operator's: Flink's transformation metadata (hence its UID and operator ID), output type and
+     * the input's parallelism, and Flink's key selector and key type over the fields {@code keys}
+     * of the input rows, so Flink's exchange and key groups stay valid.
+     */
+    static OneInputTransformation<RowData, RowData> keyedTransformation(
+            PlannerBase planner,
+            Transformation<RowData> input,
+            TransformationMetadata meta,
+            OneInputStreamOperator<RowData, RowData> operator,
+            RowType outputType,
+            int[] keys,
+            RowType inputType) {
+        OneInputTransformation<RowData, RowData> transform = ExecNodeUtil.createOneInputTransformation(
+                input, meta, operator, InternalTypeInfo.of(outputType), input.getParallelism(), false);
+        RowDataKeySelector selector =
+                KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
+        transform.setStateKeySelector(selector);
+        transform.setStateKeyType(selector.getProducedType());
+        return transform;
     }
 }

@@ -132,6 +132,24 @@ public final class DistinctViews {
         }
 
         /**
+         * Where the value bytes of the non-NULL key at {@code at} lie: {offset, length}, after its
+         * length prefix when the type has one; IllegalArgumentException when they pass {@code end}.
+         */
+        private long[] keySpan(ArrowBuf data, long at, long end) {
+            int n = keyWidth();
+            if (n < 0) {
+                need(at, 4, end);
+                n = data.getInt(at);
+                at += 4;
+                if (n < 0) {
+                    throw malformed("negative key length");
+                }
+            }
+            need(at, n, end);
+            return new long[] {at, n};
+        }
+
+        /**
          * Decodes an accumulator {@link #encodeAccumulator} wrote: {min, mapSize, map}, with
          * internal values; IllegalArgumentException when malformed.
          */
@@ -142,18 +160,9 @@ public final class DistinctViews {
             byte flag = data.getByte(at++);
             Object min = null;
             if (flag == 0) {
-                int n = keyWidth();
-                if (n < 0) {
-                    need(at, 4, end);
-                    n = data.getInt(at);
-                    at += 4;
-                    if (n < 0) {
-                        throw malformed("negative key length");
-                    }
-                }
-                need(at, n, end);
-                min = key(data, at, n);
-                at += n;
+                long[] span = keySpan(data, at, end);
+                min = key(data, span[0], (int) span[1]);
+                at = span[0] + span[1];
             } else if (flag != 1) {
                 throw malformed("NULL flag " + flag);
             }
@@ -299,18 +308,9 @@ public final class DistinctViews {
                 byte flag = data.getByte(at++);
                 Object key = null;
                 if (flag == 0) {
-                    int n = keyWidth();
-                    if (n < 0) {
-                        need(at, 4, end);
-                        n = data.getInt(at);
-                        at += 4;
-                        if (n < 0) {
-                            throw malformed("negative key length");
-                        }
-                    }
-                    need(at, n, end);
-                    key = key(data, at, n);
-                    at += n;
+                    long[] span = keySpan(data, at, end);
+                    key = key(data, span[0], (int) span[1]);
+                    at = span[0] + span[1];
                 } else if (flag != 1) {
                     throw malformed("NULL flag " + flag);
                 }

@@ -37,7 +37,7 @@ jfr_frames() {
       prev = f
     }
     END { for (f in n) printf "%7d %5.1f%%  %s\n", n[f], 100 * n[f] / total, f; printf "%7d total\n", total }' "$1" |
-    sort -rn | head -20
+    sort -rn | awk 'NR <= 20' # reads everything: no SIGPIPE for sort under pipefail
 }
 
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 RECORDING.jfr [FILTER]" >&2; exit 2; }

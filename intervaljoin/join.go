@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/joincore"
 )
 
 // IntervalJoin is one instance of the interval join: Flink 2.3's TimeIntervalJoin step for step
@@ -25,14 +26,14 @@ type IntervalJoin struct {
 	minCleanUp      int64
 	lateness        int64
 	timeIndex       [2]int
-	filterNulls     []int      // key positions whose NULL makes a key unjoinable
-	emitNullKeys    bool       // pad a padded side's rows of unjoinable keys on arrival
-	cond            *condition // the residual condition; nil: every pair in range joins
-	layouts         [2]*rowLayout
+	filterNulls     []int               // key positions whose NULL makes a key unjoinable
+	emitNullKeys    bool                // pad a padded side's rows of unjoinable keys on arrival
+	cond            *joincore.Condition // the residual condition; nil: every pair in range joins
+	layouts         [2]*joincore.RowLayout
 	enc             [2]*engine.KeyEncoder
 	state           *engine.KeyedState
 	keys            *joinKeys
-	timers          *timerQueue
+	timers          *joincore.TimerQueue
 	output          []engine.Field
 	outTypes        []engine.Type
 	chunk           int
@@ -42,15 +43,12 @@ type IntervalJoin struct {
 	rightExpiration int64
 	leftOpTime      int64 // Flink's leftOperatorTime (= rightOperatorTime in both modes)
 
-	// The output of the current call, handed out from next on: per row its left and right
-	// encoded row (nil for the padded side). The rows are owned by the caches or by nobody
-	// once removed; they are never modified.
-	outL, outR [][]byte
-	next       int
+	// out is the output of the current call: per row its left and right encoded row (nil for
+	// the padded side).
+	out *joincore.PairOutput
 
-	kgs      []int32
-	order    []*bucket
-	varBytes []int
+	kgs   []int32
+	order []*bucket
 }
 
 func open(spec *engine.Spec) (engine.Operator, error) {
@@ -70,20 +68,16 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		minCleanUp:     max(0, p.MinCleanUpIntervalMs),
 		lateness:       p.AllowedLateness,
 		timeIndex:      [2]int{p.LeftTimeIndex, p.RightTimeIndex},
-		timers:         newTimerQueue(),
+		timers:         joincore.NewTimerQueue(),
 		chunk:          spec.ChunkRows,
 		maxParallelism: spec.MaxParallelism,
 		watermark:      math.MinInt64,
 		emitNullKeys:   p.NullKeyEmitImmediately,
 	}
-	for k, f := range p.FilterNulls {
-		if f {
-			j.filterNulls = append(j.filterNulls, k)
-		}
-	}
+	j.filterNulls = joincore.FilteredPositions(p.FilterNulls)
 	for i := range 2 {
 		in := &spec.Inputs[i]
-		j.layouts[i] = newRowLayout(in.Types)
+		j.layouts[i] = joincore.NewRowLayout(in.Types)
 		j.enc[i] = engine.NewKeyEncoder(in.Keys, in.Types)
 		for _, f := range in.Named() {
 			if i == 0 && jt.rightOuter || i == 1 && jt.leftOuter {
@@ -94,11 +88,11 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		}
 	}
 	if p.Condition != nil {
-		if j.cond, err = compileCondition(p.Condition, j.layouts[0], j.layouts[1]); err != nil {
+		if j.cond, err = joincore.CompileCondition(p.Condition, j.layouts[0], j.layouts[1]); err != nil {
 			return nil, err
 		}
 	}
-	j.varBytes = make([]int, len(j.outTypes))
+	j.out = joincore.NewPairOutput(j.layouts[0], j.layouts[1], j.outTypes, j.chunk)
 	// The option changes when rows are padded, not the state's format: either setting restores
 	// the other's snapshots.
 	layout := p
@@ -127,7 +121,7 @@ func (j *IntervalJoin) Flush(_ int64, out *engine.OutBatch) (bool, error) {
 }
 
 // Continue implements engine.Operator.
-func (j *IntervalJoin) Continue(out *engine.OutBatch) (bool, error) { return j.emit(out) }
+func (j *IntervalJoin) Continue(out *engine.OutBatch) (bool, error) { return j.out.Emit(out) }
 
 // Process implements engine.Operator: input 0 is the left side, input 1 the right side. Row
 // kinds are ignored, as Flink's operator ignores them (its inputs are insert-only); every
@@ -157,17 +151,17 @@ func (j *IntervalJoin) Process(input int, in *engine.Batch, nowMs int64, out *en
 		if id < 0 {
 			id = j.state.Insert(key, hash, kg)
 		}
-		row := layout.encode(nil, in, i)
+		row := layout.Encode(nil, in, i)
 		j.updateOperatorTime(nowMs)
 		t := j.leftOpTime
 		if j.rowtime {
-			t = layout.int64At(row, j.timeIndex[input])
+			t = layout.Int64At(row, j.timeIndex[input])
 		}
 		j.process(input, id, row, t)
 		j.removeIfEmpty(id)
 	}
 	j.state.EndBatch()
-	return j.emit(out)
+	return j.out.Emit(out)
 }
 
 // Advance implements engine.Operator: fires the due cleanup timers, event-time ones up to
@@ -181,17 +175,17 @@ func (j *IntervalJoin) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (
 		upTo = watermarkMs
 	}
 	for {
-		t, ok := j.timers.peek()
-		if !ok || t.time > upTo {
+		t, ok := j.timers.Peek()
+		if !ok || t.Time > upTo {
 			break
 		}
-		j.timers.poll()
+		j.timers.Poll()
 		j.keys.dropTimer(t)
-		j.onTimer(t.key, t.time, nowMs)
-		j.removeIfEmpty(t.key)
+		j.onTimer(t.Key, t.Time, nowMs)
+		j.removeIfEmpty(t.Key)
 	}
 	j.state.EndBatch()
-	return j.emit(out)
+	return j.out.Emit(out)
 }
 
 // updateOperatorTime is Flink's updateOperatorTime: the watermark (at least 0) for rowtime, the
@@ -212,17 +206,8 @@ func (j *IntervalJoin) expiration(operatorTime, relativeSize int64) int64 {
 	return math.MaxInt64
 }
 
-// joinable reports whether rows of key joins at all: IntervalJoinFunction.join emits nothing
-// when the key has NULL in a position whose filterNulls flag is set. The key is a BinaryRowData
-// whose null bit of field i is bit i+8 of the header.
-func (j *IntervalJoin) joinable(key []byte) bool {
-	for _, k := range j.filterNulls {
-		if key[(k+8)>>3]&(1<<((k+8)&7)) != 0 {
-			return false
-		}
-	}
-	return true
-}
+// joinable reports whether rows of key join at all (joincore.KeyJoins).
+func (j *IntervalJoin) joinable(key []byte) bool { return joincore.KeyJoins(key, j.filterNulls) }
 
 // padded reports whether the rows of side (0 left, 1 right) are padded when they match nothing.
 func (j *IntervalJoin) padded(side int) bool {
@@ -233,8 +218,7 @@ func (j *IntervalJoin) padded(side int) bool {
 }
 
 func (j *IntervalJoin) emitRow(l, r []byte) {
-	j.outL = append(j.outL, l)
-	j.outR = append(j.outR, r)
+	j.out.Add(l, r)
 }
 
 // process is TimeIntervalJoin.processElement1 (side 0, a left row) or processElement2 (side 1)
@@ -273,7 +257,7 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 						if side == 1 {
 							l, rr = o, row
 						}
-						if j.cond != nil && !j.cond.holds(l, rr) {
+						if j.cond != nil && !j.cond.Holds(l, rr) {
 							continue
 						}
 						j.emitRow(l, rr)
@@ -339,7 +323,7 @@ func (j *IntervalJoin) registerCleanUp(id int32, rowTime int64, leftRow bool) {
 }
 
 func (j *IntervalJoin) registerTimer(id int32, at int64) {
-	if j.timers.add(timerEntry{time: at, key: id}) {
+	if j.timers.Add(joincore.Timer{Time: at, Key: id}) {
 		ks := &j.keys.k[id]
 		ks.timers = append(ks.timers, at)
 	}
@@ -407,57 +391,7 @@ func (j *IntervalJoin) removeIfEmpty(id int32) {
 	}
 }
 
-func (j *IntervalJoin) resetOutput() {
-	clear(j.outL)
-	clear(j.outR)
-	j.outL, j.outR, j.next = j.outL[:0], j.outR[:0], 0
-}
-
-// emit writes the next chunk of the call's output rows into out.
-func (j *IntervalJoin) emit(out *engine.OutBatch) (bool, error) {
-	n := min(j.chunk, len(j.outL)-j.next)
-	if n <= 0 {
-		out.Len = 0
-		j.resetOutput()
-		return false, nil
-	}
-	ls, rs := j.outL[j.next:j.next+n], j.outR[j.next:j.next+n]
-	nl := len(j.layouts[0].types)
-	for c, t := range j.outTypes {
-		j.varBytes[c] = 0
-		if t.ID != engine.Varchar {
-			continue
-		}
-		var size int
-		if c < nl {
-			size = j.layouts[0].varBytes(ls, c)
-		} else {
-			size = j.layouts[1].varBytes(rs, c-nl)
-		}
-		if size > math.MaxInt32 {
-			return false, fmt.Errorf("%w: output column %d of one chunk holds %d bytes, more than 2 GiB; lower chunk_rows", engine.ErrData, c, size)
-		}
-		j.varBytes[c] = size
-	}
-	if err := out.Init(j.outTypes, n, j.varBytes); err != nil {
-		return false, err
-	}
-	for c := range j.outTypes {
-		if c < nl {
-			j.layouts[0].writeColumn(&out.Cols[c], ls, c)
-		} else {
-			j.layouts[1].writeColumn(&out.Cols[c], rs, c-nl)
-		}
-	}
-	clear(out.Kinds()) // +I
-	out.Finish()
-	j.next += n
-	if j.next < len(j.outL) {
-		return true, nil
-	}
-	j.resetOutput()
-	return false, nil
-}
+func (j *IntervalJoin) resetOutput() { j.out.Reset() }
 
 // NextProcessingTimer implements engine.ProcessingTimers: the earliest cleanup timer of a
 // processing-time join (a row-time join has none), restored timers not yet registered included.
@@ -466,8 +400,8 @@ func (j *IntervalJoin) NextProcessingTimer() (int64, bool) {
 	if j.rowtime {
 		return 0, false
 	}
-	head, ok := j.timers.peek()
-	next := head.time
+	head, ok := j.timers.Peek()
+	next := head.Time
 	if j.keys.unsettled > 0 {
 		for i := range j.keys.k {
 			for _, r := range j.keys.k[i].restored {

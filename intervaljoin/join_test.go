@@ -177,8 +177,8 @@ func runScenarioWith(t *testing.T, p Params, events []event, o scenarioOptions) 
 	}
 	flush()
 	if p.rowtimeMode() { // the final watermark expires everything: no key, timer or byte is left
-		if op.State().Len() != 0 || op.timers.len() != 0 || op.keys.bytes != 0 {
-			t.Fatalf("after the final watermark: %d keys, %d timers, %d bytes", op.State().Len(), op.timers.len(), op.keys.bytes)
+		if op.State().Len() != 0 || op.timers.Len() != 0 || op.keys.bytes != 0 {
+			t.Fatalf("after the final watermark: %d keys, %d timers, %d bytes", op.State().Len(), op.timers.Len(), op.keys.bytes)
 		}
 	}
 	if o.multiset {
@@ -305,8 +305,8 @@ func TestFlinkExampleLeftOuter(t *testing.T) {
 	if want := `+I[1, ts(10,0), "a", null, null, null]`; len(got) != 1 || got[0] != want {
 		t.Fatalf("WM 20: %v, want %s", got, want)
 	}
-	if op.State().Len() != 0 || op.timers.len() != 0 {
-		t.Fatalf("state left behind: %d keys, %d timers", op.State().Len(), op.timers.len())
+	if op.State().Len() != 0 || op.timers.Len() != 0 {
+		t.Fatalf("state left behind: %d keys, %d timers", op.State().Len(), op.timers.Len())
 	}
 	// A late row (20 >= 2 + 5) is padded at once and not cached.
 	late := enginetest.Batch(leftTypes, [][]any{{int64(1), enginetest.Timestamp{Millis: 2}, "b"}}, []engine.RowKind{0}, enginetest.Options{})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/joincore"
 )
 
 // Kind is the operator kind name of the interval join.
@@ -46,7 +47,7 @@ type Params struct {
 	NullKeyEmitImmediately bool `json:"null_key_emit_immediately,omitempty"`
 	// Condition is the residual join condition over the joined row (left fields, then right
 	// fields), absent when the join condition is the equi keys and the time bounds alone.
-	Condition *Expr `json:"condition,omitempty"`
+	Condition *joincore.Expr `json:"condition,omitempty"`
 }
 
 // joinType holds which sides are padded.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/joincore"
 )
 
 // joinKeys is the per-key state of an IntervalJoin (an engine.PerKey): each key's two caches,
@@ -129,13 +130,13 @@ func (s *joinKeys) dropMap(m *bucketMap) {
 // Bytes implements engine.PerKey: an estimate of the per-key states, caches, rows and timers,
 // without a pass over them.
 func (s *joinKeys) Bytes() int64 {
-	return int64(cap(s.k))*96 + s.bytes + s.j.timers.bytes()
+	return int64(cap(s.k))*96 + s.bytes + s.j.timers.Bytes()
 }
 
 // dropTimer forgets a polled timer of its key.
-func (s *joinKeys) dropTimer(t timerEntry) {
-	ks := &s.k[t.key]
-	if i := slices.Index(ks.timers, t.time); i >= 0 {
+func (s *joinKeys) dropTimer(t joincore.Timer) {
+	ks := &s.k[t.Key]
+	if i := slices.Index(ks.timers, t.Time); i >= 0 {
 		ks.timers = slices.Delete(ks.timers, i, i+1)
 	}
 }
@@ -187,7 +188,7 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(ks.timers)))
 	for _, t := range ks.timers {
-		pos, _ := s.j.timers.position(timerEntry{time: t, key: id})
+		pos, _ := s.j.timers.Position(joincore.Timer{Time: t, Key: id})
 		dst = binary.AppendVarint(dst, t)
 		dst = binary.AppendUvarint(dst, uint64(pos))
 	}
@@ -266,7 +267,7 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 
 // loadMap reads one cache; keep false drops its rows (a snapshot taken before Ferry stopped
 // storing the rows of keys that can never match), keeping their times.
-func (s *joinKeys) loadMap(src []byte, layout *rowLayout, keep bool) (_ *bucketMap, _ []byte, err error) {
+func (s *joinKeys) loadMap(src []byte, layout *joincore.RowLayout, keep bool) (_ *bucketMap, _ []byte, err error) {
 	var m *bucketMap
 	defer func() {
 		if err != nil {
@@ -311,7 +312,7 @@ func (s *joinKeys) loadMap(src []byte, layout *rowLayout, keep bool) (_ *bucketM
 			}
 			row := slices.Clone(src[:size])
 			src = src[size:]
-			if err := layout.check(row); err != nil {
+			if err := layout.Check(row); err != nil {
 				return nil, nil, err
 			}
 			if keep {
@@ -364,18 +365,6 @@ func (s *joinKeys) settle() {
 	}
 }
 
-func varint(src []byte) (int64, []byte, error) {
-	v, n := binary.Varint(src)
-	if n <= 0 {
-		return 0, nil, errTruncated
-	}
-	return v, src[n:], nil
-}
+func varint(src []byte) (int64, []byte, error) { return joincore.Varint(src, errTruncated) }
 
-func uvarint(src []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(src)
-	if n <= 0 {
-		return 0, nil, errTruncated
-	}
-	return v, src[n:], nil
-}
+func uvarint(src []byte) (uint64, []byte, error) { return joincore.Uvarint(src, errTruncated) }

@@ -1,4 +1,4 @@
-package intervaljoin
+package joincore
 
 import (
 	"encoding/binary"
@@ -7,19 +7,19 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// rowLayout encodes the rows of one input into self-contained byte strings, the form rows are
+// RowLayout encodes the rows of one input into self-contained byte strings, the form rows are
 // cached in (state) and emitted from: a null bitmap of (n+7)/8 bytes (bit i set: field i NULL),
 // one fixed slot per field (BOOLEAN one byte, VARCHAR eight bytes: offset and length, as
 // little-endian uint32, of its UTF-8 bytes after the slots; every other type its Arrow width),
 // then the VARCHAR bytes.
-type rowLayout struct {
+type RowLayout struct {
 	types []engine.Type
 	off   []int // slot offset of each field
 	fixed int   // bitmap and slots
 }
 
-func newRowLayout(types []engine.Type) *rowLayout {
-	l := &rowLayout{types: types, off: make([]int, len(types))}
+func NewRowLayout(types []engine.Type) *RowLayout {
+	l := &RowLayout{types: types, off: make([]int, len(types))}
 	pos := (len(types) + 7) / 8
 	for i, t := range types {
 		l.off[i] = pos
@@ -36,8 +36,8 @@ func newRowLayout(types []engine.Type) *rowLayout {
 	return l
 }
 
-// encode appends row i of in to dst.
-func (l *rowLayout) encode(dst []byte, in *engine.Batch, i int) []byte {
+// Encode appends row i of in to dst.
+func (l *RowLayout) Encode(dst []byte, in *engine.Batch, i int) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, l.fixed)...)
 	row := dst[start:]
@@ -66,32 +66,32 @@ func (l *rowLayout) encode(dst []byte, in *engine.Batch, i int) []byte {
 	return dst
 }
 
-func (l *rowLayout) isNull(row []byte, c int) bool { return row[c>>3]&(1<<(c&7)) != 0 }
+func (l *RowLayout) IsNull(row []byte, c int) bool { return row[c>>3]&(1<<(c&7)) != 0 }
 
-// varchar returns the bytes of VARCHAR field c of row.
-func (l *rowLayout) varchar(row []byte, c int) []byte {
+// Varchar returns the bytes of VARCHAR field c of row.
+func (l *RowLayout) Varchar(row []byte, c int) []byte {
 	s := row[l.off[c]:]
 	o, n := binary.LittleEndian.Uint32(s), binary.LittleEndian.Uint32(s[4:])
 	return row[o : o+n]
 }
 
-// int64At reads field c (BIGINT or TIMESTAMP(p <= 3)) as milliseconds; NULL reads as 0, as
+// Int64At reads field c (BIGINT or TIMESTAMP(p <= 3)) as milliseconds; NULL reads as 0, as
 // BinaryRowData.getLong of a NULL field does.
-func (l *rowLayout) int64At(row []byte, c int) int64 {
-	if l.isNull(row, c) {
+func (l *RowLayout) Int64At(row []byte, c int) int64 {
+	if l.IsNull(row, c) {
 		return 0
 	}
 	return int64(binary.LittleEndian.Uint64(row[l.off[c]:]))
 }
 
-// check validates an encoded row read from a snapshot: length, slots and VARCHAR ranges.
-func (l *rowLayout) check(row []byte) error {
+// Check validates an encoded row read from a snapshot: length, slots and VARCHAR ranges.
+func (l *RowLayout) Check(row []byte) error {
 	if len(row) < l.fixed {
 		return fmt.Errorf("%w: cached row of %d bytes, want at least %d", engine.ErrData, len(row), l.fixed)
 	}
 	end := l.fixed
 	for c, t := range l.types {
-		if t.ID != engine.Varchar || l.isNull(row, c) {
+		if t.ID != engine.Varchar || l.IsNull(row, c) {
 			continue
 		}
 		s := row[l.off[c]:]
@@ -107,13 +107,13 @@ func (l *rowLayout) check(row []byte) error {
 	return nil
 }
 
-// writeColumn writes field c of rows (nil: a padded side, all NULL) into out, which Init laid
+// WriteColumn writes field c of rows (nil: a padded side, all NULL) into out, which Init laid
 // out for len(rows) rows.
-func (l *rowLayout) writeColumn(out *engine.OutColumn, rows [][]byte, c int) {
+func (l *RowLayout) WriteColumn(out *engine.OutColumn, rows [][]byte, c int) {
 	t := l.types[c]
 	pos := int32(0)
 	for j, row := range rows {
-		null := row == nil || l.isNull(row, c)
+		null := row == nil || l.IsNull(row, c)
 		if t.ID == engine.Varchar {
 			out.Offs[j] = pos
 		}
@@ -130,7 +130,7 @@ func (l *rowLayout) writeColumn(out *engine.OutColumn, rows [][]byte, c int) {
 				out.Data[j>>3] |= 1 << (j & 7)
 			}
 		case engine.Varchar:
-			pos += int32(copy(out.Data[pos:], l.varchar(row, c)))
+			pos += int32(copy(out.Data[pos:], l.Varchar(row, c)))
 		default:
 			w := t.Width()
 			copy(out.Data[j*w:(j+1)*w], s[:w])
@@ -141,13 +141,16 @@ func (l *rowLayout) writeColumn(out *engine.OutColumn, rows [][]byte, c int) {
 	}
 }
 
-// varBytes is the UTF-8 size of VARCHAR field c over rows.
-func (l *rowLayout) varBytes(rows [][]byte, c int) int {
+// VarBytes is the UTF-8 size of VARCHAR field c over rows.
+func (l *RowLayout) VarBytes(rows [][]byte, c int) int {
 	n := 0
 	for _, row := range rows {
-		if row != nil && !l.isNull(row, c) {
-			n += len(l.varchar(row, c))
+		if row != nil && !l.IsNull(row, c) {
+			n += len(l.Varchar(row, c))
 		}
 	}
 	return n
 }
+
+// Types are the layout's field types.
+func (l *RowLayout) Types() []engine.Type { return l.types }

@@ -1,4 +1,4 @@
-package intervaljoin
+package joincore
 
 import (
 	"encoding/json"
@@ -26,13 +26,13 @@ func condTypes(scale int) []engine.Type {
 	}
 }
 
-func condRow(l *rowLayout, vals []any) []byte {
+func condRow(l *RowLayout, vals []any) []byte {
 	b := enginetest.Batch(l.types, [][]any{vals}, []engine.RowKind{0}, enginetest.Options{Offset: 2})
-	return l.encode(nil, b, 0)
+	return l.Encode(nil, b, 0)
 }
 
 // cond parses a condition written as JSON with the field names l.x / r.x for field references.
-func cond(t *testing.T, src string, left, right *rowLayout) (*condition, error) {
+func cond(t *testing.T, src string, left, right *RowLayout) (*Condition, error) {
 	t.Helper()
 	names := []string{"i", "b", "t", "f", "d", "c", "s", "ts", "z"}
 	for i := len(names) - 1; i >= 0; i-- { // "ts" before "t"
@@ -43,7 +43,7 @@ func cond(t *testing.T, src string, left, right *rowLayout) (*condition, error) 
 	if err := engine.StrictDecode([]byte(src), &e); err != nil {
 		t.Fatalf("%s: %v", src, err)
 	}
-	return compileCondition(&e, left, right)
+	return CompileCondition(&e, left, right)
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
@@ -63,7 +63,7 @@ func typedOp(name, typ string, args ...string) string {
 }
 
 func TestConditionSemantics(t *testing.T) {
-	left, right := newRowLayout(condTypes(2)), newRowLayout(condTypes(3))
+	left, right := NewRowLayout(condTypes(2)), NewRowLayout(condTypes(3))
 	nan32 := float32(math.NaN())
 	negZero := math.Copysign(0, -1)
 	ts := func(ms int64, ns int32) enginetest.Timestamp { return enginetest.Timestamp{Millis: ms, Nanos: ns} }
@@ -138,14 +138,14 @@ func TestConditionSemantics(t *testing.T) {
 			continue
 		}
 		pair := rows[c.row]
-		if got := cd.holds(condRow(left, pair[0]), condRow(right, pair[1])); got != c.want {
+		if got := cd.Holds(condRow(left, pair[0]), condRow(right, pair[1])); got != c.want {
 			t.Errorf("row %s: %s = %v, want %v", c.row, c.expr, got, c.want)
 		}
 	}
 }
 
 func TestConditionUnsupported(t *testing.T) {
-	left, right := newRowLayout(condTypes(2)), newRowLayout(condTypes(3))
+	left, right := NewRowLayout(condTypes(2)), NewRowLayout(condTypes(3))
 	for src, want := range map[string]string{
 		op("eq", `"l.c"`, `"r.i"`):                                     "comparison of DECIMAL(10, 2) with INT",
 		op("eq", `"l.s"`, `"r.i"`):                                     "comparison of VARCHAR with INT",

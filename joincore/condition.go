@@ -1,4 +1,4 @@
-package intervaljoin
+package joincore
 
 import (
 	"bytes"
@@ -56,13 +56,13 @@ type compiled struct {
 	eval evalFn
 }
 
-// condition is a compiled residual condition over two row layouts.
-type condition struct {
+// Condition is a compiled residual condition over two row layouts.
+type Condition struct {
 	eval evalFn
 }
 
-// holds reports whether the condition is TRUE for the pair (left row l, right row r).
-func (c *condition) holds(l, r []byte) bool {
+// Holds reports whether the condition is TRUE for the pair (left row l, right row r).
+func (c *Condition) Holds(l, r []byte) bool {
 	v := c.eval(l, r)
 	return !v.null && v.i != 0
 }
@@ -73,7 +73,8 @@ func unsupported(format string, args ...any) error {
 	return fmt.Errorf("%w: residual join condition: %s", engine.ErrUnsupported, fmt.Sprintf(format, args...))
 }
 
-func compileCondition(e *Expr, left, right *rowLayout) (*condition, error) {
+// CompileCondition compiles a residual condition over the joined row of left and right.
+func CompileCondition(e *Expr, left, right *RowLayout) (*Condition, error) {
 	c, err := compileExpr(e, left, right)
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func compileCondition(e *Expr, left, right *rowLayout) (*condition, error) {
 	if c.t.ID != engine.Boolean {
 		return nil, engine.ParamError("condition", "of type %s, want BOOLEAN", c.t)
 	}
-	return &condition{eval: c.eval}, nil
+	return &Condition{eval: c.eval}, nil
 }
 
 var boolType = engine.Type{ID: engine.Boolean, Nullable: true}
@@ -92,7 +93,7 @@ func isNumeric(t engine.Type) bool {
 	return isInteger(t) || t.ID == engine.Float || t.ID == engine.Double
 }
 
-func compileExpr(e *Expr, left, right *rowLayout) (compiled, error) {
+func compileExpr(e *Expr, left, right *RowLayout) (compiled, error) {
 	args := make([]compiled, len(e.Args))
 	for i := range e.Args {
 		c, err := compileExpr(&e.Args[i], left, right)
@@ -203,7 +204,7 @@ func logic(and bool, a, b compiled) compiled {
 }
 
 // compileField reads field f of the joined row from the left row (f < left fields) or the right.
-func compileField(f int, left, right *rowLayout) (compiled, error) {
+func compileField(f int, left, right *RowLayout) (compiled, error) {
 	nl := len(left.types)
 	if f < 0 || f >= nl+len(right.types) {
 		return compiled{}, engine.ParamError("condition", "field %d out of range (the joined row has %d fields)", f, nl+len(right.types))
@@ -235,7 +236,7 @@ func compileField(f int, left, right *rowLayout) (compiled, error) {
 }
 
 // fieldReader returns how to read a non-NULL field c of layout from its row and slot.
-func fieldReader(side *rowLayout, c int) (func(row, s []byte) scalar, engine.Type) {
+func fieldReader(side *RowLayout, c int) (func(row, s []byte) scalar, engine.Type) {
 	t := side.types[c]
 	le := binary.LittleEndian
 	switch t.ID {

@@ -1,0 +1,123 @@
+package joincore
+
+// TimerQueue is the timers of one operator instance, kept exactly as the timer service of
+// Flink's heap state backend keeps them (HeapPriorityQueueSet): one binary heap over the timers
+// of every key, ordered by time alone, with Flink's sift-up and sift-down, so timers of equal
+// time fire in the order Flink fires them, which depends on the history of additions and
+// removals. A timer is (key, time, namespace), in one time domain.
+//
+// Registering a timer that exists changes nothing (the deduplication map of the set). Positions
+// are 1-based as in Flink's heap (QUEUE_HEAD_INDEX); heap[0] is unused.
+//
+// Restore: Flink re-adds the timers of a snapshot key group by key group, in ascending order,
+// and within a key group in the heap array order of the snapshot (HeapPriorityQueueStateSnapshot
+// partitions the array stably). A snapshot therefore records each timer's position, and restore
+// re-adds them in that order (restoreOrder).
+type TimerQueue struct {
+	heap []Timer
+	pos  map[Timer]int32 // timer -> position in heap
+}
+
+// Timer is one timer: a time in milliseconds, a key id of the operator's KeyedState and the
+// operator's namespace (the window join's window end; 0 for the interval join).
+type Timer struct {
+	Time int64
+	NS   int64
+	Key  int32
+}
+
+func NewTimerQueue() *TimerQueue {
+	return &TimerQueue{heap: make([]Timer, 1), pos: map[Timer]int32{}}
+}
+
+// Len is the number of timers.
+func (q *TimerQueue) Len() int { return len(q.heap) - 1 }
+
+// Add registers a timer; it reports false when it existed.
+func (q *TimerQueue) Add(e Timer) bool {
+	if _, ok := q.pos[e]; ok {
+		return false
+	}
+	q.heap = append(q.heap, e)
+	i := len(q.heap) - 1
+	q.pos[e] = int32(i)
+	q.siftUp(i)
+	return true
+}
+
+// Peek returns the head timer.
+func (q *TimerQueue) Peek() (Timer, bool) {
+	if len(q.heap) < 2 {
+		return Timer{}, false
+	}
+	return q.heap[1], true
+}
+
+// Poll removes the head timer (HeapPriorityQueue.removeInternal(1)).
+func (q *TimerQueue) Poll() Timer {
+	head := q.heap[1]
+	last := len(q.heap) - 1
+	delete(q.pos, head)
+	if last != 1 {
+		q.move(q.heap[last], 1)
+		q.heap = q.heap[:last]
+		q.adjust(1)
+	} else {
+		q.heap = q.heap[:last]
+	}
+	return head
+}
+
+// Position returns the heap position of a registered timer.
+func (q *TimerQueue) Position(e Timer) (int32, bool) {
+	p, ok := q.pos[e]
+	return p, ok
+}
+
+func (q *TimerQueue) move(e Timer, i int) {
+	q.heap[i] = e
+	q.pos[e] = int32(i)
+}
+
+// adjust is HeapPriorityQueue.adjustElementAtIndex.
+func (q *TimerQueue) adjust(i int) {
+	e := q.heap[i]
+	q.siftDown(i)
+	if q.heap[i] == e {
+		q.siftUp(i)
+	}
+}
+
+func (q *TimerQueue) siftUp(i int) {
+	cur := q.heap[i]
+	parent := i >> 1
+	for parent > 0 && cur.Time < q.heap[parent].Time {
+		q.move(q.heap[parent], i)
+		i = parent
+		parent >>= 1
+	}
+	q.move(cur, i)
+}
+
+func (q *TimerQueue) siftDown(i int) {
+	size := len(q.heap) - 1
+	cur := q.heap[i]
+	first := i << 1
+	second := first + 1
+	if second <= size && q.heap[second].Time < q.heap[first].Time {
+		first = second
+	}
+	for first <= size && q.heap[first].Time < cur.Time {
+		q.move(q.heap[first], i)
+		i = first
+		first = i << 1
+		second = first + 1
+		if second <= size && q.heap[second].Time < q.heap[first].Time {
+			first = second
+		}
+	}
+	q.move(cur, i)
+}
+
+// Bytes estimates the queue's memory.
+func (q *TimerQueue) Bytes() int64 { return int64(cap(q.heap))*24 + int64(len(q.pos))*56 }

@@ -24,6 +24,7 @@ import (
 	_ "github.com/ferrystream/ferry/agg" // registers group_aggregate, local_group_aggregate, global_group_aggregate
 	"github.com/ferrystream/ferry/engine"
 	_ "github.com/ferrystream/ferry/intervaljoin" // registers interval_join
+	_ "github.com/ferrystream/ferry/windowjoin"   // registers window_join
 )
 
 // Version is the library version reported by ferry_version: the project version, which the root

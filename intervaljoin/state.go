@@ -329,13 +329,7 @@ func (s *joinKeys) settle() {
 	if s.unsettled == 0 {
 		return
 	}
-	type pending struct {
-		kg   int
-		pos  uint64
-		id   int32
-		time int64
-	}
-	var all []pending
+	var all []joincore.RestoredTimer
 	for id := range s.k {
 		ks := &s.k[id]
 		if len(ks.restored) == 0 {
@@ -343,25 +337,14 @@ func (s *joinKeys) settle() {
 		}
 		kg := engine.KeyGroup(engine.HashRow(s.j.state.Key(int32(id))), s.j.maxParallelism)
 		for _, r := range ks.restored {
-			all = append(all, pending{kg, r.pos, int32(id), r.time})
+			all = append(all, joincore.RestoredTimer{KeyGroup: kg, Pos: r.pos, Timer: joincore.Timer{Time: r.time, Key: int32(id)}})
 		}
 		ks.restored = nil
 	}
 	s.unsettled = 0
-	slices.SortStableFunc(all, func(a, b pending) int {
-		if a.kg != b.kg {
-			return a.kg - b.kg
-		}
-		switch {
-		case a.pos < b.pos:
-			return -1
-		case a.pos > b.pos:
-			return 1
-		}
-		return 0
-	})
+	joincore.SortRestored(all)
 	for _, p := range all {
-		s.j.registerTimer(p.id, p.time)
+		s.j.registerTimer(p.Timer.Key, p.Timer.Time)
 	}
 }
 

@@ -135,3 +135,4 @@ func (o *PairOutput) Emit(out *engine.OutBatch) (more bool, err error) {
 	o.Reset()
 	return false, nil
 }
+

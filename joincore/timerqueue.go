@@ -1,5 +1,10 @@
 package joincore
 
+import (
+	"cmp"
+	"slices"
+)
+
 // TimerQueue is the timers of one operator instance, kept exactly as the timer service of
 // Flink's heap state backend keeps them (HeapPriorityQueueSet): one binary heap over the timers
 // of every key, ordered by time alone, with Flink's sift-up and sift-down, so timers of equal
@@ -121,3 +126,23 @@ func (q *TimerQueue) siftDown(i int) {
 
 // Bytes estimates the queue's memory.
 func (q *TimerQueue) Bytes() int64 { return int64(cap(q.heap))*24 + int64(len(q.pos))*56 }
+
+// RestoredTimer is a timer read from a snapshot, with the key group of its key and its position
+// in the snapshot's heap.
+type RestoredTimer struct {
+	KeyGroup int
+	Pos      uint64
+	Timer    Timer
+}
+
+// SortRestored orders restored timers as Flink's heap backend re-adds the timers of a snapshot:
+// key group by key group in ascending order, each in its saved heap order. Adding them to a
+// TimerQueue in this order rebuilds Flink's heap.
+func SortRestored(ts []RestoredTimer) {
+	slices.SortStableFunc(ts, func(a, b RestoredTimer) int {
+		if a.KeyGroup != b.KeyGroup {
+			return a.KeyGroup - b.KeyGroup
+		}
+		return cmp.Compare(a.Pos, b.Pos)
+	})
+}

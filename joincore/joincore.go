@@ -135,4 +135,3 @@ func (o *PairOutput) Emit(out *engine.OutBatch) (more bool, err error) {
 	o.Reset()
 	return false, nil
 }
-

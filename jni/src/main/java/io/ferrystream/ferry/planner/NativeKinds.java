@@ -14,7 +14,7 @@ import java.util.Map;
 public final class NativeKinds {
     private static final List<NativeMatcher<?>> MATCHERS =
             List.of(new GroupAggregateMatcher(), new LocalGroupAggregateMatcher(), new GlobalGroupAggregateMatcher(),
-                    new IncrementalGroupAggregateMatcher(), new IntervalJoinMatcher());
+                    new IncrementalGroupAggregateMatcher(), new IntervalJoinMatcher(), new WindowJoinMatcher());
 
     private static final Map<Class<?>, NativeMatcher<?>> BY_NODE_CLASS = new HashMap<>();
 

@@ -204,7 +204,6 @@ final class PlanAnalysis {
             case "Join" -> "regular join: no native operator kind yet";
             case "LookupJoin" -> "lookup join: no native operator kind yet";
             case "TemporalJoin" -> "temporal join: no native operator kind yet";
-            case "WindowJoin" -> "window join: no native operator kind yet";
             case "MultiJoin" -> "multi-way join: no native operator kind yet";
             case "DeltaJoin" -> "delta join: no native operator kind yet";
             case "GroupWindowAggregate", "WindowAggregate", "GlobalWindowAggregate" ->

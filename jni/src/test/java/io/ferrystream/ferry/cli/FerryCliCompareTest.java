@@ -129,6 +129,22 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Window joins: TUMBLE (inner), HOP (full, residual condition) and CUMULATE (anti) windows all
+     * run natively and produce what Flink's produce.
+     */
+    @Test
+    void windowJoins() {
+        Cli.Result r = Cli.run("sql", Cli.example("window-join.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(3, n[1], r.toString());
+        assertEquals(3, n[0], r.toString());
+        assertEquals(3, r.count("  native    WindowJoin("), r.toString());
+    }
+
+    /**
      * A GROUP BY Ferry leaves to Flink (LISTAGG and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */

@@ -13,6 +13,7 @@ import io.ferrystream.ferry.operators.GroupAggregateSpec;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
+import io.ferrystream.ferry.operators.WindowJoinSpec;
 
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
@@ -28,7 +29,7 @@ class NativeKindsTest {
     void theGroupAggregateIsRegistered() {
         assertEquals(
                 List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND,
-                        IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND),
+                        IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND, WindowJoinSpec.KIND),
                 Ferry.operatorKinds());
         NativeMatcher<?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.nodeClass());

@@ -103,6 +103,9 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
 
     @Override
     public final void processElement1(StreamRecord<RowData> element) throws Exception {
+        if (!admit(0, element.getValue())) {
+            return;
+        }
         beforeRow();
         if (arrivalOrder && writer1.count() > 0) {
             processInput(1);
@@ -113,12 +116,24 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
 
     @Override
     public final void processElement2(StreamRecord<RowData> element) throws Exception {
+        if (!admit(1, element.getValue())) {
+            return;
+        }
         beforeRow();
         if (arrivalOrder && writer0.count() > 0) {
             processInput(0);
         }
         writer1.write(inputRow1.of(element.getValue()));
         afterRow(writer1, 1);
+    }
+
+    /**
+     * Whether a row of {@code input} (0 or 1) goes to the library at all: a kind whose Flink
+     * operator drops some rows on arrival before touching state (the window join's late rows)
+     * drops and counts them here, as Flink does, before they are batched. All rows by default.
+     */
+    protected boolean admit(int input, RowData row) {
+        return true;
     }
 
     private void afterRow(RowDataArrowWriter writer, int input) {

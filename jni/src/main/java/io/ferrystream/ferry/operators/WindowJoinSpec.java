@@ -79,6 +79,19 @@ public final class WindowJoinSpec extends NativeSpec {
         this.nullKeyEmitImmediately = nullKeyEmitImmediately;
     }
 
+    public int leftWindowEndIndex() {
+        return leftWindowEndIndex;
+    }
+
+    public int rightWindowEndIndex() {
+        return rightWindowEndIndex;
+    }
+
+    /** Flink's shift time zone of the window ends. */
+    public ZoneId shiftTimeZone() {
+        return shiftTimeZone;
+    }
+
     private static Input allFields(RowType type, int[] keys) {
         int[] all = new int[type.getFieldCount()];
         for (int i = 0; i < all.length; i++) {

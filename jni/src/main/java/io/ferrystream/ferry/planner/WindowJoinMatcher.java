@@ -16,8 +16,10 @@ import org.apache.flink.table.runtime.util.TimeWindowUtil;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.calcite.rel.RelNode;
+import org.apache.calcite.sql.validate.SqlValidatorUtil;
 
 import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -39,9 +41,11 @@ public final class WindowJoinMatcher extends NativeMatcher<StreamPhysicalWindowJ
     @Override
     protected Decision match(StreamPhysicalWindowJoin join, ReadableConfig config) {
         JoinSpec joinSpec = join.joinSpec();
-        // the join's input fields, left then right, for the residual condition in reasons
-        List<String> names = new java.util.ArrayList<>(join.getLeft().getRowType().getFieldNames());
+        // the join's input fields, left then right, made unique as in the join's row type, for
+        // the residual condition in reasons (a SEMI or ANTI join's row type is the left input's)
+        List<String> names = new ArrayList<>(join.getLeft().getRowType().getFieldNames());
         names.addAll(join.getRight().getRowType().getFieldNames());
+        names = SqlValidatorUtil.uniquify(names, true);
         String reason = shapeReason(joinSpec, join.leftWindowing(), names);
         if (reason != null) {
             return Decision.fallback(reason);

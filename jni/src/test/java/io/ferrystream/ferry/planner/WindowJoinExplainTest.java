@@ -100,6 +100,15 @@ class WindowJoinExplainTest {
                 decisions(join("INNER", ""), Map.of("ferry.window-join.enabled", "false")));
     }
 
+    /** SESSION windows plan as a window join in Flink 2.3, but stay Flink's. */
+    @Test
+    void sessionWindowsStayFlinks() {
+        String sql = join("LEFT", "").replace(
+                        "TUMBLE(TABLE L, DESCRIPTOR(rt), INTERVAL '10' SECOND)", "SESSION(TABLE L PARTITION BY k, DESCRIPTOR(rt), INTERVAL '5' SECOND)")
+                .replace("TUMBLE(TABLE R, DESCRIPTOR(rt), INTERVAL '10' SECOND)", "SESSION(TABLE R PARTITION BY k, DESCRIPTOR(rt), INTERVAL '5' SECOND)");
+        assertEquals(List.of("SESSION windows: not native (the join keys windows by window_end alone)"), decisions(sql));
+    }
+
     /** Flink rejects a processing-time window join when it translates it; so does Ferry, with Flink's message. */
     @Test
     void processingTimeFailsAsInFlink() {

@@ -56,9 +56,11 @@ public final class FerryOptions {
                     .booleanType()
                     .defaultValue(false)
                     .withDescription(
-                            "Native interval join: pad a row of the padded side whose join key has a"
-                                    + " NULL in an '=' position (it can never match) when it arrives,"
-                                    + " instead of at its cleanup time as Flink does, and store none of"
-                                    + " it. The same rows, earlier and in another order"
-                                    + " (docs/operators/interval-join.md#null-keys).");
+                            "Native interval and window joins: pad a row of the padded side whose join"
+                                    + " key has a NULL in an '=' position (it can never match) when it"
+                                    + " arrives, instead of at its cleanup time or window end as Flink does"
+                                    + " (a window ANTI join emits the row itself), and store none of it."
+                                    + " The same rows, earlier and in another order"
+                                    + " (docs/operators/interval-join.md#null-keys,"
+                                    + " docs/operators/window-join.md#null-keys).");
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/intervaljoin"
+	"github.com/ferrystream/ferry/windowjoin"
 )
 
 // multiInputFuzzSpecs are FuzzRestore's specs of kinds with several inputs, which the
@@ -73,6 +74,39 @@ func distinctMap(entries ...[2]int64) []byte {
 }
 
 func init() {
+	// The window join's state: per key, windows with rows on both sides (NULL keys on the left,
+	// emitted side of LEFT only) and their timers.
+	multiInputFuzzSpecs[windowjoin.Kind] = []multiInputSpec{{
+		kind: windowjoin.Kind,
+		name: "restore-window-join",
+		json: `{"kind":"window_join","name":"restore-window-join","inputs":[` +
+			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"we","type":"TIMESTAMP(3)","nullable":false},{"name":"s","type":"VARCHAR"}],"keys":[0]},` +
+			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"we","type":"TIMESTAMP(3)","nullable":false},{"name":"w","type":"VARCHAR"}],"keys":[0]}],` +
+			`"max_parallelism":128,"chunk_rows":7,"params":{"join_type":"LEFT","left_window_end_index":1,"right_window_end_index":1,"filter_nulls":[true]}}`,
+		schemas: []*arrow.Schema{
+			arrow.NewSchema([]arrow.Field{
+				{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+				{Name: "we", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+				{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+				{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+			}, nil),
+			arrow.NewSchema([]arrow.Field{
+				{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+				{Name: "we", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+				{Name: "w", Type: arrow.BinaryTypes.String, Nullable: true},
+				{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+			}, nil),
+		},
+		rows: func(input, i int) []any {
+			var k any = int64(i % 9)
+			if i%13 == 0 {
+				k = nil
+			}
+			return []any{k, tsMs(int64(i%4*10 + 10)), fmt.Sprintf("%c%d-%s", "lr"[input], i, "xxxxxxxx"[:i%8])}
+		},
+		watermarks: []int64{-100, 5, 15},
+	}}
+
 	// The incremental aggregate's state is the DISTINCT value sets per partial key (k, bucket):
 	// partial rows of COUNT(DISTINCT x), COUNT(DISTINCT x) FILTER (bits 1 and 2 of one set) and
 	// COUNT(*).

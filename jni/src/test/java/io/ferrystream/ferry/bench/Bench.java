@@ -22,6 +22,8 @@ import java.util.Locale;
  *       heap / RocksDB / Ferry interleaved ({@link IntervalJoinBench}; its defaults: {@code -rows
  *       1M}, {@code -keys 1K,100K}, {@code -reps 5}); {@code interval-join-ferry}: only Ferry's,
  *       for profiling;
+ *   <li>{@code window-join}: the tumbling-window join of auctions and bids, likewise ({@link
+ *       WindowJoinBench}); {@code window-join-ferry}: only Ferry's;
  *   <li>{@code ferry-only}: only Ferry's operator through the operator driver, for profiling
  *       (JFR); {@code sql-ferry}: only the Ferry-on SQL jobs, likewise; {@code one-row}: only
  *       Ferry calls of one-row batches (the fixed cost of a call from Java), likewise;
@@ -39,7 +41,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|split|interval-join|ferry-only|sql-ferry|one-row|interval-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|split|interval-join|ferry-only|sql-ferry|one-row|interval-join-ferry|window-join|window-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -92,7 +94,7 @@ public final class Bench {
         if (!rest.isEmpty() && !rest.get(0).startsWith("-")) {
             section = rest.remove(0);
         }
-        if (section.startsWith("interval-join")) {
+        if (section.startsWith("interval-join") || section.startsWith("window-join")) {
             rows = 1_000_000;
             keys = new int[] {1_000, 100_000};
             reps = 5;
@@ -162,6 +164,12 @@ public final class Bench {
                 break;
             case "interval-join":
                 IntervalJoinBench.table(out, keys, rows, reps, batch, variants);
+                break;
+            case "window-join":
+                IntervalJoinBench.table(WindowJoinBench.SHAPE, out, keys, rows, reps, batch, variants);
+                break;
+            case "window-join-ferry":
+                IntervalJoinBench.table(WindowJoinBench.SHAPE, out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
                 break;
             case "interval-join-ferry":
                 IntervalJoinBench.table(out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));

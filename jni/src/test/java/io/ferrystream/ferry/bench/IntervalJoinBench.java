@@ -41,9 +41,12 @@ import org.apache.flink.util.function.ThrowingConsumer;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The interval join side by side: Nexmark-shaped auctions and bids joined on {@code a.id =
@@ -76,6 +79,24 @@ final class IntervalJoinBench {
     static final int MIN_WARMUP = 2;
     static final int MAX_WARMUP = 4;
 
+    /**
+     * What a side-by-side join benchmark plans and feeds: the interval join ({@link #INTERVAL}) or
+     * the window join ({@link WindowJoinBench}).
+     *
+     * @param title the section's title
+     * @param query the query of a join type
+     * @param windowMs window size of the window TVF both inputs pass through (its window_start,
+     *     window_end and window_time columns follow each source row); 0: the source rows as they are
+     * @param stock whether an operator is Flink's own for this join
+     * @param ferryClass Ferry's operator class
+     * @param liveKeysState the keyed state whose keys are the live auctions in Flink's operators
+     */
+    record Shape(String title, Function<String, String> query, int windowMs, Predicate<Object> stock,
+            Class<?> ferryClass, String liveKeysState) {}
+
+    static final Shape INTERVAL = new Shape("Interval join", IntervalJoinBench::query, 0,
+            IntervalJoinBench::isFlinkIntervalJoin, FerryIntervalJoinOperator.class, "IntervalJoinLeftCache");
+
     static String query(String joinType) {
         return "SELECT a.id, a.itemName, a.seller, a.category, CAST(a.`dateTime` AS TIMESTAMP(3)) AS adt,"
                 + " b.auction, b.bidder, b.price, b.channel, CAST(b.`dateTime` AS TIMESTAMP(3)) AS bdt"
@@ -103,6 +124,11 @@ final class IntervalJoinBench {
      * the source rows unchanged (the rows {@link Events} writes).
      */
     static Planned plan(String joinType, boolean ferry, int batchSize) throws Exception {
+        return plan(INTERVAL, joinType, ferry, batchSize);
+    }
+
+    /** {@link #plan(String, boolean, int)} of a shape; windowed inputs end in their three window columns. */
+    static Planned plan(Shape shape, String joinType, boolean ferry, int batchSize) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
@@ -118,15 +144,15 @@ final class IntervalJoinBench {
         table(tEnv, env, "bid", new String[] {"auction", "bidder", "price", "channel", "dateTime"},
                 new TypeInformation<?>[] {Types.LONG, Types.LONG, Types.LONG, Types.STRING, Types.LOCAL_DATE_TIME},
                 new String[] {"BIGINT", "BIGINT", "BIGINT", "STRING", "TIMESTAMP(3)"});
-        tEnv.toDataStream(tEnv.sqlQuery(query(joinType))).print();
+        String query = shape.query().apply(joinType);
+        tEnv.toDataStream(tEnv.sqlQuery(query)).print();
         StreamNode node = OperatorBench.node(env.getStreamGraph(),
-                op -> isFlinkIntervalJoin(op) || op instanceof FerryIntervalJoinOperator, ferry,
-                FerryIntervalJoinOperator.class);
+                op -> shape.stock().test(op) || shape.ferryClass().isInstance(op), ferry, shape.ferryClass());
         if (node == null) {
-            throw new IllegalStateException("no row-time interval join in the plan of " + query(joinType));
+            throw new IllegalStateException("no " + shape.title() + " in the plan of " + query);
         }
-        checkInput(OperatorBench.rowType(node.getTypeSerializersIn()[0]), AUCTION, "auction");
-        checkInput(OperatorBench.rowType(node.getTypeSerializersIn()[1]), BID, "bid");
+        checkInput(OperatorBench.rowType(node.getTypeSerializersIn()[0]), withWindow(AUCTION, shape), "auction");
+        checkInput(OperatorBench.rowType(node.getTypeSerializersIn()[1]), withWindow(BID, shape), "bid");
         @SuppressWarnings("unchecked")
         KeySelector<RowData, RowData> left = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
         @SuppressWarnings("unchecked")
@@ -136,6 +162,16 @@ final class IntervalJoinBench {
                 (TwoInputStreamOperator<RowData, RowData, RowData>) OperatorBench.operatorOf(node);
         return new Planned(operator, left, right, ((RowDataKeySelector) left).getProducedType(),
                 OperatorBench.rowType(node.getTypeSerializerOut()));
+    }
+
+    /** A source row's field types followed by the window columns of a windowed shape. */
+    private static LogicalTypeRoot[] withWindow(LogicalTypeRoot[] fields, Shape shape) {
+        if (shape.windowMs() == 0) {
+            return fields;
+        }
+        LogicalTypeRoot[] all = Arrays.copyOf(fields, fields.length + 3);
+        Arrays.fill(all, fields.length, all.length, LogicalTypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE);
+        return all;
     }
 
     private static void table(StreamTableEnvironment tEnv, StreamExecutionEnvironment env, String name,
@@ -183,8 +219,15 @@ final class IntervalJoinBench {
         private final int recent; // auctions of the last 12 s
         private double clock; // event time in ms
         private long nextAuction = BenchBids.FIRST_AUCTION_ID;
+        private final int windowMs;
 
         Events(int keys) {
+            this(keys, 0);
+        }
+
+        /** @param windowMs with window columns for tumbling windows of this size (0: none) */
+        Events(int keys, int windowMs) {
+            this.windowMs = windowMs;
             r = new SplittableRandom(BenchBids.SEED * 31 + keys);
             double auctionsPerMs = keys / (WINDOW_SECONDS * 1000.0);
             msPerEvent = 3.0 / (49 * auctionsPerMs);
@@ -217,27 +260,39 @@ final class IntervalJoinBench {
         }
 
         private BinaryRowData auction(long id, long t) {
-            BinaryRowData row = new BinaryRowData(AUCTION.length);
+            BinaryRowData row = new BinaryRowData(AUCTION.length + (windowMs > 0 ? 3 : 0));
             BinaryRowWriter w = new BinaryRowWriter(row);
             w.writeLong(0, id);
             w.writeString(1, StringData.fromString("item-" + Long.toString(r.nextLong() & 0xffffffffL, 36)));
             w.writeLong(2, 1000 + r.nextInt(10_000));
             w.writeLong(3, 10 + r.nextInt(5));
             w.writeTimestamp(4, TimestampData.fromEpochMillis(t), 3);
+            window(w, AUCTION.length, t);
             w.complete();
             return row;
         }
 
         private BinaryRowData bid(long auction, long t) {
-            BinaryRowData row = new BinaryRowData(BID.length);
+            BinaryRowData row = new BinaryRowData(BID.length + (windowMs > 0 ? 3 : 0));
             BinaryRowWriter w = new BinaryRowWriter(row);
             w.writeLong(0, auction);
             w.writeLong(1, 1000 + r.nextInt(100_000));
             w.writeLong(2, BenchBids.price(r));
             w.writeString(3, StringData.fromString(BenchBids.channel(r)));
             w.writeTimestamp(4, TimestampData.fromEpochMillis(t), 3);
+            window(w, BID.length, t);
             w.complete();
             return row;
+        }
+
+        /** window_start, window_end, window_time of a tumbling window, as the window TVF appends them. */
+        private void window(BinaryRowWriter w, int at, long t) {
+            if (windowMs > 0) {
+                long start = t - Math.floorMod(t, windowMs);
+                w.writeTimestamp(at, TimestampData.fromEpochMillis(start), 3);
+                w.writeTimestamp(at + 1, TimestampData.fromEpochMillis(start + windowMs), 3);
+                w.writeTimestamp(at + 2, TimestampData.fromEpochMillis(start + windowMs - 1), 3);
+            }
         }
     }
 
@@ -253,11 +308,14 @@ final class IntervalJoinBench {
         final StreamRecord<RowData> record = new StreamRecord<>(null);
         long checkpoint;
 
-        Driver(Variant variant, Planned p) throws Exception {
+        final Shape shape;
+
+        Driver(Variant variant, Planned p, Shape shape) throws Exception {
             this.variant = variant;
+            this.shape = shape;
             op = InstantiationUtil.clone(p.operator());
-            boolean ferry = op instanceof FerryIntervalJoinOperator;
-            if (ferry != (variant == Variant.FERRY) || (!ferry && !isFlinkIntervalJoin(op))) {
+            boolean ferry = shape.ferryClass().isInstance(op);
+            if (ferry != (variant == Variant.FERRY) || (!ferry && !shape.stock().test(op))) {
                 throw new IllegalStateException(variant + " would run " + op.getClass().getName());
             }
             harness = new KeyedTwoInputStreamOperatorTestHarness<>(op, p.auctionKeys(), p.bidKeys(), p.keyType(),
@@ -301,13 +359,13 @@ final class IntervalJoinBench {
             return new Pass(variant, seg.rowCount(), t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore);
         }
 
-        /** Keys with a cached auction (Flink's operators: keys in the left cache), else -1. */
+        /** Keys with a cached auction (Flink's interval join: keys in the left cache), else -1. */
         long liveKeys() throws Exception {
-            if (variant == Variant.FERRY) {
-                return -1;
+            if (variant == Variant.FERRY || shape.windowMs() > 0) {
+                return -1; // the window join's states are namespaced by window end
             }
             KeyedStateBackend<?> backend = ((AbstractStreamOperator<?>) op).getKeyedStateBackend();
-            try (var keys = backend.getKeys("IntervalJoinLeftCache", VoidNamespace.INSTANCE)) {
+            try (var keys = backend.getKeys(shape.liveKeysState(), VoidNamespace.INSTANCE)) {
                 return keys.count();
             }
         }
@@ -330,11 +388,11 @@ final class IntervalJoinBench {
         }
     }
 
-    static Result run(String joinType, int keys, int rows, int reps, int batchSize, List<Variant> variants)
+    static Result run(Shape shape, String joinType, int keys, int rows, int reps, int batchSize, List<Variant> variants)
             throws Exception {
-        Planned stock = plan(joinType, false, batchSize);
-        Planned ferry = plan(joinType, true, batchSize);
-        Events events = new Events(keys);
+        Planned stock = plan(shape, joinType, false, batchSize);
+        Planned ferry = plan(shape, joinType, true, batchSize);
+        Events events = new Events(keys, shape.windowMs());
         String what = joinType + " " + Bench.count(keys) + " keys";
         List<Driver> drivers = new ArrayList<>();
         List<Pass> passes = new ArrayList<>();
@@ -343,7 +401,7 @@ final class IntervalJoinBench {
         int warmups = 0;
         try {
             for (Variant v : variants) {
-                Driver d = new Driver(v, v == Variant.FERRY ? ferry : stock);
+                Driver d = new Driver(v, v == Variant.FERRY ? ferry : stock, shape);
                 drivers.add(d);
                 operators.add(v.label + ": " + OperatorBench.describe(d.op));
                 Bench.log("%s: %s", v.label, OperatorBench.describe(d.op));
@@ -412,17 +470,22 @@ final class IntervalJoinBench {
     /** The section's table: LEFT and INNER at each key count. */
     static void table(StringBuilder out, int[] keys, int rows, int reps, int batch, List<Variant> variants)
             throws Exception {
+        table(INTERVAL, out, keys, rows, reps, batch, variants);
+    }
+
+    static void table(Shape shape, StringBuilder out, int[] keys, int rows, int reps, int batch, List<Variant> variants)
+            throws Exception {
         List<Result> results = new ArrayList<>();
         for (String joinType : List.of("LEFT", "INNER")) {
             for (int k : keys) {
-                results.add(run(joinType, k, rows, reps, batch, variants));
+                results.add(run(shape, joinType, k, rows, reps, batch, variants));
             }
         }
         out.append(String.format(Locale.ROOT,
-                "### Interval join side by side (%s input rows per pass, batch %d, watermarks every %d rows,"
+                "### %s side by side (%s input rows per pass, batch %d, watermarks every %d rows,"
                         + " median of %d interleaved passes; min–max)%n%n",
-                Bench.count(rows), batch, WATERMARK_EVERY, reps));
-        out.append('`').append(query("[LEFT]")).append("`\n\n");
+                shape.title(), Bench.count(rows), batch, WATERMARK_EVERY, reps));
+        out.append('`').append(shape.query().apply("[LEFT]")).append("`\n\n");
         StringBuilder head = new StringBuilder("| join | keys | live keys | warm-up passes |");
         StringBuilder rule = new StringBuilder("|---|---:|---:|---:|");
         for (Variant v : variants) {

@@ -168,6 +168,15 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 	j.out.Reset()
 	layout := j.layouts[input]
 	keep := j.preserved(input)
+	// The batch's stored rows are encoded into one slab (a few when it grows): rows of a batch
+	// belong to the few windows open at the time and leave together, so one allocation per batch
+	// replaces one per row.
+	var slab []byte
+	encode := func(i int) []byte {
+		start := len(slab)
+		slab = layout.Encode(slab, in, i)
+		return slab[start:len(slab):len(slab)]
+	}
 	for i := range in.Len {
 		end := int64(binary.LittleEndian.Uint64(endCol.Fixed(i)))
 		if late, _ := j.fired(end); late {
@@ -179,7 +188,7 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		joins := joincore.KeyJoins(key, j.filterNulls)
 		if !joins && j.emitNullKeys {
 			if keep {
-				j.emitUnmatched(input, layout.Encode(nil, in, i))
+				j.emitUnmatched(input, encode(i))
 			}
 			continue
 		}
@@ -188,7 +197,7 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		}
 		w := j.keys.window(id, end)
 		if joins || keep {
-			j.keys.addRow(w, input, layout.Encode(nil, in, i))
+			j.keys.addRow(w, input, encode(i))
 		}
 		if j.timers.Add(joincore.Timer{Time: w.timer, NS: end, Key: id}) {
 			w.registered = true

@@ -21,8 +21,11 @@ final class WindowJoinBench {
 
     static String query(String joinType) {
         String window = "INTERVAL '" + IntervalJoinBench.WINDOW_SECONDS + "' SECOND";
-        return "SELECT a.id, a.itemName, a.seller, a.category, a.window_start, a.window_end,"
-                + " b.auction, b.bidder, b.price, b.channel, CAST(b.`dateTime` AS TIMESTAMP(3)) AS bdt"
+        // every column of both sides, so the join reads the TVF's rows unpruned
+        return "SELECT a.id, a.itemName, a.seller, a.category, CAST(a.`dateTime` AS TIMESTAMP(3)) AS adt,"
+                + " a.window_start, a.window_end, CAST(a.window_time AS TIMESTAMP(3)) AS awt,"
+                + " b.auction, b.bidder, b.price, b.channel, CAST(b.`dateTime` AS TIMESTAMP(3)) AS bdt,"
+                + " CAST(b.window_time AS TIMESTAMP(3)) AS bwt"
                 + " FROM TABLE(TUMBLE(TABLE auction, DESCRIPTOR(`dateTime`), " + window + ")) a " + joinType
                 + " JOIN TABLE(TUMBLE(TABLE bid, DESCRIPTOR(`dateTime`), " + window + ")) b"
                 + " ON a.window_start = b.window_start AND a.window_end = b.window_end AND a.id = b.auction";

@@ -38,8 +38,9 @@ type WindowJoin struct {
 	// rightNumLateRecordsDropped.
 	LateDropped [2]int64
 
-	kgs     []int32
-	matched []bool
+	kgs        []int32
+	timerTimes []int64 // per row of the batch, its window's timer time
+	matched    []bool
 }
 
 func open(spec *engine.Spec) (engine.Operator, error) {
@@ -113,13 +114,10 @@ func (j *WindowJoin) Flush(_ int64, out *engine.OutBatch) (bool, error) {
 // Continue implements engine.Operator.
 func (j *WindowJoin) Continue(out *engine.OutBatch) (bool, error) { return j.out.Emit(out) }
 
-// fired is TimeWindowUtil.isWindowFired for the current watermark.
-func (j *WindowJoin) fired(windowEnd int64) (bool, error) {
-	if windowEnd == math.MaxInt64 {
-		return false, nil
-	}
-	t, err := j.zone.timerTime(windowEnd)
-	return j.watermark >= t, err
+// fired is TimeWindowUtil.isWindowFired at the current watermark for a window end and its timer
+// time.
+func (j *WindowJoin) fired(windowEnd, timer int64) bool {
+	return windowEnd != math.MaxInt64 && j.watermark >= timer
 }
 
 // preserved reports whether rows of side (0 left, 1 right) are emitted when they match nothing
@@ -151,7 +149,7 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		return false, err
 	}
 	endCol := &in.Cols[j.endIndex[input]]
-	j.kgs = j.kgs[:0]
+	j.kgs, j.timerTimes = j.kgs[:0], j.timerTimes[:0]
 	for i := range in.Len {
 		kg, err := j.state.KeyGroupOf(enc.Hash(i))
 		if err != nil {
@@ -160,10 +158,12 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		if endCol.IsNull(i) {
 			return false, fmt.Errorf("%w: row %d: window_end is NULL", engine.ErrData, i)
 		}
-		if _, err := j.fired(int64(binary.LittleEndian.Uint64(endCol.Fixed(i)))); err != nil {
+		t, err := j.zone.timerTime(int64(binary.LittleEndian.Uint64(endCol.Fixed(i))))
+		if err != nil {
 			return false, fmt.Errorf("row %d: %w", i, err)
 		}
 		j.kgs = append(j.kgs, int32(kg))
+		j.timerTimes = append(j.timerTimes, t)
 	}
 	j.out.Reset()
 	layout := j.layouts[input]
@@ -178,8 +178,8 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		return slab[start:len(slab):len(slab)]
 	}
 	for i := range in.Len {
-		end := int64(binary.LittleEndian.Uint64(endCol.Fixed(i)))
-		if late, _ := j.fired(end); late {
+		end, timer := int64(binary.LittleEndian.Uint64(endCol.Fixed(i))), j.timerTimes[i]
+		if j.fired(end, timer) {
 			j.LateDropped[input]++
 			continue
 		}
@@ -195,7 +195,7 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		if id < 0 {
 			id = j.state.Insert(key, hash, kg)
 		}
-		w := j.keys.window(id, end)
+		w := j.keys.window(id, end, timer)
 		if joins || keep {
 			j.keys.addRow(w, input, encode(i))
 		}

@@ -75,14 +75,13 @@ func (ks *keyState) find(end int64) int {
 	return -1
 }
 
-// window returns key id's window ending at end, creating it (with its timer time) if absent.
-func (s *joinKeys) window(id int32, end int64) *window {
+// window returns key id's window ending at end, creating it with its timer time if absent.
+func (s *joinKeys) window(id int32, end, timer int64) *window {
 	ks := &s.k[id]
 	if i := ks.find(end); i >= 0 {
 		return &ks.wins[i]
 	}
-	t, _ := s.j.zone.timerTime(end) // Process checked every row's window end
-	ks.wins = append(ks.wins, window{end: end, timer: t})
+	ks.wins = append(ks.wins, window{end: end, timer: timer})
 	s.bytes += windowBytes
 	return &ks.wins[len(ks.wins)-1]
 }

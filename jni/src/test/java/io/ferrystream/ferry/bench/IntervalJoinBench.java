@@ -436,7 +436,7 @@ final class IntervalJoinBench {
                     stable &= Math.abs(p.rowsPerSecond() - last[i]) <= 0.1 * p.rowsPerSecond();
                     last[i] = p.rowsPerSecond();
                 }
-                if (want[0] == 0) {
+                if (want[0] == 0 && full > 0) { // a window join emits nothing before its first window ends
                     throw new IllegalStateException(what + ": the join emitted nothing");
                 }
             }

@@ -60,6 +60,11 @@ public class FerryWindowJoinOperator extends TwoInputNativeOperator<WindowJoinSp
         return true;
     }
 
+    /** The late rows of input (0 left, 1 right) dropped since open ({@code *NumLateRecordsDropped}). */
+    long lateRecordsDropped(int input) {
+        return lateDropped[input].getCount();
+    }
+
     @Override
     public void processWatermark(Watermark mark) throws Exception {
         super.processWatermark(mark);

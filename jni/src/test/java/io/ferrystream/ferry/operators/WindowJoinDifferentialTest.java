@@ -24,6 +24,9 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.operators.join.window.WindowJoinOperator;
+import org.apache.flink.table.runtime.operators.join.window.utils.WindowJoinHelper;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
@@ -47,6 +50,7 @@ import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.assert
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Flink's own {@code WindowJoinOperator} (planned by Flink 2.3 with Ferry off) and Ferry's
@@ -278,6 +282,57 @@ class WindowJoinDifferentialTest {
         check("FULL", TUMBLE, "", "America/Los_Angeles", origin, -8 * 3_600_000L, 6);
         check("LEFT", TUMBLE, "", "America/Los_Angeles", origin, -7 * 3_600_000L, 6);
         check("LEFT", TUMBLE, "", "Asia/Shanghai", origin, 8 * 3_600_000L, 2);
+    }
+
+    /** Late rows are counted per side as Flink counts them ({@code left/rightNumLateRecordsDropped}). */
+    @Test
+    void lateRowsAreCountedAsInFlink() throws Exception {
+        String query = query("LEFT", TUMBLE, "", false);
+        Planned stock = plan(query, false, 1, null);
+        Planned ferry = plan(query, true, 16, null);
+        WindowJoinSpec spec = ((FerryWindowJoinOperator) ferry.operator()).spec();
+        int[] ends = {spec.leftWindowEndIndex(), spec.rightWindowEndIndex()};
+        List<Step> steps = new ArrayList<>(steps(7, 800, stock, ends, 0, 0));
+        steps.removeIf(s -> s.kind() == 's');
+        long[] want = lateCounts(stock, steps);
+        long[] got = lateCounts(ferry, steps);
+        assertTrue(want[0] > 10 && want[1] > 10, "too few late rows: " + want[0] + ", " + want[1]);
+        assertEquals(want[0], got[0], "left late rows");
+        assertEquals(want[1], got[1], "right late rows");
+    }
+
+    /** Runs the steps and reads the operator's late-row counters (Flink's through its helper). */
+    static long[] lateCounts(Planned p, List<Step> steps) throws Exception {
+        RowDataSerializer left = new RowDataSerializer(p.leftType());
+        RowDataSerializer right = new RowDataSerializer(p.rightType());
+        var h = IntervalJoinDifferentialTest.harness(p, null);
+        for (Step s : steps) {
+            if (s.kind() == 'r') {
+                if (s.input() == 1) {
+                    h.processElement1(new StreamRecord<>(left.toBinaryRow(s.row()).copy()));
+                } else {
+                    h.processElement2(new StreamRecord<>(right.toBinaryRow(s.row()).copy()));
+                }
+            } else if (s.input() == 1) {
+                h.processWatermark1(new Watermark(s.time()));
+            } else {
+                h.processWatermark2(new Watermark(s.time()));
+            }
+        }
+        Object op = h.getOperator();
+        long[] counts = new long[2];
+        if (op instanceof FerryWindowJoinOperator f) {
+            counts[0] = f.lateRecordsDropped(0);
+            counts[1] = f.lateRecordsDropped(1);
+        } else {
+            Field helperField = WindowJoinOperator.class.getDeclaredField("helper");
+            helperField.setAccessible(true);
+            WindowJoinHelper helper = (WindowJoinHelper) helperField.get(op);
+            counts[0] = helper.getLeftLateRecordsDroppedRate().getCount();
+            counts[1] = helper.getRightLateRecordsDroppedRate().getCount();
+        }
+        h.close();
+        return counts;
     }
 
     @Test

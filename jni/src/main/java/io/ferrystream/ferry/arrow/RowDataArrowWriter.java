@@ -62,7 +62,7 @@ public final class RowDataArrowWriter implements AutoCloseable {
         }
         writers = new FieldWriter[n];
         for (int i = 0; i < n; i++) {
-            writers[i] = writerOf(i, rowType.getTypeAt(i), vectors.get(i));
+            writers[i] = writerOf(i, ArrowTypes.carried(rowType.getTypeAt(i)), vectors.get(i));
         }
         FieldVector last = vectors.get(n);
         if (!(last instanceof TinyIntVector)) {

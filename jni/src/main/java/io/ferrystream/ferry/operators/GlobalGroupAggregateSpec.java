@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
 import org.apache.flink.table.types.logical.LogicalType;
@@ -104,7 +105,7 @@ public final class GlobalGroupAggregateSpec extends NativeSpec {
     /** The {@code local_input} fields of a merging aggregate's spec: name, type, nullability. */
     static void writeLocalInput(ArrayNode local, RowType type) {
         for (RowType.RowField f : type.getFields()) {
-            LogicalType t = f.getType();
+            LogicalType t = ArrowTypes.carried(f.getType());
             local.addObject()
                     .put("name", f.getName())
                     .put("type", t.copy(true).asSerializableString())

@@ -226,6 +226,25 @@ class FerryExecutionTest {
                 Map.of());
     }
 
+    /**
+     * TIMESTAMP_LTZ crosses as TIMESTAMP: as a key, as MIN/MAX arguments (insert-only and
+     * retracting), in a DISTINCT set, in a session time zone far from UTC, and in the two-phase
+     * plan's partial rows.
+     */
+    @Test
+    void timestampLtzKeysAndArguments() throws Exception {
+        String view = "(SELECT k, TO_TIMESTAMP_LTZ(1700000000000 + MOD(i, 100000) * 997, 3) AS t3,"
+                + " CAST(TO_TIMESTAMP_LTZ(1700000000000 + MOD(b, 50) * 1000 + 1, 3) AS TIMESTAMP_LTZ(6)) AS t6 FROM T)";
+        Map<String, String> zone = Map.of("table.local-time-zone", "Asia/Kolkata");
+        assertSameAsFlink("SELECT k, MIN(t3), MAX(t3), COUNT(t6) FROM " + view + " GROUP BY k", 1, zone);
+        assertSameAsFlink("SELECT t6, COUNT(*), MAX(t3), COUNT(DISTINCT t3) FROM " + view + " GROUP BY t6", 1, zone);
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), MIN(mt), MAX(mt) FROM (SELECT k, COUNT(*) AS c, MAX(t3) AS mt FROM " + view
+                        + " GROUP BY k) GROUP BY MOD(c, 3)",
+                2,
+                zone);
+    }
+
     @Test
     void globalAggregationOverRetractingInput() throws Exception {
         assertSameAsFlink(

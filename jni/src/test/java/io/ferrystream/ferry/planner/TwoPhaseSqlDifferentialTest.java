@@ -245,6 +245,29 @@ class TwoPhaseSqlDifferentialTest {
     }
 
     /**
+     * TIMESTAMP_LTZ crosses as TIMESTAMP in partial rows too: as a key, a MIN/MAX argument, a
+     * DISTINCT map's key, and under retraction (the accumulator's multiset), in a session time
+     * zone far from UTC.
+     */
+    @ParameterizedTest(name = "parallelism {0}")
+    @CsvSource({"1", "3"})
+    void timestampLtz(int parallelism) throws Exception {
+        String ltz = "(SELECT k, i, CAST(ts AS TIMESTAMP_LTZ(3)) AS lt FROM V)";
+        String inner = "SELECT k, MAX(lt) AS top, COUNT(*) / 40 AS c FROM " + ltz + " GROUP BY k";
+        Map<String, String> zone = new java.util.HashMap<>(SMALL_BUNDLES);
+        zone.put("table.local-time-zone", "America/St_Johns");
+        for (String query : List.of(
+                "SELECT k, MIN(lt), MAX(lt), COUNT(DISTINCT lt), COUNT(lt) FROM " + ltz + " GROUP BY k",
+                "SELECT c, MIN(top), MAX(top), COUNT(DISTINCT top) FROM (" + inner + ") GROUP BY c")) {
+            Run stock = run(false, query, "TWO_PHASE", parallelism, zone);
+            Run ferry = run(true, query, "TWO_PHASE", parallelism, zone);
+            assertTrue(ferry.terms().stream().allMatch(t -> t.endsWith(": native")), query + ": " + ferry.terms());
+            assertTrue(ferry.globalsOpened() >= parallelism, query);
+            assertSameResults(stock, ferry, parallelism, query);
+        }
+    }
+
+    /**
      * MIN/MAX with retraction: their accumulators (extreme, mapSize, value counts) cross in the
      * partial rows, both halves of both levels native.
      */

@@ -88,7 +88,11 @@ func randomScenario(seed uint64) scenario {
 	}
 	var aggs []AggCall
 	for i := range 1 + r.IntN(6) {
-		fn := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0"}[r.IntN(6)]
+		fns := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0", "FIRST_VALUE", "LAST_VALUE"}
+		if needRetraction {
+			fns = fns[:6] // Flink plans FIRST_VALUE/LAST_VALUE on retracting input as their retract variants
+		}
+		fn := fns[r.IntN(len(fns))]
 		call := AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}
 		if fn == "SUM" && needRetraction {
 			call.Retract = true

@@ -11,6 +11,12 @@ type numMinMaxAcc[T number] struct {
 
 // beats is minMaxAcc.beats for numbers.
 func (a *numMinMaxAcc[T]) beats(v, cur T) bool {
+	switch a.rule {
+	case replaceNever:
+		return false
+	case replaceAlways:
+		return true
+	}
 	if a.max {
 		v, cur = cur, v
 	}
@@ -89,6 +95,12 @@ type decMinMaxAcc struct {
 
 // beats is minMaxAcc.beats for DECIMAL.
 func (a *decMinMaxAcc) beats(v, cur dec128) bool {
+	switch a.rule {
+	case replaceNever:
+		return false
+	case replaceAlways:
+		return true
+	}
 	if a.max {
 		v, cur = cur, v
 	}
@@ -198,6 +210,12 @@ type strMinMaxAcc struct {
 
 // beats is minMaxAcc.beats for VARCHAR.
 func (a *strMinMaxAcc) beats(v, cur strRef) bool {
+	switch a.rule {
+	case replaceNever:
+		return false
+	case replaceAlways:
+		return true
+	}
 	if a.max {
 		v, cur = cur, v
 	}

@@ -375,9 +375,9 @@ func randomArgType(r *rand.Rand, fn string) string {
 	switch x := r.IntN(20); {
 	case x < 9:
 		return argTypeNames[r.IntN(len(argTypeNames))]
-	case x < 13 && (fn == "MIN" || fn == "MAX" || fn == "COUNT"):
+	case x < 13 && keepsValues(fn):
 		return "VARCHAR"
-	case x < 15 && (fn == "MIN" || fn == "MAX" || fn == "COUNT"):
+	case x < 15 && keepsValues(fn):
 		return []string{"DATE", "TIMESTAMP(3)"}[r.IntN(2)] // days and epoch millis, ordered as integers
 	}
 	p := []int{38, 38, 38, 37, 30, 19, 18, 10, 5, 1}[r.IntN(10)]
@@ -387,7 +387,12 @@ func randomArgType(r *rand.Rand, fn string) string {
 
 // argTypeFits reports whether a value column of type typ can feed aggregate fn.
 func argTypeFits(fn, typ string) bool {
-	return (typ != "VARCHAR" && typ != "DATE" && typ != "TIMESTAMP(3)") || fn == "MIN" || fn == "MAX" || fn == "COUNT"
+	return (typ != "VARCHAR" && typ != "DATE" && typ != "TIMESTAMP(3)") || keepsValues(fn)
+}
+
+// keepsValues reports whether aggregate fn is defined on any ordered type, not only numbers.
+func keepsValues(fn string) bool {
+	return fn == "MIN" || fn == "MAX" || fn == "COUNT" || fn == "FIRST_VALUE" || fn == "LAST_VALUE"
 }
 
 // randomDecimal draws an unscaled DECIMAL(p, s) value: small values from the pool (repeats for

@@ -294,6 +294,21 @@ func (r *refMinMax) accumulate(v any) {
 func (r *refMinMax) retract(any) {}
 func (r *refMinMax) value() any  { return r.v }
 
+// refFirstLast is FirstValueAggFunction / LastValueAggFunction (no retract method: the planner
+// never gives them retracting input).
+type refFirstLast struct {
+	last bool
+	v    any
+}
+
+func (r *refFirstLast) accumulate(v any) {
+	if v != nil && (r.v == nil || r.last) {
+		r.v = v
+	}
+}
+func (r *refFirstLast) retract(any) { panic("FIRST_VALUE/LAST_VALUE have no retract") }
+func (r *refFirstLast) value() any  { return r.v }
+
 // refMinMaxRetract is MinWithRetractAggFunction / MaxWithRetractAggFunction.
 type refMinMaxRetract struct {
 	max     bool
@@ -412,6 +427,8 @@ func (r *refGroupAgg) create() []refAgg {
 			a = &refSum0{t: t, sum: zero(t)}
 		case "AVG":
 			a = &refAvg{t: t}
+		case "FIRST_VALUE", "LAST_VALUE":
+			a = &refFirstLast{last: c.Func == "LAST_VALUE"}
 		case "MIN", "MAX":
 			if c.Retract {
 				a = &refMinMaxRetract{max: c.Func == "MAX", keys: map[int64]any{}, counts: map[int64]int64{}}

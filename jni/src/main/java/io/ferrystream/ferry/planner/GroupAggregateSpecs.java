@@ -18,8 +18,9 @@ final class GroupAggregateSpecs {
     private GroupAggregateSpecs() {}
 
     /**
-     * The spec function name of a call ({@code COUNT SUM AVG MIN MAX}), or null when the call's
-     * function is none of them ({@code $SUM0}, {@code SINGLE_VALUE}, UDAFs, ...).
+     * The spec function name of a call ({@code COUNT SUM SUM0 AVG MIN MAX FIRST_VALUE
+     * LAST_VALUE}), or null when the call's function is none of them ({@code SINGLE_VALUE},
+     * {@code LISTAGG}, UDAFs, ...).
      */
     static String functionName(AggregateCall call) {
         SqlKind kind = call.getAggregation().getKind();
@@ -29,6 +30,8 @@ final class GroupAggregateSpecs {
             case AVG:
             case MIN:
             case MAX:
+            case FIRST_VALUE:
+            case LAST_VALUE:
                 return kind.name();
             case SUM0: // Calcite's $SUM0, e.g. from AggregateReduceFunctionsRule's SUM/AVG rewrite
                 return "SUM0";

@@ -245,6 +245,30 @@ class FerryExecutionTest {
                 zone);
     }
 
+    /**
+     * FIRST_VALUE/LAST_VALUE on insert-only input, over every type of the view and VARCHAR, NULLs
+     * included, with and without mini-batch; on retracting input Flink's retract variants run.
+     */
+    @Test
+    void firstAndLastValues() throws Exception {
+        String sql = "SELECT k, FIRST_VALUE(t), LAST_VALUE(t), FIRST_VALUE(s), LAST_VALUE(i), FIRST_VALUE(b),"
+                + " LAST_VALUE(f), LAST_VALUE(d), FIRST_VALUE(k), LAST_VALUE(CAST(d AS DECIMAL(12, 3))),"
+                + " LAST_VALUE(CAST(MOD(i, 7) AS STRING)), COUNT(*) FROM T GROUP BY k";
+        Run ferry = assertSameAsFlink(sql, 1, Map.of());
+        assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
+                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        // two phases are not plannable (the functions cannot merge): Flink plans one phase
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37"));
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), LAST_VALUE(mb) FROM (SELECT k, COUNT(*) AS c, MAX(b) AS mb FROM T GROUP BY k)"
+                        + " GROUP BY MOD(c, 3)",
+                1,
+                Map.of());
+    }
+
     @Test
     void globalAggregationOverRetractingInput() throws Exception {
         assertSameAsFlink(

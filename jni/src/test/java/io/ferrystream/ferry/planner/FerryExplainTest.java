@@ -401,6 +401,18 @@ class FerryExplainTest {
     }
 
     @Test
+    void firstAndLastValueOnRetractingInputFallBack() {
+        assertEquals(List.of("native"), decisions("SELECT k, FIRST_VALUE(ts), LAST_VALUE(ltz), LAST_VALUE(k2) FROM T GROUP BY k",
+                Map.of()));
+        assertEquals(
+                List.of("aggs[0]: LAST_VALUE with retraction: not native yet", "native"),
+                decisions("SELECT k2, LAST_VALUE(c) FROM (SELECT k, k2, COUNT(*) AS c FROM T GROUP BY k, k2) GROUP BY k2"));
+        assertFallback(
+                "aggs[0]: FIRST_VALUE over BOOLEAN: not native yet",
+                "SELECT k, FIRST_VALUE(b > 0) FROM T GROUP BY k");
+    }
+
+    @Test
     void typesTheArrowLayerCannotCarry() {
         assertFallback(
                 "argument arr of type ARRAY<INT>: not carried across the native boundary",

@@ -26,8 +26,8 @@ type minMaxAcc[V comparable, O valueOps[V]] struct {
 	// value), never (FIRST_VALUE) or always (LAST_VALUE); see firstLastAcc.
 	rule replaceRule
 	typ  engine.Type // argument and result type, nullable
-	ops O
-	st  []minMaxState[V] // per group
+	ops  O
+	st   []minMaxState[V] // per group
 	rowValues[V]
 	part rowValues[V] // partial values being written
 }

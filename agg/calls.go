@@ -43,14 +43,18 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool, arg 
 }
 
 // Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX, FIRST_VALUE,
-// LAST_VALUE) over an argument of type arg natively: every function over the numeric types and
-// DECIMAL, MIN, MAX, FIRST_VALUE and LAST_VALUE over VARCHAR, DATE and TIMESTAMP(p <= 3), COUNT
-// over anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
+// LAST_VALUE, LISTAGG) over an argument of type arg natively: every function but LISTAGG over the
+// numeric types and DECIMAL, MIN, MAX, FIRST_VALUE and LAST_VALUE over VARCHAR, DATE and
+// TIMESTAMP(p <= 3), LISTAGG over VARCHAR (and CHAR), COUNT over anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
 // native yet".
 func Support(fn string, arg engine.Type) error {
 	switch fn {
 	case "COUNT":
 		return nil
+	case "LISTAGG":
+		if arg.ID == engine.Varchar {
+			return nil
+		}
 	case "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 		if _, ok := numericCalls[arg.ID]; ok || arg.ID == engine.Decimal {
 			return nil
@@ -62,10 +66,11 @@ func Support(fn string, arg engine.Type) error {
 		if arg.ID == engine.Varchar && keeps {
 			return nil
 		}
-		arg.Nullable = true
-		return fmt.Errorf("%w: %s over %s: not native yet", engine.ErrUnsupported, fn, arg)
+	default:
+		return fmt.Errorf("%w: aggregate function %s: not native yet", engine.ErrUnsupported, fn)
 	}
-	return fmt.Errorf("%w: aggregate function %s: not native yet", engine.ErrUnsupported, fn)
+	arg.Nullable = true
+	return fmt.Errorf("%w: %s over %s: not native yet", engine.ErrUnsupported, fn, arg)
 }
 
 // newCall resolves aggregate call i of spec to its accumulator and output field.
@@ -94,6 +99,8 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 			col = call.Args[0]
 		}
 		return &countAcc{col: col}, engine.Field{Name: name, Type: engine.Type{ID: engine.BigInt}}, nil
+	case "LISTAGG":
+		return listAggCall(field, name, call, spec)
 	case "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 	default:
 		return nil, engine.Field{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)
@@ -189,4 +196,24 @@ func physicalID(arg engine.Type) engine.TypeID {
 		return engine.BigInt
 	}
 	return arg.ID
+}
+
+// listAggCall builds LISTAGG(x) or LISTAGG(x, delimiter), both VARCHAR, on insert-only input.
+func listAggCall(field, name string, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
+	if len(call.Args) < 1 || len(call.Args) > 2 {
+		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: LISTAGG takes 1 or 2 arguments, got %d", engine.ErrInvalid, field, len(call.Args))
+	}
+	for _, c := range call.Args {
+		if err := Support("LISTAGG", spec.ArgTypes[c]); err != nil {
+			return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	if call.Retract {
+		return nil, engine.Field{}, fmt.Errorf("%w: %s: LISTAGG with retraction: not native yet", engine.ErrUnsupported, field)
+	}
+	delim := -1
+	if len(call.Args) == 2 {
+		delim = call.Args[1]
+	}
+	return newListAgg(call.Args[0], delim), engine.Field{Name: name, Type: engine.Type{ID: engine.Varchar, Nullable: true}}, nil
 }

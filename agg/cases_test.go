@@ -168,6 +168,16 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 			want: []string{"+I[1, null, null, null, null]", `+U[1, "b", "b", 150, 2]`, `+U[1, "b", "a", 150, 2]`,
 				`+U[1, "b", "a", 150, NaN]`, `+U[1, "b", "c", 150, NaN]`},
 		},
+		{
+			name: "LISTAGG: ',' by default, the row's delimiter otherwise; a NULL delimiter makes the concatenation NULL",
+			spec: testSpec{Input: bigintInput("k", "v:VARCHAR", "d:VARCHAR"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "LISTAGG", Args: []int{1}}, {Func: "LISTAGG", Args: []int{1, 2}}}},
+			in: [][]any{{int64(1), nil, "-"}, {int64(1), "a", "-"}, {int64(1), "", "+"}, {int64(1), "b", nil},
+				{int64(1), "c", "/"}, {int64(1), nil, nil}, {int64(1), "d", "//"}},
+			kinds: []engine.RowKind{I, I, I, I, I, I, I},
+			want: []string{"+I[1, null, null]", `+U[1, "a", "a"]`, `+U[1, "a,", "a+"]`, `+U[1, "a,,b", null]`,
+				`+U[1, "a,,b,c", "c"]`, `+U[1, "a,,b,c,d", "c//d"]`},
+		},
 	}
 	cases = append(cases, changelogCase{
 		name: "idle-state TTL: unchanged results re-emit, expiry is inclusive, expired state is absent",

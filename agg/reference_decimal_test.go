@@ -347,7 +347,7 @@ func refObjAgg(spec *Spec, c AggCall) refAgg {
 		return nil
 	}
 	t := spec.InputTypes[c.Args[0]]
-	if t.ID != engine.Decimal && t.ID != engine.Varchar {
+	if (t.ID != engine.Decimal && t.ID != engine.Varchar) || c.Func == "LISTAGG" {
 		return nil
 	}
 	switch c.Func {
@@ -372,6 +372,9 @@ func refObjAgg(spec *Spec, c AggCall) refAgg {
 // types, often DECIMAL(p, s) (precision 38 and scales on both sides of 6 favoured), and VARCHAR
 // for the functions defined on it.
 func randomArgType(r *rand.Rand, fn string) string {
+	if fn == "LISTAGG" {
+		return "VARCHAR"
+	}
 	switch x := r.IntN(20); {
 	case x < 9:
 		return argTypeNames[r.IntN(len(argTypeNames))]
@@ -387,6 +390,9 @@ func randomArgType(r *rand.Rand, fn string) string {
 
 // argTypeFits reports whether a value column of type typ can feed aggregate fn.
 func argTypeFits(fn, typ string) bool {
+	if fn == "LISTAGG" {
+		return typ == "VARCHAR"
+	}
 	return (typ != "VARCHAR" && typ != "DATE" && typ != "TIMESTAMP(3)") || keepsValues(fn)
 }
 

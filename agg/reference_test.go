@@ -294,6 +294,26 @@ func (r *refMinMax) accumulate(v any) {
 func (r *refMinMax) retract(any) {}
 func (r *refMinMax) value() any  { return r.v }
 
+// refListAgg is the declarative ListAggFunction: (accDelimiter, acc), initially (",", NULL).
+type refListAgg struct {
+	acc any // string or nil
+}
+
+func (r *refListAgg) accumulateWith(v, d any) {
+	switch {
+	case v == nil:
+	case r.acc == nil:
+		r.acc = v
+	case d == nil:
+		r.acc = nil // CONCAT with a NULL delimiter
+	default:
+		r.acc = r.acc.(string) + d.(string) + v.(string)
+	}
+}
+func (r *refListAgg) accumulate(any) { panic("LISTAGG accumulates with its delimiter") }
+func (r *refListAgg) retract(any)    { panic("LISTAGG has no retract") }
+func (r *refListAgg) value() any     { return r.acc }
+
 // refFirstLast is FirstValueAggFunction / LastValueAggFunction (no retract method: the planner
 // never gives them retracting input).
 type refFirstLast struct {
@@ -429,6 +449,8 @@ func (r *refGroupAgg) create() []refAgg {
 			a = &refAvg{t: t}
 		case "FIRST_VALUE", "LAST_VALUE":
 			a = &refFirstLast{last: c.Func == "LAST_VALUE"}
+		case "LISTAGG":
+			a = &refListAgg{}
 		case "MIN", "MAX":
 			if c.Retract {
 				a = &refMinMaxRetract{max: c.Func == "MAX", keys: map[int64]any{}, counts: map[int64]int64{}}
@@ -485,7 +507,13 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 				v = javaString(v.(string))
 			}
 		}
-		if add {
+		if la, ok := accs[i].(*refListAgg); ok {
+			d := any(",")
+			if args := r.spec.Aggs[i].Args; len(args) == 2 {
+				d = row[args[1]]
+			}
+			la.accumulateWith(v, d)
+		} else if add {
 			accs[i].accumulate(v)
 		} else {
 			accs[i].retract(v)

@@ -17,8 +17,8 @@ FROM seq;
 SELECT page, COUNT(*) AS requests, COUNT(*) FILTER (WHERE error) AS errors, MAX(latency_ms) AS worst
 FROM events GROUP BY page;
 
--- the users of each page as one string (LISTAGG: Flink's)
-SELECT page, LISTAGG(user_name) AS users FROM events GROUP BY page;
+-- the users of each page as a multiset (COLLECT: Flink's)
+SELECT page, COLLECT(user_name) AS users FROM events GROUP BY page;
 
 -- latency spread per page (STDDEV_POP: Flink's)
 SELECT page, STDDEV_POP(latency_ms) AS spread FROM events GROUP BY page;

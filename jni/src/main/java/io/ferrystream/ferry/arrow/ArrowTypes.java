@@ -9,12 +9,14 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.table.types.logical.CharType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampKind;
 import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.VarCharType;
 
 /**
  * The Arrow layout of Flink types across Ferry's boundary (docs/abi.md, "Columns across the
@@ -126,7 +128,12 @@ public final class ArrowTypes {
         if (arrowTypeOf(type) instanceof ArrowType.Binary) { // DistinctViews, MinMaxAccumulators
             return type.isNullable() ? "BYTES" : "BYTES NOT NULL";
         }
-        return carried(type).asSerializableString();
+        LogicalType t = carried(type);
+        if ((t instanceof CharType c && c.getLength() == 0) || (t instanceof VarCharType v && v.getLength() == 0)) {
+            // the type of an empty string literal, which has no serializable form
+            return t.isNullable() ? "STRING" : "STRING NOT NULL";
+        }
+        return t.asSerializableString();
     }
 
     static UnsupportedOperationException unsupported(LogicalType type) {

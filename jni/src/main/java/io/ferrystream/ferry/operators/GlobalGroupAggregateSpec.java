@@ -105,11 +105,11 @@ public final class GlobalGroupAggregateSpec extends NativeSpec {
     /** The {@code local_input} fields of a merging aggregate's spec: name, type, nullability. */
     static void writeLocalInput(ArrayNode local, RowType type) {
         for (RowType.RowField f : type.getFields()) {
-            LogicalType t = ArrowTypes.carried(f.getType());
+            LogicalType t = f.getType();
             local.addObject()
                     .put("name", f.getName())
-                    .put("type", t.copy(true).asSerializableString())
-                    .put("nullable", t.isNullable());
+                    .put("type", ArrowTypes.specTypeOf(t.copy(true)))
+                    .put("nullable", ArrowTypes.carried(t).isNullable());
         }
     }
 }

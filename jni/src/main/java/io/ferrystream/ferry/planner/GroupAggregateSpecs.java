@@ -19,8 +19,8 @@ final class GroupAggregateSpecs {
 
     /**
      * The spec function name of a call ({@code COUNT SUM SUM0 AVG MIN MAX FIRST_VALUE
-     * LAST_VALUE}), or null when the call's function is none of them ({@code SINGLE_VALUE},
-     * {@code LISTAGG}, UDAFs, ...).
+     * LAST_VALUE LISTAGG}), or null when the call's function is none of them ({@code
+     * SINGLE_VALUE}, {@code COLLECT}, UDAFs, ...).
      */
     static String functionName(AggregateCall call) {
         SqlKind kind = call.getAggregation().getKind();
@@ -32,6 +32,7 @@ final class GroupAggregateSpecs {
             case MAX:
             case FIRST_VALUE:
             case LAST_VALUE:
+            case LISTAGG:
                 return kind.name();
             case SUM0: // Calcite's $SUM0, e.g. from AggregateReduceFunctionsRule's SUM/AVG rewrite
                 return "SUM0";

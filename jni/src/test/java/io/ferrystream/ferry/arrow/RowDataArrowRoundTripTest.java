@@ -27,6 +27,7 @@ import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.CharType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -78,6 +79,9 @@ class RowDataArrowRoundTripTest {
         assertEquals(ArrowTypes.ROW_KIND_FIELD, kind.getName());
         assertFalse(kind.isNullable());
         assertEquals("TIMESTAMP(9) NOT NULL", ArrowTypes.specTypeOf(new TimestampType(false, 9)));
+        // an empty string literal's type has no serializable form
+        assertEquals("STRING NOT NULL", ArrowTypes.specTypeOf(CharType.ofEmptyLiteral()));
+        assertEquals("STRING", ArrowTypes.specTypeOf(VarCharType.ofEmptyLiteral().copy(true)));
     }
 
     /** TIMESTAMP_LTZ(p) crosses as TIMESTAMP(p); an unmaterialized proc-time attribute as nullable. */

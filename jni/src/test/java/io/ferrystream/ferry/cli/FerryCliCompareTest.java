@@ -129,7 +129,7 @@ class FerryCliCompareTest {
     }
 
     /**
-     * A GROUP BY Ferry leaves to Flink (LISTAGG and others) still compares identical, but
+     * A GROUP BY Ferry leaves to Flink (COLLECT and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */
     @Test
@@ -142,6 +142,6 @@ class FerryCliCompareTest {
         assertEquals(2, n[0], r.toString());
         assertEquals(5, n[1], r.toString());
         assertTrue(r.out().contains("NOT NATIVE (--require-native):"), r.toString());
-        assertTrue(r.out().contains("GroupAggregate: aggs[0]: aggregate function LISTAGG: not native yet"), r.toString());
+        assertTrue(r.out().contains("GroupAggregate: aggs[0]: aggregate function COLLECT: not native yet"), r.toString());
     }
 }

@@ -269,6 +269,26 @@ class FerryExecutionTest {
                 Map.of());
     }
 
+    /**
+     * LISTAGG on insert-only input: the default ',' and literal delimiters, NULL values, FILTER and
+     * DISTINCT, with and without mini-batch; on retracting input Flink's
+     * ListAggWithRetractAggFunction runs.
+     */
+    @Test
+    void listAgg() throws Exception {
+        String sql = "SELECT k, LISTAGG(CAST(t AS STRING)), LISTAGG(CAST(s AS STRING), '|'), LISTAGG(k, '; ') FILTER (WHERE b > 0),"
+                + " LISTAGG(DISTINCT CAST(MOD(i, 5) AS STRING)), COUNT(*) FROM T GROUP BY k";
+        Run ferry = assertSameAsFlink(sql, 1, Map.of());
+        assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
+                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), LISTAGG(CAST(c AS STRING)) FROM (SELECT k, COUNT(*) AS c FROM T GROUP BY k) GROUP BY MOD(c, 3)",
+                1,
+                Map.of());
+    }
+
     @Test
     void globalAggregationOverRetractingInput() throws Exception {
         assertSameAsFlink(

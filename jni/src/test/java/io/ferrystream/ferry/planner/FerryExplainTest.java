@@ -364,7 +364,8 @@ class FerryExplainTest {
         // STDDEV_POP is reduced to Flink's internal $WELFORD_M2
         assertFallback(
                 "aggs[0]: aggregate function $WELFORD_M2$1: not native yet", "SELECT k, STDDEV_POP(d) FROM T GROUP BY k");
-        assertFallback("aggs[0]: aggregate function LISTAGG: not native yet", "SELECT k2, LISTAGG(k) FROM T GROUP BY k2");
+        assertFallback("aggs[0]: aggregate function COLLECT: not native yet", "SELECT k2, COLLECT(k) FROM T GROUP BY k2");
+        assertEquals(List.of("native"), decisions("SELECT k2, LISTAGG(k), LISTAGG(k, '; ') FROM T GROUP BY k2"));
     }
 
     /** A user-defined aggregate function, even one named like a built-in. */

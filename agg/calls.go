@@ -43,9 +43,10 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool, arg 
 }
 
 // Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX, FIRST_VALUE,
-// LAST_VALUE, LISTAGG) over an argument of type arg natively: every function but LISTAGG over the
-// numeric types and DECIMAL, MIN, MAX, FIRST_VALUE and LAST_VALUE over VARCHAR, DATE and
-// TIMESTAMP(p <= 3), LISTAGG over VARCHAR (and CHAR), COUNT over anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
+// LAST_VALUE, LISTAGG, WELFORD_M2) over an argument of type arg natively: every function but LISTAGG
+// over the numeric types and DECIMAL (WELFORD_M2: not DECIMAL), MIN, MAX, FIRST_VALUE and
+// LAST_VALUE over VARCHAR, DATE and TIMESTAMP(p <= 3), LISTAGG over VARCHAR (and CHAR), COUNT over
+// anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
 // native yet".
 func Support(fn string, arg engine.Type) error {
 	switch fn {
@@ -53,6 +54,10 @@ func Support(fn string, arg engine.Type) error {
 		return nil
 	case "LISTAGG":
 		if arg.ID == engine.Varchar {
+			return nil
+		}
+	case "WELFORD_M2":
+		if _, ok := welfordCalls[arg.ID]; ok {
 			return nil
 		}
 	case "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
@@ -101,6 +106,15 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 		return &countAcc{col: col}, engine.Field{Name: name, Type: engine.Type{ID: engine.BigInt}}, nil
 	case "LISTAGG":
 		return listAggCall(field, name, call, spec)
+	case "WELFORD_M2":
+		if len(call.Args) != 1 {
+			return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: WELFORD_M2 takes 1 argument, got %d", engine.ErrInvalid, field, len(call.Args))
+		}
+		arg := spec.ArgTypes[call.Args[0]]
+		if err := Support(fn, arg); err != nil {
+			return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+		}
+		return welfordCalls[arg.ID](call.Args[0]), engine.Field{Name: name, Type: engine.Type{ID: engine.Double, Nullable: true}}, nil
 	case "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 	default:
 		return nil, engine.Field{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)

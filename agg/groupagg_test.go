@@ -88,9 +88,9 @@ func randomScenario(seed uint64) scenario {
 	}
 	var aggs []AggCall
 	for i := range 1 + r.IntN(6) {
-		fns := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"}
+		fns := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0", "WELFORD_M2", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"}
 		if needRetraction {
-			fns = fns[:6] // Flink plans FIRST_VALUE/LAST_VALUE/LISTAGG on retracting input as their retract variants
+			fns = fns[:7] // Flink plans FIRST_VALUE/LAST_VALUE/LISTAGG on retracting input as their retract variants
 		}
 		fn := fns[r.IntN(len(fns))]
 		call := AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}

@@ -375,6 +375,9 @@ func randomArgType(r *rand.Rand, fn string) string {
 	if fn == "LISTAGG" {
 		return "VARCHAR"
 	}
+	if fn == "WELFORD_M2" {
+		return argTypeNames[r.IntN(len(argTypeNames))]
+	}
 	switch x := r.IntN(20); {
 	case x < 9:
 		return argTypeNames[r.IntN(len(argTypeNames))]
@@ -392,6 +395,9 @@ func randomArgType(r *rand.Rand, fn string) string {
 func argTypeFits(fn, typ string) bool {
 	if fn == "LISTAGG" {
 		return typ == "VARCHAR"
+	}
+	if fn == "WELFORD_M2" {
+		return slices.Contains(argTypeNames, typ)
 	}
 	return (typ != "VARCHAR" && typ != "DATE" && typ != "TIMESTAMP(3)") || keepsValues(fn)
 }

@@ -294,6 +294,64 @@ func (r *refMinMax) accumulate(v any) {
 func (r *refMinMax) retract(any) {}
 func (r *refMinMax) value() any  { return r.v }
 
+// refWelford is WelfordM2AggFunction.NumberFunction, written as Java's source reads.
+type refWelford struct {
+	n        int64
+	mean, m2 float64
+}
+
+func toDouble(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	}
+	panic(fmt.Sprintf("WELFORD_M2 over %T", v))
+}
+
+func (r *refWelford) accumulate(v any) {
+	if v == nil {
+		return
+	}
+	r.n++
+	if r.n <= 0 {
+		return
+	}
+	val := toDouble(v)
+	delta := val - r.mean
+	r.mean = r.mean + float64(delta/float64(r.n))
+	delta2 := val - r.mean
+	r.m2 = r.m2 + float64(delta*delta2)
+}
+
+func (r *refWelford) retract(v any) {
+	if v == nil {
+		return
+	}
+	r.n--
+	if r.n <= 0 {
+		if r.n == 0 {
+			r.mean, r.m2 = 0, 0
+		}
+		return
+	}
+	val := toDouble(v)
+	delta2 := val - r.mean
+	r.mean = r.mean - float64(delta2/float64(r.n))
+	delta := val - r.mean
+	r.m2 = r.m2 - float64(delta*delta2)
+}
+
+func (r *refWelford) value() any {
+	if r.n <= 0 || r.m2 < 0 {
+		return nil
+	}
+	return r.m2
+}
+
 // refListAgg is the declarative ListAggFunction: (accDelimiter, acc), initially (",", NULL).
 type refListAgg struct {
 	acc any // string or nil
@@ -451,6 +509,8 @@ func (r *refGroupAgg) create() []refAgg {
 			a = &refFirstLast{last: c.Func == "LAST_VALUE"}
 		case "LISTAGG":
 			a = &refListAgg{}
+		case "WELFORD_M2":
+			a = &refWelford{}
 		case "MIN", "MAX":
 			if c.Retract {
 				a = &refMinMaxRetract{max: c.Func == "MAX", keys: map[int64]any{}, counts: map[int64]int64{}}

@@ -4,6 +4,7 @@ import io.ferrystream.ferry.operators.GroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.calcite.sql.SqlKind;
+import org.apache.flink.table.functions.BuiltInFunctionDefinitions;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.util.ArrayList;
@@ -19,10 +20,13 @@ final class GroupAggregateSpecs {
 
     /**
      * The spec function name of a call ({@code COUNT SUM SUM0 AVG MIN MAX FIRST_VALUE
-     * LAST_VALUE LISTAGG}), or null when the call's function is none of them ({@code
+     * LAST_VALUE LISTAGG WELFORD_M2}), or null when the call's function is none of them ({@code
      * SINGLE_VALUE}, {@code COLLECT}, UDAFs, ...).
      */
     static String functionName(AggregateCall call) {
+        if (call.getAggregation().getName().equals(BuiltInFunctionDefinitions.INTERNAL_WELFORD_M2.getName())) {
+            return "WELFORD_M2"; // STDDEV_POP/_SAMP, VAR_POP/_SAMP reduce to it (AggregateReduceFunctionsRule)
+        }
         SqlKind kind = call.getAggregation().getKind();
         switch (kind) {
             case COUNT:

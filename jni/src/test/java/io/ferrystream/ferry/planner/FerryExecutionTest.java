@@ -289,6 +289,27 @@ class FerryExecutionTest {
                 Map.of());
     }
 
+    /**
+     * STDDEV_POP/STDDEV_SAMP/VAR_POP/VAR_SAMP reduce to Flink's $WELFORD_M2 next to a COUNT and a
+     * Calc: its floating-point steps match Flink's bit for bit, on insert-only and retracting
+     * input, with and without mini-batch.
+     */
+    @Test
+    void varianceFamily() throws Exception {
+        String sql = "SELECT k, STDDEV_POP(d), STDDEV_SAMP(i), VAR_POP(f), VAR_SAMP(b), STDDEV_SAMP(t), VAR_POP(s)"
+                + " FROM T GROUP BY k";
+        Run ferry = assertSameAsFlink(sql, 1, Map.of());
+        assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
+                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), STDDEV_SAMP(sd), VAR_POP(c), STDDEV_POP(mb) FROM (SELECT k, COUNT(*) AS c, SUM(d) AS sd,"
+                        + " MAX(b) AS mb FROM T GROUP BY k) GROUP BY MOD(c, 3)",
+                2,
+                Map.of());
+    }
+
     @Test
     void globalAggregationOverRetractingInput() throws Exception {
         assertSameAsFlink(

@@ -361,9 +361,9 @@ class FerryExplainTest {
         // SINGLE_VALUE: a scalar sub-query
         String plan = explain("SELECT k2, (SELECT b FROM T WHERE b = 1) FROM T GROUP BY k2");
         assertTrue(ferryTerms(plan).contains("aggs[0]: aggregate function SINGLE_VALUE: not native yet"), plan);
-        // STDDEV_POP is reduced to Flink's internal $WELFORD_M2
-        assertFallback(
-                "aggs[0]: aggregate function $WELFORD_M2$1: not native yet", "SELECT k, STDDEV_POP(d) FROM T GROUP BY k");
+        // STDDEV_POP is reduced to Flink's internal $WELFORD_M2: native over numbers, not DECIMAL
+        assertEquals(List.of("native"), decisions("SELECT k, STDDEV_POP(d), VAR_SAMP(i) FROM T GROUP BY k"));
+        assertFallback("aggs[0]: WELFORD_M2 over DECIMAL(10, 2): not native yet", "SELECT k, STDDEV_POP(m) FROM T GROUP BY k");
         assertFallback("aggs[0]: aggregate function COLLECT: not native yet", "SELECT k2, COLLECT(k) FROM T GROUP BY k2");
         assertEquals(List.of("native"), decisions("SELECT k2, LISTAGG(k), LISTAGG(k, '; ') FROM T GROUP BY k2"));
     }

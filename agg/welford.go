@@ -1,7 +1,9 @@
 package agg
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -19,8 +21,7 @@ import (
 //
 // and the value is NULL when n <= 0 or m2 < 0, else m2. Every product and quotient is rounded
 // to a double before it is used (float64 conversions), as Java's strict IEEE arithmetic does;
-// no fused multiply-add. Its partial state is a STRUCTURED accumulator Ferry does not carry, so
-// it runs in single-phase aggregates only.
+// no fused multiply-add. Its partial state crosses in two-phase plans as 24 bytes (welfordPartial).
 type welfordAcc[T number] struct {
 	col int
 	st  []welfordState // per group
@@ -108,17 +109,83 @@ func (a *welfordAcc[T]) Load(src []byte, g int32) ([]byte, error) {
 	return src, nil
 }
 
-func (a *welfordAcc[T]) partialTypes() ([]engine.Type, error) {
-	return nil, fmt.Errorf("%w: $WELFORD_M2's accumulator (n, mean, m2) in a partial row: not native yet", engine.ErrUnsupported)
+// welfordPartial is the accumulator's one partial field, Flink's nested row STRUCTURED<n BIGINT,
+// mean DOUBLE, m2 DOUBLE>, carried as 24 bytes: n int64, mean and m2 IEEE bits, little-endian
+// (docs/abi.md, "Data views").
+var welfordPartial = []engine.Type{{ID: engine.Binary, Nullable: true}}
+
+const welfordBytes = 24
+
+func (a *welfordAcc[T]) partialTypes() ([]engine.Type, error) { return welfordPartial, nil }
+
+func (a *welfordAcc[T]) partialVarBytes(groups []int32, dst []int) {
+	dst[0] = welfordBytes * len(groups)
 }
 
-func (a *welfordAcc[T]) partialVarBytes([]int32, []int) {}
-func (a *welfordAcc[T]) writePartial([]engine.OutColumn, []int32) error {
-	return a.merge(nil, 0, nil, nil)
+func (a *welfordAcc[T]) writePartial(out []engine.OutColumn, groups []int32) error {
+	col := &out[0]
+	for j, g := range groups {
+		s := &a.st[g]
+		at := welfordBytes * j
+		col.Offs[j] = int32(at)
+		binary.LittleEndian.PutUint64(col.Data[at:], uint64(s.n))
+		binary.LittleEndian.PutUint64(col.Data[at+8:], math.Float64bits(s.mean))
+		binary.LittleEndian.PutUint64(col.Data[at+16:], math.Float64bits(s.m2))
+	}
+	col.Offs[len(groups)] = int32(welfordBytes * len(groups))
+	return nil
 }
-func (a *welfordAcc[T]) merge(*engine.Batch, int, []int32, []bool) error {
-	_, err := a.partialTypes()
-	return err
+
+// merge merges partial rows as Flink's merge does, called once per partial row (a one-element
+// iterable): a partial with n <= 0 only adds its n, at the end; into an empty accumulator a
+// partial is copied; else the two combine (Chan et al.), each step rounded to a double.
+func (a *welfordAcc[T]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, welfordPartial, 0); err != nil {
+		return err
+	}
+	col := &in.Cols[first]
+	for i := range in.Len {
+		if n := len(col.Bytes(i)); n != welfordBytes {
+			return fmt.Errorf("%w: a $WELFORD_M2 partial of %d bytes at row %d, want %d", engine.ErrData, n, i, welfordBytes)
+		}
+	}
+	a.rowValues.reset(in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.value()
+		b := col.Bytes(i)
+		s.merge(welfordState{
+			n:    int64(binary.LittleEndian.Uint64(b)),
+			mean: math.Float64frombits(binary.LittleEndian.Uint64(b[8:])),
+			m2:   math.Float64frombits(binary.LittleEndian.Uint64(b[16:])),
+		})
+		nv, nn := s.value()
+		a.record(i, pv, pn, nv, nn, changed)
+	}
+	return nil
+}
+
+func (s *welfordState) merge(o welfordState) {
+	var negative int64
+	switch {
+	case o.n <= 0:
+		negative = o.n
+	case s.n == 0:
+		*s = o
+	default:
+		n := s.n + o.n
+		deltaMean := o.mean - s.mean
+		mean := s.mean + float64(float64(float64(o.n)/float64(n))*deltaMean)
+		m2 := float64(s.m2+o.m2) + float64(float64(float64(float64(float64(s.n)*float64(o.n))/float64(n))*deltaMean)*deltaMean)
+		s.n, s.mean, s.m2 = n, mean, m2
+	}
+	s.n += negative
+	if s.n <= 0 {
+		s.mean, s.m2 = 0, 0
+	}
 }
 
 // welfordCalls holds $WELFORD_M2 per number type; DECIMAL (Flink's DecimalFunction, which reads

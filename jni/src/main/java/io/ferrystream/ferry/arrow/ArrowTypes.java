@@ -111,7 +111,7 @@ public final class ArrowTypes {
                 }
                 throw unsupported(type);
             case STRUCTURED_TYPE:
-                if (MinMaxAccumulators.isAccumulator(type)) {
+                if (AccumulatorCodec.isAccumulator(type)) {
                     return ArrowType.Binary.INSTANCE;
                 }
                 throw unsupported(type);
@@ -125,7 +125,7 @@ public final class ArrowTypes {
      * {@code NOT NULL} when not nullable, e.g. {@code "DECIMAL(10, 2)"}, {@code "TIMESTAMP(6)"}.
      */
     public static String specTypeOf(LogicalType type) {
-        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // DistinctViews, MinMaxAccumulators
+        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // DistinctViews, AccumulatorCodec
             return type.isNullable() ? "BYTES" : "BYTES NOT NULL";
         }
         LogicalType t = carried(type);

@@ -245,6 +245,25 @@ class TwoPhaseSqlDifferentialTest {
     }
 
     /**
+     * STDDEV/VAR's $WELFORD_M2 accumulator (n, mean, m2) crosses between the halves and the global
+     * merges it with Flink's floating-point steps, on insert-only and retracting input. At
+     * parallelism 1 only: the merge order of several locals' partials changes the last bits.
+     */
+    @Test
+    void varianceFamily() throws Exception {
+        String inner = "SELECT k, MAX(i) AS top, SUM(b) AS sb, COUNT(*) / 40 AS c FROM V GROUP BY k";
+        for (String query : List.of(
+                "SELECT k, STDDEV_POP(i), STDDEV_SAMP(f), VAR_POP(b), VAR_SAMP(d), COUNT(*) FROM V GROUP BY k",
+                "SELECT c, STDDEV_SAMP(top), VAR_POP(sb) FROM (" + inner + ") GROUP BY c")) {
+            Run stock = run(false, query, "TWO_PHASE", 1, SMALL_BUNDLES);
+            Run ferry = run(true, query, "TWO_PHASE", 1, SMALL_BUNDLES);
+            assertTrue(ferry.terms().stream().allMatch(t -> t.endsWith(": native")), query + ": " + ferry.terms());
+            assertTrue(ferry.globalsOpened() >= 1, query);
+            assertSameResults(stock, ferry, 1, query);
+        }
+    }
+
+    /**
      * LISTAGG's partial state (accDelimiter, acc) crosses between the halves: the global joins a
      * partial with the partial's own delimiter; LISTAGG(DISTINCT) stays
      * Flink's (its global concatenates in a HashMap's order). At parallelism 1 only: the

@@ -27,6 +27,9 @@ type operator struct {
 	alloc cAllocator
 	hooks testHooks // test-only fault injection (ferrytest builds)
 
+	runs  []engine.Run     // ferry_operator_process_runs: the run list, decoded
+	views []*engine.CArray // ferry_operator_process_runs: the batches (nil for none)
+
 	nulls []C.int64_t
 	nbufs []C.int32_t
 	bufs  []unsafe.Pointer
@@ -175,6 +178,42 @@ func ferry_operator_process(h C.FerryHandle, input C.int32_t, batch *C.struct_Ar
 		}
 		o.hooks.inject("process")
 		return o.s.Process(int(input), (*engine.CArray)(unsafe.Pointer(batch)), int64(nowMs), out)
+	})
+}
+
+// maxRuns bounds n_runs of ferry_operator_process_runs (the JVM wrapper sends at most one run
+// per row of a batch): a larger count is refused before the run list is read.
+const maxRuns = 1 << 24
+
+//export ferry_operator_process_runs
+func ferry_operator_process_runs(h C.FerryHandle, nBatches C.int32_t, batches *C.ferry_carray, nRuns C.int32_t, runs *C.ferry_cint32, nowMs C.int64_t, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError) C.int32_t {
+	var given []*C.struct_ArrowArray
+	if batches != nil && nBatches > 0 && nBatches <= maxSchemas {
+		given = unsafe.Slice((**C.struct_ArrowArray)(unsafe.Pointer(batches)), int(nBatches))
+	}
+	defer func() {
+		for _, b := range given {
+			C.ferry_release_array(b)
+		}
+	}()
+	return output("ferry_operator_process_runs", h, out, more, cerr, func(o *operator) (bool, error) {
+		switch {
+		case nBatches <= 0 || nBatches > maxSchemas || batches == nil:
+			return false, fmt.Errorf("%w: n_batches %d with batches %p: want one batch pointer per input (at most %d)", engine.ErrInvalid, nBatches, batches, maxSchemas)
+		case nRuns < 0 || nRuns > maxRuns || (nRuns > 0 && runs == nil):
+			return false, fmt.Errorf("%w: n_runs %d with runs %p: want 0 to %d (input, rows) pairs", engine.ErrInvalid, nRuns, runs, maxRuns)
+		}
+		pairs := unsafe.Slice((*int32)(unsafe.Pointer(runs)), 2*int(nRuns))
+		o.runs = o.runs[:0]
+		for k := range int(nRuns) {
+			o.runs = append(o.runs, engine.Run{Input: int(pairs[2*k]), Rows: int(pairs[2*k+1])})
+		}
+		o.views = o.views[:0]
+		for _, b := range given {
+			o.views = append(o.views, (*engine.CArray)(unsafe.Pointer(b)))
+		}
+		o.hooks.inject("process")
+		return o.s.ProcessRuns(o.views, o.runs, int64(nowMs), out)
 	})
 }
 

@@ -59,7 +59,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 5
+#define FERRY_ABI_VERSION 6
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -140,7 +140,7 @@ struct FerryOperatorStats {
 /* The ABI version of the loaded library (FERRY_ABI_VERSION it was built with). */
 int32_t ferry_abi_version(void);
 
-/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 5)". Never freed. */
+/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 6)". Never freed. */
 const char* ferry_version(void);
 
 /* Applies process-wide Go runtime settings from a JSON object (all fields optional):
@@ -174,6 +174,20 @@ int32_t ferry_operator_output_schema(FerryHandle h, struct ArrowSchema* out,
 int32_t ferry_operator_process(FerryHandle h, int32_t input, struct ArrowArray* batch,
                                int64_t now_ms, struct ArrowArray* out, int32_t* more,
                                struct FerryError* err);
+
+/* Processes the rows of several inputs in one call, in the order they arrived, for an operator
+ * whose results depend on how its inputs interleave (the interval join; another kind fails with
+ * FERRY_EUNSUPPORTED). batches holds n_batches pointers, one per input of the spec (in the order
+ * of its inputs; NULL for an input without rows); runs holds n_runs (input, rows) pairs of int32:
+ * the k-th run is the next runs[2k+1] >= 1 rows of input runs[2k]'s batch. The runs use every
+ * batch's rows exactly once, in order (FERRY_EINVAL otherwise). The result is that of one
+ * ferry_operator_process per run, in order, with its output in one changelog: first chunk into
+ * *out, *more as for ferry_operator_process. Every non-NULL batch is consumed, also on error
+ * (when n_batches is outside 1..64, none is read, so none can be released). */
+int32_t ferry_operator_process_runs(FerryHandle h, int32_t n_batches,
+                                    struct ArrowArray* const* batches, int32_t n_runs,
+                                    const int32_t* runs, int64_t now_ms, struct ArrowArray* out,
+                                    int32_t* more, struct FerryError* err);
 
 /* Advances event time to watermark_ms and processing time to now_ms; fills *out with the first
  * chunk of the rows this releases (timers, expiry). */

@@ -3,6 +3,7 @@ package intervaljoin
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -360,9 +361,11 @@ func (j *IntervalJoin) registerCleanUp(id int32, rowTime int64, leftRow bool) {
 	}
 }
 
+// registerTimer registers the timer (id, at) unless the key has it already.
 func (j *IntervalJoin) registerTimer(id int32, at int64) {
-	if j.timers.add(timerEntry{time: at, key: id}) {
-		ks := &j.keys.k[id]
+	ks := &j.keys.k[id]
+	if !slices.Contains(ks.timers, at) {
+		j.timers.add(timerEntry{time: at, key: id})
 		ks.timers = append(ks.timers, at)
 	}
 }

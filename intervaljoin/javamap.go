@@ -36,6 +36,9 @@ type bucket struct {
 	time    int64
 	rows    [][]byte // encoded rows (rowLayout), owned by the bucket
 	matched []bool
+	// The first row's storage (most buckets hold one row): rows and matched start on these.
+	row0     [1][]byte
+	matched0 [1]bool
 
 	hash                      int32 // spread(Long.hashCode(time)), as HashMap stores it
 	next                      *bucket

@@ -50,6 +50,7 @@ type IntervalJoin struct {
 	next       int
 
 	kgs      [2][]int32 // per side: the key group of each row of the call's batch
+	arena    rowArena   // the memory of cached rows
 	single   [2]*engine.Batch
 	oneRun   [1]engine.Run
 	order    []*bucket
@@ -178,7 +179,7 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 			if id < 0 {
 				id = j.state.Insert(key, hash, kg)
 			}
-			row := layout.encode(nil, b, i)
+			row := j.arena.encode(layout, b, i)
 			j.updateOperatorTime(nowMs)
 			t := j.leftOpTime
 			if j.rowtime {

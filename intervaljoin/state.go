@@ -90,6 +90,7 @@ func (s *joinKeys) bucketAt(m *bucketMap, t int64) *bucket {
 func (s *joinKeys) addRow(b *bucket, row []byte, matched bool) {
 	if len(b.rows) == 0 {
 		s.bytes += bucketBytes - timeBucketBytes
+		b.rows, b.matched = b.row0[:0], b.matched0[:0]
 	}
 	b.rows = append(b.rows, row)
 	b.matched = append(b.matched, matched)

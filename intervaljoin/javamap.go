@@ -103,11 +103,14 @@ func (m *bucketMap) get(t int64) *bucket {
 }
 
 // insert adds a new bucket for time t, which must be absent (HashMap.putVal for a new key).
-func (m *bucketMap) insert(t int64) *bucket {
+func (m *bucketMap) insert(t int64) *bucket { return m.insertNode(&bucket{}, t) }
+
+// insertNode is insert with x, a zero bucket, as the new node.
+func (m *bucketMap) insertNode(x *bucket, t int64) *bucket {
 	if m.tab == nil {
 		m.resize()
 	}
-	x := &bucket{time: t, hash: javaLongHash(t)}
+	x.time, x.hash = t, javaLongHash(t)
 	i := m.index(x.hash)
 	switch p := m.tab[i]; {
 	case p == nil:

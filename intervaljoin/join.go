@@ -323,7 +323,7 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 	cached := j.leftOpTime < hi // the other side's operator time has not passed the row's window
 	if cached {
 		if *own == nil {
-			*own = &bucketMap{}
+			*own = j.keys.newMap()
 		}
 		b := j.keys.bucketAt(*own, t)
 		if joins || ownOuter && !j.emitNullKeys {

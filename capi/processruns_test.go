@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
+	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/intervaljoin"
 )
 
@@ -193,4 +194,75 @@ func TestProcessRunsErrors(t *testing.T) {
 	fo := &multiOp{t: t, s: s, h: f.h, out: f.out}
 	_, _, r = fo.runs([]*cInput{o.batchOf(1, 0, 1), o.batchOf(1, 0, 1)}, []int32{0, 1, 1, 1})
 	wantCode(t, "fanout", r, codeUnsupported, "does not process the rows of several inputs in one call")
+}
+
+// FuzzProcessRuns turns fuzz bytes into batch sizes, a batch count and a run list for
+// ferry_operator_process_runs on an interval join: data[0] and data[1] are the rows of the left
+// and right batch (mod 12; 0 passes NULL), data[2] picks the batch count (1, 2 or 3), then each
+// byte pair is a run, (int8 % 3, int8 % 8), so inputs and row counts out of range and negative
+// occur. Assertions: FERRY_OK exactly when the runs are valid (engine.CheckRuns), FERRY_EINVAL
+// otherwise, never a panic; every batch is consumed; a valid call emits what one
+// ferry_operator_process per run emits.
+func FuzzProcessRuns(f *testing.F) {
+	for _, seed := range [][]byte{
+		{3, 2, 1, 0, 2, 1, 2, 0, 1}, // valid: left 2, right 2, left 1
+		{0, 0, 1},                   // valid: nothing at all
+		{5, 0, 1, 0, 5},             // valid: one input only
+		{3, 2, 1, 0, 3, 1, 1},       // a row of the right input left over
+		{3, 2, 1, 0, 3, 1, 3},       // more rows than the right batch has
+		{3, 2, 1, 0, 0xfd, 0, 6},    // negative row count
+		{3, 2, 1, 2, 3, 1, 2},       // input 2 out of range
+		{3, 2, 0, 0, 3, 1, 2},       // one batch for two inputs
+		{3, 2, 2, 0, 3, 1, 2},       // three batches for two inputs
+		{11, 11, 1, 0, 7, 1, 7, 0, 4, 1, 4},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer engine.Unpoison()
+		if len(data) < 3 {
+			return
+		}
+		s := &multiInputFuzzSpecs[intervaljoin.Kind][0]
+		o, single := openMulti(t, s), openMulti(t, s)
+		rows := []int{int(data[0]) % 12, int(data[1]) % 12}
+		nBatches := 1 + int(data[2])%3
+		var pairs []int32
+		var runs []engine.Run
+		for k := 3; k+1 < len(data) && len(runs) < 64; k += 2 {
+			in, n := int32(int8(data[k]))%3, int32(int8(data[k+1]))%8
+			pairs = append(pairs, in, n)
+			runs = append(runs, engine.Run{Input: int(in), Rows: int(n)})
+		}
+		valid := nBatches == 2 && engine.CheckRuns(runs, rows) == nil
+		batches := make([]*cInput, nBatches)
+		for i := range min(nBatches, 2) {
+			batches[i] = o.batchOf(i, 0, rows[i])
+		}
+		out, more, r := o.runs(batches, pairs)
+		if !valid {
+			wantCode(t, "invalid runs", r, codeInval)
+			cFree(unsafe.Pointer(out))
+			return
+		}
+		got := o.collect(out, more, r)
+		var want []string
+		var next [2]int
+		for _, run := range runs {
+			b := single.batchOf(run.Input, next[run.Input], next[run.Input]+run.Rows)
+			sout := newCArray()
+			smore := cInt32(0)
+			var e cError
+			sr := finish(t, "ferry_operator_process", int32(ferry_operator_process(single.h, cInt32(run.Input), b.arr, 0, sout, &smore, &e)), &e)
+			b.consumed(t, "ferry_operator_process")
+			want = append(want, single.collect(sout, smore, sr)...)
+			next[run.Input] += run.Rows
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("runs %v: got\n%s\nwant\n%s", runs, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if n := outstanding(); n != 0 {
+			t.Errorf("outstanding output bytes %d after release", n)
+		}
+	})
 }

@@ -155,7 +155,7 @@ func (s *joinKeys) dropMap(m *bucketMap) {
 	// An empty map of the default capacity is a new HashMap after its first insertion: its
 	// table (all bins empty, none a tree) and threshold are what that insertion makes them.
 	if m.size == 0 && len(m.tab) == defaultCapacity && len(s.freeMaps) < maxFree {
-		m.threshold = int(defaultCapacity * 0.75)
+		m.threshold, m.only = int(defaultCapacity*0.75), nil
 		s.freeMaps = append(s.freeMaps, m)
 	}
 }

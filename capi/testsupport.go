@@ -156,8 +156,8 @@ type (
 	cArrayPtr = C.ferry_carray
 	// cRunWord is an element of ferry_operator_process_runs' runs array.
 	cRunWord = C.ferry_cint32
-	cTracker   = C.ftest_apriv
-	cWrap      = C.ftest_wrap
+	cTracker = C.ftest_apriv
+	cWrap    = C.ftest_wrap
 )
 
 // Status codes of include/ferry.h, as the tests compare them.

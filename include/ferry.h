@@ -20,7 +20,7 @@
  *    filled (release != NULL) or left untouched (release == NULL) when there are no output rows.
  *    Output buffers live in C memory allocated by Ferry; the caller may keep them after the call
  *    and frees them by calling release (from any thread). Releasing never calls back into Go.
- *  - Output in chunks: process, advance, flush and next write one chunk of output and set *more
+ *  - Output in chunks: process, process_runs, advance, flush and next write one chunk of output and set *more
  *    to 1 when more follows, else to 0 (also on every error). While more is 1 the caller calls
  *    ferry_operator_next, with a fresh zero-initialised ArrowArray each time, until *more is 0;
  *    any other call on the handle before that fails with FERRY_ESTATE, except close, which is
@@ -36,9 +36,9 @@
  *    broken: every later call but close fails with FERRY_ESTATE (restore from a checkpoint).
  *
  * Operator lifecycle, identical for every operator kind:
- *   open(spec) -> process(input, batch, now)* / advance(watermark, now) / flush(now), each
- *              followed by next() while more -> snapshot(key group)* / restore(key group, blob)*
- *              -> close
+ *   open(spec) -> process(input, batch, now)* / process_runs(batches, runs, now)* /
+ *              advance(watermark, now) / flush(now), each followed by next() while more
+ *              -> snapshot(key group)* / restore(key group, blob)* -> close
  *
  * Batches: an input batch of input i is a struct array (format "+s") whose children are the
  * columns of the spec's inputs[i] in order, followed by one non-null int8 column holding Flink's

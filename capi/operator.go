@@ -203,17 +203,15 @@ func ferry_operator_process_runs(h C.FerryHandle, nBatches C.int32_t, batches *C
 		case nRuns < 0 || nRuns > maxRuns || (nRuns > 0 && runs == nil):
 			return false, fmt.Errorf("%w: n_runs %d with runs %p: want 0 to %d (input, rows) pairs", engine.ErrInvalid, nRuns, runs, maxRuns)
 		}
-		pairs := unsafe.Slice((*int32)(unsafe.Pointer(runs)), 2*int(nRuns))
-		o.runs = o.runs[:0]
-		for k := range int(nRuns) {
-			o.runs = append(o.runs, engine.Run{Input: int(pairs[2*k]), Rows: int(pairs[2*k+1])})
+		// Views of the caller's arrays, no copies: the session decodes them under its lock (a
+		// concurrent call on the handle must fail there, not race on shared scratch here).
+		var pairs []int32
+		if nRuns > 0 {
+			pairs = unsafe.Slice((*int32)(unsafe.Pointer(runs)), 2*int(nRuns))
 		}
-		o.views = o.views[:0]
-		for _, b := range given {
-			o.views = append(o.views, (*engine.CArray)(unsafe.Pointer(b)))
-		}
+		views := unsafe.Slice((**engine.CArray)(unsafe.Pointer(batches)), int(nBatches))
 		o.hooks.inject("process")
-		return o.s.ProcessRuns(o.views, o.runs, int64(nowMs), out)
+		return o.s.ProcessRuns(views, pairs, int64(nowMs), out)
 	})
 }
 

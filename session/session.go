@@ -47,6 +47,7 @@ type Session struct {
 	batches []engine.Batch  // ProcessRuns: one per input
 	views   []*engine.Batch // ProcessRuns: the batches given, nil for an input without one
 	rows    []int           // ProcessRuns: rows per input
+	runs    []engine.Run    // ProcessRuns: the runs, decoded
 	out     engine.OutBatch
 	payload []byte // snapshot payload and restore scratch
 	chunk   []byte // the encoded snapshot chunk handed out
@@ -169,18 +170,19 @@ func (s *Session) process(input int, in *engine.CArray, nowMs int64, dst any) (b
 }
 
 // ProcessRuns imports one batch per input (nil: that input has no rows; each valid for the
-// call only) and processes their rows in the order runs gives (engine.RunsProcessor) at
-// processing time nowMs; output as Process. An operator kind that is not a RunsProcessor fails
-// with engine.ErrUnsupported. The caller releases the batches.
-func (s *Session) ProcessRuns(in []*engine.CArray, runs []engine.Run, nowMs int64, dst any) (bool, error) {
+// call only) and processes their rows in the order of pairs, (input, rows) runs
+// (engine.RunsProcessor), at processing time nowMs; output as Process. An operator kind that is
+// not a RunsProcessor fails with engine.ErrUnsupported. in and pairs are only read during the
+// call; the caller releases the batches.
+func (s *Session) ProcessRuns(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
 	if err := s.acquire(false); err != nil {
 		return false, err
 	}
-	more, err := s.processRuns(in, runs, nowMs, dst)
+	more, err := s.processRuns(in, pairs, nowMs, dst)
 	return more, s.release(err)
 }
 
-func (s *Session) processRuns(in []*engine.CArray, runs []engine.Run, nowMs int64, dst any) (bool, error) {
+func (s *Session) processRuns(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
 	if err := s.checkRestored(); err != nil {
 		return false, err
 	}
@@ -211,10 +213,14 @@ func (s *Session) processRuns(in []*engine.CArray, runs []engine.Run, nowMs int6
 		}
 		s.views[i], s.rows[i] = &s.batches[i], s.batches[i].Len
 	}
-	if err := engine.CheckRuns(runs, s.rows); err != nil {
+	s.runs = s.runs[:0]
+	for k := 0; k+1 < len(pairs); k += 2 {
+		s.runs = append(s.runs, engine.Run{Input: int(pairs[k]), Rows: int(pairs[k+1])})
+	}
+	if err := engine.CheckRuns(s.runs, s.rows); err != nil {
 		return false, err
 	}
-	more, err := rp.ProcessRuns(s.views, runs, nowMs, &s.out)
+	more, err := rp.ProcessRuns(s.views, s.runs, nowMs, &s.out)
 	return s.emit(dst, more, err)
 }
 

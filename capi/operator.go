@@ -27,9 +27,6 @@ type operator struct {
 	alloc cAllocator
 	hooks testHooks // test-only fault injection (ferrytest builds)
 
-	runs  []engine.Run     // ferry_operator_process_runs: the run list, decoded
-	views []*engine.CArray // ferry_operator_process_runs: the batches (nil for none)
-
 	nulls []C.int64_t
 	nbufs []C.int32_t
 	bufs  []unsafe.Pointer

@@ -66,6 +66,39 @@ func (l *rowLayout) encode(dst []byte, in *engine.Batch, i int) []byte {
 	return dst
 }
 
+// size is the length of row i of in encoded.
+func (l *rowLayout) size(in *engine.Batch, i int) int {
+	n := l.fixed
+	for c, t := range l.types {
+		if t.ID == engine.Varchar && !in.Cols[c].IsNull(i) {
+			n += len(in.Cols[c].Bytes(i))
+		}
+	}
+	return n
+}
+
+// rowArenaChunk is the size of one chunk of a rowArena.
+const rowArenaChunk = 16 << 10
+
+// rowArena holds encoded rows in shared chunks, so that caching a row costs no allocation of its
+// own. Rows are never modified and never freed one by one: a chunk goes to Go's GC once no row
+// in it is referenced (rows leave the caches roughly in time order, so chunks empty in order).
+type rowArena struct {
+	buf []byte // the current chunk; rows are appended up to its capacity
+}
+
+// encode encodes row i of in into the arena; the result's capacity is its length.
+func (a *rowArena) encode(l *rowLayout, in *engine.Batch, i int) []byte {
+	n := l.size(in, i)
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(rowArenaChunk, n))
+	}
+	start := len(a.buf)
+	row := l.encode(a.buf[start:start], in, i)
+	a.buf = a.buf[:start+len(row)]
+	return row[:len(row):len(row)]
+}
+
 func (l *rowLayout) isNull(row []byte, c int) bool { return row[c>>3]&(1<<(c&7)) != 0 }
 
 // varchar returns the bytes of VARCHAR field c of row.

@@ -6,8 +6,11 @@ package intervaljoin
 // equal time fire in the order Flink fires them, which depends on the history of additions and
 // removals. A timer is (key, time): the join's timers have no namespace and one time domain.
 //
-// Registering a timer that exists changes nothing (the deduplication map of the set). Positions
-// are 1-based as in Flink's heap (QUEUE_HEAD_INDEX); heap[0] is unused.
+// Registering a timer that exists changes nothing (the deduplication map of the set): the caller
+// checks, against its key's timers (keyState.timers), before it adds one. Positions are 1-based
+// as in Flink's heap (QUEUE_HEAD_INDEX); heap[0] is unused. The heap keeps no position index
+// (updating one per sift step cost more than the rest of the join); snapshots, which need the
+// positions, build one once per state of the heap (position).
 //
 // Restore: Flink re-adds the timers of a snapshot key group by key group, in ascending order,
 // and within a key group in the heap array order of the snapshot (HeapPriorityQueueStateSnapshot
@@ -15,7 +18,9 @@ package intervaljoin
 // re-adds them in that order (restoreOrder).
 type timerQueue struct {
 	heap []timerEntry
-	pos  map[timerEntry]int32 // timer -> position in heap
+	// pos maps each timer to its position in heap, built by position; nil whenever the heap
+	// changed since.
+	pos map[timerEntry]int32
 }
 
 // timerEntry is one timer: a key id of the operator's KeyedState and a time in milliseconds.
@@ -25,22 +30,17 @@ type timerEntry struct {
 }
 
 func newTimerQueue() *timerQueue {
-	return &timerQueue{heap: make([]timerEntry, 1), pos: map[timerEntry]int32{}}
+	return &timerQueue{heap: make([]timerEntry, 1)}
 }
 
 // len is the number of timers.
 func (q *timerQueue) len() int { return len(q.heap) - 1 }
 
-// add registers a timer; it reports false when it existed.
-func (q *timerQueue) add(e timerEntry) bool {
-	if _, ok := q.pos[e]; ok {
-		return false
-	}
+// add registers a timer that is not registered.
+func (q *timerQueue) add(e timerEntry) {
+	q.pos = nil
 	q.heap = append(q.heap, e)
-	i := len(q.heap) - 1
-	q.pos[e] = int32(i)
-	q.siftUp(i)
-	return true
+	q.siftUp(len(q.heap) - 1)
 }
 
 // peek returns the head timer.
@@ -55,7 +55,7 @@ func (q *timerQueue) peek() (timerEntry, bool) {
 func (q *timerQueue) poll() timerEntry {
 	head := q.heap[1]
 	last := len(q.heap) - 1
-	delete(q.pos, head)
+	q.pos = nil
 	if last != 1 {
 		q.move(q.heap[last], 1)
 		q.heap = q.heap[:last]
@@ -68,14 +68,17 @@ func (q *timerQueue) poll() timerEntry {
 
 // position returns the heap position of a registered timer.
 func (q *timerQueue) position(e timerEntry) (int32, bool) {
+	if q.pos == nil {
+		q.pos = make(map[timerEntry]int32, len(q.heap))
+		for i, t := range q.heap[1:] {
+			q.pos[t] = int32(i + 1)
+		}
+	}
 	p, ok := q.pos[e]
 	return p, ok
 }
 
-func (q *timerQueue) move(e timerEntry, i int) {
-	q.heap[i] = e
-	q.pos[e] = int32(i)
-}
+func (q *timerQueue) move(e timerEntry, i int) { q.heap[i] = e }
 
 // adjust is HeapPriorityQueue.adjustElementAtIndex.
 func (q *timerQueue) adjust(i int) {
@@ -117,4 +120,4 @@ func (q *timerQueue) siftDown(i int) {
 	q.move(cur, i)
 }
 
-func (q *timerQueue) bytes() int64 { return int64(cap(q.heap))*16 + int64(len(q.pos))*48 }
+func (q *timerQueue) bytes() int64 { return int64(cap(q.heap)) * 16 }

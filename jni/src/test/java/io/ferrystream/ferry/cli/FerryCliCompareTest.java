@@ -109,6 +109,19 @@ class FerryCliCompareTest {
         assertEquals(1, r.count("; native 5 of 5\n"), r.toString());
     }
 
+    /** STDDEV/VAR and LISTAGG in two phases, FIRST_VALUE/LAST_VALUE in one: all native, identical. */
+    @Test
+    void moreAggregates() {
+        Cli.Result r = Cli.run("sql", Cli.example("more-aggregates.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(5, n[1], r.toString());
+        assertEquals(5, n[0], r.toString());
+        assertEquals(2, r.count("; native 2 of 2\n"), r.toString());
+    }
+
     /**
      * Interval joins: three row-time joins with residual conditions, one on TIMESTAMP_LTZ row times
      * and one on processing time all run natively and produce what Flink's produce (a join's inputs

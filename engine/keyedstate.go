@@ -71,7 +71,6 @@ type KeyedState struct {
 	keys        *KeyTable
 	perKey      []PerKey
 	entries     []EntryState // the EntryStates of perKey, with TTL only
-	entriesOnly bool         // StateConfig.EntriesOnly
 	grown       int          // ids every PerKey, lastWrite and the timers have room for
 	ttl         TTL
 	lastWrite   []int64 // per key id, the processing time of its last write; nil without TTL
@@ -94,7 +93,6 @@ func NewKeyedState(spec *Spec, cfg StateConfig) *KeyedState {
 	s := &KeyedState{
 		keys:        NewKeyTable(spec.MaxParallelism, start, end, cfg.KeySize),
 		ttl:         cfg.TTL,
-		entriesOnly: cfg.EntriesOnly,
 		maxPar:      spec.MaxParallelism,
 		kgStart:     start,
 		kgEnd:       end,

@@ -114,15 +114,9 @@ func randomScenario(seed uint64) scenario {
 	}
 	var ttlMs int64
 	if r.IntN(3) == 0 {
-		// Idle-state TTL; Flink keeps DISTINCT values and MIN/MAX-with-retraction multisets in
-		// MapViews that expire per entry, which Ferry does not run natively under TTL.
+		// Idle-state TTL: the accumulators expire per key, the DISTINCT values and the
+		// MIN/MAX-with-retraction multisets (MapViews) per entry.
 		ttlMs = 1 + r.Int64N(60)
-		for i := range aggs {
-			aggs[i].Distinct = false
-			if aggs[i].Func == "MIN" || aggs[i].Func == "MAX" {
-				aggs[i].Retract = false
-			}
-		}
 	}
 	spec := mustParse(&testSpec{Kind: "group_aggregate", Input: input, Keys: keys, Aggs: aggs, StateTTLMs: ttlMs,
 		NeedRetraction: needRetraction, GenerateUpdateBefore: r.IntN(3) > 0, MaxParallelism: 128})

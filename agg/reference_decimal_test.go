@@ -269,6 +269,32 @@ type refObjMinMaxRetract struct {
 	mapSize int64
 	keys    map[string]any
 	counts  map[string]int64
+	at      map[string]int64 // with TTL: each entry's last write
+	clock   *refClock
+}
+
+// get is the MapView's get of k's count: an expired entry reads as absent and is deleted.
+func (r *refObjMinMaxRetract) get(k string) int64 {
+	if refExpired(r.clock, r.at, k) {
+		r.remove(k)
+	}
+	return r.counts[k]
+}
+
+// put is the MapView's put of k's count (v the value, kept when k is present: HashMap.put keeps
+// an existing key object).
+func (r *refObjMinMaxRetract) put(k string, v any, count int64) {
+	if _, ok := r.keys[k]; !ok {
+		r.keys[k] = v
+	}
+	r.counts[k] = count
+	refStamp(r.clock, r.at, k)
+}
+
+func (r *refObjMinMaxRetract) remove(k string) {
+	delete(r.counts, k)
+	delete(r.keys, k)
+	delete(r.at, k)
 }
 
 func (r *refObjMinMaxRetract) better(cur, v any) bool {
@@ -286,15 +312,11 @@ func (r *refObjMinMaxRetract) accumulate(v any) {
 		r.ext = v
 	}
 	k := objKey(v)
-	count := r.counts[k] + 1
+	count := r.get(k) + 1
 	if count == 0 {
-		delete(r.counts, k)
-		delete(r.keys, k)
+		r.remove(k)
 	} else {
-		if _, ok := r.keys[k]; !ok { // HashMap.put keeps an existing key object
-			r.keys[k] = v
-		}
-		r.counts[k] = count
+		r.put(k, v, count)
 	}
 	if count == 1 {
 		r.mapSize++
@@ -306,16 +328,12 @@ func (r *refObjMinMaxRetract) retract(v any) {
 		return
 	}
 	k := objKey(v)
-	count := r.counts[k] - 1
+	count := r.get(k) - 1
 	if count != 0 {
-		if _, ok := r.keys[k]; !ok {
-			r.keys[k] = v
-		}
-		r.counts[k] = count
+		r.put(k, v, count)
 		return
 	}
-	delete(r.counts, k)
-	delete(r.keys, k)
+	r.remove(k)
 	r.mapSize--
 	if r.mapSize == 0 {
 		r.ext = nil
@@ -323,7 +341,11 @@ func (r *refObjMinMaxRetract) retract(v any) {
 	}
 	if r.ext != nil && objKey(v) == objKey(r.ext) {
 		has := false
-		for _, key := range r.keys {
+		for kk, key := range r.keys {
+			if refExpired(r.clock, r.at, kk) { // the iterator skips and deletes it
+				r.remove(kk)
+				continue
+			}
 			if !has || r.better(r.ext, key) {
 				r.ext, has = key, true
 			}
@@ -359,7 +381,7 @@ func refObjAgg(spec *Spec, c AggCall) refAgg {
 		return &refDecAvg{s: t.Scale, sum: new(big.Int)}
 	case "MIN", "MAX":
 		if c.Retract {
-			return &refObjMinMaxRetract{max: c.Func == "MAX", keys: map[string]any{}, counts: map[string]int64{}}
+			return &refObjMinMaxRetract{max: c.Func == "MAX", keys: map[string]any{}, counts: map[string]int64{}, at: map[string]int64{}}
 		}
 		return &refObjMinMax{max: c.Func == "MAX"}
 	}

@@ -123,6 +123,22 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Idle-state TTL next to MapView state (DISTINCT, MIN/MAX with retraction): every GROUP BY
+     * runs natively and its changelog equals Flink's row for row (the retention outlasts the run).
+     */
+    @Test
+    void idleStateTtlWithMapViews() {
+        Cli.Result r = Cli.run("sql", Cli.example("idle-state-ttl.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(2, r.count("changelog rows: equal row for row;"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(3, n[1], r.toString());
+        assertEquals(3, n[0], r.toString());
+    }
+
+    /**
      * Interval joins: three row-time joins with residual conditions, one on TIMESTAMP_LTZ row times
      * and one on processing time all run natively and produce what Flink's produce (a join's inputs
      * interleave by arrival, so compare checks the multiset; processing time, the final result).

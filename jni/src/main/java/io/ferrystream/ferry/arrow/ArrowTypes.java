@@ -11,9 +11,11 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.table.types.logical.CharType;
 import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampKind;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.VarCharType;
@@ -23,7 +25,7 @@ import org.apache.flink.table.types.logical.VarCharType;
  * boundary"): BOOLEAN {@code b}, TINYINT..BIGINT {@code c s i l}, FLOAT/DOUBLE {@code f g},
  * DECIMAL(p,s) {@code d:p,s} (decimal128), CHAR/VARCHAR {@code u}, DATE {@code tdD},
  * TIMESTAMP(p ≤ 3) {@code tsm:}, TIMESTAMP(p > 3) {@code w:12} (int64 epoch millis LE, int32
- * nano-of-millisecond LE), TIMESTAMP_LTZ(p) as TIMESTAMP(p) ({@link #carried}), the RAW MapView of a DISTINCT call's partial state and
+ * nano-of-millisecond LE), TIMESTAMP_LTZ(p) as TIMESTAMP(p) and TIME(p) as INT ({@link #carried}), the RAW MapView of a DISTINCT call's partial state and
  * the accumulator of MIN/MAX with retraction as binary {@code z} ({@link DistinctViews}, {@link
  * MinMaxAccumulators}), and the hidden trailing non-null int8 {@value #ROW_KIND_FIELD} column
  * holding {@code RowKind.toByteValue()}.
@@ -53,8 +55,9 @@ public final class ArrowTypes {
     }
 
     /**
-     * The type a logical type crosses the boundary as: TIMESTAMP_LTZ(p) as TIMESTAMP(p), every
-     * other type as itself. Both hold a {@code TimestampData} of epoch milliseconds and
+     * The type a logical type crosses the boundary as: TIMESTAMP_LTZ(p) as TIMESTAMP(p), TIME(p)
+     * as INT (Flink holds a TIME as an int of milliseconds of the day, in an INT's row slot,
+     * ordered and hashed as one), every other type as itself. Both hold a {@code TimestampData} of epoch milliseconds and
      * nanoseconds in the same BinaryRowData slots, compare and hash alike, and no kernel reads a
      * wall-clock field of either, so the session time zone plays no part. A processing-time
      * attribute that is not materialized holds NULL in its rows: it is carried as nullable.
@@ -62,6 +65,9 @@ public final class ArrowTypes {
     public static LogicalType carried(LogicalType type) {
         if (type instanceof LocalZonedTimestampType ltz) {
             return new TimestampType(ltz.isNullable() || ltz.getKind() == TimestampKind.PROCTIME, ltz.getPrecision());
+        }
+        if (type instanceof TimeType) {
+            return new IntType(type.isNullable());
         }
         return type;
     }
@@ -98,6 +104,7 @@ public final class ArrowTypes {
             case DATE:
                 return new ArrowType.Date(DateUnit.DAY);
             case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+            case TIME_WITHOUT_TIME_ZONE:
                 return arrowTypeOf(carried(type));
             case TIMESTAMP_WITHOUT_TIME_ZONE: {
                 int p = ((TimestampType) type).getPrecision();

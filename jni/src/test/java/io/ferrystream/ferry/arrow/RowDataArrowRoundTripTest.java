@@ -31,6 +31,7 @@ import org.apache.flink.table.types.logical.CharType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampKind;
@@ -88,6 +89,7 @@ class RowDataArrowRoundTripTest {
     @Test
     void timestampLtzIsCarriedAsTimestamp() {
         assertEquals("TIMESTAMP(6) NOT NULL", ArrowTypes.specTypeOf(new LocalZonedTimestampType(false, 6)));
+        assertEquals("INT", ArrowTypes.specTypeOf(new TimeType(3))); // TIME: an int of milliseconds of the day
         assertEquals(ArrowTypes.fieldOf("x", new TimestampType(3)), ArrowTypes.fieldOf("x", new LocalZonedTimestampType(3)));
         LogicalType proctime = new LocalZonedTimestampType(false, TimestampKind.PROCTIME, 3);
         assertTrue(ArrowTypes.fieldOf("x", proctime).isNullable());
@@ -108,7 +110,7 @@ class RowDataArrowRoundTripTest {
 
     @Test
     void unsupportedTypesAreNamed() {
-        for (LogicalType t : List.of(new VarBinaryType(10), new TimeType(), new ArrayType(new IntType()))) {
+        for (LogicalType t : List.of(new VarBinaryType(10), new MapType(new IntType(), new IntType()), new ArrayType(new IntType()))) {
             UnsupportedOperationException e =
                     assertThrows(UnsupportedOperationException.class, () -> ArrowTypes.fieldOf("x", t));
             assertTrue(e.getMessage().contains(t.getTypeRoot().toString()), e.getMessage());

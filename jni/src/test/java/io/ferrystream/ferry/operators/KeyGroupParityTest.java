@@ -28,6 +28,7 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.SmallIntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.table.types.logical.TinyIntType;
@@ -63,7 +64,7 @@ class KeyGroupParityTest {
                     new BooleanType(), new FloatType(), new DoubleType(),
                     new VarCharType(VarCharType.MAX_LENGTH), new DateType(),
                     new TimestampType(3), new TimestampType(9),
-                    new LocalZonedTimestampType(3), new LocalZonedTimestampType(9),
+                    new LocalZonedTimestampType(3), new LocalZonedTimestampType(9), new TimeType(),
                     new DecimalType(10, 2), new DecimalType(38, 10));
 
     static Object value(Random r, LogicalType t) {
@@ -76,6 +77,8 @@ class KeyGroupParityTest {
             case INTEGER:
             case DATE:
                 return r.nextBoolean() ? r.nextInt() : r.nextInt(50) - 25;
+            case TIME_WITHOUT_TIME_ZONE:
+                return r.nextInt(86_400_000);
             case SMALLINT:
                 return (short) r.nextInt();
             case TINYINT:

@@ -245,6 +245,20 @@ class FerryExecutionTest {
                 zone);
     }
 
+    /** TIME crosses as INT: as a key, MIN/MAX (insert-only and retracting) and DISTINCT argument. */
+    @Test
+    void timeKeysAndArguments() throws Exception {
+        String view = "(SELECT k, CAST(TO_TIMESTAMP(FROM_UNIXTIME(MOD(MOD(i, 86400) + 86400, 86400))) AS TIME(0)) AS tm,"
+                + " CAST(TO_TIMESTAMP(FROM_UNIXTIME(1700000000 + MOD(b, 5000))) AS TIME(3)) AS tk FROM T)";
+        assertSameAsFlink("SELECT k, MIN(tm), MAX(tm), COUNT(DISTINCT tk), LAST_VALUE(tm) FROM " + view + " GROUP BY k", 1, Map.of());
+        assertSameAsFlink("SELECT tk, COUNT(*), MAX(tm) FROM " + view + " GROUP BY tk", 1, Map.of());
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), MIN(mt), MAX(mt) FROM (SELECT k, COUNT(*) AS c, MAX(tm) AS mt FROM " + view
+                        + " GROUP BY k) GROUP BY MOD(c, 3)",
+                2,
+                Map.of());
+    }
+
     /**
      * FIRST_VALUE/LAST_VALUE on insert-only input, over every type of the view and VARCHAR, NULLs
      * included, with and without mini-batch; on retracting input Flink's retract variants run.

@@ -32,7 +32,7 @@ func NewMiniBatchGroupAggregate(spec *Spec) (*MiniBatchGroupAggregate, error) {
 // Process implements engine.Operator: the batch is one bundle, its output one chunk. nowMs is the
 // processing time idle-state TTL reads and writes for the whole bundle.
 func (g *MiniBatchGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
-	if err := g.begin(in); err != nil {
+	if err := g.begin(in, nowMs); err != nil {
 		return false, err
 	}
 	g.resolveBundle(in, nowMs)
@@ -48,6 +48,7 @@ type bundleKey struct {
 	hash     int32 // BinaryRowData.hashCode of the key
 	gid      int32 // its group, -1 while its rows were all dropped leading retractions
 	fresh    bool  // it had no state before the bundle (Flink's firstRow)
+	kept     bool  // fresh, yet its group was kept for its live map entries (ExpireValue)
 	firstRow int32 // first and last row folded into the group
 	lastRow  int32
 }
@@ -68,7 +69,8 @@ type bundleState struct {
 // resolveBundle maps each row to its group as MiniBatchGroupAggFunction.finishBundle reads
 // them: rows keep their order within a key, groups are created on a key's first accumulate and
 // never removed mid-bundle, and the record count is only counted here. With idle-state TTL a
-// key's state that expired by nowMs reads as absent (and is removed) at the key's first row.
+// key's accumulators that expired by nowMs read as absent at the key's first row
+// (engine.KeyedState.ExpireValue: its map entries that did not expire stay visible).
 func (g *MiniBatchGroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 	b := &g.bundle
 	st := g.state
@@ -86,15 +88,16 @@ func (g *MiniBatchGroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 		acc := engine.IsAccumulate(in.Kinds[i])
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
 		id := st.Find(key, hash, kg)
+		valueless := false // the key holds map entries but no accumulators
 		if id >= 0 && b.keyOf[id] == 0 && st.Expired(id, nowMs) {
-			st.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
-			id = -1
+			id = st.ExpireValue(id, nowMs) // NeverReturnExpired: reads as absent, cleared on read
+			valueless = id >= 0
 		}
 		var k int32
 		switch {
 		case id >= 0 && b.keyOf[id] > 0:
 			k = b.keyOf[id] - 1
-		case id >= 0:
+		case id >= 0 && !valueless:
 			k = newKey(hash, id)
 			b.keyOf[id] = k + 1
 		case !acc: // a leading retraction of a key without state: dropped, yet in the bundle's map
@@ -107,8 +110,10 @@ func (g *MiniBatchGroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 			}
 			continue
 		default:
-			id = st.Insert(key, hash, kg)
-			b.keyOf = extend(b.keyOf, st.Cap())
+			if id < 0 {
+				id = st.Insert(key, hash, kg)
+				b.keyOf = extend(b.keyOf, st.Cap())
+			}
 			var ok bool
 			if k, ok = b.dropped[string(key)]; ok {
 				b.keys[k].gid = id

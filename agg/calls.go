@@ -42,28 +42,40 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool, arg 
 	engine.Double:   numericCall[float64, float64],
 }
 
-// Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX) over an argument
-// of type arg natively: every function over the numeric types and DECIMAL, MIN and MAX over
-// VARCHAR, DATE and TIMESTAMP(p <= 3), COUNT over anything. The error wraps engine.ErrUnsupported
-// and reads like "SUM over VARCHAR: not native yet".
+// Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX, FIRST_VALUE,
+// LAST_VALUE, LISTAGG, WELFORD_M2) over an argument of type arg natively: every function but LISTAGG
+// over the numeric types and DECIMAL (WELFORD_M2: not DECIMAL), MIN, MAX, FIRST_VALUE and
+// LAST_VALUE over VARCHAR, DATE and TIMESTAMP(p <= 3), LISTAGG over VARCHAR (and CHAR), COUNT over
+// anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
+// native yet".
 func Support(fn string, arg engine.Type) error {
 	switch fn {
 	case "COUNT":
 		return nil
-	case "SUM", "SUM0", "AVG", "MIN", "MAX":
+	case "LISTAGG":
+		if arg.ID == engine.Varchar {
+			return nil
+		}
+	case "WELFORD_M2":
+		if _, ok := welfordCalls[arg.ID]; ok {
+			return nil
+		}
+	case "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 		if _, ok := numericCalls[arg.ID]; ok || arg.ID == engine.Decimal {
 			return nil
 		}
-		if _, ok := orderedCalls(arg); ok && (fn == "MIN" || fn == "MAX") {
+		keeps := fn != "SUM" && fn != "SUM0" && fn != "AVG" // the value-keeping functions
+		if _, ok := orderedCalls(arg); ok && keeps {
 			return nil
 		}
-		if arg.ID == engine.Varchar && (fn == "MIN" || fn == "MAX") {
+		if arg.ID == engine.Varchar && keeps {
 			return nil
 		}
-		arg.Nullable = true
-		return fmt.Errorf("%w: %s over %s: not native yet", engine.ErrUnsupported, fn, arg)
+	default:
+		return fmt.Errorf("%w: aggregate function %s: not native yet", engine.ErrUnsupported, fn)
 	}
-	return fmt.Errorf("%w: aggregate function %s: not native yet", engine.ErrUnsupported, fn)
+	arg.Nullable = true
+	return fmt.Errorf("%w: %s over %s: not native yet", engine.ErrUnsupported, fn, arg)
 }
 
 // newCall resolves aggregate call i of spec to its accumulator and output field.
@@ -92,7 +104,18 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 			col = call.Args[0]
 		}
 		return &countAcc{col: col}, engine.Field{Name: name, Type: engine.Type{ID: engine.BigInt}}, nil
-	case "SUM", "SUM0", "AVG", "MIN", "MAX":
+	case "LISTAGG":
+		return listAggCall(field, name, call, spec)
+	case "WELFORD_M2":
+		if len(call.Args) != 1 {
+			return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: WELFORD_M2 takes 1 argument, got %d", engine.ErrInvalid, field, len(call.Args))
+		}
+		arg := spec.ArgTypes[call.Args[0]]
+		if err := Support(fn, arg); err != nil {
+			return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+		}
+		return welfordCalls[arg.ID](call.Args[0]), engine.Field{Name: name, Type: engine.Type{ID: engine.Double, Nullable: true}}, nil
+	case "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 	default:
 		return nil, engine.Field{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)
 	}
@@ -107,6 +130,15 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 	if fn == "SUM" && spec.NeedRetraction && !call.Retract {
 		// Flink's SumAggFunction has no retract; the planner never pairs it with retracting input.
 		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
+	}
+	if fn == "FIRST_VALUE" || fn == "LAST_VALUE" {
+		if call.Retract {
+			return nil, engine.Field{}, fmt.Errorf("%w: %s: %s with retraction: not native yet", engine.ErrUnsupported, field, fn)
+		}
+		acc := firstLastCall(fn, col, arg)
+		out := arg
+		out.Nullable = true
+		return acc, engine.Field{Name: name, Type: out}, nil
 	}
 	switch arg.ID {
 	case engine.Decimal:
@@ -139,4 +171,63 @@ func orderedCalls(arg engine.Type) (func(fn string, col int, retract bool, arg e
 		return numericCall[int64, int64], true
 	}
 	return nil, false
+}
+
+// firstLastCall builds FIRST_VALUE or LAST_VALUE over an argument Support accepts for them.
+func firstLastCall(fn string, col int, arg engine.Type) accumulator {
+	switch {
+	case arg.ID == engine.Decimal:
+		acc := newFirstLast[dec128](fn, col, arg, &decOps{})
+		return &acc
+	case arg.ID == engine.Varchar:
+		return &strFirstLastAcc{newFirstLast[strRef](fn, col, arg, newStrOps(-1))}
+	}
+	return firstLastCalls[physicalID(arg)](fn, col, arg)
+}
+
+// firstLastCalls holds FIRST_VALUE/LAST_VALUE per physical number type (physicalID).
+var firstLastCalls = map[engine.TypeID]func(fn string, col int, arg engine.Type) accumulator{
+	engine.TinyInt:  firstLastOf[int8],
+	engine.SmallInt: firstLastOf[int16],
+	engine.Int:      firstLastOf[int32],
+	engine.BigInt:   firstLastOf[int64],
+	engine.Float:    firstLastOf[float32],
+	engine.Double:   firstLastOf[float64],
+}
+
+func firstLastOf[T number](fn string, col int, arg engine.Type) accumulator {
+	acc := newFirstLast[T](fn, col, arg, &numOps[T]{})
+	return &acc
+}
+
+// physicalID is the number type whose Arrow values a type's values are: DATE's int32 days,
+// TIMESTAMP(p <= 3)'s int64 milliseconds, a number type itself.
+func physicalID(arg engine.Type) engine.TypeID {
+	switch arg.ID {
+	case engine.Date:
+		return engine.Int
+	case engine.Timestamp:
+		return engine.BigInt
+	}
+	return arg.ID
+}
+
+// listAggCall builds LISTAGG(x) or LISTAGG(x, delimiter), both VARCHAR, on insert-only input.
+func listAggCall(field, name string, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
+	if len(call.Args) < 1 || len(call.Args) > 2 {
+		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: LISTAGG takes 1 or 2 arguments, got %d", engine.ErrInvalid, field, len(call.Args))
+	}
+	for _, c := range call.Args {
+		if err := Support("LISTAGG", spec.ArgTypes[c]); err != nil {
+			return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	if call.Retract {
+		return nil, engine.Field{}, fmt.Errorf("%w: %s: LISTAGG with retraction: not native yet", engine.ErrUnsupported, field)
+	}
+	delim := -1
+	if len(call.Args) == 2 {
+		delim = call.Args[1]
+	}
+	return newListAgg(call.Args[0], delim), engine.Field{Name: name, Type: engine.Type{ID: engine.Varchar, Nullable: true}}, nil
 }

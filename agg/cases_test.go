@@ -2,6 +2,7 @@ package agg
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -153,6 +154,29 @@ func TestGroupAggregateChangelogs(t *testing.T) {
 				{int64(1), "😀", false}},
 			kinds: []engine.RowKind{I, I, D, I},
 			want:  []string{`+I[1, "\uffff"]`, `+U[1, "😀"]`, `+U[1, "\uffff"]`},
+		},
+		{
+			name: "FIRST_VALUE keeps the first non-NULL value, LAST_VALUE takes each non-NULL value",
+			spec: testSpec{Input: bigintInput("k", "v:VARCHAR", "d:DECIMAL(10, 2)", "x:DOUBLE"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "FIRST_VALUE", Args: []int{1}}, {Func: "LAST_VALUE", Args: []int{1}},
+					{Func: "FIRST_VALUE", Args: []int{2}}, {Func: "LAST_VALUE", Args: []int{3}}}},
+			// an unchanged result (LAST_VALUE of an equal value, NULL arguments) emits nothing;
+			// NaN never equals itself, so a NaN LAST_VALUE re-emits
+			in: [][]any{{int64(1), nil, nil, nil}, {int64(1), "b", big.NewInt(150), 2.0}, {int64(1), "a", big.NewInt(200), 2.0},
+				{int64(1), "a", nil, nil}, {int64(1), nil, big.NewInt(300), nan}, {int64(1), "c", nil, nan}},
+			kinds: []engine.RowKind{I, I, I, I, I, I},
+			want: []string{"+I[1, null, null, null, null]", `+U[1, "b", "b", 150, 2]`, `+U[1, "b", "a", 150, 2]`,
+				`+U[1, "b", "a", 150, NaN]`, `+U[1, "b", "c", 150, NaN]`},
+		},
+		{
+			name: "LISTAGG: ',' by default, the row's delimiter otherwise; a NULL delimiter makes the concatenation NULL",
+			spec: testSpec{Input: bigintInput("k", "v:VARCHAR", "d:VARCHAR"), Keys: []int{0},
+				Aggs: []AggCall{{Func: "LISTAGG", Args: []int{1}}, {Func: "LISTAGG", Args: []int{1, 2}}}},
+			in: [][]any{{int64(1), nil, "-"}, {int64(1), "a", "-"}, {int64(1), "", "+"}, {int64(1), "b", nil},
+				{int64(1), "c", "/"}, {int64(1), nil, nil}, {int64(1), "d", "//"}},
+			kinds: []engine.RowKind{I, I, I, I, I, I, I},
+			want: []string{"+I[1, null, null]", `+U[1, "a", "a"]`, `+U[1, "a,", "a+"]`, `+U[1, "a,,b", null]`,
+				`+U[1, "a,,b,c", "c"]`, `+U[1, "a,,b,c,d", "c//d"]`},
 		},
 	}
 	cases = append(cases, changelogCase{

@@ -85,6 +85,20 @@ func (d *distinctSet) Reset(g int32) {
 	}
 }
 
+// ResetValue implements engine.EntryState: a set has no value state.
+func (d *distinctSet) ResetValue(int32) {}
+
+// LiveEntries implements engine.EntryState.
+func (d *distinctSet) LiveEntries(g int32, nowMs int64) bool { return d.live(g, nowMs) }
+
+// SweepEntries implements engine.EntryState.
+func (d *distinctSet) SweepEntries(nowMs int64, budget int) {
+	d.sweepExpired(nowMs, budget, d.remove)
+}
+
+// entryTable implements entryOwner.
+func (d *distinctSet) entryTable() *groupEntries { return &d.groupEntries }
+
 // Bytes implements engine.PerKey.
 func (d *distinctSet) Bytes() int64 {
 	return d.groupEntries.bytes() + int64(cap(d.entOff))*(8+4+8) + int64(cap(d.counts))*8 + int64(cap(d.arena))
@@ -156,11 +170,12 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 			key = d.key(col, i)
 		}
 		h := hashNullable(g, key, null)
-		e := d.find(g, key, null, h)
+		e := d.findLive(g, key, null, h)
 		if e < 0 {
 			e = d.insert(g, key, null, h)
 		}
 		cnt := d.counts[int(e)*k : int(e)*k+k]
+		changed := false
 		for c, f := range d.filters {
 			if f >= 0 && !passes(&in.Cols[f], i) {
 				continue
@@ -170,6 +185,7 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 				if cnt[c] == 0 {
 					cnt[c] = 1
 					d.acts[c][i] = 1
+					changed = true
 				}
 			case base[i] > 0:
 				if cnt[c]++; cnt[c] == 1 {
@@ -181,6 +197,8 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 				}
 			}
 		}
+		// Flink puts the entry back when a bit turned on (insert-only input), or whenever the
+		// row touched it and some count is not 0 (retracting input; all 0 removes it).
 		if d.retract {
 			empty := true
 			for _, x := range cnt {
@@ -190,7 +208,11 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 			}
 			if empty {
 				d.remove(e)
+			} else {
+				d.touch(e)
 			}
+		} else if changed {
+			d.touch(e)
 		}
 	}
 }
@@ -207,6 +229,17 @@ func (d *distinctSet) find(g int32, key []byte, null bool, h uint64) int32 {
 		}
 	}
 	return -1
+}
+
+// findLive is find for a read of the state's map: an expired entry reads as absent and is
+// deleted (TtlMapState.get under NeverReturnExpired).
+func (d *distinctSet) findLive(g int32, key []byte, null bool, h uint64) int32 {
+	e := d.find(g, key, null, h)
+	if e >= 0 && d.expired(e) {
+		d.remove(e)
+		return -1
+	}
+	return e
 }
 
 // keyOf returns entry e's key bytes (empty for NULL).
@@ -260,7 +293,7 @@ func (d *distinctSet) compact() {
 }
 
 // Save implements engine.PerKey: group g's entries, their number, then each key
-// (length-prefixed; length -1 for the NULL key) and its values.
+// (length-prefixed; length -1 for the NULL key), its values and, with TTL, its last write.
 func (d *distinctSet) Save(dst []byte, g int32) []byte {
 	n := 0
 	for e := d.head[g]; e >= 0; e = d.next[e] {
@@ -273,6 +306,9 @@ func (d *distinctSet) Save(dst []byte, g int32) []byte {
 		dst = append(dst, d.keyOf(e)...)
 		for _, c := range d.counts[int(e)*k : int(e)*k+k] {
 			dst = putVarint(dst, c)
+		}
+		if d.at != nil {
+			dst = putVarint(dst, d.at[e])
 		}
 	}
 	return dst
@@ -310,6 +346,11 @@ func (d *distinctSet) Load(src []byte, g int32) ([]byte, error) {
 		cnt := d.counts[int(e)*k : int(e)*k+k]
 		for c := range cnt {
 			if cnt[c], src, err = getVarint(src); err != nil {
+				return nil, err
+			}
+		}
+		if d.at != nil {
+			if d.at[e], src, err = getVarint(src); err != nil {
 				return nil, err
 			}
 		}

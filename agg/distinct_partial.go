@@ -194,7 +194,7 @@ func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 			continue
 		}
 		h := hashKey(g, ent.key)
-		e := d.find(g, ent.key, false, h)
+		e := d.findLive(g, ent.key, false, h)
 		if e < 0 {
 			e = d.insert(g, ent.key, false, h)
 		}
@@ -203,7 +203,7 @@ func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 		if rows != nil {
 			row = rows.add(g, ent.key)
 		}
-		empty := true
+		empty, changed := true, d.retract // a merge on retracting input always puts
 		for j, other := range ent.vals {
 			this := cnt[j]
 			act := int8(0)
@@ -217,7 +217,7 @@ func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 				}
 				cnt[j] = merged
 			} else if this == 0 && other != 0 {
-				act, cnt[j] = 1, 1
+				act, cnt[j], changed = 1, 1, true
 			}
 			if row >= 0 {
 				rows.acts[j][row] = act
@@ -230,6 +230,8 @@ func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 		// either reads as absent in every later merge, so Ferry drops it.
 		if empty {
 			d.remove(e)
+		} else if changed {
+			d.touch(e) // Flink puts the merged value (insert-only input: when a bit turned on)
 		}
 	}
 }

@@ -24,6 +24,7 @@ type refView map[string]*refViewEntry
 type refViewEntry struct {
 	v    any     // the value (nil: NULL)
 	vals []int64 // per call: its bit or count
+	at   int64   // its last write, when its map has a clock (idle-state TTL)
 }
 
 // refViewShape is what a distinct map's encoding depends on: the key type, the number of calls
@@ -224,11 +225,16 @@ func canonicalViews(rows []enginetest.Row, first int, shapes []refViewShape) []e
 // refMergeView merges the entries of another map into m as DistinctAggCodeGen.merge does,
 // literally (a count map of one call removes an entry that merges to 0, a long[] map keeps it,
 // a bitmask map stores an entry only when a bit was newly set); apply(j, add, v) accumulates
-// (add) or retracts value v in the set's j-th call.
-func refMergeView(m refView, other []refViewEntry, s refViewShape, apply func(j int, add bool, v any)) {
+// (add) or retracts value v in the set's j-th call. With a clock (idle-state TTL) an expired
+// entry of m reads as absent and every put stamps its entry.
+func refMergeView(m refView, other []refViewEntry, s refViewShape, apply func(j int, add bool, v any), clock *refClock) {
 	for _, o := range other {
 		id := refDistinctID(o.v)
 		e := m[id]
+		if e != nil && clock != nil && clock.ttl > 0 && e.at+clock.ttl <= clock.now {
+			delete(m, id)
+			e = nil
+		}
 		if e == nil {
 			e = &refViewEntry{v: o.v, vals: make([]int64, s.calls)}
 		}
@@ -257,6 +263,9 @@ func refMergeView(m refView, other []refViewEntry, s refViewShape, apply func(j 
 			delete(m, id)
 		case changed:
 			m[id] = e
+			if clock != nil {
+				e.at = clock.now
+			}
 		}
 	}
 }

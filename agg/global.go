@@ -117,7 +117,7 @@ func typeList(ts []engine.Type) string {
 // two rows per input row). nowMs is the processing time idle-state TTL reads and writes for the
 // whole bundle.
 func (g *GlobalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
-	if err := g.begin(in); err != nil {
+	if err := g.begin(in, nowMs); err != nil {
 		return false, err
 	}
 	g.resolveKeys(in, nowMs)
@@ -135,8 +135,9 @@ func (g *GlobalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out
 }
 
 // resolveKeys maps each row to its bundle key and each bundle key to its group: the key's
-// state, or a fresh group when it has none (or its state expired by nowMs: read once, at the
-// key's first row of the bundle).
+// state, or a fresh group when it has none (or its accumulators expired by nowMs: read once, at
+// the key's first row of the bundle; engine.KeyedState.ExpireValue keeps the key's map entries
+// that did not expire).
 func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
 	n := in.Len
 	st := g.state
@@ -148,9 +149,10 @@ func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
 		id := st.Find(key, hash, kg)
 		fresh := false
 		if id >= 0 && b.keyOf[id] == 0 && st.Expired(id, nowMs) {
-			st.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
-			id = -1
+			id = st.ExpireValue(id, nowMs) // NeverReturnExpired: reads as absent, cleared on read
+			fresh = true
 		}
+		kept := fresh && id >= 0
 		if id < 0 {
 			id = st.Insert(key, hash, kg)
 			b.grow(st.Cap())
@@ -158,7 +160,7 @@ func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
 		}
 		k := b.key(id, hash, i)
 		if fresh {
-			b.keys[k].fresh = true
+			b.keys[k].fresh, b.keys[k].kept = true, kept
 		}
 		g.rowKey[i] = k
 	}

@@ -32,11 +32,12 @@ type groupAgg struct {
 	// insertOnly rejects retractions (need_retraction false); the global aggregate reads
 	// partial rows, whose RowKind Flink never looks at.
 	insertOnly bool
-	ttl        bool           // idle-state TTL is enabled: Flink re-emits unchanged results too
-	calls      []accumulator  // one per aggregate call
-	outCalls   []accumulator  // the calls whose values are output columns (all but a hidden count1)
-	filters    []int          // per call: FILTER column, or -1
-	sets       []*distinctSet // the value sets of DISTINCT calls, one per argument column
+	ttl        bool            // idle-state TTL is enabled: Flink re-emits unchanged results too
+	calls      []accumulator   // one per aggregate call
+	outCalls   []accumulator   // the calls whose values are output columns (all but a hidden count1)
+	filters    []int           // per call: FILTER column, or -1
+	sets       []*distinctSet  // the value sets of DISTINCT calls, one per argument column
+	entries    []*groupEntries // with TTL: the entry tables of the state's maps, whose clock Process sets
 	output     []engine.Field
 	outTypes   []engine.Type
 
@@ -73,15 +74,6 @@ type coreOptions struct {
 }
 
 func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
-	if spec.StateTTLMs > 0 {
-		for i, c := range spec.Aggs {
-			if c.Distinct || (c.Retract && (c.Func == "MIN" || c.Func == "MAX")) {
-				// Flink keeps these in MapViews whose entries expire one by one, apart from the key.
-				return nil, fmt.Errorf("%w: aggs[%d]: idle-state TTL with %s: not native yet (its map state expires per entry)",
-					engine.ErrUnsupported, i, mapViewCall(c))
-			}
-		}
-	}
 	keys := engine.NewKeyEncoder(spec.Keys, spec.InputTypes)
 	ttl := engine.TTL{Ms: spec.StateTTLMs}
 	header, layout := opt.header, opt.layout
@@ -139,6 +131,12 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 	for _, d := range g.sets {
 		g.state.Register(d)
 	}
+	for _, c := range g.calls {
+		g.entries = enableEntryTTL(g.entries, c, ttl)
+	}
+	for _, d := range g.sets {
+		g.entries = enableEntryTTL(g.entries, d, ttl)
+	}
 	for _, f := range g.output {
 		g.outTypes = append(g.outTypes, f.Type)
 	}
@@ -146,12 +144,29 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 	return g, nil
 }
 
-// mapViewCall names a call whose state Flink keeps in a MapView.
-func mapViewCall(c AggCall) string {
-	if c.Distinct {
-		return c.Func + "(DISTINCT)"
+// entryOwner is state that keeps per-group entries in a groupEntries: a DISTINCT value set, the
+// multiset of MIN/MAX with retraction (Flink's MapViews).
+type entryOwner interface {
+	entryTable() *groupEntries
+}
+
+// enableEntryTTL gives the entries of p, when it keeps any (entryOwner), their own idle-state
+// TTL, as Flink hands the operator's TTL to its MapViews (PerKeyStateDataViewStore), and
+// appends their table to tables.
+func enableEntryTTL(tables []*groupEntries, p engine.PerKey, ttl engine.TTL) []*groupEntries {
+	if o, ok := p.(entryOwner); ok && ttl.Enabled() {
+		t := o.entryTable()
+		t.enableTTL(ttl)
+		tables = append(tables, t)
 	}
-	return c.Func + " with retraction"
+	return tables
+}
+
+// setClock sets the processing time (ms) the entries of tables are read and written at.
+func setClock(tables []*groupEntries, nowMs int64) {
+	for _, t := range tables {
+		t.now = nowMs
+	}
 }
 
 // Output implements engine.Operator.
@@ -185,8 +200,10 @@ func (g *groupAgg) Continue(out *engine.OutBatch) (bool, error) {
 // Close implements engine.Operator.
 func (g *groupAgg) Close() { *g = groupAgg{spec: g.spec} }
 
-// begin validates a batch and encodes, hashes and places its keys; it changes no state.
-func (g *groupAgg) begin(in *engine.Batch) error {
+// begin validates a batch and encodes, hashes and places its keys, and sets the clock of the
+// state's map entries to nowMs; it changes no state.
+func (g *groupAgg) begin(in *engine.Batch, nowMs int64) error {
+	setClock(g.entries, nowMs)
 	n := in.Len
 	if in.Retracts && g.insertOnly {
 		for i, k := range in.Kinds {
@@ -337,7 +354,7 @@ func NewGroupAggregate(spec *Spec) (*GroupAggregate, error) {
 // Process implements engine.Operator. nowMs is the processing time idle-state TTL reads and
 // writes for the whole batch. The output is one chunk.
 func (g *GroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
-	if err := g.begin(in); err != nil {
+	if err := g.begin(in, nowMs); err != nil {
 		return false, err
 	}
 	g.resolveGroups(in, nowMs)
@@ -349,8 +366,9 @@ func (g *GroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engi
 }
 
 // resolveGroups is the sequential pass: it maps each row to its group, creating groups on the
-// first accumulate and removing them when the record count reaches zero. With idle-state TTL an
-// expired group reads as absent (and is removed), and every row that keeps its group writes it.
+// first accumulate and removing them when the record count reaches zero. With idle-state TTL a
+// group whose accumulators expired reads as absent (engine.KeyedState.ExpireValue: its map
+// entries that did not expire stay visible), and every row that keeps its group writes it.
 func (g *GroupAggregate) resolveGroups(in *engine.Batch, nowMs int64) {
 	n := in.Len
 	st := g.state
@@ -365,16 +383,19 @@ func (g *GroupAggregate) resolveGroups(in *engine.Batch, nowMs int64) {
 		acc := engine.IsAccumulate(in.Kinds[i])
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
 		id := st.Find(key, hash, kg)
-		if id >= 0 && st.Expired(id, nowMs) {
-			st.Remove(id) // NeverReturnExpired: reads as absent, cleared on read
-			id = -1
+		absent := id < 0
+		if !absent && st.Expired(id, nowMs) {
+			id = st.ExpireValue(id, nowMs) // NeverReturnExpired: reads as absent, cleared on read
+			absent = true
 		}
-		if id < 0 {
+		if absent {
 			if !acc {
 				g.gids[i] = -1 // retraction before any accumulate: dropped
 				continue
 			}
-			id = st.Insert(key, hash, kg)
+			if id < 0 {
+				id = st.Insert(key, hash, kg)
+			}
 			g.first[i] = true
 		}
 		g.gids[i] = id

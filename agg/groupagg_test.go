@@ -88,7 +88,11 @@ func randomScenario(seed uint64) scenario {
 	}
 	var aggs []AggCall
 	for i := range 1 + r.IntN(6) {
-		fn := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0"}[r.IntN(6)]
+		fns := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0", "WELFORD_M2", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"}
+		if needRetraction {
+			fns = fns[:7] // Flink plans FIRST_VALUE/LAST_VALUE/LISTAGG on retracting input as their retract variants
+		}
+		fn := fns[r.IntN(len(fns))]
 		call := AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}
 		if fn == "SUM" && needRetraction {
 			call.Retract = true
@@ -110,15 +114,9 @@ func randomScenario(seed uint64) scenario {
 	}
 	var ttlMs int64
 	if r.IntN(3) == 0 {
-		// Idle-state TTL; Flink keeps DISTINCT values and MIN/MAX-with-retraction multisets in
-		// MapViews that expire per entry, which Ferry does not run natively under TTL.
+		// Idle-state TTL: the accumulators expire per key, the DISTINCT values and the
+		// MIN/MAX-with-retraction multisets (MapViews) per entry.
 		ttlMs = 1 + r.Int64N(60)
-		for i := range aggs {
-			aggs[i].Distinct = false
-			if aggs[i].Func == "MIN" || aggs[i].Func == "MAX" {
-				aggs[i].Retract = false
-			}
-		}
 	}
 	spec := mustParse(&testSpec{Kind: "group_aggregate", Input: input, Keys: keys, Aggs: aggs, StateTTLMs: ttlMs,
 		NeedRetraction: needRetraction, GenerateUpdateBefore: r.IntN(3) > 0, MaxParallelism: 128})

@@ -13,6 +13,14 @@ import "github.com/ferrystream/ferry/engine"
 //
 // and supplies the entry hash h when it adds an entry and hash(e) (the hash e was added with)
 // when it removes one.
+//
+// With idle-state TTL (enableTTL; the keyed state's sets and multisets, never a buffer's) every
+// entry keeps its own last write, as Flink's TtlMapState wraps each map value with its
+// timestamp: add and touch stamp an entry with now, the processing time (ms) of the current
+// call, which the operator sets before it reads or writes entries; an entry is expired when
+// ttl.Expired(at[e], now). The owner treats an expired entry as absent (Flink's get, contains
+// and iteration skip it, NeverReturnExpired) and deletes it when it meets it; sweepRange walks
+// the entry ids for the bounded sweep of entries nobody reads again.
 type groupEntries struct {
 	group []int32 // owning group; -1 for free entries
 	next  []int32 // next entry of the same group, or of the free list; -1 ends
@@ -21,9 +29,57 @@ type groupEntries struct {
 	free  int32   // head of the free-entry list, -1 when empty
 	used  int     // live entries
 	index engine.Index
+
+	ttl   engine.TTL
+	at    []int64 // per entry: its last write (ms); nil without TTL
+	now   int64   // the current call's processing time (ms)
+	sweep engine.Sweeper
 }
 
 func newGroupEntries() groupEntries { return groupEntries{free: -1} }
+
+// enableTTL makes entries expire ttl after their last write; call it before the first entry.
+func (x *groupEntries) enableTTL(ttl engine.TTL) {
+	if ttl.Enabled() {
+		x.ttl, x.at = ttl, []int64{}
+	}
+}
+
+// touch stamps entry e written now (Flink's put: OnCreateAndWrite). A no-op without TTL.
+func (x *groupEntries) touch(e int32) {
+	if x.at != nil {
+		x.at[e] = x.now
+	}
+}
+
+// expired reports whether entry e is expired now. Always false without TTL.
+func (x *groupEntries) expired(e int32) bool {
+	return x.at != nil && x.ttl.Expired(x.at[e], x.now)
+}
+
+// live reports whether group g holds an entry not expired at nowMs.
+func (x *groupEntries) live(g int32, nowMs int64) bool {
+	for e := x.head[g]; e >= 0; e = x.next[e] {
+		if x.at == nil || !x.ttl.Expired(x.at[e], nowMs) {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepExpired calls remove for each entry expired at nowMs among the next budget entry ids
+// (engine.Sweeper). A no-op without TTL.
+func (x *groupEntries) sweepExpired(nowMs int64, budget int, remove func(e int32)) {
+	if x.at == nil {
+		return
+	}
+	from, to := x.sweep.Next(len(x.group), budget)
+	for e := int32(from); e < int32(to); e++ {
+		if x.group[e] >= 0 && x.ttl.Expired(x.at[e], nowMs) {
+			remove(e)
+		}
+	}
+}
 
 // entryTag folds a 64-bit entry hash into the index's 32-bit tag.
 func entryTag(h uint64) uint32 { return uint32(h ^ h>>32) }
@@ -54,7 +110,11 @@ func (x *groupEntries) add(g int32, h uint64) (e int32, appended bool) {
 		x.group = append(x.group, g)
 		x.next = append(x.next, -1)
 		x.prev = append(x.prev, -1)
+		if x.at != nil {
+			x.at = append(x.at, 0)
+		}
 	}
+	x.touch(e)
 	hd := x.head[g]
 	x.next[e], x.prev[e] = hd, -1
 	if hd >= 0 {
@@ -86,5 +146,5 @@ func (x *groupEntries) remove(e int32, hash func(e int32) uint64) {
 }
 
 func (x *groupEntries) bytes() int64 {
-	return int64(cap(x.group))*(4+4+4) + int64(cap(x.head))*4 + x.index.Bytes()
+	return int64(cap(x.group))*(4+4+4) + int64(cap(x.at))*8 + int64(cap(x.head))*4 + x.index.Bytes()
 }

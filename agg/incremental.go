@@ -111,6 +111,7 @@ type IncrementalGroupAggregate struct {
 	finalKeys *engine.KeyEncoder // the final key, over the same input columns
 	state     *engine.KeyedState // per partial key: sets
 	sets      []*distinctSet     // the state's maps, one per DISTINCT argument column
+	entries   []*groupEntries    // with TTL: the maps' entry tables, whose clock Process sets
 	buf       partialBuffer      // partialAgg's accumulators and maps, one group per bundle key
 	final     []accumulator      // finalAgg's accumulators, one group per final key
 	layout    partialLayout      // the input's partial state (calls, then maps)
@@ -154,20 +155,15 @@ var _ engine.Operator = (*IncrementalGroupAggregate)(nil)
 
 // NewIncrementalGroupAggregate builds the incremental aggregate of a validated spec.
 func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggregate, error) {
-	for i, c := range spec.Aggs {
-		if spec.StateTTLMs > 0 && c.Distinct {
-			// Flink keeps the DISTINCT maps in state whose entries expire one by one, apart from the key.
-			return nil, fmt.Errorf("%w: aggs[%d]: idle-state TTL with %s: not native yet (its map state expires per entry)",
-				engine.ErrUnsupported, i, mapViewCall(c))
-		}
-	}
 	keys := engine.NewKeyEncoder(spec.Keys, spec.InputTypes)
+	ttl := engine.TTL{Ms: spec.StateTTLMs}
 	g := &IncrementalGroupAggregate{
 		spec:      spec,
 		keys:      keys,
 		finalKeys: engine.NewKeyEncoder(spec.FinalKeys, spec.InputTypes),
-		state:     engine.NewKeyedState(spec.Spec.Spec, engine.StateConfig{KeySize: keys.FixedSize(), Layout: spec.stateLayout()}),
-		buf:       partialBuffer{inner: make([]bool, len(spec.Aggs))},
+		state: engine.NewKeyedState(spec.Spec.Spec, engine.StateConfig{KeySize: keys.FixedSize(), TTL: ttl,
+			EntriesOnly: true, Layout: spec.stateLayout()}),
+		buf: partialBuffer{inner: make([]bool, len(spec.Aggs))},
 	}
 	byCol := map[int]int{} // DISTINCT argument column -> set
 	for i, call := range spec.Aggs {
@@ -197,6 +193,7 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 	}
 	for _, d := range g.sets {
 		g.state.Register(d)
+		g.entries = enableEntryTTL(g.entries, d, ttl)
 	}
 	var err error
 	if g.layout, err = newPartialLayout(g.buf.accs, len(g.sets), len(spec.Keys)); err != nil {
@@ -227,8 +224,15 @@ func (g *IncrementalGroupAggregate) Output() []engine.Field { return g.output }
 func (g *IncrementalGroupAggregate) State() *engine.KeyedState { return g.state }
 
 // Process implements engine.Operator: the batch is one bundle, its output one chunk of at most
-// one row per input row.
-func (g *IncrementalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, out *engine.OutBatch) (bool, error) {
+// one row per input row. nowMs is the processing time the maps' entries are read and written at
+// (idle-state TTL expires each entry on its own).
+func (g *IncrementalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+	setClock(g.entries, nowMs)
+	if in.Len == 0 { // an empty bundle emits nothing; expired entries are still swept
+		out.Len = 0
+		g.state.Sweep(nowMs)
+		return false, nil
+	}
 	if err := g.keys.Encode(in); err != nil {
 		return false, err
 	}
@@ -253,7 +257,7 @@ func (g *IncrementalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, ou
 		return false, err
 	}
 	err := g.emit(in, out)
-	g.endBundle()
+	g.endBundle(nowMs)
 	return false, err
 }
 
@@ -421,8 +425,9 @@ func (g *IncrementalGroupAggregate) emit(in *engine.Batch, out *engine.OutBatch)
 }
 
 // endBundle removes the partial keys whose maps are all empty (Flink's MapState holds nothing
-// for them) and forgets the bundle.
-func (g *IncrementalGroupAggregate) endBundle() {
+// for them), forgets the bundle and sweeps expired entries, and keys left without entries
+// (idle-state TTL).
+func (g *IncrementalGroupAggregate) endBundle(nowMs int64) {
 	for _, k := range g.bundle.keys {
 		empty := true
 		for _, d := range g.sets {
@@ -437,6 +442,7 @@ func (g *IncrementalGroupAggregate) endBundle() {
 	}
 	g.bundle.end()
 	g.state.EndBatch()
+	g.state.Sweep(nowMs)
 }
 
 // Advance implements engine.Operator; the incremental aggregate has no timers.

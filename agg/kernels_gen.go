@@ -11,6 +11,12 @@ type numMinMaxAcc[T number] struct {
 
 // beats is minMaxAcc.beats for numbers.
 func (a *numMinMaxAcc[T]) beats(v, cur T) bool {
+	switch a.rule {
+	case replaceNever:
+		return false
+	case replaceAlways:
+		return true
+	}
 	if a.max {
 		v, cur = cur, v
 	}
@@ -89,6 +95,12 @@ type decMinMaxAcc struct {
 
 // beats is minMaxAcc.beats for DECIMAL.
 func (a *decMinMaxAcc) beats(v, cur dec128) bool {
+	switch a.rule {
+	case replaceNever:
+		return false
+	case replaceAlways:
+		return true
+	}
 	if a.max {
 		v, cur = cur, v
 	}
@@ -198,6 +210,12 @@ type strMinMaxAcc struct {
 
 // beats is minMaxAcc.beats for VARCHAR.
 func (a *strMinMaxAcc) beats(v, cur strRef) bool {
+	switch a.rule {
+	case replaceNever:
+		return false
+	case replaceAlways:
+		return true
+	}
 	if a.max {
 		v, cur = cur, v
 	}
@@ -372,7 +390,7 @@ func (a *numMinMaxRetractAcc[T]) accumulate(g int32, v T) {
 	}
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = 1
 	if e >= 0 {
 		c = m.cnt[e] + 1
@@ -382,6 +400,7 @@ func (a *numMinMaxRetractAcc[T]) accumulate(g int32, v T) {
 		a.ops.drop(m.remove(e))
 	case e >= 0:
 		m.cnt[e] = c
+		m.touch(e)
 	default:
 		m.insert(g, a.ops.keep(v), h, c)
 	}
@@ -394,7 +413,7 @@ func (a *numMinMaxRetractAcc[T]) accumulate(g int32, v T) {
 func (a *numMinMaxRetractAcc[T]) retract(g int32, v T) {
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = -1
 	if e >= 0 {
 		c = m.cnt[e] - 1
@@ -402,6 +421,7 @@ func (a *numMinMaxRetractAcc[T]) retract(g int32, v T) {
 	if c != 0 {
 		if e >= 0 {
 			m.cnt[e] = c
+			m.touch(e)
 		} else {
 			m.insert(g, a.ops.keep(v), h, c)
 		}
@@ -429,14 +449,28 @@ func (a *numMinMaxRetractAcc[T]) find(g int32, v T, h uint64) int32 {
 	return -1
 }
 
+// findLive is minMaxRetractAcc.findLive for numbers.
+func (a *numMinMaxRetractAcc[T]) findLive(g int32, v T, h uint64) int32 {
+	e := a.find(g, v, h)
+	if e >= 0 && a.counts.expired(e) {
+		a.ops.drop(a.counts.remove(e))
+		return -1
+	}
+	return e
+}
+
 // rescan is minMaxRetractAcc.rescan for numbers.
 func (a *numMinMaxRetractAcc[T]) rescan(g int32) {
 	m := &a.counts
 	best := int32(-1)
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		if best < 0 || a.beyond(m.val[best], m.val[e]) {
+	for e := m.head[g]; e >= 0; {
+		next := m.next[e]
+		if m.expired(e) {
+			a.ops.drop(m.remove(e))
+		} else if best < 0 || a.beyond(m.val[best], m.val[e]) {
 			best = e
 		}
+		e = next
 	}
 	if best < 0 {
 		a.mapSize[g] = 0
@@ -497,7 +531,7 @@ func (a *numMinMaxRetractAcc[T]) mergeGroup(from *numMinMaxRetractAcc[T], s, d i
 		k := a.ops.keepFrom(from.ops, from.counts.val[e])
 		other := from.counts.cnt[e]
 		h := a.ops.hash(d, k)
-		x := a.find(d, k, h)
+		x := a.findLive(d, k, h)
 		var this int64
 		if x >= 0 {
 			this = m.cnt[x]
@@ -508,6 +542,7 @@ func (a *numMinMaxRetractAcc[T]) mergeGroup(from *numMinMaxRetractAcc[T], s, d i
 			a.ops.drop(m.remove(x)) // other != 0, so the entry existed
 		case x >= 0:
 			m.cnt[x] = merged
+			m.touch(x)
 		default:
 			m.insert(d, k, h, merged)
 		}
@@ -640,7 +675,7 @@ func (a *decMinMaxRetractAcc) accumulate(g int32, v dec128) {
 	}
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = 1
 	if e >= 0 {
 		c = m.cnt[e] + 1
@@ -650,6 +685,7 @@ func (a *decMinMaxRetractAcc) accumulate(g int32, v dec128) {
 		a.ops.drop(m.remove(e))
 	case e >= 0:
 		m.cnt[e] = c
+		m.touch(e)
 	default:
 		m.insert(g, a.ops.keep(v), h, c)
 	}
@@ -662,7 +698,7 @@ func (a *decMinMaxRetractAcc) accumulate(g int32, v dec128) {
 func (a *decMinMaxRetractAcc) retract(g int32, v dec128) {
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = -1
 	if e >= 0 {
 		c = m.cnt[e] - 1
@@ -670,6 +706,7 @@ func (a *decMinMaxRetractAcc) retract(g int32, v dec128) {
 	if c != 0 {
 		if e >= 0 {
 			m.cnt[e] = c
+			m.touch(e)
 		} else {
 			m.insert(g, a.ops.keep(v), h, c)
 		}
@@ -697,14 +734,28 @@ func (a *decMinMaxRetractAcc) find(g int32, v dec128, h uint64) int32 {
 	return -1
 }
 
+// findLive is minMaxRetractAcc.findLive for DECIMAL.
+func (a *decMinMaxRetractAcc) findLive(g int32, v dec128, h uint64) int32 {
+	e := a.find(g, v, h)
+	if e >= 0 && a.counts.expired(e) {
+		a.ops.drop(a.counts.remove(e))
+		return -1
+	}
+	return e
+}
+
 // rescan is minMaxRetractAcc.rescan for DECIMAL.
 func (a *decMinMaxRetractAcc) rescan(g int32) {
 	m := &a.counts
 	best := int32(-1)
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		if best < 0 || a.beyond(m.val[best], m.val[e]) {
+	for e := m.head[g]; e >= 0; {
+		next := m.next[e]
+		if m.expired(e) {
+			a.ops.drop(m.remove(e))
+		} else if best < 0 || a.beyond(m.val[best], m.val[e]) {
 			best = e
 		}
+		e = next
 	}
 	if best < 0 {
 		a.mapSize[g] = 0
@@ -765,7 +816,7 @@ func (a *decMinMaxRetractAcc) mergeGroup(from *decMinMaxRetractAcc, s, d int32) 
 		k := a.ops.keepFrom(from.ops, from.counts.val[e])
 		other := from.counts.cnt[e]
 		h := a.ops.hash(d, k)
-		x := a.find(d, k, h)
+		x := a.findLive(d, k, h)
 		var this int64
 		if x >= 0 {
 			this = m.cnt[x]
@@ -776,6 +827,7 @@ func (a *decMinMaxRetractAcc) mergeGroup(from *decMinMaxRetractAcc, s, d int32) 
 			a.ops.drop(m.remove(x)) // other != 0, so the entry existed
 		case x >= 0:
 			m.cnt[x] = merged
+			m.touch(x)
 		default:
 			m.insert(d, k, h, merged)
 		}
@@ -908,7 +960,7 @@ func (a *strMinMaxRetractAcc) accumulate(g int32, v strRef) {
 	}
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = 1
 	if e >= 0 {
 		c = m.cnt[e] + 1
@@ -918,6 +970,7 @@ func (a *strMinMaxRetractAcc) accumulate(g int32, v strRef) {
 		a.ops.drop(m.remove(e))
 	case e >= 0:
 		m.cnt[e] = c
+		m.touch(e)
 	default:
 		m.insert(g, a.ops.keep(v), h, c)
 	}
@@ -930,7 +983,7 @@ func (a *strMinMaxRetractAcc) accumulate(g int32, v strRef) {
 func (a *strMinMaxRetractAcc) retract(g int32, v strRef) {
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = -1
 	if e >= 0 {
 		c = m.cnt[e] - 1
@@ -938,6 +991,7 @@ func (a *strMinMaxRetractAcc) retract(g int32, v strRef) {
 	if c != 0 {
 		if e >= 0 {
 			m.cnt[e] = c
+			m.touch(e)
 		} else {
 			m.insert(g, a.ops.keep(v), h, c)
 		}
@@ -965,14 +1019,28 @@ func (a *strMinMaxRetractAcc) find(g int32, v strRef, h uint64) int32 {
 	return -1
 }
 
+// findLive is minMaxRetractAcc.findLive for VARCHAR.
+func (a *strMinMaxRetractAcc) findLive(g int32, v strRef, h uint64) int32 {
+	e := a.find(g, v, h)
+	if e >= 0 && a.counts.expired(e) {
+		a.ops.drop(a.counts.remove(e))
+		return -1
+	}
+	return e
+}
+
 // rescan is minMaxRetractAcc.rescan for VARCHAR.
 func (a *strMinMaxRetractAcc) rescan(g int32) {
 	m := &a.counts
 	best := int32(-1)
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		if best < 0 || a.beyond(m.val[best], m.val[e]) {
+	for e := m.head[g]; e >= 0; {
+		next := m.next[e]
+		if m.expired(e) {
+			a.ops.drop(m.remove(e))
+		} else if best < 0 || a.beyond(m.val[best], m.val[e]) {
 			best = e
 		}
+		e = next
 	}
 	if best < 0 {
 		a.mapSize[g] = 0
@@ -1033,7 +1101,7 @@ func (a *strMinMaxRetractAcc) mergeGroup(from *strMinMaxRetractAcc, s, d int32) 
 		k := a.ops.keepFrom(from.ops, from.counts.val[e])
 		other := from.counts.cnt[e]
 		h := a.ops.hash(d, k)
-		x := a.find(d, k, h)
+		x := a.findLive(d, k, h)
 		var this int64
 		if x >= 0 {
 			this = m.cnt[x]
@@ -1044,6 +1112,7 @@ func (a *strMinMaxRetractAcc) mergeGroup(from *strMinMaxRetractAcc, s, d int32) 
 			a.ops.drop(m.remove(x)) // other != 0, so the entry existed
 		case x >= 0:
 			m.cnt[x] = merged
+			m.touch(x)
 		default:
 			m.insert(d, k, h, merged)
 		}

@@ -56,7 +56,7 @@ func (l *LocalGroupAggregate) State() *engine.KeyedState { return nil }
 // Process implements engine.Operator: the batch is one bundle, its output one chunk of at most
 // one row per input row.
 func (l *LocalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, out *engine.OutBatch) (bool, error) {
-	if err := l.begin(in); err != nil {
+	if err := l.begin(in, 0); err != nil {
 		return false, err
 	}
 	l.resolveRows(in)

@@ -127,16 +127,12 @@ func refMergeAcc(a, b refAgg) {
 		}
 		update := false
 		for k, oc := range o.counts {
-			tc := r.counts[k]
+			tc := r.get(k)
 			m := oc + tc
 			if m == 0 {
-				delete(r.counts, k)
-				delete(r.keys, k)
+				r.remove(k)
 			} else {
-				if _, ok := r.keys[k]; !ok {
-					r.keys[k] = o.keys[k]
-				}
-				r.counts[k] = m
+				r.put(k, o.keys[k], m)
 			}
 			switch {
 			case m <= 0 && tc > 0:
@@ -150,7 +146,11 @@ func refMergeAcc(a, b refAgg) {
 		}
 		if update { // updateMin: every key, negative counts included
 			has := false
-			for _, key := range r.keys {
+			for kk, key := range r.keys {
+				if refExpired(r.clock, r.at, kk) { // the iterator skips and deletes it
+					r.remove(kk)
+					continue
+				}
 				if !has || r.better(r.min, key) {
 					r.min, has = key, true
 				}
@@ -166,16 +166,12 @@ func refMergeAcc(a, b refAgg) {
 		}
 		update := false
 		for k, oc := range o.counts {
-			tc := r.counts[k]
+			tc := r.get(k)
 			m := oc + tc
 			if m == 0 {
-				delete(r.counts, k)
-				delete(r.keys, k)
+				r.remove(k)
 			} else {
-				if _, ok := r.keys[k]; !ok {
-					r.keys[k] = o.keys[k]
-				}
-				r.counts[k] = m
+				r.put(k, o.keys[k], m)
 			}
 			switch {
 			case m <= 0 && tc > 0:
@@ -189,7 +185,11 @@ func refMergeAcc(a, b refAgg) {
 		}
 		if update {
 			has := false
-			for _, key := range r.keys {
+			for kk, key := range r.keys {
+				if refExpired(r.clock, r.at, kk) { // the iterator skips and deletes it
+					r.remove(kk)
+					continue
+				}
 				if !has || r.better(r.ext, key) {
 					r.ext, has = key, true
 				}

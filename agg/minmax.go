@@ -1,6 +1,8 @@
 package agg
 
 import (
+	"fmt"
+
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -20,9 +22,12 @@ import (
 type minMaxAcc[V comparable, O valueOps[V]] struct {
 	col int
 	max bool
-	typ engine.Type // argument and result type, nullable
-	ops O
-	st  []minMaxState[V] // per group
+	// rule is when a new argument replaces a value that is set: by order (MIN/MAX, the zero
+	// value), never (FIRST_VALUE) or always (LAST_VALUE); see firstLastAcc.
+	rule replaceRule
+	typ  engine.Type // argument and result type, nullable
+	ops  O
+	st   []minMaxState[V] // per group
 	rowValues[V]
 	part rowValues[V] // partial values being written
 }
@@ -51,6 +56,12 @@ func (a *minMaxAcc[V, O]) Bytes() int64 {
 //
 //agg:specialize
 func (a *minMaxAcc[V, O]) beats(v, cur V) bool {
+	switch a.rule {
+	case replaceNever:
+		return false
+	case replaceAlways:
+		return true
+	}
 	if a.max {
 		v, cur = cur, v
 	}
@@ -206,3 +217,50 @@ func (a *minMaxAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, chang
 	a.ops.unbind()
 	return nil
 }
+
+// replaceRule is when a non-NULL argument replaces the value of a minMaxAcc that is set.
+type replaceRule uint8
+
+const (
+	replaceByOrder replaceRule = iota // MIN/MAX: when strictly smaller/larger
+	replaceNever                      // FIRST_VALUE: the first non-NULL argument stays
+	replaceAlways                     // LAST_VALUE: every non-NULL argument replaces it
+)
+
+// firstLastAcc is FIRST_VALUE or LAST_VALUE without retraction (Flink's FirstValueAggFunction
+// and LastValueAggFunction, one argument): the value starts NULL and NULL arguments are ignored;
+// FIRST_VALUE keeps the first non-NULL argument (Flink's accumulator also stores the wall-clock
+// time of that row as its order, which only tells "set" from "unset" for a one-argument call),
+// LAST_VALUE takes every non-NULL argument. Retractions never reach it: Flink plans the
+// ...WithRetractAggFunction variants, which Ferry does not run, for retracting input. Neither
+// function can merge, so Flink never plans them in two phases: there is no partial state.
+// It is minMaxAcc's state, snapshot and template loop (not the MIN/MAX hand kernels) under its
+// replace rule.
+type firstLastAcc[V comparable, O valueOps[V]] struct {
+	minMaxAcc[V, O]
+}
+
+func newFirstLast[V comparable, O valueOps[V]](fn string, col int, typ engine.Type, ops O) firstLastAcc[V, O] {
+	rule := replaceNever
+	if fn == "LAST_VALUE" {
+		rule = replaceAlways
+	}
+	typ.Nullable = true
+	return firstLastAcc[V, O]{minMaxAcc[V, O]{col: col, rule: rule, typ: typ, ops: ops}}
+}
+
+func (a *firstLastAcc[V, O]) partialTypes() ([]engine.Type, error) {
+	return nil, fmt.Errorf("%w: FIRST_VALUE/LAST_VALUE have no partial state (Flink cannot merge them)", engine.ErrUnsupported)
+}
+
+func (a *firstLastAcc[V, O]) merge(*engine.Batch, int, []int32, []bool) error {
+	_, err := a.partialTypes()
+	return err
+}
+
+// strFirstLastAcc is firstLastAcc over VARCHAR, whose output column has variable size.
+type strFirstLastAcc struct {
+	firstLastAcc[strRef, *strOps]
+}
+
+func (a *strFirstLastAcc) varBytes(pick []int32) int { return a.ops.varBytes(a.vals, a.nulls, pick) }

@@ -49,15 +49,34 @@ func (a *minMaxRetractAcc[V, O]) Grow(n int) {
 }
 
 func (a *minMaxRetractAcc[V, O]) Reset(g int32) {
+	a.ResetValue(g)
+	for m := &a.counts; m.head[g] >= 0; {
+		a.ops.drop(m.remove(m.head[g]))
+	}
+}
+
+// ResetValue implements engine.EntryState: the extreme and mapSize (Flink's accumulator row)
+// return to the initial state, the multiset (its MapView's state) stays.
+func (a *minMaxRetractAcc[V, O]) ResetValue(g int32) {
 	if a.hasExt[g] {
 		a.ops.drop(a.ext[g])
 	}
 	var zero V
 	a.ext[g], a.hasExt[g], a.mapSize[g] = zero, false, 0
-	for m := &a.counts; m.head[g] >= 0; {
-		a.ops.drop(m.remove(m.head[g]))
-	}
 }
+
+// LiveEntries implements engine.EntryState.
+func (a *minMaxRetractAcc[V, O]) LiveEntries(g int32, nowMs int64) bool {
+	return a.counts.live(g, nowMs)
+}
+
+// SweepEntries implements engine.EntryState.
+func (a *minMaxRetractAcc[V, O]) SweepEntries(nowMs int64, budget int) {
+	a.counts.sweepExpired(nowMs, budget, func(e int32) { a.ops.drop(a.counts.remove(e)) })
+}
+
+// entryTable implements entryOwner.
+func (a *minMaxRetractAcc[V, O]) entryTable() *groupEntries { return &a.counts.groupEntries }
 
 func (a *minMaxRetractAcc[V, O]) Bytes() int64 {
 	var zero V
@@ -169,7 +188,7 @@ func (a *minMaxRetractAcc[V, O]) accumulate(g int32, v V) {
 	}
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = 1
 	if e >= 0 {
 		c = m.cnt[e] + 1
@@ -179,6 +198,7 @@ func (a *minMaxRetractAcc[V, O]) accumulate(g int32, v V) {
 		a.ops.drop(m.remove(e))
 	case e >= 0:
 		m.cnt[e] = c
+		m.touch(e)
 	default:
 		m.insert(g, a.ops.keep(v), h, c)
 	}
@@ -191,7 +211,7 @@ func (a *minMaxRetractAcc[V, O]) accumulate(g int32, v V) {
 func (a *minMaxRetractAcc[V, O]) retract(g int32, v V) {
 	m := &a.counts
 	h := a.ops.hash(g, v)
-	e := a.find(g, v, h)
+	e := a.findLive(g, v, h)
 	var c int64 = -1
 	if e >= 0 {
 		c = m.cnt[e] - 1
@@ -199,6 +219,7 @@ func (a *minMaxRetractAcc[V, O]) retract(g int32, v V) {
 	if c != 0 {
 		if e >= 0 {
 			m.cnt[e] = c
+			m.touch(e)
 		} else {
 			m.insert(g, a.ops.keep(v), h, c)
 		}
@@ -228,17 +249,35 @@ func (a *minMaxRetractAcc[V, O]) find(g int32, v V, h uint64) int32 {
 	return -1
 }
 
+// findLive is find for a read of the state's multiset: an expired entry reads as absent and is
+// deleted (TtlMapState.get under NeverReturnExpired).
+//
+//agg:specialize
+func (a *minMaxRetractAcc[V, O]) findLive(g int32, v V, h uint64) int32 {
+	e := a.find(g, v, h)
+	if e >= 0 && a.counts.expired(e) {
+		a.ops.drop(a.counts.remove(e))
+		return -1
+	}
+	return e
+}
+
 // rescan is Flink's updateMin/updateMax: the extreme over every value of the group, negative
-// counts included; no value at all leaves mapSize 0 and the extreme NULL.
+// counts included; no value at all leaves mapSize 0 and the extreme NULL. Expired values are
+// skipped and deleted, as TtlMapState's iterator does.
 //
 //agg:specialize
 func (a *minMaxRetractAcc[V, O]) rescan(g int32) {
 	m := &a.counts
 	best := int32(-1)
-	for e := m.head[g]; e >= 0; e = m.next[e] {
-		if best < 0 || a.beyond(m.val[best], m.val[e]) {
+	for e := m.head[g]; e >= 0; {
+		next := m.next[e]
+		if m.expired(e) {
+			a.ops.drop(m.remove(e))
+		} else if best < 0 || a.beyond(m.val[best], m.val[e]) {
 			best = e
 		}
+		e = next
 	}
 	if best < 0 {
 		a.mapSize[g] = 0
@@ -259,7 +298,8 @@ func (a *minMaxRetractAcc[V, O]) write(out *engine.OutColumn, pick []int32) {
 }
 
 // Save writes the extreme (a NULL flag, then the value unless ops are sparse and it is NULL),
-// mapSize, and the group's entries (count, then value and count each), newest first.
+// mapSize, and the group's entries (count, then value, count and, with TTL, last write each),
+// newest first.
 func (a *minMaxRetractAcc[V, O]) Save(dst []byte, g int32) []byte {
 	dst = putBool(dst, a.hasExt[g])
 	if a.hasExt[g] || !a.ops.sparse() {
@@ -270,6 +310,9 @@ func (a *minMaxRetractAcc[V, O]) Save(dst []byte, g int32) []byte {
 	dst = putVarint(dst, int64(m.entries(g)))
 	for e := m.head[g]; e >= 0; e = m.next[e] {
 		dst = putVarint(a.ops.put(dst, m.val[e]), m.cnt[e])
+		if m.at != nil {
+			dst = putVarint(dst, m.at[e])
+		}
 	}
 	return dst
 }
@@ -304,11 +347,20 @@ func (a *minMaxRetractAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
 		if c, src, err = getVarint(src); err != nil {
 			return nil, err
 		}
+		var at int64
+		if a.counts.at != nil {
+			if at, src, err = getVarint(src); err != nil {
+				return nil, err
+			}
+		}
 		h := a.ops.hash(g, v)
 		if c == 0 || a.find(g, v, h) >= 0 {
 			return nil, fmt.Errorf("%w: invalid value count entry", engine.ErrData)
 		}
 		a.counts.insert(g, v, h, c)
+		if a.counts.at != nil {
+			a.counts.at[a.counts.head[g]] = at // insert links the entry at the head
+		}
 	}
 	return src, nil
 }

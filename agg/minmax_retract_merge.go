@@ -311,7 +311,7 @@ func (a *minMaxRetractAcc[V, O]) mergeGroup(from *minMaxRetractAcc[V, O], s, d i
 		k := a.ops.keepFrom(from.ops, from.counts.val[e])
 		other := from.counts.cnt[e]
 		h := a.ops.hash(d, k)
-		x := a.find(d, k, h)
+		x := a.findLive(d, k, h)
 		var this int64
 		if x >= 0 {
 			this = m.cnt[x]
@@ -322,6 +322,7 @@ func (a *minMaxRetractAcc[V, O]) mergeGroup(from *minMaxRetractAcc[V, O], s, d i
 			a.ops.drop(m.remove(x)) // other != 0, so the entry existed
 		case x >= 0:
 			m.cnt[x] = merged
+			m.touch(x)
 		default:
 			m.insert(d, k, h, merged)
 		}

@@ -269,6 +269,32 @@ type refObjMinMaxRetract struct {
 	mapSize int64
 	keys    map[string]any
 	counts  map[string]int64
+	at      map[string]int64 // with TTL: each entry's last write
+	clock   *refClock
+}
+
+// get is the MapView's get of k's count: an expired entry reads as absent and is deleted.
+func (r *refObjMinMaxRetract) get(k string) int64 {
+	if refExpired(r.clock, r.at, k) {
+		r.remove(k)
+	}
+	return r.counts[k]
+}
+
+// put is the MapView's put of k's count (v the value, kept when k is present: HashMap.put keeps
+// an existing key object).
+func (r *refObjMinMaxRetract) put(k string, v any, count int64) {
+	if _, ok := r.keys[k]; !ok {
+		r.keys[k] = v
+	}
+	r.counts[k] = count
+	refStamp(r.clock, r.at, k)
+}
+
+func (r *refObjMinMaxRetract) remove(k string) {
+	delete(r.counts, k)
+	delete(r.keys, k)
+	delete(r.at, k)
 }
 
 func (r *refObjMinMaxRetract) better(cur, v any) bool {
@@ -286,15 +312,11 @@ func (r *refObjMinMaxRetract) accumulate(v any) {
 		r.ext = v
 	}
 	k := objKey(v)
-	count := r.counts[k] + 1
+	count := r.get(k) + 1
 	if count == 0 {
-		delete(r.counts, k)
-		delete(r.keys, k)
+		r.remove(k)
 	} else {
-		if _, ok := r.keys[k]; !ok { // HashMap.put keeps an existing key object
-			r.keys[k] = v
-		}
-		r.counts[k] = count
+		r.put(k, v, count)
 	}
 	if count == 1 {
 		r.mapSize++
@@ -306,16 +328,12 @@ func (r *refObjMinMaxRetract) retract(v any) {
 		return
 	}
 	k := objKey(v)
-	count := r.counts[k] - 1
+	count := r.get(k) - 1
 	if count != 0 {
-		if _, ok := r.keys[k]; !ok {
-			r.keys[k] = v
-		}
-		r.counts[k] = count
+		r.put(k, v, count)
 		return
 	}
-	delete(r.counts, k)
-	delete(r.keys, k)
+	r.remove(k)
 	r.mapSize--
 	if r.mapSize == 0 {
 		r.ext = nil
@@ -323,7 +341,11 @@ func (r *refObjMinMaxRetract) retract(v any) {
 	}
 	if r.ext != nil && objKey(v) == objKey(r.ext) {
 		has := false
-		for _, key := range r.keys {
+		for kk, key := range r.keys {
+			if refExpired(r.clock, r.at, kk) { // the iterator skips and deletes it
+				r.remove(kk)
+				continue
+			}
 			if !has || r.better(r.ext, key) {
 				r.ext, has = key, true
 			}
@@ -347,7 +369,7 @@ func refObjAgg(spec *Spec, c AggCall) refAgg {
 		return nil
 	}
 	t := spec.InputTypes[c.Args[0]]
-	if t.ID != engine.Decimal && t.ID != engine.Varchar {
+	if (t.ID != engine.Decimal && t.ID != engine.Varchar) || c.Func == "LISTAGG" {
 		return nil
 	}
 	switch c.Func {
@@ -359,7 +381,7 @@ func refObjAgg(spec *Spec, c AggCall) refAgg {
 		return &refDecAvg{s: t.Scale, sum: new(big.Int)}
 	case "MIN", "MAX":
 		if c.Retract {
-			return &refObjMinMaxRetract{max: c.Func == "MAX", keys: map[string]any{}, counts: map[string]int64{}}
+			return &refObjMinMaxRetract{max: c.Func == "MAX", keys: map[string]any{}, counts: map[string]int64{}, at: map[string]int64{}}
 		}
 		return &refObjMinMax{max: c.Func == "MAX"}
 	}
@@ -372,12 +394,18 @@ func refObjAgg(spec *Spec, c AggCall) refAgg {
 // types, often DECIMAL(p, s) (precision 38 and scales on both sides of 6 favoured), and VARCHAR
 // for the functions defined on it.
 func randomArgType(r *rand.Rand, fn string) string {
+	if fn == "LISTAGG" {
+		return "VARCHAR"
+	}
+	if fn == "WELFORD_M2" {
+		return argTypeNames[r.IntN(len(argTypeNames))]
+	}
 	switch x := r.IntN(20); {
 	case x < 9:
 		return argTypeNames[r.IntN(len(argTypeNames))]
-	case x < 13 && (fn == "MIN" || fn == "MAX" || fn == "COUNT"):
+	case x < 13 && keepsValues(fn):
 		return "VARCHAR"
-	case x < 15 && (fn == "MIN" || fn == "MAX" || fn == "COUNT"):
+	case x < 15 && keepsValues(fn):
 		return []string{"DATE", "TIMESTAMP(3)"}[r.IntN(2)] // days and epoch millis, ordered as integers
 	}
 	p := []int{38, 38, 38, 37, 30, 19, 18, 10, 5, 1}[r.IntN(10)]
@@ -387,7 +415,18 @@ func randomArgType(r *rand.Rand, fn string) string {
 
 // argTypeFits reports whether a value column of type typ can feed aggregate fn.
 func argTypeFits(fn, typ string) bool {
-	return (typ != "VARCHAR" && typ != "DATE" && typ != "TIMESTAMP(3)") || fn == "MIN" || fn == "MAX" || fn == "COUNT"
+	if fn == "LISTAGG" {
+		return typ == "VARCHAR"
+	}
+	if fn == "WELFORD_M2" {
+		return slices.Contains(argTypeNames, typ)
+	}
+	return (typ != "VARCHAR" && typ != "DATE" && typ != "TIMESTAMP(3)") || keepsValues(fn)
+}
+
+// keepsValues reports whether aggregate fn is defined on any ordered type, not only numbers.
+func keepsValues(fn string) bool {
+	return fn == "MIN" || fn == "MAX" || fn == "COUNT" || fn == "FIRST_VALUE" || fn == "LAST_VALUE"
 }
 
 // randomDecimal draws an unscaled DECIMAL(p, s) value: small values from the pool (repeats for

@@ -294,6 +294,99 @@ func (r *refMinMax) accumulate(v any) {
 func (r *refMinMax) retract(any) {}
 func (r *refMinMax) value() any  { return r.v }
 
+// refWelford is WelfordM2AggFunction.NumberFunction, written as Java's source reads.
+type refWelford struct {
+	n        int64
+	mean, m2 float64
+}
+
+func toDouble(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	}
+	panic(fmt.Sprintf("WELFORD_M2 over %T", v))
+}
+
+func (r *refWelford) accumulate(v any) {
+	if v == nil {
+		return
+	}
+	r.n++
+	if r.n <= 0 {
+		return
+	}
+	val := toDouble(v)
+	delta := val - r.mean
+	r.mean = r.mean + float64(delta/float64(r.n))
+	delta2 := val - r.mean
+	r.m2 = r.m2 + float64(delta*delta2)
+}
+
+func (r *refWelford) retract(v any) {
+	if v == nil {
+		return
+	}
+	r.n--
+	if r.n <= 0 {
+		if r.n == 0 {
+			r.mean, r.m2 = 0, 0
+		}
+		return
+	}
+	val := toDouble(v)
+	delta2 := val - r.mean
+	r.mean = r.mean - float64(delta2/float64(r.n))
+	delta := val - r.mean
+	r.m2 = r.m2 - float64(delta*delta2)
+}
+
+func (r *refWelford) value() any {
+	if r.n <= 0 || r.m2 < 0 {
+		return nil
+	}
+	return r.m2
+}
+
+// refListAgg is the declarative ListAggFunction: (accDelimiter, acc), initially (",", NULL).
+type refListAgg struct {
+	acc any // string or nil
+}
+
+func (r *refListAgg) accumulateWith(v, d any) {
+	switch {
+	case v == nil:
+	case r.acc == nil:
+		r.acc = v
+	case d == nil:
+		r.acc = nil // CONCAT with a NULL delimiter
+	default:
+		r.acc = r.acc.(string) + d.(string) + v.(string)
+	}
+}
+func (r *refListAgg) accumulate(any) { panic("LISTAGG accumulates with its delimiter") }
+func (r *refListAgg) retract(any)    { panic("LISTAGG has no retract") }
+func (r *refListAgg) value() any     { return r.acc }
+
+// refFirstLast is FirstValueAggFunction / LastValueAggFunction (no retract method: the planner
+// never gives them retracting input).
+type refFirstLast struct {
+	last bool
+	v    any
+}
+
+func (r *refFirstLast) accumulate(v any) {
+	if v != nil && (r.v == nil || r.last) {
+		r.v = v
+	}
+}
+func (r *refFirstLast) retract(any) { panic("FIRST_VALUE/LAST_VALUE have no retract") }
+func (r *refFirstLast) value() any  { return r.v }
+
 // refMinMaxRetract is MinWithRetractAggFunction / MaxWithRetractAggFunction.
 type refMinMaxRetract struct {
 	max     bool
@@ -301,6 +394,33 @@ type refMinMaxRetract struct {
 	mapSize int64
 	keys    map[int64]any
 	counts  map[int64]int64
+	at      map[int64]int64 // with TTL: each entry's last write
+	clock   *refClock
+}
+
+// get is the MapView's get of k's count: an expired entry reads as absent and is deleted.
+func (r *refMinMaxRetract) get(k int64) int64 {
+	if refExpired(r.clock, r.at, k) {
+		delete(r.counts, k)
+		delete(r.keys, k)
+		delete(r.at, k)
+	}
+	return r.counts[k]
+}
+
+// put is the MapView's put of k's count (v the value, kept when k is present).
+func (r *refMinMaxRetract) put(k int64, v any, count int64) {
+	if _, ok := r.keys[k]; !ok {
+		r.keys[k] = v
+	}
+	r.counts[k] = count
+	refStamp(r.clock, r.at, k)
+}
+
+func (r *refMinMaxRetract) remove(k int64) {
+	delete(r.counts, k)
+	delete(r.keys, k)
+	delete(r.at, k)
 }
 
 func (r *refMinMaxRetract) better(cur, v any) bool {
@@ -318,15 +438,11 @@ func (r *refMinMaxRetract) accumulate(v any) {
 		r.min = v
 	}
 	k := jBits(v)
-	count := r.counts[k] + 1
+	count := r.get(k) + 1
 	if count == 0 {
-		delete(r.counts, k)
-		delete(r.keys, k)
+		r.remove(k)
 	} else {
-		if _, ok := r.keys[k]; !ok {
-			r.keys[k] = v
-		}
-		r.counts[k] = count
+		r.put(k, v, count)
 	}
 	if count == 1 {
 		r.mapSize++
@@ -338,10 +454,9 @@ func (r *refMinMaxRetract) retract(v any) {
 		return
 	}
 	k := jBits(v)
-	count := r.counts[k] - 1
+	count := r.get(k) - 1
 	if count == 0 {
-		delete(r.counts, k)
-		delete(r.keys, k)
+		r.remove(k)
 		r.mapSize--
 		if r.mapSize == 0 {
 			r.min = nil
@@ -349,7 +464,11 @@ func (r *refMinMaxRetract) retract(v any) {
 		}
 		if r.min != nil && jBits(v) == jBits(r.min) {
 			hasMin := false
-			for _, key := range r.keys {
+			for kk, key := range r.keys {
+				if refExpired(r.clock, r.at, kk) { // the iterator skips and deletes it
+					r.remove(kk)
+					continue
+				}
 				if !hasMin || r.better(r.min, key) {
 					r.min = key
 					hasMin = true
@@ -361,10 +480,7 @@ func (r *refMinMaxRetract) retract(v any) {
 			}
 		}
 	} else {
-		if _, ok := r.keys[k]; !ok {
-			r.keys[k] = v
-		}
-		r.counts[k] = count
+		r.put(k, v, count)
 	}
 }
 
@@ -380,19 +496,44 @@ func (r *refMinMaxRetract) value() any {
 type refGroupAgg struct {
 	spec  *Spec
 	state map[string]*refKey
+	clock *refClock
+}
+
+// refClock is the idle-state TTL of the reference's MapViews: Flink's TtlMapState wraps each
+// entry with its last write; an entry last written at t reads as absent (and is deleted) once
+// t + ttl <= now. A nil clock or a ttl of 0 keeps entries forever.
+type refClock struct {
+	ttl, now int64
+}
+
+// expired reports whether an entry of at under k is expired; ok is false when there is none.
+func refExpired[K comparable](c *refClock, at map[K]int64, k K) bool {
+	if c == nil || c.ttl <= 0 {
+		return false
+	}
+	t, ok := at[k]
+	return ok && t+c.ttl <= c.now
+}
+
+// stamp records that the entry under k was put now.
+func refStamp[K comparable](c *refClock, at map[K]int64, k K) {
+	if c != nil && c.ttl > 0 {
+		at[k] = c.now
+	}
 }
 
 // refKey is one key's state: the accumulators (plus the count1 last when retracting) and, per
 // argument column of DISTINCT calls, the MapView from distinct value to per-call bit or count.
 type refKey struct {
-	accs      []refAgg
-	distinct  map[int]map[string][]int64
-	views     []refView // the two-phase global's distinct maps, per set
-	lastWrite int64     // processing time of the last accState.update (TTL OnCreateAndWrite)
+	accs       []refAgg
+	distinct   map[int]map[string][]int64
+	distinctAt map[int]map[string]int64 // with TTL: each distinct entry's last write
+	views      []refView                // the two-phase global's distinct maps, per set
+	lastWrite  int64                    // processing time of the last accState.update (TTL OnCreateAndWrite)
 }
 
 func newRefGroupAgg(spec *Spec) *refGroupAgg {
-	return &refGroupAgg{spec: spec, state: map[string]*refKey{}}
+	return &refGroupAgg{spec: spec, state: map[string]*refKey{}, clock: &refClock{ttl: spec.StateTTLMs}}
 }
 
 func (r *refGroupAgg) create() []refAgg {
@@ -412,15 +553,24 @@ func (r *refGroupAgg) create() []refAgg {
 			a = &refSum0{t: t, sum: zero(t)}
 		case "AVG":
 			a = &refAvg{t: t}
+		case "FIRST_VALUE", "LAST_VALUE":
+			a = &refFirstLast{last: c.Func == "LAST_VALUE"}
+		case "LISTAGG":
+			a = &refListAgg{}
+		case "WELFORD_M2":
+			a = &refWelford{}
 		case "MIN", "MAX":
 			if c.Retract {
-				a = &refMinMaxRetract{max: c.Func == "MAX", keys: map[int64]any{}, counts: map[int64]int64{}}
+				a = &refMinMaxRetract{max: c.Func == "MAX", keys: map[int64]any{}, counts: map[int64]int64{}, at: map[int64]int64{}, clock: r.clock}
 			} else {
 				a = &refMinMax{max: c.Func == "MAX"}
 			}
 		}
 		if o := refObjAgg(r.spec, c); o != nil { // DECIMAL and VARCHAR (reference_decimal_test.go)
 			a = o
+			if m, ok := o.(*refObjMinMaxRetract); ok {
+				m.clock = r.clock
+			}
 		}
 		accs = append(accs, a)
 	}
@@ -428,6 +578,21 @@ func (r *refGroupAgg) create() []refAgg {
 		accs = append(accs, &refCount{star: true})
 	}
 	return accs
+}
+
+// carryMaps hands the MIN/MAX-with-retraction MapViews of accs to the fresh accumulators of the
+// same calls: an expired accumulator row is replaced, its MapViews' entries stay.
+func carryMaps(accs, fresh []refAgg) {
+	for i, a := range accs {
+		switch m := a.(type) {
+		case *refMinMaxRetract:
+			n := fresh[i].(*refMinMaxRetract)
+			n.keys, n.counts, n.at = m.keys, m.counts, m.at
+		case *refObjMinMaxRetract:
+			n := fresh[i].(*refObjMinMaxRetract)
+			n.keys, n.counts, n.at = m.keys, m.counts, m.at
+		}
+	}
 }
 
 func (r *refGroupAgg) values(accs []refAgg) []any {
@@ -445,18 +610,21 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 	}
 	key := keyString(keyVals)
 	accumulate := engine.IsAccumulate(kind)
+	r.clock.now = now
 	st, ok := r.state[key]
-	if ttl := r.spec.StateTTLMs; ok && ttl > 0 && st.lastWrite+ttl <= now {
-		delete(r.state, key) // expired: NeverReturnExpired reads null and clears it
-		ok = false
-	}
+	expired := ok && r.spec.StateTTLMs > 0 && st.lastWrite+r.spec.StateTTLMs <= now
 	first := false
-	if !ok {
+	if !ok || expired { // an expired accumulator row reads null (NeverReturnExpired)
 		if !accumulate {
 			return nil
 		}
 		first = true
-		st = &refKey{accs: r.create(), distinct: map[int]map[string][]int64{}}
+		fresh := &refKey{accs: r.create(), distinct: map[int]map[string][]int64{}, distinctAt: map[int]map[string]int64{}}
+		if ok { // the MapViews are state of their own, bound to the key: their entries stay
+			fresh.distinct, fresh.distinctAt = st.distinct, st.distinctAt
+			carryMaps(st.accs, fresh.accs)
+		}
+		st = fresh
 	}
 	accs := st.accs
 	prev := r.values(accs)
@@ -468,7 +636,13 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 				v = javaString(v.(string))
 			}
 		}
-		if add {
+		if la, ok := accs[i].(*refListAgg); ok {
+			d := any(",")
+			if args := r.spec.Aggs[i].Args; len(args) == 2 {
+				d = row[args[1]]
+			}
+			la.accumulateWith(v, d)
+		} else if add {
 			accs[i].accumulate(v)
 		} else {
 			accs[i].retract(v)
@@ -478,7 +652,7 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 		f := r.spec.Aggs[i].Filter
 		return f == nil || row[*f] == true
 	}
-	refDistinct(r.spec, st.distinct, nil, row, accumulate, apply)
+	refDistinct(r.spec, st.distinct, nil, row, accumulate, apply, r.clock, st.distinctAt)
 	for i := range accs {
 		if i < len(r.spec.Aggs) && (r.spec.Aggs[i].Distinct || !filterPasses(i)) {
 			continue
@@ -548,8 +722,10 @@ func refDistinctID(v any) string {
 // refDistinct runs the DISTINCT calls of spec on row, per argument column, as
 // DistinctAggCodeGen's accumulate and retract do: maps holds each column's MapView (value id →
 // per-call bit or count), apply(i, add) folds the row into call i. vals, when not nil, records
-// each column's ids' values.
-func refDistinct(spec *Spec, maps map[int]map[string][]int64, vals map[int]map[string]any, row []any, accumulate bool, apply func(i int, add bool)) {
+// each column's ids' values. With a clock, at holds each column's entries' last writes: an
+// expired entry reads as absent, and every put stamps its entry.
+func refDistinct(spec *Spec, maps map[int]map[string][]int64, vals map[int]map[string]any, row []any, accumulate bool, apply func(i int, add bool),
+	clock *refClock, at map[int]map[string]int64) {
 	filterPasses := func(i int) bool {
 		f := spec.Aggs[i].Filter
 		return f == nil || row[*f] == true
@@ -575,6 +751,17 @@ func refDistinct(spec *Spec, maps map[int]map[string][]int64, vals map[int]map[s
 			maps[arg] = m
 		}
 		id := refDistinctID(row[arg])
+		var stamps map[string]int64
+		if clock != nil {
+			if at[arg] == nil {
+				at[arg] = map[string]int64{}
+			}
+			stamps = at[arg]
+			if refExpired(clock, stamps, id) {
+				delete(m, id)
+				delete(stamps, id)
+			}
+		}
 		if vals != nil {
 			if vals[arg] == nil {
 				vals[arg] = map[string]any{}
@@ -615,11 +802,14 @@ func refDistinct(spec *Spec, maps map[int]map[string][]int64, vals map[int]map[s
 			}
 			if empty {
 				delete(m, id)
+				delete(stamps, id)
 			} else {
 				m[id] = val
+				refStamp(clock, stamps, id)
 			}
 		} else if changed {
 			m[id] = val
+			refStamp(clock, stamps, id)
 		}
 	}
 }

@@ -431,7 +431,7 @@ func (p *partialBuffer) merge(in *engine.Batch, l *partialLayout, rowKey []int32
 // created in st go.
 func rollbackBundle(b *bundleKeys, st *engine.KeyedState) {
 	for _, k := range b.keys {
-		if k.fresh {
+		if k.fresh && !k.kept {
 			st.Remove(k.gid)
 		}
 	}

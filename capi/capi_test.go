@@ -768,8 +768,8 @@ func TestSpecErrors(t *testing.T) {
 		{"SUM without retract on retracting input", ga(ab, ``, `"need_retraction":true,"aggs":[{"func":"SUM","args":[1]}]`, ``), codeInval, []string{"params.aggs[0].retract"}},
 		// Unsupported: valid requests the planner must run in Flink.
 		{"other kind", `{"kind":"window_aggregate","inputs":[{"fields":[]}],"max_parallelism":128}`, codeUnsupported, []string{"spec: kind:", "window_aggregate"}},
-		{"state ttl with DISTINCT", ga(ab, ``, `"state_ttl_ms":1000,"aggs":[{"func":"COUNT","args":[1],"distinct":true}]`, ``), codeUnsupported, []string{"aggs[0]", "idle-state TTL"}},
-		{"unknown function", ga(ab, ``, `"aggs":[{"func":"LISTAGG","args":[0]}]`, ``), codeUnsupported, []string{"aggs[0].func", "LISTAGG"}},
+		{"AVG(DISTINCT)", ga(ab, ``, `"state_ttl_ms":1000,"aggs":[{"func":"AVG","args":[1],"distinct":true}]`, ``), codeUnsupported, []string{"aggs[0]", "AVG(DISTINCT)"}},
+		{"unknown function", ga(ab, ``, `"aggs":[{"func":"COLLECT","args":[0]}]`, ``), codeUnsupported, []string{"aggs[0].func", "COLLECT"}},
 		{"AVG over VARCHAR", ga(`{"name":"a","type":"VARCHAR"}`, ``, `"aggs":[{"func":"AVG","args":[0]}]`, ``), codeUnsupported, []string{"aggs[0]", "AVG over VARCHAR"}},
 		{"SUM over BOOLEAN", ga(`{"name":"a","type":"BOOLEAN"}`, ``, `"aggs":[{"func":"SUM","args":[0]}]`, ``), codeUnsupported, []string{"aggs[0]", "SUM over BOOLEAN"}},
 		{"COUNT of two columns", ga(ab, ``, `"aggs":[{"func":"COUNT","args":[0,1]}]`, ``), codeUnsupported, []string{"aggs[0]", "COUNT over 2 arguments"}},

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -134,6 +135,12 @@ func init() {
 				distinctMap([2]int64{x, 1 + int64(i%2)*2}, [2]int64{x + 100, 1})}
 		},
 	}}
+	// With idle-state TTL every entry of the value sets carries its last-write time.
+	ttl := multiInputFuzzSpecs[agg.IncrementalKind][0]
+	ttl.name = "restore-incremental-ttl"
+	ttl.json = strings.Replace(strings.Replace(ttl.json, `"final_keys":[0]`, `"final_keys":[0],"state_ttl_ms":1099511627776`, 1),
+		"restore-incremental", ttl.name, 1)
+	multiInputFuzzSpecs[agg.IncrementalKind] = append(multiInputFuzzSpecs[agg.IncrementalKind], ttl)
 }
 
 // multiInputSpec is one FuzzRestore spec of a kind with several inputs. rows gives row i of an

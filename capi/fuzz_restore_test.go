@@ -44,6 +44,17 @@ var restoreFuzzSpecs = map[string][]spec{
 			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
 			Aggs: []agg.AggCall{{Func: "COUNT"}, {Func: "SUM", Args: []int{2}}, {Func: "MIN", Args: []int{3}}, {Func: "MAX", Args: []int{4}},
 				{Func: "SUM0", Args: []int{3}}, {Func: "AVG", Args: []int{3}}, {Func: "MAX", Args: []int{5}}, {Func: "AVG", Args: []int{2}}}}},
+		// Retracting with idle-state TTL: the entries of DISTINCT counts and of MIN/MAX
+		// multisets (numbers, DECIMAL, VARCHAR) carry their own last-write times.
+		{flatSpec{Kind: agg.Kind, Name: "restore-retract-ttl", MaxParallelism: 128, Keys: []int{0}, StateTTLMs: 1 << 40,
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Aggs: []agg.AggCall{{Func: "COUNT", Args: []int{4}, Retract: true, Distinct: true}, {Func: "MAX", Args: []int{2}, Retract: true},
+				{Func: "MIN", Args: []int{3}, Retract: true}, {Func: "MAX", Args: []int{4}, Retract: true}},
+			NeedRetraction: true}},
+		// Insert-only DISTINCT with idle-state TTL: bits and last-write times per entry.
+		{flatSpec{Kind: agg.Kind, Name: "restore-distinct-ttl", MaxParallelism: 128, Keys: []int{0}, StateTTLMs: 1 << 40,
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Aggs:  []agg.AggCall{{Func: "COUNT", Args: []int{4}, Distinct: true}, {Func: "SUM", Args: []int{2}, Distinct: true}}}},
 		// Insert-only DISTINCT (bits per call) with a FILTER.
 		{flatSpec{Kind: agg.Kind, Name: "restore-distinct", MaxParallelism: 128, Keys: []int{0},
 			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),

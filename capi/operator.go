@@ -178,6 +178,40 @@ func ferry_operator_process(h C.FerryHandle, input C.int32_t, batch *C.struct_Ar
 	})
 }
 
+// maxRuns bounds n_runs of ferry_operator_process_runs (the JVM wrapper sends at most one run
+// per row of a batch): a larger count is refused before the run list is read.
+const maxRuns = 1 << 24
+
+//export ferry_operator_process_runs
+func ferry_operator_process_runs(h C.FerryHandle, nBatches C.int32_t, batches *C.ferry_carray, nRuns C.int32_t, runs *C.ferry_cint32, nowMs C.int64_t, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError) C.int32_t {
+	var given []*C.struct_ArrowArray
+	if batches != nil && nBatches > 0 && nBatches <= maxSchemas {
+		given = unsafe.Slice((**C.struct_ArrowArray)(unsafe.Pointer(batches)), int(nBatches))
+	}
+	defer func() {
+		for _, b := range given {
+			C.ferry_release_array(b)
+		}
+	}()
+	return output("ferry_operator_process_runs", h, out, more, cerr, func(o *operator) (bool, error) {
+		switch {
+		case nBatches <= 0 || nBatches > maxSchemas || batches == nil:
+			return false, fmt.Errorf("%w: n_batches %d with batches %p: want one batch pointer per input (at most %d)", engine.ErrInvalid, nBatches, batches, maxSchemas)
+		case nRuns < 0 || nRuns > maxRuns || (nRuns > 0 && runs == nil):
+			return false, fmt.Errorf("%w: n_runs %d with runs %p: want 0 to %d (input, rows) pairs", engine.ErrInvalid, nRuns, runs, maxRuns)
+		}
+		// Views of the caller's arrays, no copies: the session decodes them under its lock (a
+		// concurrent call on the handle must fail there, not race on shared scratch here).
+		var pairs []int32
+		if nRuns > 0 {
+			pairs = unsafe.Slice((*int32)(unsafe.Pointer(runs)), 2*int(nRuns))
+		}
+		views := unsafe.Slice((**engine.CArray)(unsafe.Pointer(batches)), int(nBatches))
+		o.hooks.inject("process")
+		return o.s.ProcessRuns(views, pairs, int64(nowMs), out)
+	})
+}
+
 //export ferry_operator_advance
 func ferry_operator_advance(h C.FerryHandle, watermarkMs, nowMs C.int64_t, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError) C.int32_t {
 	return output("ferry_operator_advance", h, out, more, cerr, func(o *operator) (bool, error) {

@@ -152,8 +152,12 @@ type (
 	cStats  = C.struct_FerryOperatorStats
 	// cSchemaPtr is an element of ferry_operator_open's input_schemas array.
 	cSchemaPtr = C.ferry_cschema
-	cTracker   = C.ftest_apriv
-	cWrap      = C.ftest_wrap
+	// cArrayPtr is an element of ferry_operator_process_runs' batches array.
+	cArrayPtr = C.ferry_carray
+	// cRunWord is an element of ferry_operator_process_runs' runs array.
+	cRunWord = C.ferry_cint32
+	cTracker = C.ftest_apriv
+	cWrap    = C.ftest_wrap
 )
 
 // Status codes of include/ferry.h, as the tests compare them.
@@ -209,6 +213,21 @@ func schemaList(schemas ...*cSchema) *cSchemaPtr {
 	p := (**cSchema)(cAlloc(len(schemas) * int(unsafe.Sizeof(uintptr(0)))))
 	copy(unsafe.Slice(p, len(schemas)), schemas)
 	return (*cSchemaPtr)(unsafe.Pointer(p))
+}
+
+// arrayList returns a C array of the given batch pointers (nil entries stay NULL), as
+// ferry_operator_process_runs' batches (free with cFree).
+func arrayList(arrays ...*cArray) *cArrayPtr {
+	p := (**cArray)(cAlloc(len(arrays) * int(unsafe.Sizeof(uintptr(0)))))
+	copy(unsafe.Slice(p, len(arrays)), arrays)
+	return (*cArrayPtr)(unsafe.Pointer(p))
+}
+
+// runList returns the (input, rows) pairs as a C int32 array (free with cFree).
+func runList(pairs ...int32) *cRunWord {
+	p := (*int32)(cAlloc(4 * len(pairs)))
+	copy(unsafe.Slice(p, len(pairs)), pairs)
+	return (*cRunWord)(unsafe.Pointer(p))
 }
 
 // newCArray returns a zeroed ArrowArray in C memory (free with cFree).

@@ -23,12 +23,32 @@ type PerKey interface {
 	Bytes() int64
 }
 
+// EntryState is PerKey state that also holds entries of its own per key (Flink's MapState
+// behind a MapView), which under idle-state TTL expire one by one, each at its own last write,
+// rather than with the key's value state (the KeyedState's last write). The KeyedState keeps a
+// key whose value state expired while it holds entries that did not.
+type EntryState interface {
+	PerKey
+	// ResetValue returns the value state of key id, everything but its entries, to the initial
+	// state; its entries stay as they are.
+	ResetValue(id int32)
+	// LiveEntries reports whether key id holds an entry not expired at nowMs.
+	LiveEntries(id int32, nowMs int64) bool
+	// SweepEntries deletes the entries expired at nowMs among at most budget of them,
+	// continuing where the previous call stopped (Sweeper).
+	SweepEntries(nowMs int64, budget int)
+}
+
 // StateConfig is what an operator tells NewKeyedState about its state.
 type StateConfig struct {
 	// KeySize is the size of every encoded key when it is fixed (KeyEncoder.FixedSize), else 0.
 	KeySize int
 	// TTL is the idle-state retention; zero disables it.
 	TTL TTL
+	// EntriesOnly: the keys have no value state, only the entries of EntryStates; a key lives
+	// while it holds entries, and with TTL no last write is kept per key (Flink's incremental
+	// aggregate, whose state is its DISTINCT maps).
+	EntriesOnly bool
 	// Timers enables RegisterTimer and friends; their timers are part of every key's state.
 	Timers bool
 	// Layout is everything of the kind's parameters that shapes the state payload, marshalled
@@ -50,7 +70,8 @@ type StateConfig struct {
 type KeyedState struct {
 	keys        *KeyTable
 	perKey      []PerKey
-	grown       int // ids every PerKey, lastWrite and the timers have room for
+	entries     []EntryState // the EntryStates of perKey, with TTL only
+	grown       int          // ids every PerKey, lastWrite and the timers have room for
 	ttl         TTL
 	lastWrite   []int64 // per key id, the processing time of its last write; nil without TTL
 	sweep       Sweeper
@@ -78,7 +99,7 @@ func NewKeyedState(spec *Spec, cfg StateConfig) *KeyedState {
 		fingerprint: spec.Fingerprint(stateLayout{TTL: cfg.TTL.Enabled(), Timers: cfg.Timers, Kind: cfg.Layout}),
 		snapKG:      -1,
 	}
-	if s.ttl.Enabled() {
+	if s.ttl.Enabled() && !cfg.EntriesOnly {
 		s.lastWrite = []int64{}
 	}
 	if cfg.Timers {
@@ -101,6 +122,9 @@ func (s *KeyedState) Register(p PerKey) {
 		panic("engine: KeyedState.Register after the first key")
 	}
 	s.perKey = append(s.perKey, p)
+	if e, ok := p.(EntryState); ok && s.ttl.Enabled() {
+		s.entries = append(s.entries, e)
+	}
 }
 
 // Fingerprint identifies the state layout (snapshot.Header.Fingerprint).
@@ -174,6 +198,36 @@ func (s *KeyedState) Expired(id int32, nowMs int64) bool {
 	return s.lastWrite != nil && s.ttl.Expired(s.lastWrite[id], nowMs)
 }
 
+// ExpireValue handles key id whose value state Expired at nowMs: it reads as absent. When an
+// EntryState holds an entry of the key that did not expire, the key stays, its value state reset
+// (EntryState.ResetValue, PerKey.Reset for the others) and its entries untouched, and
+// ExpireValue returns id; the key's value state then still reads as expired until Touch.
+// Otherwise the key is removed (Remove) and ExpireValue returns -1.
+func (s *KeyedState) ExpireValue(id int32, nowMs int64) int32 {
+	if !s.liveEntries(id, nowMs) {
+		s.Remove(id)
+		return -1
+	}
+	for _, p := range s.perKey {
+		if e, ok := p.(EntryState); ok {
+			e.ResetValue(id)
+		} else {
+			p.Reset(id)
+		}
+	}
+	return id
+}
+
+// liveEntries reports whether an EntryState holds an entry of key id not expired at nowMs.
+func (s *KeyedState) liveEntries(id int32, nowMs int64) bool {
+	for _, e := range s.entries {
+		if e.LiveEntries(id, nowMs) {
+			return true
+		}
+	}
+	return false
+}
+
 // Touch records that key id's state was written at nowMs (OnCreateAndWrite). A no-op without TTL.
 func (s *KeyedState) Touch(id int32, nowMs int64) {
 	if s.lastWrite != nil {
@@ -185,15 +239,23 @@ func (s *KeyedState) Touch(id int32, nowMs int64) {
 const sweepBudget = 1024
 
 // Sweep removes the expired state of keys nobody reads again, a bounded slice of the id space
-// per call (continuing where the last call stopped), so idle keys do not hold memory forever;
-// reading them would find them absent anyway. It ends the batch (EndBatch). A no-op without TTL.
+// and of every EntryState's entries per call (continuing where the last call stopped), so idle
+// keys do not hold memory forever; reading them would find them absent anyway. A key goes when
+// its value state expired (or it has none, EntriesOnly) and none of its entries is live. It
+// ends the batch (EndBatch). A no-op without TTL.
 func (s *KeyedState) Sweep(nowMs int64) {
-	if s.lastWrite == nil {
+	if !s.ttl.Enabled() {
 		return
+	}
+	for _, e := range s.entries {
+		e.SweepEntries(nowMs, sweepBudget)
 	}
 	from, to := s.sweep.Next(s.keys.Cap(), sweepBudget)
 	for id := int32(from); id < int32(to); id++ {
-		if s.keys.Live(id) && s.ttl.Expired(s.lastWrite[id], nowMs) {
+		if !s.keys.Live(id) || (s.lastWrite != nil && !s.ttl.Expired(s.lastWrite[id], nowMs)) {
+			continue
+		}
+		if !s.liveEntries(id, nowMs) {
 			s.Remove(id)
 		}
 	}

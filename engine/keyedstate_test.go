@@ -445,3 +445,95 @@ func TestTimersAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// entryState is an EntryState for the tests: a value per key (counterState) and entries per key,
+// each just its last write.
+type entryState struct {
+	counterState
+	at    [][]int64 // per key: its entries' last writes
+	ttl   TTL
+	swept int // entries SweepEntries inspected
+}
+
+func (e *entryState) Grow(n int) {
+	e.counterState.Grow(n)
+	for len(e.at) < n {
+		e.at = append(e.at, nil)
+	}
+}
+func (e *entryState) Reset(id int32)      { e.counterState.Reset(id); e.at[id] = nil }
+func (e *entryState) ResetValue(id int32) { e.counterState.Reset(id) }
+func (e *entryState) LiveEntries(id int32, nowMs int64) bool {
+	for _, t := range e.at[id] {
+		if !e.ttl.Expired(t, nowMs) {
+			return true
+		}
+	}
+	return false
+}
+func (e *entryState) SweepEntries(nowMs int64, budget int) {
+	for id := range e.at {
+		live := e.at[id][:0]
+		for _, t := range e.at[id] {
+			e.swept++
+			if !e.ttl.Expired(t, nowMs) {
+				live = append(live, t)
+			}
+		}
+		e.at[id] = live
+	}
+}
+
+// TestKeyedStateEntryTTL: a key whose value state expired stays while an entry of it is live
+// (its value state reset, its entries kept), and goes with the last live entry; a state of
+// entries only keeps a key while it holds entries.
+func TestKeyedStateEntryTTL(t *testing.T) {
+	ttl := TTL{Ms: 10}
+	s := NewKeyedState(testSpec(t, ""), StateConfig{KeySize: 16, TTL: ttl})
+	es := &entryState{ttl: ttl}
+	s.Register(es)
+	k := bigintKey(1)
+	h := HashRow(k)
+	id := s.Insert(k, h, KeyGroup(h, 128))
+	es.v[id] = 7
+	s.Touch(id, 95)
+	es.at[id] = []int64{100, 90} // an entry written after the value (the clock stepped back)
+	if !s.Expired(id, 105) {
+		t.Fatal("the value expires at 95 + 10")
+	}
+	if got := s.ExpireValue(id, 105); got != id || s.Len() != 1 || es.v[id] != 0 || len(es.at[id]) != 2 {
+		t.Fatalf("kept key: id %d, %d keys, value %d, %d entries", got, s.Len(), es.v[id], len(es.at[id]))
+	}
+	s.Sweep(105) // the value is expired, the entry of 100 is live: the key stays
+	if s.Len() != 1 || len(es.at[id]) != 1 || es.swept == 0 {
+		t.Fatalf("after the sweep at 105: %d keys, entries %v", s.Len(), es.at[id])
+	}
+	s.Sweep(110) // the last entry expired
+	if s.Len() != 0 {
+		t.Fatalf("after the sweep at 110: %d keys", s.Len())
+	}
+	id = s.Insert(k, h, KeyGroup(h, 128))
+	s.Touch(id, 200)
+	es.at[id] = []int64{150}
+	if got := s.ExpireValue(id, 210); got != -1 || s.Len() != 0 {
+		t.Fatalf("no live entry: ExpireValue %d, %d keys", got, s.Len())
+	}
+	s.EndBatch()
+
+	only := NewKeyedState(testSpec(t, ""), StateConfig{KeySize: 16, TTL: ttl, EntriesOnly: true})
+	oe := &entryState{ttl: ttl}
+	only.Register(oe)
+	id = only.Insert(k, h, KeyGroup(h, 128))
+	oe.at[id] = []int64{0, 5}
+	if only.Expired(id, 1000) {
+		t.Fatal("entries only: no value state to expire")
+	}
+	only.Sweep(14)
+	if only.Len() != 1 {
+		t.Fatal("entries only: the key with a live entry stays")
+	}
+	only.Sweep(15)
+	if only.Len() != 0 {
+		t.Fatal("entries only: a key without live entries goes")
+	}
+}

@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // Operator is one native operator instance with the lifecycle of the C ABI (docs/abi.md). An
 // operator is used by one goroutine at a time.
 //
@@ -42,4 +44,43 @@ type ProcessingTimers interface {
 	// NextProcessingTimer is the time (epoch ms) of the earliest pending processing-time timer;
 	// ok is false when there is none.
 	NextProcessingTimer() (ms int64, ok bool)
+}
+
+// Run is a run of consecutive rows of one input within a call that carries the rows of several
+// inputs in the order they arrived (RunsProcessor).
+type Run struct {
+	Input int // an index into Spec.Inputs
+	Rows  int // > 0
+}
+
+// RunsProcessor is implemented by an operator whose results depend on how its inputs interleave
+// (the interval join): ProcessRuns consumes the rows of every input in one call, in arrival
+// order, as if each run were processed alone, in order, by Process. in holds one batch per input
+// (nil: no rows); runs were checked by CheckRuns.
+type RunsProcessor interface {
+	ProcessRuns(in []*Batch, runs []Run, nowMs int64, out *OutBatch) (more bool, err error)
+}
+
+// CheckRuns checks that runs use the rows of every input exactly once, in order: each run names
+// an input below len(rows) and at least one row, and the rows of input i's runs add up to
+// rows[i].
+func CheckRuns(runs []Run, rows []int) error {
+	used := make([]int, len(rows))
+	for k, r := range runs {
+		switch {
+		case r.Input < 0 || r.Input >= len(rows):
+			return fmt.Errorf("%w: run %d: input %d out of range (the operator has %d inputs)", ErrInvalid, k, r.Input, len(rows))
+		case r.Rows <= 0:
+			return fmt.Errorf("%w: run %d: %d rows, want at least 1", ErrInvalid, k, r.Rows)
+		case r.Rows > rows[r.Input]-used[r.Input]:
+			return fmt.Errorf("%w: run %d: %d rows of input %d, but only %d of its %d rows are left", ErrInvalid, k, r.Rows, r.Input, rows[r.Input]-used[r.Input], rows[r.Input])
+		}
+		used[r.Input] += r.Rows
+	}
+	for i, n := range rows {
+		if used[i] != n {
+			return fmt.Errorf("%w: the runs use %d of input %d's %d rows", ErrInvalid, used[i], i, n)
+		}
+	}
+	return nil
 }

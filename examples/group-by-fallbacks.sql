@@ -17,11 +17,11 @@ FROM seq;
 SELECT page, COUNT(*) AS requests, COUNT(*) FILTER (WHERE error) AS errors, MAX(latency_ms) AS worst
 FROM events GROUP BY page;
 
--- the users of each page as one string (LISTAGG: Flink's)
-SELECT page, LISTAGG(user_name) AS users FROM events GROUP BY page;
+-- the users of each page as a multiset (COLLECT: Flink's)
+SELECT page, COLLECT(user_name) AS users FROM events GROUP BY page;
 
--- latency spread per page (STDDEV_POP: Flink's)
-SELECT page, STDDEV_POP(latency_ms) AS spread FROM events GROUP BY page;
+-- latency spread per page, over DECIMAL (STDDEV_POP over DECIMAL: Flink's)
+SELECT page, STDDEV_POP(CAST(latency_ms AS DECIMAL(10, 1))) AS spread FROM events GROUP BY page;
 
 -- average over distinct latencies (AVG(DISTINCT): Flink's)
 SELECT page, AVG(DISTINCT latency_ms) AS avg_distinct FROM events GROUP BY page;

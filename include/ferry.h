@@ -20,7 +20,7 @@
  *    filled (release != NULL) or left untouched (release == NULL) when there are no output rows.
  *    Output buffers live in C memory allocated by Ferry; the caller may keep them after the call
  *    and frees them by calling release (from any thread). Releasing never calls back into Go.
- *  - Output in chunks: process, advance, flush and next write one chunk of output and set *more
+ *  - Output in chunks: process, process_runs, advance, flush and next write one chunk of output and set *more
  *    to 1 when more follows, else to 0 (also on every error). While more is 1 the caller calls
  *    ferry_operator_next, with a fresh zero-initialised ArrowArray each time, until *more is 0;
  *    any other call on the handle before that fails with FERRY_ESTATE, except close, which is
@@ -36,9 +36,9 @@
  *    broken: every later call but close fails with FERRY_ESTATE (restore from a checkpoint).
  *
  * Operator lifecycle, identical for every operator kind:
- *   open(spec) -> process(input, batch, now)* / advance(watermark, now) / flush(now), each
- *              followed by next() while more -> snapshot(key group)* / restore(key group, blob)*
- *              -> close
+ *   open(spec) -> process(input, batch, now)* / process_runs(batches, runs, now)* /
+ *              advance(watermark, now) / flush(now), each followed by next() while more
+ *              -> snapshot(key group)* / restore(key group, blob)* -> close
  *
  * Batches: an input batch of input i is a struct array (format "+s") whose children are the
  * columns of the spec's inputs[i] in order, followed by one non-null int8 column holding Flink's
@@ -59,7 +59,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 5
+#define FERRY_ABI_VERSION 6
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -140,7 +140,7 @@ struct FerryOperatorStats {
 /* The ABI version of the loaded library (FERRY_ABI_VERSION it was built with). */
 int32_t ferry_abi_version(void);
 
-/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 5)". Never freed. */
+/* A static, NUL-terminated version string, e.g. "ferry 0.1.0 (abi 6)". Never freed. */
 const char* ferry_version(void);
 
 /* Applies process-wide Go runtime settings from a JSON object (all fields optional):
@@ -174,6 +174,20 @@ int32_t ferry_operator_output_schema(FerryHandle h, struct ArrowSchema* out,
 int32_t ferry_operator_process(FerryHandle h, int32_t input, struct ArrowArray* batch,
                                int64_t now_ms, struct ArrowArray* out, int32_t* more,
                                struct FerryError* err);
+
+/* Processes the rows of several inputs in one call, in the order they arrived, for an operator
+ * whose results depend on how its inputs interleave (the interval join; another kind fails with
+ * FERRY_EUNSUPPORTED). batches holds n_batches pointers, one per input of the spec (in the order
+ * of its inputs; NULL for an input without rows); runs holds n_runs (input, rows) pairs of int32:
+ * the k-th run is the next runs[2k+1] >= 1 rows of input runs[2k]'s batch. The runs use every
+ * batch's rows exactly once, in order (FERRY_EINVAL otherwise). The result is that of one
+ * ferry_operator_process per run, in order, with its output in one changelog: first chunk into
+ * *out, *more as for ferry_operator_process. Every non-NULL batch is consumed, also on error
+ * (when n_batches is outside 1..64, none is read, so none can be released). */
+int32_t ferry_operator_process_runs(FerryHandle h, int32_t n_batches,
+                                    struct ArrowArray* const* batches, int32_t n_runs,
+                                    const int32_t* runs, int64_t now_ms, struct ArrowArray* out,
+                                    int32_t* more, struct FerryError* err);
 
 /* Advances event time to watermark_ms and processing time to now_ms; fills *out with the first
  * chunk of the rows this releases (timers, expiry). */

@@ -27,6 +27,9 @@ type bucketMap struct {
 	tree      []bool    // per bin: a tree bin
 	threshold int       // before allocation: the initial capacity (0: the default, 16)
 	size      int
+	// only is the map's one bucket when size is 1 and it is known (nil otherwise), so that
+	// iterating a map of one bucket, the common case, does not read the table.
+	only *bucket
 }
 
 // bucket holds the rows of one side with one row time, in arrival order, each with Flink's
@@ -36,6 +39,9 @@ type bucket struct {
 	time    int64
 	rows    [][]byte // encoded rows (rowLayout), owned by the bucket
 	matched []bool
+	// The first row's storage (most buckets hold one row): rows and matched start on these.
+	row0     [1][]byte
+	matched0 [1]bool
 
 	hash                      int32 // spread(Long.hashCode(time)), as HashMap stores it
 	next                      *bucket
@@ -100,11 +106,14 @@ func (m *bucketMap) get(t int64) *bucket {
 }
 
 // insert adds a new bucket for time t, which must be absent (HashMap.putVal for a new key).
-func (m *bucketMap) insert(t int64) *bucket {
+func (m *bucketMap) insert(t int64) *bucket { return m.insertNode(&bucket{}, t) }
+
+// insertNode is insert with x, a zero bucket, as the new node.
+func (m *bucketMap) insertNode(x *bucket, t int64) *bucket {
 	if m.tab == nil {
 		m.resize()
 	}
-	x := &bucket{time: t, hash: javaLongHash(t)}
+	x.time, x.hash = t, javaLongHash(t)
 	i := m.index(x.hash)
 	switch p := m.tab[i]; {
 	case p == nil:
@@ -124,6 +133,10 @@ func (m *bucketMap) insert(t int64) *bucket {
 		}
 	}
 	m.size++
+	m.only = nil
+	if m.size == 1 {
+		m.only = x
+	}
 	if m.size > m.threshold {
 		m.resize()
 	}
@@ -145,6 +158,7 @@ func (m *bucketMap) remove(b *bucket) {
 		p.next = b.next
 	}
 	m.size--
+	m.only = nil
 	if m.tab[i] == nil {
 		m.tree[i] = false
 	}
@@ -216,10 +230,19 @@ func (m *bucketMap) resize() {
 
 // appendOrder appends the buckets in HashMap iteration order to dst.
 func (m *bucketMap) appendOrder(dst []*bucket) []*bucket {
+	switch {
+	case m.size == 0:
+		return dst
+	case m.only != nil:
+		return append(dst, m.only)
+	}
 	for _, b := range m.tab {
 		for ; b != nil; b = b.next {
 			dst = append(dst, b)
 		}
+	}
+	if m.size == 1 {
+		m.only = dst[len(dst)-1]
 	}
 	return dst
 }

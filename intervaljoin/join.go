@@ -3,6 +3,7 @@ package intervaljoin
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
@@ -47,8 +48,11 @@ type IntervalJoin struct {
 	// the padded side).
 	out *joincore.PairOutput
 
-	kgs   []int32
-	order []*bucket
+	kgs    [2][]int32        // per side: the key group of each row of the call's batch
+	arena  joincore.RowArena // the memory of cached rows
+	single [2]*engine.Batch
+	oneRun [1]engine.Run
+	order  []*bucket
 }
 
 func open(spec *engine.Spec) (engine.Operator, error) {
@@ -130,35 +134,55 @@ func (j *IntervalJoin) Process(input int, in *engine.Batch, nowMs int64, out *en
 	if input != 0 && input != 1 {
 		return false, fmt.Errorf("%w: input %d: the interval join has inputs 0 and 1", engine.ErrInvalid, input)
 	}
+	j.single[0], j.single[1] = nil, nil
+	j.single[input] = in
+	j.oneRun[0] = engine.Run{Input: input, Rows: in.Len}
+	return j.ProcessRuns(j.single[:], j.oneRun[:], nowMs, out)
+}
+
+// ProcessRuns implements engine.RunsProcessor: the rows of both sides in the order they
+// arrived, each handled as Process handles it.
+func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs int64, out *engine.OutBatch) (bool, error) {
 	j.keys.settle()
-	enc := j.enc[input]
-	if err := enc.Encode(in); err != nil {
-		return false, err
-	}
-	j.kgs = j.kgs[:0]
-	for i := range in.Len {
-		kg, err := j.state.KeyGroupOf(enc.Hash(i))
-		if err != nil {
-			return false, fmt.Errorf("row %d: %w", i, err)
+	for side, b := range in {
+		if b == nil || b.Len == 0 {
+			continue
 		}
-		j.kgs = append(j.kgs, int32(kg))
+		enc := j.enc[side]
+		if err := enc.Encode(b); err != nil {
+			return false, fmt.Errorf("input %d: %w", side, err)
+		}
+		kgs := j.kgs[side][:0]
+		for i := range b.Len {
+			kg, err := j.state.KeyGroupOf(enc.Hash(i))
+			if err != nil {
+				return false, fmt.Errorf("input %d: row %d: %w", side, i, err)
+			}
+			kgs = append(kgs, int32(kg))
+		}
+		j.kgs[side] = kgs
 	}
 	j.resetOutput()
-	layout := j.layouts[input]
-	for i := range in.Len {
-		key, hash, kg := enc.Key(i), enc.Hash(i), int(j.kgs[i])
-		id := j.state.Find(key, hash, kg)
-		if id < 0 {
-			id = j.state.Insert(key, hash, kg)
+	var next [2]int
+	for _, r := range runs {
+		side, b := r.Input, in[r.Input]
+		enc, layout, kgs := j.enc[side], j.layouts[side], j.kgs[side]
+		for i := next[side]; i < next[side]+r.Rows; i++ {
+			key, hash, kg := enc.Key(i), enc.Hash(i), int(kgs[i])
+			id := j.state.Find(key, hash, kg)
+			if id < 0 {
+				id = j.state.Insert(key, hash, kg)
+			}
+			row := j.arena.Encode(layout, b, i)
+			j.updateOperatorTime(nowMs)
+			t := j.leftOpTime
+			if j.rowtime {
+				t = layout.Int64At(row, j.timeIndex[side])
+			}
+			j.process(side, id, row, t)
+			j.removeIfEmpty(id)
 		}
-		row := layout.Encode(nil, in, i)
-		j.updateOperatorTime(nowMs)
-		t := j.leftOpTime
-		if j.rowtime {
-			t = layout.Int64At(row, j.timeIndex[input])
-		}
-		j.process(input, id, row, t)
-		j.removeIfEmpty(id)
+		next[side] += r.Rows
 	}
 	j.state.EndBatch()
 	return j.out.Emit(out)
@@ -283,7 +307,7 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 	cached := j.leftOpTime < hi // the other side's operator time has not passed the row's window
 	if cached {
 		if *own == nil {
-			*own = &bucketMap{}
+			*own = j.keys.newMap()
 		}
 		b := j.keys.bucketAt(*own, t)
 		if joins || ownOuter && !j.emitNullKeys {
@@ -322,9 +346,11 @@ func (j *IntervalJoin) registerCleanUp(id int32, rowTime int64, leftRow bool) {
 	}
 }
 
+// registerTimer registers the timer (id, at) unless the key has it already.
 func (j *IntervalJoin) registerTimer(id int32, at int64) {
-	if j.timers.Add(joincore.Timer{Time: at, Key: id}) {
-		ks := &j.keys.k[id]
+	ks := &j.keys.k[id]
+	if !slices.Contains(ks.timers, at) {
+		j.timers.Add(joincore.Timer{Time: at, Key: id})
 		ks.timers = append(ks.timers, at)
 	}
 }

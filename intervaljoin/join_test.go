@@ -98,6 +98,9 @@ type scenarioOptions struct {
 	state func(t *testing.T, op *IntervalJoin)
 	// calls ends each call's output with a "|" in the returned output.
 	calls bool
+	// runs hands the rows of both sides between two watermarks (or snapshots) to one
+	// ProcessRuns call, in arrival order, instead of one Process call per run of one side.
+	runs bool
 }
 
 // runScenarioWith is runScenario with options; it returns the operator's output.
@@ -125,7 +128,24 @@ func runScenarioWith(t *testing.T, p Params, events []event, o scenarioOptions) 
 			t.Fatalf("%s: output differs\ngot:\n%s\nwant:\n%s", step, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
+	var pend [2][][]any // runs: each side's pending rows
+	var runs []engine.Run
 	flush := func() {
+		if o.runs {
+			if len(runs) == 0 {
+				return
+			}
+			var in [2]*engine.Batch
+			for s, types := range [][]engine.Type{leftTypes, rightTypes} {
+				if len(pend[s]) > 0 {
+					in[s] = enginetest.Batch(types, pend[s], make([]engine.RowKind, len(pend[s])), enginetest.Options{Offset: 1})
+				}
+			}
+			more, err := op.ProcessRuns(in[:], runs, now, out)
+			check(fmt.Sprintf("%d runs (%d left, %d right rows)", len(runs), len(pend[0]), len(pend[1])), drain(t, op, more, err, out))
+			pend[0], pend[1], runs = nil, nil, nil
+			return
+		}
 		if len(batch) == 0 {
 			return
 		}
@@ -145,11 +165,21 @@ func runScenarioWith(t *testing.T, p Params, events []event, o scenarioOptions) 
 			if e.kind == 'R' {
 				s = 1
 			}
-			if s != side {
-				flush()
-				side = s
+			row := []any{e.key, enginetest.Timestamp{Millis: e.time}, e.value}
+			if o.runs {
+				if n := len(runs); n > 0 && runs[n-1].Input == s {
+					runs[n-1].Rows++
+				} else {
+					runs = append(runs, engine.Run{Input: s, Rows: 1})
+				}
+				pend[s] = append(pend[s], row)
+			} else {
+				if s != side {
+					flush()
+					side = s
+				}
+				batch = append(batch, row)
 			}
-			batch = append(batch, []any{e.key, enginetest.Timestamp{Millis: e.time}, e.value})
 			kb := string(encodeKey(e.key))
 			k := md.keys[kb]
 			if k == nil {
@@ -280,6 +310,25 @@ func TestAgainstModel(t *testing.T) {
 						}
 					})
 				}
+			}
+		}
+	}
+}
+
+// TestProcessRunsAgainstModel hands the rows of both sides between two watermarks to one
+// ProcessRuns call: the output equals the model's, row for row.
+func TestProcessRunsAgainstModel(t *testing.T) {
+	for _, jt := range []string{"INNER", "LEFT", "RIGHT", "FULL"} {
+		for _, mode := range []string{"rowtime", "proctime"} {
+			for bi, b := range [][2]int64{{-5, 10}, {-40, 60}} {
+				p := Params{JoinType: jt, TimeMode: mode, LeftLowerBound: b[0], LeftUpperBound: b[1],
+					LeftTimeIndex: 1, RightTimeIndex: 1, FilterNulls: []bool{bi == 0}, MinCleanUpIntervalMs: int64(bi * 3)}
+				t.Run(fmt.Sprintf("%s/%s/%d_%d", jt, mode, b[0], b[1]), func(t *testing.T) {
+					for seed := range 4 {
+						r := rand.New(rand.NewPCG(uint64(seed), 99))
+						runScenarioWith(t, p, randomEvents(r, 400, mode == "rowtime", int64(20+seed%2*380)), scenarioOptions{runs: true})
+					}
+				})
 			}
 		}
 	}

@@ -34,6 +34,23 @@ type joinKeys struct {
 	// bytes estimates the memory of every cache (buckets and rows), kept up to date by addRow,
 	// removeBucket and dropMap so Bytes costs nothing.
 	bytes int64
+	// Removed buckets and dropped empty maps of the default capacity, zeroed, for reuse: most
+	// buckets and maps live for the join's window only, and allocating them was the join's
+	// largest cost after its timers. At most maxFree of each.
+	freeBuckets []*bucket
+	freeMaps    []*bucketMap
+}
+
+const maxFree = 4096
+
+// newMap returns an empty map, as `new HashMap<>()`.
+func (s *joinKeys) newMap() *bucketMap {
+	if n := len(s.freeMaps); n > 0 {
+		m := s.freeMaps[n-1]
+		s.freeMaps = s.freeMaps[:n-1]
+		return m
+	}
+	return &bucketMap{}
 }
 
 // Memory estimates: a bucket node with its slices, one without rows (the time of rows not
@@ -81,7 +98,12 @@ func (s *joinKeys) Reset(id int32) {
 func (s *joinKeys) bucketAt(m *bucketMap, t int64) *bucket {
 	b := m.get(t)
 	if b == nil {
-		b = m.insert(t)
+		x := &bucket{}
+		if n := len(s.freeBuckets); n > 0 {
+			x = s.freeBuckets[n-1]
+			s.freeBuckets = s.freeBuckets[:n-1]
+		}
+		b = m.insertNode(x, t)
 		s.bytes += timeBucketBytes
 	}
 	return b
@@ -91,6 +113,7 @@ func (s *joinKeys) bucketAt(m *bucketMap, t int64) *bucket {
 func (s *joinKeys) addRow(b *bucket, row []byte, matched bool) {
 	if len(b.rows) == 0 {
 		s.bytes += bucketBytes - timeBucketBytes
+		b.rows, b.matched = b.row0[:0], b.matched0[:0]
 	}
 	b.rows = append(b.rows, row)
 	b.matched = append(b.matched, matched)
@@ -109,10 +132,15 @@ func bucketCost(b *bucket) int64 {
 	return n
 }
 
-// removeBucket removes bucket b from map m.
+// removeBucket removes bucket b from map m. b may be reused by the next bucketAt: the caller
+// keeps no use of it (iterating past it is fine).
 func (s *joinKeys) removeBucket(m *bucketMap, b *bucket) {
 	m.remove(b)
 	s.bytes -= bucketCost(b)
+	if len(s.freeBuckets) < maxFree {
+		*b = bucket{}
+		s.freeBuckets = append(s.freeBuckets, b)
+	}
 }
 
 // dropMap forgets the memory of map m (nil: none), which its owner drops.
@@ -124,6 +152,12 @@ func (s *joinKeys) dropMap(m *bucketMap) {
 		for b := head; b != nil; b = b.next {
 			s.bytes -= bucketCost(b)
 		}
+	}
+	// An empty map of the default capacity is a new HashMap after its first insertion: its
+	// table (all bins empty, none a tree) and threshold are what that insertion makes them.
+	if m.size == 0 && len(m.tab) == defaultCapacity && len(s.freeMaps) < maxFree {
+		m.threshold, m.only = int(defaultCapacity*0.75), nil
+		s.freeMaps = append(s.freeMaps, m)
 	}
 }
 

@@ -11,16 +11,21 @@ import (
 // time fire in the order Flink fires them, which depends on the history of additions and
 // removals. A timer is (key, time, namespace), in one time domain.
 //
-// Registering a timer that exists changes nothing (the deduplication map of the set). Positions
-// are 1-based as in Flink's heap (QUEUE_HEAD_INDEX); heap[0] is unused.
+// Registering a timer that exists changes nothing (the deduplication map of the set): the caller
+// checks, against its key's own record of its timers, before it adds one. Positions are 1-based
+// as in Flink's heap (QUEUE_HEAD_INDEX); heap[0] is unused. The heap keeps no position index
+// (updating one per sift step cost more than the rest of the join); snapshots, which need the
+// positions, build one once per state of the heap (position).
 //
 // Restore: Flink re-adds the timers of a snapshot key group by key group, in ascending order,
 // and within a key group in the heap array order of the snapshot (HeapPriorityQueueStateSnapshot
 // partitions the array stably). A snapshot therefore records each timer's position, and restore
-// re-adds them in that order (restoreOrder).
+// re-adds them in that order (SortRestored).
 type TimerQueue struct {
 	heap []Timer
-	pos  map[Timer]int32 // timer -> position in heap
+	// pos maps each timer to its position in heap, built by position; nil whenever the heap
+	// changed since.
+	pos map[Timer]int32
 }
 
 // Timer is one timer: a time in milliseconds, a key id of the operator's KeyedState and the
@@ -32,22 +37,17 @@ type Timer struct {
 }
 
 func NewTimerQueue() *TimerQueue {
-	return &TimerQueue{heap: make([]Timer, 1), pos: map[Timer]int32{}}
+	return &TimerQueue{heap: make([]Timer, 1)}
 }
 
 // Len is the number of timers.
 func (q *TimerQueue) Len() int { return len(q.heap) - 1 }
 
-// Add registers a timer; it reports false when it existed.
-func (q *TimerQueue) Add(e Timer) bool {
-	if _, ok := q.pos[e]; ok {
-		return false
-	}
+// Add registers a timer that is not registered.
+func (q *TimerQueue) Add(e Timer) {
+	q.pos = nil
 	q.heap = append(q.heap, e)
-	i := len(q.heap) - 1
-	q.pos[e] = int32(i)
-	q.siftUp(i)
-	return true
+	q.siftUp(len(q.heap) - 1)
 }
 
 // Peek returns the head timer.
@@ -62,7 +62,7 @@ func (q *TimerQueue) Peek() (Timer, bool) {
 func (q *TimerQueue) Poll() Timer {
 	head := q.heap[1]
 	last := len(q.heap) - 1
-	delete(q.pos, head)
+	q.pos = nil
 	if last != 1 {
 		q.move(q.heap[last], 1)
 		q.heap = q.heap[:last]
@@ -75,14 +75,17 @@ func (q *TimerQueue) Poll() Timer {
 
 // Position returns the heap position of a registered timer.
 func (q *TimerQueue) Position(e Timer) (int32, bool) {
+	if q.pos == nil {
+		q.pos = make(map[Timer]int32, len(q.heap))
+		for i, t := range q.heap[1:] {
+			q.pos[t] = int32(i + 1)
+		}
+	}
 	p, ok := q.pos[e]
 	return p, ok
 }
 
-func (q *TimerQueue) move(e Timer, i int) {
-	q.heap[i] = e
-	q.pos[e] = int32(i)
-}
+func (q *TimerQueue) move(e Timer, i int) { q.heap[i] = e }
 
 // adjust is HeapPriorityQueue.adjustElementAtIndex.
 func (q *TimerQueue) adjust(i int) {
@@ -124,8 +127,7 @@ func (q *TimerQueue) siftDown(i int) {
 	q.move(cur, i)
 }
 
-// Bytes estimates the queue's memory.
-func (q *TimerQueue) Bytes() int64 { return int64(cap(q.heap))*24 + int64(len(q.pos))*56 }
+func (q *TimerQueue) Bytes() int64 { return int64(cap(q.heap)) * 24 }
 
 // RestoredTimer is a timer read from a snapshot, with the key group of its key and its position
 // in the snapshot's heap.

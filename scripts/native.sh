@@ -7,7 +7,7 @@
 #   scripts/native.sh test        build, then gofmt and vet, Go tests (race on pure packages,
 #                                 cgocheck2 on capi with the ferrytest tag), the C harness under
 #                                 valgrind (against the ferrytest library), short fuzz runs
-#                                 (FuzzProcess, FuzzRestore)
+#                                 (FuzzProcess, FuzzProcessRuns, FuzzRestore)
 #   scripts/native.sh bench       Go benchmarks of the group aggregate (direct and through the C ABI)
 #   scripts/native.sh perf [ARG]  build, then the perf harness (tests/perf)
 # build.sh calls these; the Maven steps are build.sh's.
@@ -106,7 +106,7 @@ cmd_test() {
   # A count, not a duration: Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a
   # failure ("context deadline exceeded", no failing input) when the workers are starved of CPU
   # (go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.
-  for target in FuzzProcess FuzzRestore; do
+  for target in FuzzProcess FuzzProcessRuns FuzzRestore; do
     rm -f "$fuzzlog"
     if ! FERRY_FUZZ_STDERR="$fuzzlog" GOEXPERIMENT=cgocheck2 go test -tags ferrytest -run '^$' \
         -fuzz "^$target\$" -fuzztime "${FUZZTIME:-8000x}" ./capi/; then

@@ -44,6 +44,10 @@ type Session struct {
 	host    Host
 	inputs  []engine.Importer // one per spec input
 	batch   engine.Batch
+	batches []engine.Batch  // ProcessRuns: one per input
+	views   []*engine.Batch // ProcessRuns: the batches given, nil for an input without one
+	rows    []int           // ProcessRuns: rows per input
+	runs    []engine.Run    // ProcessRuns: the runs, decoded
 	out     engine.OutBatch
 	payload []byte // snapshot payload and restore scratch
 	chunk   []byte // the encoded snapshot chunk handed out
@@ -162,6 +166,61 @@ func (s *Session) process(input int, in *engine.CArray, nowMs int64, dst any) (b
 		return false, err
 	}
 	more, err := s.op.Process(input, &s.batch, nowMs, &s.out)
+	return s.emit(dst, more, err)
+}
+
+// ProcessRuns imports one batch per input (nil: that input has no rows; each valid for the
+// call only) and processes their rows in the order of pairs, (input, rows) runs
+// (engine.RunsProcessor), at processing time nowMs; output as Process. An operator kind that is
+// not a RunsProcessor fails with engine.ErrUnsupported. in and pairs are only read during the
+// call; the caller releases the batches.
+func (s *Session) ProcessRuns(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
+	if err := s.acquire(false); err != nil {
+		return false, err
+	}
+	more, err := s.processRuns(in, pairs, nowMs, dst)
+	return more, s.release(err)
+}
+
+func (s *Session) processRuns(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
+	if err := s.checkRestored(); err != nil {
+		return false, err
+	}
+	rp, ok := s.op.(engine.RunsProcessor)
+	if !ok {
+		return false, fmt.Errorf("%w: operator kind %s does not process the rows of several inputs in one call", engine.ErrUnsupported, s.spec.Kind)
+	}
+	if len(in) != len(s.inputs) {
+		return false, fmt.Errorf("%w: %d batches for %d inputs", engine.ErrInvalid, len(in), len(s.inputs))
+	}
+	if len(s.batches) != len(in) {
+		s.batches = make([]engine.Batch, len(in))
+		s.views = make([]*engine.Batch, len(in))
+		s.rows = make([]int, len(in))
+	}
+	defer func() {
+		for i := range s.batches {
+			s.batches[i].Forget()
+		}
+	}()
+	for i, a := range in {
+		s.views[i], s.rows[i] = nil, 0
+		if a == nil {
+			continue
+		}
+		if err := s.inputs[i].Import(a, &s.batches[i]); err != nil {
+			return false, fmt.Errorf("input %d: %w", i, err)
+		}
+		s.views[i], s.rows[i] = &s.batches[i], s.batches[i].Len
+	}
+	s.runs = s.runs[:0]
+	for k := 0; k+1 < len(pairs); k += 2 {
+		s.runs = append(s.runs, engine.Run{Input: int(pairs[k]), Rows: int(pairs[k+1])})
+	}
+	if err := engine.CheckRuns(s.runs, s.rows); err != nil {
+		return false, err
+	}
+	more, err := rp.ProcessRuns(s.views, s.runs, nowMs, &s.out)
 	return s.emit(dst, more, err)
 }
 

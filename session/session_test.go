@@ -11,6 +11,7 @@ import (
 	_ "github.com/ferrystream/ferry/agg" // registers group_aggregate
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
+	_ "github.com/ferrystream/ferry/intervaljoin" // registers interval_join
 	"github.com/ferrystream/ferry/snapshot"
 )
 
@@ -409,5 +410,52 @@ func TestSessionsInParallel(t *testing.T) {
 			}
 		}()
 	}
+	wg.Wait()
+}
+
+// joinSpec is an interval join of two bigintInput inputs, k and v (the row time, BIGINT).
+const joinSpec = `{"kind":"interval_join","name":"join","inputs":[` + bigintInput + `,` + bigintInput + `],"max_parallelism":128,` +
+	`"params":{"join_type":"INNER","time_mode":"rowtime","left_lower_bound":-5,"left_upper_bound":5,"allowed_lateness":0,` +
+	`"min_clean_up_interval_ms":0,"left_time_index":1,"right_time_index":1,"filter_nulls":[true]}}`
+
+// TestProcessRuns: both inputs' rows in one call, in the order of the runs; the run list and
+// the batch count checked; a kind without RunsProcessor refused; one call at a time.
+func TestProcessRuns(t *testing.T) {
+	var r recorder
+	s := open(t, joinSpec, &r)
+	left, right := batch([][]any{{int64(1), int64(10)}, {int64(1), int64(30)}}), batch([][]any{{int64(1), int64(12)}})
+	// The right row arrives after the first left row only: it joins it.
+	if _, err := s.ProcessRuns([]*engine.CArray{left, right}, []int32{0, 1, 1, 1, 0, 1}, 0, s.r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.rows, "; "); got != "+I[1, 10, 1, 12]" {
+		t.Errorf("output %q, want the one joined row", got)
+	}
+	_, err := s.ProcessRuns([]*engine.CArray{left, right}, []int32{0, 2}, 0, s.r)
+	wantErr(t, err, engine.ErrInvalid, "the runs use 0 of input 1's 1 rows")
+	_, err = s.ProcessRuns([]*engine.CArray{left}, []int32{0, 2}, 0, s.r)
+	wantErr(t, err, engine.ErrInvalid, "1 batches for 2 inputs")
+	_, err = s.ProcessRuns([]*engine.CArray{nil, right}, []int32{1, 1}, 0, s.r)
+	if err != nil {
+		t.Fatalf("a NULL batch for an input without rows: %v", err)
+	}
+
+	f := open(t, fanoutSpec(1, 10), &r)
+	_, err = f.ProcessRuns([]*engine.CArray{left, right}, []int32{0, 2, 1, 1}, 0, f.r)
+	wantErr(t, err, engine.ErrUnsupported, "does not process the rows of several inputs in one call")
+
+	g := open(t, `{"kind":"test_gate","inputs":[`+bigintInput+`],"max_parallelism":128}`, &recorder{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := g.process(0, batch(aggRows(0, 2)), 0); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-gate.Entered
+	_, err = g.ProcessRuns([]*engine.CArray{left}, []int32{0, 2}, 0, g.r)
+	wantErr(t, err, engine.ErrState, "in use by another thread")
+	gate.Release <- struct{}{}
 	wg.Wait()
 }

@@ -38,6 +38,7 @@ type WindowJoin struct {
 	// rightNumLateRecordsDropped.
 	LateDropped [2]int64
 
+	arena      joincore.RowArena // the memory of stored rows
 	kgs        []int32
 	timerTimes []int64 // per row of the batch, its window's timer time
 	matched    []bool
@@ -168,15 +169,7 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 	j.out.Reset()
 	layout := j.layouts[input]
 	keep := j.preserved(input)
-	// The batch's stored rows are encoded into one slab (a few when it grows): rows of a batch
-	// belong to the few windows open at the time and leave together, so one allocation per batch
-	// replaces one per row.
-	var slab []byte
-	encode := func(i int) []byte {
-		start := len(slab)
-		slab = layout.Encode(slab, in, i)
-		return slab[start:len(slab):len(slab)]
-	}
+	encode := func(i int) []byte { return j.arena.Encode(layout, in, i) }
 	for i := range in.Len {
 		end, timer := int64(binary.LittleEndian.Uint64(endCol.Fixed(i))), j.timerTimes[i]
 		if j.fired(end, timer) {
@@ -195,11 +188,12 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		if id < 0 {
 			id = j.state.Insert(key, hash, kg)
 		}
-		w := j.keys.window(id, end, timer)
+		w, created := j.keys.window(id, end, timer)
 		if joins || keep {
 			j.keys.addRow(w, input, encode(i))
 		}
-		if j.timers.Add(joincore.Timer{Time: w.timer, NS: end, Key: id}) {
+		if created { // one timer per (key, window), registered with the window's first row
+			j.timers.Add(joincore.Timer{Time: timer, NS: end, Key: id})
 			w.registered = true
 		}
 	}

@@ -49,10 +49,12 @@ func (m *model) element(side int, row []any) {
 		m.keys = append(m.keys, row[0])
 	}
 	k := [2]int64{int64(id), end}
-	ls := m.lists[k]
+	ls, ok := m.lists[k]
+	if !ok { // the timer set holds (key, window) once
+		m.timers.Add(joincore.Timer{Time: end - 1, NS: end, Key: id})
+	}
 	ls[side] = append(ls[side], row)
 	m.lists[k] = ls
-	m.timers.Add(joincore.Timer{Time: end - 1, NS: end, Key: id})
 }
 
 func (m *model) str(r []any) string {

@@ -75,15 +75,16 @@ func (ks *keyState) find(end int64) int {
 	return -1
 }
 
-// window returns key id's window ending at end, creating it with its timer time if absent.
-func (s *joinKeys) window(id int32, end, timer int64) *window {
+// window returns key id's window ending at end, creating it with its timer time if absent
+// (created).
+func (s *joinKeys) window(id int32, end, timer int64) (w *window, created bool) {
 	ks := &s.k[id]
 	if i := ks.find(end); i >= 0 {
-		return &ks.wins[i]
+		return &ks.wins[i], false
 	}
 	ks.wins = append(ks.wins, window{end: end, timer: timer})
 	s.bytes += windowBytes
-	return &ks.wins[len(ks.wins)-1]
+	return &ks.wins[len(ks.wins)-1], true
 }
 
 // addRow appends a row of side to window w.

@@ -150,6 +150,7 @@ int main(int argc, char** argv) {
   run("snapshot/restore", scenario_snapshot_restore);
   run("error paths", scenario_errors);
   run("chunked output", scenario_chunked_output);
+  run("process runs", scenario_process_runs);
   run("leak accounting", scenario_leaks);
   /* Poisoning is process-global and irreversible: always last. */
   run("panic poisoning", scenario_poison);

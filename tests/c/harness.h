@@ -90,6 +90,7 @@ void scenario_output_schema(void);
 void scenario_snapshot_restore(void);
 void scenario_errors(void);
 void scenario_chunked_output(void);
+void scenario_process_runs(void);
 void scenario_leaks(void);
 void scenario_poison(void);
 int run_demo(void);

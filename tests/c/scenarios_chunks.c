@@ -107,3 +107,77 @@ void scenario_chunked_output(void) {
   CLOSE_OK(h);
   CHECK_EQ(ferry_output_bytes_outstanding(), 0);
 }
+
+/* ferry_operator_process_runs: both inputs' rows in one call, in arrival order. An interval join
+ * over (k BIGINT, t BIGINT) on each side, t2 BETWEEN t1 - 5 AND t1 + 5. */
+static const char* spec_join =
+    "{\"kind\":\"interval_join\",\"name\":\"Join\",\"inputs\":["
+    "{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"t\",\"type\":\"BIGINT\"}],\"keys\":[0]},"
+    "{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"t\",\"type\":\"BIGINT\"}],\"keys\":[0]}],"
+    "\"max_parallelism\":128,\"params\":{\"join_type\":\"INNER\",\"time_mode\":\"rowtime\","
+    "\"left_lower_bound\":-5,\"left_upper_bound\":5,\"allowed_lateness\":0,"
+    "\"min_clean_up_interval_ms\":0,\"left_time_index\":1,\"right_time_index\":1,"
+    "\"filter_nulls\":[true]}}";
+
+void scenario_process_runs(void) {
+  struct FerryError err = {0};
+  FerryHandle h = 0;
+  CHECK_OK(ferry_operator_open(spec_join, 0, NULL, &h, &err), err);
+  static const int8_t kinds[] = {KI, KI};
+  static const val left[] = {VI(1), VI(10), VI(2), VI(20)};
+  static const val right[] = {VI(1), VI(12)};
+  struct ArrowArray l, r, out;
+  memset(&out, 0, sizeof out);
+  int32_t more = -1;
+
+  /* Left row 0, the right row, left row 1: the right row joins the left row before it. */
+  int64_t lid = ab_batch(&l, "ll", 2, kinds, left), rid = ab_batch(&r, "ll", 1, kinds, right);
+  struct ArrowArray* const batches[] = {&l, &r};
+  const int32_t runs[] = {0, 1, 1, 1, 0, 1};
+  CHECK_OK(ferry_operator_process_runs(h, 2, batches, 3, runs, 0, &out, &more, &err), err);
+  CHECK_CONSUMED(l, lid);
+  CHECK_CONSUMED(r, rid);
+  CHECK_EQ(more, 0);
+  static const int8_t one[] = {KI};
+  static const val joined[] = {VI(1), VI(10), VI(1), VI(12)};
+  CHECK_BATCH(&out, "llll", 1, one, joined);
+  release_output(&out);
+  memset(&out, 0, sizeof out);
+
+  /* Runs that leave a row unused: FERRY_EINVAL, both batches consumed, nothing emitted. */
+  lid = ab_batch(&l, "ll", 2, kinds, left);
+  rid = ab_batch(&r, "ll", 1, kinds, right);
+  const int32_t short_runs[] = {0, 1, 1, 1};
+  CHECK_ERR(ferry_operator_process_runs(h, 2, batches, 2, short_runs, 0, &out, &more, &err), err,
+            FERRY_EINVAL, "ferry_operator_process_runs", "the runs use 1 of input 0's 2 rows", NULL);
+  CHECK_CONSUMED(l, lid);
+  CHECK_CONSUMED(r, rid);
+  CHECK_EQ(more, 0);
+  CHECK(out.release == NULL);
+
+  /* A NULL batch for an input without rows; a stale handle still consumes the batches. */
+  lid = ab_batch(&l, "ll", 2, kinds, left);
+  struct ArrowArray* const only_left[] = {&l, NULL};
+  const int32_t left_runs[] = {0, 2};
+  CHECK_OK(ferry_operator_process_runs(h, 2, only_left, 1, left_runs, 0, &out, &more, &err), err);
+  CHECK_CONSUMED(l, lid);
+  if (out.release != NULL) release_output(&out);
+  memset(&out, 0, sizeof out);
+  CLOSE_OK(h);
+  lid = ab_batch(&l, "ll", 2, kinds, left);
+  CHECK_ERR(ferry_operator_process_runs(h, 2, only_left, 1, left_runs, 0, &out, &more, &err), err,
+            FERRY_EINVAL, "ferry_operator_process_runs", "handle", NULL);
+  CHECK_CONSUMED(l, lid);
+
+  /* A kind that does not take several inputs in one call. */
+  CHECK_OK(ferry_operator_open(spec_fanout, 0, NULL, &h, &err), err);
+  lid = ab_batch(&l, "lu", 3, f_kinds, f_rows);
+  rid = ab_batch(&r, "lu", 3, f_kinds, f_rows);
+  const int32_t fan_runs[] = {0, 3, 1, 3};
+  CHECK_ERR(ferry_operator_process_runs(h, 2, batches, 2, fan_runs, 0, &out, &more, &err), err,
+            FERRY_EUNSUPPORTED, "ferry_operator_process_runs", "several inputs", NULL);
+  CHECK_CONSUMED(l, lid);
+  CHECK_CONSUMED(r, rid);
+  CLOSE_OK(h);
+  CHECK_EQ(ferry_output_bytes_outstanding(), 0);
+}

@@ -438,8 +438,8 @@ static void bad_specs(void) {
        FERRY_EUNSUPPORTED, "AVG over VARCHAR"},
       {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
        "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
-       "\"params\":{\"aggs\":[{\"func\":\"LISTAGG\",\"args\":[0]}]}}",
-       FERRY_EUNSUPPORTED, "LISTAGG"},
+       "\"params\":{\"aggs\":[{\"func\":\"COLLECT\",\"args\":[0]}]}}",
+       FERRY_EUNSUPPORTED, "COLLECT"},
       {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
        "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
        "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[0],\"distinct\":true}],"

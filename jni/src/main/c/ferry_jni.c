@@ -215,6 +215,42 @@ static jint n_process(JNIEnv* env, jclass cls, jlong h, jint input, jlong in_add
   return output_flags(env, st, &err, out, more);
 }
 
+/* ferry_operator_process_runs: in_addrs holds one ArrowArray address per input (0: no rows),
+ * runs[0 .. 2*n_runs) the (input, rows) pairs. Every batch is consumed by the library; when this
+ * glue fails before the call, NativeOperator releases what is left. */
+static jint n_process_runs(JNIEnv* env, jclass cls, jlong h, jlongArray in_addrs, jintArray runs, jint n_runs,
+                           jlong now_ms, jlong out_addr) {
+  (void)cls;
+  struct ArrowArray* out = ptr_of(out_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  if (in_addrs == NULL || runs == NULL) {
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process_runs needs the batch addresses and the runs");
+    return 0;
+  }
+  jsize n = (*env)->GetArrayLength(env, in_addrs);
+  if (n < 1 || n > 64) {
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process_runs takes 1 to 64 inputs");
+    return 0;
+  }
+  if (n_runs < 0 || (jlong)n_runs * 2 > (jlong)(*env)->GetArrayLength(env, runs)) {
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process_runs: n_runs is negative or exceeds the run array");
+    return 0;
+  }
+  jlong addrs[64];
+  struct ArrowArray* batches[64];
+  (*env)->GetLongArrayRegion(env, in_addrs, 0, n, addrs);
+  for (jsize i = 0; i < n; i++) batches[i] = ptr_of(addrs[i]);
+  /* Not the critical variant: the call may take a while and must not stall the GC. */
+  jint* pairs = (*env)->GetIntArrayElements(env, runs, NULL);
+  if (pairs == NULL) return 0; /* OutOfMemoryError pending */
+  struct FerryError err = {0};
+  int32_t more = 0;
+  int32_t st = ferry_operator_process_runs((FerryHandle)h, (int32_t)n, batches, (int32_t)n_runs,
+                                           (const int32_t*)pairs, (int64_t)now_ms, out, &more, &err);
+  (*env)->ReleaseIntArrayElements(env, runs, pairs, JNI_ABORT);
+  return output_flags(env, st, &err, out, more);
+}
+
 static jint n_advance(JNIEnv* env, jclass cls, jlong h, jlong wm, jlong now_ms, jlong out_addr) {
   (void)cls;
   struct ArrowArray* out = ptr_of(out_addr);
@@ -318,6 +354,7 @@ static const JNINativeMethod g_methods[] = {
     {"open", "(Ljava/lang/String;[J)J", (void*)n_open},
     {"outputSchema", "(JJ)V", (void*)n_output_schema},
     {"process", "(JIJJJ)I", (void*)n_process},
+    {"processRuns", "(J[J[IIJJ)I", (void*)n_process_runs},
     {"advance", "(JJJJ)I", (void*)n_advance},
     {"flush", "(JJJ)I", (void*)n_flush},
     {"next", "(JJ)I", (void*)n_next},

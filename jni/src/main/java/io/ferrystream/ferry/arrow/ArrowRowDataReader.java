@@ -168,8 +168,8 @@ public final class ArrowRowDataReader {
             if (type == null) {
                 throw new UnsupportedOperationException("binary Arrow field " + v.getField() + " without its Flink type");
             }
-            if (MinMaxAccumulators.isAccumulator(type)) {
-                return new AccumulatorColumn(v, MinMaxAccumulators.codecOf(type));
+            if (AccumulatorCodec.isAccumulator(type)) {
+                return new AccumulatorColumn(v, AccumulatorCodec.of(type));
             }
             return new DistinctViewColumn(v, DistinctViews.codecOf(type));
         } else if (v instanceof BitVector) {
@@ -480,15 +480,15 @@ public final class ArrowRowDataReader {
     }
 
     /**
-     * MIN/MAX with retraction's accumulator: Ferry's encoding ({@link MinMaxAccumulators})
+     * A nested accumulator row: Ferry's encoding ({@link AccumulatorCodec})
      * decoded into the nested row Flink's local aggregate emits. Only {@link #write} reads it
      * ({@code readBinary}); the columnar {@code read} path has no nested rows.
      */
     private static final class AccumulatorColumn extends ArrowColumn implements BytesColumnVector {
-        final MinMaxAccumulators.Codec codec;
+        final AccumulatorCodec codec;
         ArrowBuf offsets;
 
-        AccumulatorColumn(FieldVector v, MinMaxAccumulators.Codec codec) {
+        AccumulatorColumn(FieldVector v, AccumulatorCodec codec) {
             super(v);
             this.codec = codec;
         }

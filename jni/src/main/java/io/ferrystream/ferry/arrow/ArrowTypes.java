@@ -9,17 +9,23 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.table.types.logical.CharType;
 import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimeType;
+import org.apache.flink.table.types.logical.TimestampKind;
 import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.VarCharType;
 
 /**
  * The Arrow layout of Flink types across Ferry's boundary (docs/abi.md, "Columns across the
  * boundary"): BOOLEAN {@code b}, TINYINT..BIGINT {@code c s i l}, FLOAT/DOUBLE {@code f g},
  * DECIMAL(p,s) {@code d:p,s} (decimal128), CHAR/VARCHAR {@code u}, DATE {@code tdD},
  * TIMESTAMP(p ≤ 3) {@code tsm:}, TIMESTAMP(p > 3) {@code w:12} (int64 epoch millis LE, int32
- * nano-of-millisecond LE), the RAW MapView of a DISTINCT call's partial state and
+ * nano-of-millisecond LE), TIMESTAMP_LTZ(p) as TIMESTAMP(p) and TIME(p) as INT ({@link #carried}), the RAW MapView of a DISTINCT call's partial state and
  * the accumulator of MIN/MAX with retraction as binary {@code z} ({@link DistinctViews}, {@link
  * MinMaxAccumulators}), and the hidden trailing non-null int8 {@value #ROW_KIND_FIELD} column
  * holding {@code RowKind.toByteValue()}.
@@ -42,9 +48,28 @@ public final class ArrowTypes {
         return new Schema(fields);
     }
 
-    /** The Arrow field of one column; nullable as the logical type. */
+    /** The Arrow field of one column; nullable as the logical type it is carried as. */
     public static Field fieldOf(String name, LogicalType type) {
-        return new Field(name, new FieldType(type.isNullable(), arrowTypeOf(type), null), null);
+        LogicalType t = carried(type);
+        return new Field(name, new FieldType(t.isNullable(), arrowTypeOf(t), null), null);
+    }
+
+    /**
+     * The type a logical type crosses the boundary as: TIMESTAMP_LTZ(p) as TIMESTAMP(p), TIME(p)
+     * as INT (Flink holds a TIME as an int of milliseconds of the day, in an INT's row slot,
+     * ordered and hashed as one), every other type as itself. Both hold a {@code TimestampData} of epoch milliseconds and
+     * nanoseconds in the same BinaryRowData slots, compare and hash alike, and no kernel reads a
+     * wall-clock field of either, so the session time zone plays no part. A processing-time
+     * attribute that is not materialized holds NULL in its rows: it is carried as nullable.
+     */
+    public static LogicalType carried(LogicalType type) {
+        if (type instanceof LocalZonedTimestampType ltz) {
+            return new TimestampType(ltz.isNullable() || ltz.getKind() == TimestampKind.PROCTIME, ltz.getPrecision());
+        }
+        if (type instanceof TimeType) {
+            return new IntType(type.isNullable());
+        }
+        return type;
     }
 
     /** The non-null int8 RowKind field. */
@@ -78,6 +103,9 @@ public final class ArrowTypes {
                 return ArrowType.Utf8.INSTANCE;
             case DATE:
                 return new ArrowType.Date(DateUnit.DAY);
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+            case TIME_WITHOUT_TIME_ZONE:
+                return arrowTypeOf(carried(type));
             case TIMESTAMP_WITHOUT_TIME_ZONE: {
                 int p = ((TimestampType) type).getPrecision();
                 return p <= 3
@@ -90,7 +118,7 @@ public final class ArrowTypes {
                 }
                 throw unsupported(type);
             case STRUCTURED_TYPE:
-                if (MinMaxAccumulators.isAccumulator(type)) {
+                if (AccumulatorCodec.isAccumulator(type)) {
                     return ArrowType.Binary.INSTANCE;
                 }
                 throw unsupported(type);
@@ -104,10 +132,15 @@ public final class ArrowTypes {
      * {@code NOT NULL} when not nullable, e.g. {@code "DECIMAL(10, 2)"}, {@code "TIMESTAMP(6)"}.
      */
     public static String specTypeOf(LogicalType type) {
-        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // DistinctViews, MinMaxAccumulators
+        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // DistinctViews, AccumulatorCodec
             return type.isNullable() ? "BYTES" : "BYTES NOT NULL";
         }
-        return type.asSerializableString();
+        LogicalType t = carried(type);
+        if ((t instanceof CharType c && c.getLength() == 0) || (t instanceof VarCharType v && v.getLength() == 0)) {
+            // the type of an empty string literal, which has no serializable form
+            return t.isNullable() ? "STRING" : "STRING NOT NULL";
+        }
+        return t.asSerializableString();
     }
 
     static UnsupportedOperationException unsupported(LogicalType type) {

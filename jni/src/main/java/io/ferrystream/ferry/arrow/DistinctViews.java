@@ -75,10 +75,11 @@ public final class DistinctViews {
         if (word.getTypeRoot() != LogicalTypeRoot.BIGINT) {
             throw ArrowTypes.unsupported(type);
         }
-        ArrowTypes.arrowTypeOf(map.getKeyType()); // a key type Ferry carries
+        LogicalType key = ArrowTypes.carried(map.getKeyType());
+        ArrowTypes.arrowTypeOf(key); // a key type Ferry carries
         @SuppressWarnings("unchecked")
         TypeSerializer<MapView<Object, Object>> s = (TypeSerializer<MapView<Object, Object>>) serializer;
-        return new Codec(map.getKeyType(), array, s);
+        return new Codec(key, array, s);
     }
 
     /** Encodes and decodes the maps of one RAW type. Not thread-safe (reuses a buffer). */

@@ -41,7 +41,7 @@ public final class MinMaxAccumulators {
     }
 
     /** The codec of an accumulator type; UnsupportedOperationException for other types. */
-    public static Codec codecOf(LogicalType type) {
+    public static AccumulatorCodec codecOf(LogicalType type) {
         if (!(type instanceof StructuredType)) {
             throw ArrowTypes.unsupported(type);
         }
@@ -57,7 +57,7 @@ public final class MinMaxAccumulators {
     }
 
     /** Encodes and decodes the accumulators of one type. Not thread-safe. */
-    public static final class Codec {
+    private static final class Codec implements AccumulatorCodec {
         private final RowData.FieldGetter min;
         private final DistinctViews.Codec map;
         private final RowDataSerializer rowSerializer;
@@ -68,19 +68,24 @@ public final class MinMaxAccumulators {
             this.rowSerializer = (RowDataSerializer) (Object) InternalSerializers.create(type);
         }
 
-        /** The serializer of the nested row (Flink's, for writing it into a BinaryRowData). */
+        @Override
         public RowDataSerializer rowSerializer() {
             return rowSerializer;
         }
 
-        /** Encodes an accumulator row; the buffer is valid until the next call. */
+        @Override
+        public int arity() {
+            return 3;
+        }
+
+        @Override
         public ByteBuffer encode(RowData acc) {
             RawValueData<MapView<Object, Object>> raw = acc.getRawValue(2);
             long mapSize = acc.isNullAt(1) ? 0 : acc.getLong(1);
             return map.encodeAccumulator(min.getFieldOrNull(acc), mapSize, raw.toObject(map.serializer()));
         }
 
-        /** Decodes an accumulator into the row Flink's local aggregate holds. */
+        @Override
         public RowData decode(ArrowBuf data, long start, int len) {
             Object[] parts = map.decodeAccumulator(data, start, len);
             @SuppressWarnings("unchecked")

@@ -62,7 +62,7 @@ public final class RowDataArrowWriter implements AutoCloseable {
         }
         writers = new FieldWriter[n];
         for (int i = 0; i < n; i++) {
-            writers[i] = writerOf(i, rowType.getTypeAt(i), vectors.get(i));
+            writers[i] = writerOf(i, ArrowTypes.carried(rowType.getTypeAt(i)), vectors.get(i));
         }
         FieldVector last = vectors.get(n);
         if (!(last instanceof TinyIntVector)) {
@@ -174,7 +174,7 @@ public final class RowDataArrowWriter implements AutoCloseable {
             case RAW:
                 return new DistinctViewWriter(pos, nullable, (VarBinaryVector) v, DistinctViews.codecOf(type));
             case STRUCTURED_TYPE:
-                return new AccumulatorWriter(pos, nullable, (VarBinaryVector) v, MinMaxAccumulators.codecOf(type));
+                return new AccumulatorWriter(pos, nullable, (VarBinaryVector) v, AccumulatorCodec.of(type));
             default:
                 throw ArrowTypes.unsupported(type);
         }
@@ -449,12 +449,12 @@ public final class RowDataArrowWriter implements AutoCloseable {
         }
     }
 
-    /** MIN/MAX with retraction's accumulator (a nested row) in Ferry's encoding ({@link MinMaxAccumulators}). */
+    /** A nested accumulator row in Ferry's encoding ({@link AccumulatorCodec}). */
     private static final class AccumulatorWriter extends FieldWriter {
         final VarBinaryVector v;
-        final MinMaxAccumulators.Codec codec;
+        final AccumulatorCodec codec;
 
-        AccumulatorWriter(int pos, boolean nullable, VarBinaryVector v, MinMaxAccumulators.Codec codec) {
+        AccumulatorWriter(int pos, boolean nullable, VarBinaryVector v, AccumulatorCodec codec) {
             super(pos, nullable);
             this.v = v;
             this.codec = codec;
@@ -465,7 +465,7 @@ public final class RowDataArrowWriter implements AutoCloseable {
         }
 
         void writeValue(RowData row, int i) {
-            java.nio.ByteBuffer b = codec.encode(row.getRow(pos, 3));
+            java.nio.ByteBuffer b = codec.encode(row.getRow(pos, codec.arity()));
             v.setSafe(i, b, 0, b.limit());
         }
     }

@@ -33,6 +33,12 @@ final class FerryNative {
     /** ferry_operator_process on input {@code input}: {@link #FILLED} | {@link #MORE} flags. The input is always consumed. */
     static native int process(long handle, int input, long inArrayAddr, long nowMs, long outArrayAddr);
 
+    /**
+     * ferry_operator_process_runs: one ArrowArray address per input (0: no rows), {@code runs}
+     * holds {@code nRuns} (input, rows) pairs in arrival order. Every batch is always consumed.
+     */
+    static native int processRuns(long handle, long[] inArrayAddrs, int[] runs, int nRuns, long nowMs, long outArrayAddr);
+
     static native int advance(long handle, long watermarkMs, long nowMs, long outArrayAddr);
 
     static native int flush(long handle, long nowMs, long outArrayAddr);

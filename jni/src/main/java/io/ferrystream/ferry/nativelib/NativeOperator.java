@@ -52,6 +52,8 @@ public final class NativeOperator implements AutoCloseable {
     private final ArrowArray in;
     private final ArrowArray out;
     private Schema outputSchema;
+    /** {@link #processRuns}: the exported batches' addresses, one per input (0: none). */
+    private long[] addrs = new long[0];
 
     /**
      * The native handle and the memory it pins; the cleanup action, so it must not reference the
@@ -63,6 +65,8 @@ public final class NativeOperator implements AutoCloseable {
         final BufferAllocator exportAllocator;
         final ArrowArray in;
         final ArrowArray out;
+        /** {@link #processRuns}: one export structure per input, made at its first call. */
+        ArrowArray[] ins = new ArrowArray[0];
 
         Handle(long value, BufferAllocator exportAllocator) {
             this.value = value;
@@ -82,6 +86,9 @@ public final class NativeOperator implements AutoCloseable {
             }
             in.close();
             out.close();
+            for (ArrowArray a : ins) {
+                a.close();
+            }
             exportAllocator.close();
         }
     }
@@ -195,6 +202,51 @@ public final class NativeOperator implements AutoCloseable {
         } finally {
             if (MemoryUtil.getLong(inAddr + ARRAY_RELEASE_OFFSET) != 0) { // contract: never happens
                 this.in.release();
+            }
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Processes the rows of every input in one call, in the order they arrived
+     * (ferry_operator_process_runs): {@code ins[i]} holds input i's rows (null or empty: none),
+     * and {@code runs[0 .. 2 * nRuns)} the (input, rows) pairs, each the next rows of its input,
+     * in arrival order; they use every input's rows exactly once. Output chunks as in {@link
+     * #process}. Every input is released by the library before this returns, also when it throws.
+     */
+    public int processRuns(VectorSchemaRoot[] ins, int[] runs, int nRuns, long nowMs, VectorSchemaRoot output,
+            Consumer<VectorSchemaRoot> onChunk) {
+        ensureOpen();
+        if (handle.ins.length != ins.length) {
+            for (ArrowArray a : handle.ins) {
+                a.close();
+            }
+            handle.ins = new ArrowArray[ins.length];
+            for (int i = 0; i < ins.length; i++) {
+                handle.ins[i] = ArrowArray.allocateNew(exportAllocator);
+            }
+            addrs = new long[ins.length];
+        }
+        for (int i = 0; i < ins.length; i++) {
+            addrs[i] = 0;
+            if (ins[i] != null && ins[i].getRowCount() > 0) {
+                checkInput(i, ins[i]);
+            }
+        }
+        try {
+            for (int i = 0; i < ins.length; i++) {
+                if (ins[i] != null && ins[i].getRowCount() > 0) {
+                    Data.exportVectorSchemaRoot(exportAllocator, ins[i], null, handle.ins[i]);
+                    addrs[i] = handle.ins[i].memoryAddress();
+                }
+            }
+            return drain(FerryNative.processRuns(handle.value, addrs, runs, nRuns, nowMs, out.memoryAddress()),
+                    output, onChunk);
+        } finally {
+            for (int i = 0; i < ins.length; i++) {
+                if (addrs[i] != 0 && MemoryUtil.getLong(addrs[i] + ARRAY_RELEASE_OFFSET) != 0) { // contract: never happens
+                    handle.ins[i].release();
+                }
             }
             Reference.reachabilityFence(this);
         }

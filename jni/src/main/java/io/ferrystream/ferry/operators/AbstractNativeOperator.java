@@ -106,6 +106,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     private static final int PROCESS = 0;
     private static final int ADVANCE = 1;
     private static final int FLUSH = 2;
+    private static final int PROCESS_RUNS = 3;
 
     private final S spec;
     private final RowType outputType;
@@ -122,6 +123,11 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** Per input: its Arrow batch, and its rows as Go reads them. */
     transient RowDataArrowWriter[] writers;
     transient NativeInputRow[] inputRows;
+    /** Per input: its writer's root ({@link #processRuns}). */
+    private transient VectorSchemaRoot[] roots;
+    /** {@link #processRuns}: the runs of the call in progress. */
+    private transient int[] runs;
+    private transient int runCount;
     private transient VectorSchemaRoot outRoot;
     private transient ArrowRowDataReader reader;
     private transient TtlTimeProvider ttlClock;
@@ -306,6 +312,10 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
             writers[i] = RowDataArrowWriter.create(spec.input(i).type(), allocator, batchSize);
             inputRows[i] = new NativeInputRow(spec.input(i), heap);
         }
+        roots = new VectorSchemaRoot[inputs];
+        for (int i = 0; i < inputs; i++) {
+            roots[i] = writers[i].root();
+        }
         outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
         checkOutputSchema(outRoot.getSchema(), outputType);
         reader = new ArrowRowDataReader(outRoot, outputType);
@@ -426,8 +436,29 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         nativeBatches.inc();
     }
 
+    /**
+     * Hands the buffered rows of every input to Go in one call, in arrival order: {@code
+     * runs[0 .. 2 * runCount)} are (input, rows) pairs that use every input's buffered rows once,
+     * in order (ferry_operator_process_runs). The caller owns {@code runs} and resets it after.
+     */
+    final void processRuns(int[] runs, int runCount) {
+        if (runCount == 0) {
+            return;
+        }
+        for (RowDataArrowWriter w : writers) {
+            w.finish();
+        }
+        this.runs = runs;
+        this.runCount = runCount;
+        callNative(PROCESS_RUNS, -1, null, 0);
+        for (RowDataArrowWriter w : writers) {
+            w.reset();
+        }
+        nativeBatches.inc();
+    }
+
     /** Hands every input's buffered rows to Go, in the form's input order. */
-    final void processPending() {
+    void processPending() {
         for (int input : inputOrder) {
             processInput(input);
         }
@@ -459,7 +490,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         long now;
         if (!processingTimeDriven()) {
             now = ttlClock.currentTimestamp();
-        } else if (call == PROCESS) {
+        } else if (call == PROCESS || call == PROCESS_RUNS) {
             now = batchTimeMs;
         } else {
             now = getProcessingTimeService().getCurrentProcessingTime();
@@ -467,6 +498,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         switch (call) {
             case PROCESS:
                 nativeOp.process(input, batch, now, outRoot, emitChunk);
+                break;
+            case PROCESS_RUNS:
+                nativeOp.processRuns(roots, runs, runCount, now, outRoot, emitChunk);
                 break;
             case ADVANCE:
                 nativeOp.advance(watermark, now, outRoot, emitChunk);

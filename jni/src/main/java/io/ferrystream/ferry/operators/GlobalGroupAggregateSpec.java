@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
 import org.apache.flink.table.types.logical.LogicalType;
@@ -107,8 +108,8 @@ public final class GlobalGroupAggregateSpec extends NativeSpec {
             LogicalType t = f.getType();
             local.addObject()
                     .put("name", f.getName())
-                    .put("type", t.copy(true).asSerializableString())
-                    .put("nullable", t.isNullable());
+                    .put("type", ArrowTypes.specTypeOf(t.copy(true)))
+                    .put("nullable", ArrowTypes.carried(t).isNullable());
         }
     }
 }

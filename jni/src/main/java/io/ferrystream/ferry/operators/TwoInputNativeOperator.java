@@ -27,9 +27,11 @@ import org.apache.flink.table.types.logical.RowType;
  * right outer join ({@code processBundles}), so a kind replacing them says which input is first.
  *
  * <p>Arrival order (a kind whose results depend on how the two inputs interleave, such as the
- * interval join): a row of one input first sends the other input's pending batch, so every batch
- * holds a run of consecutive rows of one input and the library sees the rows of both inputs in
- * exactly the order they arrived.
+ * interval join): both inputs' pending rows go to the library in one call with the runs of
+ * consecutive rows of one input in the order they arrived (ferry_operator_process_runs), so the
+ * library sees the rows of both inputs in exactly the order they arrived. They go when the two
+ * inputs' pending rows together reach {@code batchSize}, and otherwise at the same moments as
+ * the plain batches' (max delay, watermark, barrier, end of input, processing-time timers).
  *
  * @param <S> the kind's spec
  */
@@ -44,6 +46,9 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
     private transient RowDataArrowWriter writer1;
     private transient NativeInputRow inputRow0;
     private transient NativeInputRow inputRow1;
+    /** Arrival order: the pending rows' runs, (input, rows) pairs, and how many pairs there are. */
+    private transient int[] runs;
+    private transient int runCount;
 
     /**
      * @param spec the kind's spec, with two inputs
@@ -99,6 +104,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
         writer1 = writers[1];
         inputRow0 = inputRows[0];
         inputRow1 = inputRows[1];
+        runs = arrivalOrder ? new int[2 * batchSize] : null;
     }
 
     @Override
@@ -107,9 +113,6 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
             return;
         }
         beforeRow();
-        if (arrivalOrder && writer1.count() > 0) {
-            processInput(1);
-        }
         writer0.write(inputRow0.of(element.getValue()));
         afterRow(writer0, 0);
     }
@@ -120,9 +123,6 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
             return;
         }
         beforeRow();
-        if (arrivalOrder && writer0.count() > 0) {
-            processInput(0);
-        }
         writer1.write(inputRow1.of(element.getValue()));
         afterRow(writer1, 1);
     }
@@ -137,7 +137,20 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     private void afterRow(RowDataArrowWriter writer, int input) {
-        if (bundled) {
+        if (arrivalOrder) {
+            if (runCount > 0 && runs[2 * runCount - 2] == input) {
+                runs[2 * runCount - 1]++;
+            } else {
+                runs[2 * runCount] = input;
+                runs[2 * runCount + 1] = 1;
+                runCount++;
+            }
+            if (writer0.count() + writer1.count() >= batchSize || maxDelayMs == 0) {
+                processPending();
+            } else {
+                startDelayTimer();
+            }
+        } else if (bundled) {
             if (writer0.count() + writer1.count() >= batchSize) {
                 processPending();
             }
@@ -146,6 +159,17 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
         } else {
             startDelayTimer();
         }
+    }
+
+    /** Arrival order: both inputs' pending rows in one call; otherwise input by input. */
+    @Override
+    void processPending() {
+        if (!arrivalOrder) {
+            super.processPending();
+            return;
+        }
+        processRuns(runs, runCount);
+        runCount = 0;
     }
 
     /** A bundle ends at every watermark of either input (then Flink combines them). */

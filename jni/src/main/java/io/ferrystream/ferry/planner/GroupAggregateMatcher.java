@@ -127,7 +127,7 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
             if (argc > 1) {
                 return "COUNT over " + argc + " arguments: not native yet";
             }
-        } else if (argc != 1) {
+        } else if (argc != 1 && !(function.equals("LISTAGG") && argc == 2)) { // LISTAGG(x, delimiter)
             return function + " over " + argc + " arguments: not native yet";
         }
         return null;

@@ -4,6 +4,7 @@ import io.ferrystream.ferry.operators.GroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.calcite.sql.SqlKind;
+import org.apache.flink.table.functions.BuiltInFunctionDefinitions;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.util.ArrayList;
@@ -18,10 +19,14 @@ final class GroupAggregateSpecs {
     private GroupAggregateSpecs() {}
 
     /**
-     * The spec function name of a call ({@code COUNT SUM AVG MIN MAX}), or null when the call's
-     * function is none of them ({@code $SUM0}, {@code SINGLE_VALUE}, UDAFs, ...).
+     * The spec function name of a call ({@code COUNT SUM SUM0 AVG MIN MAX FIRST_VALUE
+     * LAST_VALUE LISTAGG WELFORD_M2}), or null when the call's function is none of them ({@code
+     * SINGLE_VALUE}, {@code COLLECT}, UDAFs, ...).
      */
     static String functionName(AggregateCall call) {
+        if (call.getAggregation().getName().equals(BuiltInFunctionDefinitions.INTERNAL_WELFORD_M2.getName())) {
+            return "WELFORD_M2"; // STDDEV_POP/_SAMP, VAR_POP/_SAMP reduce to it (AggregateReduceFunctionsRule)
+        }
         SqlKind kind = call.getAggregation().getKind();
         switch (kind) {
             case COUNT:
@@ -29,6 +34,9 @@ final class GroupAggregateSpecs {
             case AVG:
             case MIN:
             case MAX:
+            case FIRST_VALUE:
+            case LAST_VALUE:
+            case LISTAGG:
                 return kind.name();
             case SUM0: // Calcite's $SUM0, e.g. from AggregateReduceFunctionsRule's SUM/AVG rewrite
                 return "SUM0";

@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.configuration.ReadableConfig;
@@ -9,10 +10,6 @@ import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIntervalJoin;
 import org.apache.flink.table.types.logical.RowType;
 
-import org.apache.flink.table.types.logical.LocalZonedTimestampType;
-import org.apache.flink.table.types.logical.LogicalType;
-import org.apache.flink.table.types.logical.TimestampKind;
-import org.apache.flink.table.types.logical.TimestampType;
 
 import java.lang.reflect.Field;
 import java.util.ArrayList;
@@ -59,26 +56,17 @@ final class IntervalJoinSpecs {
     }
 
     /**
-     * The row type as it crosses into Go: each TIMESTAMP_LTZ(p) field as TIMESTAMP(p). Both hold
-     * a {@code TimestampData} of epoch milliseconds and nanoseconds, in the same BinaryRowData
-     * slots and serializer, and the interval join only moves them and compares row times as
-     * milliseconds ({@code getLong}), as Flink's operator does; the session time zone plays no
-     * part. (A residual condition on such a field stays Flink's: {@link JoinConditions}.)
+     * The row type as it crosses into Go, each field as {@link ArrowTypes#carried} (TIMESTAMP_LTZ
+     * as TIMESTAMP): the interval join only moves such fields and compares row times as
+     * milliseconds ({@code getLong}), as Flink's operator does. (A residual condition on such a
+     * field stays Flink's: {@link JoinConditions}.)
      */
     static RowType carried(RowType type) {
-        boolean any = false;
         List<RowType.RowField> fields = new ArrayList<>();
         for (RowType.RowField f : type.getFields()) {
-            LogicalType t = f.getType();
-            if (t instanceof LocalZonedTimestampType ltz) {
-                // a processing-time attribute is not materialized: its rows hold NULL there
-                boolean proctime = ltz.getKind() == TimestampKind.PROCTIME;
-                t = new TimestampType(ltz.isNullable() || proctime, ltz.getPrecision());
-                any = true;
-            }
-            fields.add(new RowType.RowField(f.getName(), t, f.getDescription().orElse(null)));
+            fields.add(new RowType.RowField(f.getName(), ArrowTypes.carried(f.getType()), f.getDescription().orElse(null)));
         }
-        return any ? new RowType(type.isNullable(), fields) : type;
+        return new RowType(type.isNullable(), fields);
     }
 
     /** {@code table.exec.interval-join.min-cleanup-interval}, as StreamExecIntervalJoin reads it. */

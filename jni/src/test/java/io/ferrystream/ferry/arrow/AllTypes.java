@@ -30,6 +30,7 @@ import org.apache.flink.table.types.logical.SmallIntType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.TinyIntType;
 import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.types.RowKind;
 
 /** A row type with every type of docs/abi.md, and rows full of boundary values and NULLs. */
@@ -203,8 +204,9 @@ final class AllTypes {
                     assertEquals(want.getString(i), got.getString(i), where);
                     assertEquals(want.getString(i).toString(), got.getString(i).toString(), where);
                     break;
-                case TIMESTAMP_WITHOUT_TIME_ZONE: {
-                    int p = ((TimestampType) t).getPrecision();
+                case TIMESTAMP_WITHOUT_TIME_ZONE:
+                case TIMESTAMP_WITH_LOCAL_TIME_ZONE: {
+                    int p = LogicalTypeChecks.getPrecision(t);
                     TimestampData w = want.getTimestamp(i, p);
                     TimestampData g = got.getTimestamp(i, p);
                     assertEquals(w.getMillisecond(), g.getMillisecond(), where + ": millis");

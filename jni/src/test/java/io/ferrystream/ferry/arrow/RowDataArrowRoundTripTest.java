@@ -20,16 +20,21 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.CharType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimeType;
+import org.apache.flink.table.types.logical.TimestampKind;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
@@ -75,11 +80,37 @@ class RowDataArrowRoundTripTest {
         assertEquals(ArrowTypes.ROW_KIND_FIELD, kind.getName());
         assertFalse(kind.isNullable());
         assertEquals("TIMESTAMP(9) NOT NULL", ArrowTypes.specTypeOf(new TimestampType(false, 9)));
+        // an empty string literal's type has no serializable form
+        assertEquals("STRING NOT NULL", ArrowTypes.specTypeOf(CharType.ofEmptyLiteral()));
+        assertEquals("STRING", ArrowTypes.specTypeOf(VarCharType.ofEmptyLiteral().copy(true)));
+    }
+
+    /** TIMESTAMP_LTZ(p) crosses as TIMESTAMP(p); an unmaterialized proc-time attribute as nullable. */
+    @Test
+    void timestampLtzIsCarriedAsTimestamp() {
+        assertEquals("TIMESTAMP(6) NOT NULL", ArrowTypes.specTypeOf(new LocalZonedTimestampType(false, 6)));
+        assertEquals("INT", ArrowTypes.specTypeOf(new TimeType(3))); // TIME: an int of milliseconds of the day
+        assertEquals(ArrowTypes.fieldOf("x", new TimestampType(3)), ArrowTypes.fieldOf("x", new LocalZonedTimestampType(3)));
+        LogicalType proctime = new LocalZonedTimestampType(false, TimestampKind.PROCTIME, 3);
+        assertTrue(ArrowTypes.fieldOf("x", proctime).isNullable());
+        RowType ltz = RowType.of(new LocalZonedTimestampType(3), new LocalZonedTimestampType(9));
+        List<RowData> rows = List.of(
+                GenericRowData.of(TimestampData.fromEpochMillis(1700000000123L), TimestampData.fromEpochMillis(-1L, 999_999)),
+                GenericRowData.of(null, TimestampData.fromEpochMillis(253402300799999L, 1)));
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(ltz, allocator, 4)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(w.root());
+            rows.forEach(w::write);
+            w.finish();
+            reader.load();
+            for (int i = 0; i < rows.size(); i++) {
+                AllTypes.assertRowEquals(ltz, rows.get(i), reader.read(i), "row " + i);
+            }
+        }
     }
 
     @Test
     void unsupportedTypesAreNamed() {
-        for (LogicalType t : List.of(new VarBinaryType(10), new LocalZonedTimestampType(3), new ArrayType(new IntType()))) {
+        for (LogicalType t : List.of(new VarBinaryType(10), new MapType(new IntType(), new IntType()), new ArrayType(new IntType()))) {
             UnsupportedOperationException e =
                     assertThrows(UnsupportedOperationException.class, () -> ArrowTypes.fieldOf("x", t));
             assertTrue(e.getMessage().contains(t.getTypeRoot().toString()), e.getMessage());

@@ -109,6 +109,35 @@ class FerryCliCompareTest {
         assertEquals(1, r.count("; native 5 of 5\n"), r.toString());
     }
 
+    /** STDDEV/VAR and LISTAGG in two phases, FIRST_VALUE/LAST_VALUE in one: all native, identical. */
+    @Test
+    void moreAggregates() {
+        Cli.Result r = Cli.run("sql", Cli.example("more-aggregates.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(5, n[1], r.toString());
+        assertEquals(5, n[0], r.toString());
+        assertEquals(2, r.count("; native 2 of 2\n"), r.toString());
+    }
+
+    /**
+     * Idle-state TTL next to MapView state (DISTINCT, MIN/MAX with retraction): every GROUP BY
+     * runs natively and its changelog equals Flink's row for row (the retention outlasts the run).
+     */
+    @Test
+    void idleStateTtlWithMapViews() {
+        Cli.Result r = Cli.run("sql", Cli.example("idle-state-ttl.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(2, r.count("changelog rows: equal row for row;"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(3, n[1], r.toString());
+        assertEquals(3, n[0], r.toString());
+    }
+
     /**
      * Interval joins: three row-time joins with residual conditions, one on TIMESTAMP_LTZ row times
      * and one on processing time all run natively and produce what Flink's produce (a join's inputs
@@ -145,7 +174,7 @@ class FerryCliCompareTest {
     }
 
     /**
-     * A GROUP BY Ferry leaves to Flink (LISTAGG and others) still compares identical, but
+     * A GROUP BY Ferry leaves to Flink (COLLECT and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */
     @Test
@@ -158,6 +187,6 @@ class FerryCliCompareTest {
         assertEquals(2, n[0], r.toString());
         assertEquals(5, n[1], r.toString());
         assertTrue(r.out().contains("NOT NATIVE (--require-native):"), r.toString());
-        assertTrue(r.out().contains("GroupAggregate: aggs[0]: aggregate function LISTAGG: not native yet"), r.toString());
+        assertTrue(r.out().contains("GroupAggregate: aggs[0]: aggregate function COLLECT: not native yet"), r.toString());
     }
 }

@@ -42,10 +42,10 @@ class QualifyTest {
         for (int q = 0; q <= 22; q++) {
             assertTrue(out.contains(" q" + q + ": "), "q" + q + " missing:\n" + r);
         }
-        // ranked by queries blocked; LISTAGG counts once; candidates' reasons lose their aggs[i] prefix
+        // ranked by queries blocked; COLLECT counts once; candidates' reasons lose their aggs[i] prefix
         int join = out.indexOf("| regular join: no native operator kind yet | 7 | 7 |");
         int window = out.indexOf("| window aggregate: no native operator kind yet | 5 | 7 |");
-        int listagg = out.indexOf("| GroupAggregate: aggregate function LISTAGG: not native yet | 1 | 1 |");
+        int listagg = out.indexOf("| GroupAggregate: aggregate function COLLECT: not native yet | 1 | 1 |");
         assertTrue(join > 0 && window > join && listagg > window, r.toString());
         assertTrue(out.contains("q17: auction statistics report: SELECT auction, DATE_FORMAT(`dateTime`,"), r.toString());
         assertTrue(Pattern.compile("q17: .*\\| GroupAggregate \\(native\\) \\| 1 of 1 \\| 100 % \\|").matcher(out).find(), r.toString());

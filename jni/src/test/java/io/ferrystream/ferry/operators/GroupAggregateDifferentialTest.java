@@ -467,6 +467,24 @@ class GroupAggregateDifferentialTest {
         check("BIGINT", false, 3, AGGS, ttl, true); // insert-only: plain MIN/MAX, no MapView
     }
 
+    /**
+     * Idle-state TTL with MapViews: DISTINCT value sets (bits and counts, with FILTER) and the
+     * multisets of MIN/MAX with retraction expire entry by entry, apart from the accumulators.
+     */
+    @Test
+    void idleStateTtlWithMapViews() throws Exception {
+        java.util.Map<String, String> ttl = java.util.Map.of("table.exec.state.ttl", "50 ms");
+        check("BIGINT", false, 3, DISTINCT_AND_FILTER_AGGS, ttl, true);
+        check("INT", true, 3, DISTINCT_AND_FILTER_AGGS, ttl, true);
+        check("STRING", true, 3, AGGS, ttl, true); // MIN/MAX with retraction over every type
+        for (int size : new int[] {1, 7, 100}) {
+            java.util.Map<String, String> mb = new java.util.HashMap<>(miniBatch(size));
+            mb.put("table.exec.state.ttl", "50 ms");
+            check("INT", true, 2, DISTINCT_AND_FILTER_AGGS, mb, true, new int[] {1});
+            check("BIGINT", true, 2, AGGS, mb, true, new int[] {1});
+        }
+    }
+
     @Test
     void insertOnlyBigintKeys() throws Exception {
         check("BIGINT", false, 6);

@@ -79,13 +79,18 @@ class IncrementalAggregateDifferentialTest {
     /** The planned local aggregate and incremental aggregate, and the local's input type. */
     record Planned(TwoPhaseAggregateDifferentialTest.Planned halves, RowType localInput) {}
 
-    @SuppressWarnings("unchecked")
     static Planned plan(boolean ferry, boolean changelog, int size) throws Exception {
+        return plan(ferry, changelog, size, Map.of());
+    }
+
+    @SuppressWarnings("unchecked")
+    static Planned plan(boolean ferry, boolean changelog, int size, Map<String, String> more) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
         options(size).forEach((k, v) -> tEnv.getConfig().set(k, v));
+        more.forEach((k, v) -> tEnv.getConfig().set(k, v));
         Ferry.install(tEnv);
         String[] names = {"k", "a", "s", "b", "d"};
         TypeInformation<?>[] types = {Types.LONG, Types.INT, Types.STRING, Types.LONG, Types.DOUBLE};
@@ -176,18 +181,35 @@ class IncrementalAggregateDifferentialTest {
     }
 
     void check(boolean changelog, int size, long seeds) throws Exception {
-        Planned stock = plan(false, changelog, size);
-        Planned ferry = plan(true, changelog, size);
+        check(changelog, size, seeds, false);
+    }
+
+    /**
+     * @param ttl idle-state TTL of 50 ms ({@code table.exec.state.ttl}), the TTL clock stepping by
+     *     up to 40 ms now and then: the DISTINCT maps' entries, the incremental's only state,
+     *     expire one by one
+     */
+    void check(boolean changelog, int size, long seeds, boolean ttl) throws Exception {
+        Map<String, String> more = ttl ? Map.of("table.exec.state.ttl", "50 ms") : Map.of();
+        Planned stock = plan(false, changelog, size, more);
+        Planned ferry = plan(true, changelog, size, more);
         assertEquals(stock.localInput(), ferry.localInput());
         for (long seed = 0; seed < seeds; seed++) {
             Random r = new Random(seed * 17 + 3);
             List<RowData> in = input(stock.localInput(), seed, 400, changelog);
             List<RowData> partials = partialRows(stock.halves(), in, 1 + r.nextInt(3), r);
             int[] events = events(r, partials.size(), true);
-            List<String> want = runGlobal(stock.halves(), partials, events, null);
-            List<String> got = runGlobal(ferry.halves(), partials, events, null);
+            long[] times = null;
+            if (ttl) {
+                times = new long[partials.size()];
+                for (int i = 1; i < times.length; i++) {
+                    times[i] = times[i - 1] + (r.nextInt(10) == 0 ? r.nextInt(40) : 0);
+                }
+            }
+            List<String> want = runGlobal(stock.halves(), partials, events, times);
+            List<String> got = runGlobal(ferry.halves(), partials, events, times);
             assertIdentical(want, got, "incremental, " + (changelog ? "changelog" : "insert-only") + ", bundles of " + size
-                    + ", seed " + seed);
+                    + (ttl ? ", TTL" : "") + ", seed " + seed);
         }
     }
 
@@ -201,5 +223,13 @@ class IncrementalAggregateDifferentialTest {
     void retracting() throws Exception {
         check(true, 7, 12);
         check(true, 100, 4);
+    }
+
+    /** Idle-state TTL: the DISTINCT maps' entries expire one by one, each at its own last write. */
+    @Test
+    void idleStateTtl() throws Exception {
+        check(false, 7, 6, true);
+        check(true, 7, 6, true);
+        check(true, 100, 3, true);
     }
 }

@@ -27,7 +27,10 @@ import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.SmallIntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.table.types.logical.TinyIntType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.types.RowKind;
@@ -61,6 +64,7 @@ class KeyGroupParityTest {
                     new BooleanType(), new FloatType(), new DoubleType(),
                     new VarCharType(VarCharType.MAX_LENGTH), new DateType(),
                     new TimestampType(3), new TimestampType(9),
+                    new LocalZonedTimestampType(3), new LocalZonedTimestampType(9), new TimeType(),
                     new DecimalType(10, 2), new DecimalType(38, 10));
 
     static Object value(Random r, LogicalType t) {
@@ -73,6 +77,8 @@ class KeyGroupParityTest {
             case INTEGER:
             case DATE:
                 return r.nextBoolean() ? r.nextInt() : r.nextInt(50) - 25;
+            case TIME_WITHOUT_TIME_ZONE:
+                return r.nextInt(86_400_000);
             case SMALLINT:
                 return (short) r.nextInt();
             case TINYINT:
@@ -87,8 +93,9 @@ class KeyGroupParityTest {
                 String[] words = {"", "a", "1234567", "12345678", "日本語", "😀😀", "a much longer string key"};
                 return StringData.fromString(words[r.nextInt(words.length)] + r.nextInt(30));
             case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
                 long millis = r.nextLong() % 253402300799999L;
-                int nanos = ((TimestampType) t).getPrecision() > 3 ? r.nextInt(1_000_000) : 0;
+                int nanos = LogicalTypeChecks.getPrecision(t) > 3 ? r.nextInt(1_000_000) : 0;
                 return TimestampData.fromEpochMillis(millis, nanos);
             case DECIMAL:
                 DecimalType d = (DecimalType) t;

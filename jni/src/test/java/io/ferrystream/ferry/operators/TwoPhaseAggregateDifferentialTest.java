@@ -617,6 +617,20 @@ class TwoPhaseAggregateDifferentialTest {
     }
 
     /**
+     * Idle-state TTL with MapViews: the global's DISTINCT maps and MIN/MAX-with-retraction
+     * multisets expire entry by entry, apart from the accumulators.
+     */
+    @Test
+    void globalIdleStateTtlWithMapViews() throws Exception {
+        for (int size : new int[] {1, 7, 100}) {
+            Map<String, String> ttl = withTtl(twoPhase(size), "50 ms");
+            checkGlobal("INT", false, DISTINCT_AGGS, ttl, 3, 400, 0, true);
+            checkGlobal("STRING", true, RETRACTING_DISTINCT_AGGS, ttl, 3, 400, 0, true);
+            checkGlobal("BIGINT", true, RETRACTING_MIN_MAX_AGGS, ttl, 3, 400, 0, true);
+        }
+    }
+
+    /**
      * Thousands of keys: bundles of hundreds of keys grow the HashMap of both halves, which keeps
      * its table from bundle to bundle and starts over after a restore.
      */

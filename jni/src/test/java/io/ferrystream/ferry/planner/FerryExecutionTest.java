@@ -226,6 +226,104 @@ class FerryExecutionTest {
                 Map.of());
     }
 
+    /**
+     * TIMESTAMP_LTZ crosses as TIMESTAMP: as a key, as MIN/MAX arguments (insert-only and
+     * retracting), in a DISTINCT set, in a session time zone far from UTC, and in the two-phase
+     * plan's partial rows.
+     */
+    @Test
+    void timestampLtzKeysAndArguments() throws Exception {
+        String view = "(SELECT k, TO_TIMESTAMP_LTZ(1700000000000 + MOD(i, 100000) * 997, 3) AS t3,"
+                + " CAST(TO_TIMESTAMP_LTZ(1700000000000 + MOD(b, 50) * 1000 + 1, 3) AS TIMESTAMP_LTZ(6)) AS t6 FROM T)";
+        Map<String, String> zone = Map.of("table.local-time-zone", "Asia/Kolkata");
+        assertSameAsFlink("SELECT k, MIN(t3), MAX(t3), COUNT(t6) FROM " + view + " GROUP BY k", 1, zone);
+        assertSameAsFlink("SELECT t6, COUNT(*), MAX(t3), COUNT(DISTINCT t3) FROM " + view + " GROUP BY t6", 1, zone);
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), MIN(mt), MAX(mt) FROM (SELECT k, COUNT(*) AS c, MAX(t3) AS mt FROM " + view
+                        + " GROUP BY k) GROUP BY MOD(c, 3)",
+                2,
+                zone);
+    }
+
+    /** TIME crosses as INT: as a key, MIN/MAX (insert-only and retracting) and DISTINCT argument. */
+    @Test
+    void timeKeysAndArguments() throws Exception {
+        String view = "(SELECT k, CAST(TO_TIMESTAMP(FROM_UNIXTIME(MOD(MOD(i, 86400) + 86400, 86400))) AS TIME(0)) AS tm,"
+                + " CAST(TO_TIMESTAMP(FROM_UNIXTIME(1700000000 + MOD(b, 5000))) AS TIME(3)) AS tk FROM T)";
+        assertSameAsFlink("SELECT k, MIN(tm), MAX(tm), COUNT(DISTINCT tk), LAST_VALUE(tm) FROM " + view + " GROUP BY k", 1, Map.of());
+        assertSameAsFlink("SELECT tk, COUNT(*), MAX(tm) FROM " + view + " GROUP BY tk", 1, Map.of());
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), MIN(mt), MAX(mt) FROM (SELECT k, COUNT(*) AS c, MAX(tm) AS mt FROM " + view
+                        + " GROUP BY k) GROUP BY MOD(c, 3)",
+                2,
+                Map.of());
+    }
+
+    /**
+     * FIRST_VALUE/LAST_VALUE on insert-only input, over every type of the view and VARCHAR, NULLs
+     * included, with and without mini-batch; on retracting input Flink's retract variants run.
+     */
+    @Test
+    void firstAndLastValues() throws Exception {
+        String sql = "SELECT k, FIRST_VALUE(t), LAST_VALUE(t), FIRST_VALUE(s), LAST_VALUE(i), FIRST_VALUE(b),"
+                + " LAST_VALUE(f), LAST_VALUE(d), FIRST_VALUE(k), LAST_VALUE(CAST(d AS DECIMAL(12, 3))),"
+                + " LAST_VALUE(CAST(MOD(i, 7) AS STRING)), COUNT(*) FROM T GROUP BY k";
+        Run ferry = assertSameAsFlink(sql, 1, Map.of());
+        assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
+                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        // two phases are not plannable (the functions cannot merge): Flink plans one phase
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37"));
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), LAST_VALUE(mb) FROM (SELECT k, COUNT(*) AS c, MAX(b) AS mb FROM T GROUP BY k)"
+                        + " GROUP BY MOD(c, 3)",
+                1,
+                Map.of());
+    }
+
+    /**
+     * LISTAGG on insert-only input: the default ',' and literal delimiters, NULL values, FILTER and
+     * DISTINCT, with and without mini-batch; on retracting input Flink's
+     * ListAggWithRetractAggFunction runs.
+     */
+    @Test
+    void listAgg() throws Exception {
+        String sql = "SELECT k, LISTAGG(CAST(t AS STRING)), LISTAGG(CAST(s AS STRING), '|'), LISTAGG(k, '; ') FILTER (WHERE b > 0),"
+                + " LISTAGG(DISTINCT CAST(MOD(i, 5) AS STRING)), COUNT(*) FROM T GROUP BY k";
+        Run ferry = assertSameAsFlink(sql, 1, Map.of());
+        assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
+                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), LISTAGG(CAST(c AS STRING)) FROM (SELECT k, COUNT(*) AS c FROM T GROUP BY k) GROUP BY MOD(c, 3)",
+                1,
+                Map.of());
+    }
+
+    /**
+     * STDDEV_POP/STDDEV_SAMP/VAR_POP/VAR_SAMP reduce to Flink's $WELFORD_M2 next to a COUNT and a
+     * Calc: its floating-point steps match Flink's bit for bit, on insert-only and retracting
+     * input, with and without mini-batch.
+     */
+    @Test
+    void varianceFamily() throws Exception {
+        String sql = "SELECT k, STDDEV_POP(d), STDDEV_SAMP(i), VAR_POP(f), VAR_SAMP(b), STDDEV_SAMP(t), VAR_POP(s)"
+                + " FROM T GROUP BY k";
+        Run ferry = assertSameAsFlink(sql, 1, Map.of());
+        assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
+        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
+                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        assertSameAsFlink(
+                "SELECT MOD(c, 3), STDDEV_SAMP(sd), VAR_POP(c), STDDEV_POP(mb) FROM (SELECT k, COUNT(*) AS c, SUM(d) AS sd,"
+                        + " MAX(b) AS mb FROM T GROUP BY k) GROUP BY MOD(c, 3)",
+                2,
+                Map.of());
+    }
+
     @Test
     void globalAggregationOverRetractingInput() throws Exception {
         assertSameAsFlink(

@@ -290,11 +290,13 @@ class FerryExplainTest {
     @Test
     void ttlFromConfiguration() {
         assertEquals(List.of("native"), decisions("SELECT k, SUM(b) FROM T GROUP BY k", Map.of("table.exec.state.ttl", "1 h")));
-        // DISTINCT values live in a MapView whose entries Flink expires one by one.
-        assertFallback(
-                "aggs[0]: idle-state TTL with COUNT(DISTINCT): not native yet (its map state expires per entry)",
-                "SELECT k, COUNT(DISTINCT b) FROM T GROUP BY k",
-                Map.of("table.exec.state.ttl", "1 h"));
+        // DISTINCT values and MIN/MAX-with-retraction multisets live in MapViews whose entries
+        // expire one by one: Ferry's value sets and multisets do too.
+        assertEquals(List.of("native"), decisions("SELECT k, COUNT(DISTINCT b), SUM(DISTINCT b) FROM T GROUP BY k",
+                Map.of("table.exec.state.ttl", "1 h")));
+        assertEquals(List.of("native", "native"), decisions(
+                "SELECT k, MIN(c), MAX(c) FROM (SELECT k, COUNT(*) AS c FROM T GROUP BY k, b) GROUP BY k",
+                Map.of("table.exec.state.ttl", "1 h")));
     }
 
     @Test
@@ -361,10 +363,11 @@ class FerryExplainTest {
         // SINGLE_VALUE: a scalar sub-query
         String plan = explain("SELECT k2, (SELECT b FROM T WHERE b = 1) FROM T GROUP BY k2");
         assertTrue(ferryTerms(plan).contains("aggs[0]: aggregate function SINGLE_VALUE: not native yet"), plan);
-        // STDDEV_POP is reduced to Flink's internal $WELFORD_M2
-        assertFallback(
-                "aggs[0]: aggregate function $WELFORD_M2$1: not native yet", "SELECT k, STDDEV_POP(d) FROM T GROUP BY k");
-        assertFallback("aggs[0]: aggregate function LISTAGG: not native yet", "SELECT k2, LISTAGG(k) FROM T GROUP BY k2");
+        // STDDEV_POP is reduced to Flink's internal $WELFORD_M2: native over numbers, not DECIMAL
+        assertEquals(List.of("native"), decisions("SELECT k, STDDEV_POP(d), VAR_SAMP(i) FROM T GROUP BY k"));
+        assertFallback("aggs[0]: WELFORD_M2 over DECIMAL(10, 2): not native yet", "SELECT k, STDDEV_POP(m) FROM T GROUP BY k");
+        assertFallback("aggs[0]: aggregate function COLLECT: not native yet", "SELECT k2, COLLECT(k) FROM T GROUP BY k2");
+        assertEquals(List.of("native"), decisions("SELECT k2, LISTAGG(k), LISTAGG(k, '; ') FROM T GROUP BY k2"));
     }
 
     /** A user-defined aggregate function, even one named like a built-in. */
@@ -401,10 +404,19 @@ class FerryExplainTest {
     }
 
     @Test
-    void typesTheArrowLayerCannotCarry() {
+    void firstAndLastValueOnRetractingInputFallBack() {
+        assertEquals(List.of("native"), decisions("SELECT k, FIRST_VALUE(ts), LAST_VALUE(ltz), LAST_VALUE(k2) FROM T GROUP BY k",
+                Map.of()));
+        assertEquals(
+                List.of("aggs[0]: LAST_VALUE with retraction: not native yet", "native"),
+                decisions("SELECT k2, LAST_VALUE(c) FROM (SELECT k, k2, COUNT(*) AS c FROM T GROUP BY k, k2) GROUP BY k2"));
         assertFallback(
-                "key ltz of type TIMESTAMP_LTZ(3): not carried across the native boundary",
-                "SELECT ltz, COUNT(*) FROM T GROUP BY ltz");
+                "aggs[0]: FIRST_VALUE over BOOLEAN: not native yet",
+                "SELECT k, FIRST_VALUE(b > 0) FROM T GROUP BY k");
+    }
+
+    @Test
+    void typesTheArrowLayerCannotCarry() {
         assertFallback(
                 "argument arr of type ARRAY<INT>: not carried across the native boundary",
                 "SELECT k, COUNT(arr) FROM T GROUP BY k");

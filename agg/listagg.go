@@ -1,0 +1,298 @@
+package agg
+
+import (
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// listAggAcc is LISTAGG(x [, delimiter]) without retraction: Flink's declarative ListAggFunction,
+// whose accumulator is (accDelimiter STRING, acc STRING), initially (',', NULL). Accumulating a
+// row sets accDelimiter to the row's delimiter (the literal ',' for the one-argument call, NULL
+// when the delimiter argument is NULL) whatever x is, and acc to: acc for a NULL x, else x while
+// acc is NULL, else CONCAT(acc, delimiter, x), which is NULL when the delimiter is NULL. A
+// FILTER or DISTINCT that leaves a row out skips both. Merging a partial (accDelimiter', acc')
+// takes accDelimiter' as it is, and acc' into acc as accumulating does, with accDelimiter' as
+// the delimiter. The value is acc. Retracting input gets Flink's ListAggWithRetractAggFunction,
+// which stays Flink's. Strings are bytes: Flink's CONCAT of BinaryStringData joins UTF-8 bytes.
+type listAggAcc struct {
+	col      int // x
+	delimCol int // the delimiter argument, or -1 for the literal ','
+	ops      *strOps
+	st       []listAggState // per group
+	rowValues[strRef]
+	part rowValues[strRef] // partial values being written
+}
+
+// listAggState is one group's accumulator: acc, and accDelimiter as a kind and (for
+// delimStored) a string.
+type listAggState struct {
+	acc, delim strRef // owned by ops when has
+	kind       delimKind
+}
+
+// delimKind tells accDelimiter's three states apart: the initial literal ',', NULL, or a string.
+type delimKind uint8
+
+const (
+	delimComma delimKind = iota
+	delimNull
+	delimStored
+)
+
+var comma = []byte(",")
+
+func newListAgg(col, delimCol int) *listAggAcc {
+	return &listAggAcc{col: col, delimCol: delimCol, ops: newStrOps(-1)}
+}
+
+func (a *listAggAcc) Grow(n int) { a.st = extend(a.st, n) }
+
+func (a *listAggAcc) Reset(g int32) {
+	a.drop(&a.st[g])
+	a.st[g] = listAggState{}
+}
+
+func (a *listAggAcc) drop(s *listAggState) {
+	a.ops.drop(s.acc)
+	if s.kind == delimStored {
+		a.ops.drop(s.delim)
+	}
+}
+
+func (a *listAggAcc) Bytes() int64 {
+	var zero listAggState
+	return int64(cap(a.st))*int64(sizeOf(zero)) + a.ops.bytes()
+}
+
+// tidy compacts the arena when due, before a batch records references into it.
+func (a *listAggAcc) tidy() {
+	if !a.ops.compactDue() {
+		return
+	}
+	a.ops.compactStart()
+	for g := range a.st {
+		s := &a.st[g]
+		s.acc = a.ops.move(s.acc)
+		if s.kind == delimStored {
+			s.delim = a.ops.move(s.delim)
+		}
+	}
+	a.ops.compactEnd()
+}
+
+// delimiter returns s's accDelimiter bytes, or nil for NULL.
+func (a *listAggAcc) delimiter(s *listAggState) []byte {
+	switch s.kind {
+	case delimComma:
+		return comma
+	case delimStored:
+		return a.ops.heap.get(s.delim)
+	}
+	return nil
+}
+
+// setDelimiter makes d (nil: NULL) s's accDelimiter, keeping the stored copy when equal.
+func (a *listAggAcc) setDelimiter(s *listAggState, d []byte) {
+	cur := a.delimiter(s)
+	if (d == nil) == (cur == nil) && string(d) == string(cur) {
+		return
+	}
+	if s.kind == delimStored {
+		a.ops.drop(s.delim)
+	}
+	switch {
+	case d == nil:
+		s.kind, s.delim = delimNull, strRef{}
+	case string(d) == ",":
+		s.kind, s.delim = delimComma, strRef{}
+	default:
+		s.kind, s.delim = delimStored, a.ops.heap.add(d, 0)
+	}
+}
+
+// add folds x (nil: NULL) with delimiter d (nil: NULL) into acc.
+func (a *listAggAcc) add(s *listAggState, x, d []byte) {
+	switch {
+	case x == nil:
+	case !s.acc.has():
+		s.acc = a.ops.heap.add(x, 0)
+	case d == nil:
+		a.ops.drop(s.acc)
+		s.acc = strRef{}
+	default:
+		h := &a.ops.heap
+		cur := h.get(s.acc) // appended first: a move of the arena copies from the old array
+		off := int64(len(h.buf))
+		h.buf = append(h.buf, cur...)
+		h.buf = append(h.buf, d...)
+		h.buf = append(h.buf, x...)
+		a.ops.drop(s.acc)
+		s.acc = strRef{off: off, n: int32(len(h.buf) - int(off)), flags: refHas}
+	}
+}
+
+// bytesAt returns row i's bytes of a VARCHAR column, or nil for NULL (an empty string is
+// non-nil).
+func bytesAt(c *engine.Column, i int) []byte {
+	if c.IsNull(i) {
+		return nil
+	}
+	if b := c.Bytes(i); b != nil {
+		return b
+	}
+	return []byte{}
+}
+
+func (a *listAggAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
+	a.tidy()
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[a.col]
+	var delims *engine.Column
+	if a.delimCol >= 0 {
+		delims = &in.Cols[a.delimCol]
+	}
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.acc, !s.acc.has()
+		if act[i] > 0 {
+			d := comma
+			if delims != nil {
+				d = bytesAt(delims, i)
+			}
+			a.add(s, bytesAt(col, i), d)
+			a.setDelimiter(s, d)
+		}
+		a.note(i, pv, pn, s.acc, changed)
+	}
+}
+
+// note records row i's values and flags it changed when the bytes differ.
+func (a *listAggAcc) note(i int, pv strRef, pn bool, nv strRef, changed []bool) {
+	nn := !nv.has()
+	a.store(i, pv, pn, nv, nn)
+	if pn != nn || (!nn && pv != nv && !a.ops.same(pv, nv)) {
+		changed[i] = true
+	}
+}
+
+func (a *listAggAcc) differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.same(a.vals[p], a.vals[q]))
+}
+
+func (a *listAggAcc) write(out *engine.OutColumn, pick []int32) {
+	a.ops.write(out, a.vals, a.nulls, pick)
+}
+
+func (a *listAggAcc) varBytes(pick []int32) int { return a.ops.varBytes(a.vals, a.nulls, pick) }
+
+// Save writes accDelimiter's kind (and string), then acc's NULL flag (and string).
+func (a *listAggAcc) Save(dst []byte, g int32) []byte {
+	s := &a.st[g]
+	dst = append(dst, byte(s.kind))
+	if s.kind == delimStored {
+		dst = a.ops.put(dst, s.delim)
+	}
+	dst = putBool(dst, s.acc.has())
+	if s.acc.has() {
+		dst = a.ops.put(dst, s.acc)
+	}
+	return dst
+}
+
+func (a *listAggAcc) Load(src []byte, g int32) ([]byte, error) {
+	s := &a.st[g]
+	if len(src) == 0 || delimKind(src[0]) > delimStored {
+		return nil, fmt.Errorf("%w: LISTAGG delimiter kind missing or invalid", engine.ErrData)
+	}
+	kind := delimKind(src[0])
+	src = src[1:]
+	var delim strRef
+	if kind == delimStored {
+		v, rest, err := a.ops.get(src)
+		if err != nil {
+			return nil, err
+		}
+		delim, src = v, rest
+	}
+	has, src, err := getBool(src)
+	if err != nil {
+		return nil, err
+	}
+	var acc strRef
+	if has {
+		v, rest, err := a.ops.get(src)
+		if err != nil {
+			return nil, err
+		}
+		acc, src = v, rest
+	}
+	s.kind, s.delim, s.acc = kind, delim, acc
+	return src, nil
+}
+
+var listAggPartial = []engine.Type{{ID: engine.Varchar, Nullable: true}, {ID: engine.Varchar, Nullable: true}}
+
+func (a *listAggAcc) partialTypes() ([]engine.Type, error) { return listAggPartial, nil }
+
+// gather collects acc of groups into a.part (entry j for groups[j]).
+func (a *listAggAcc) gather(groups []int32) {
+	a.part.vals = resize(a.part.vals, len(groups))
+	a.part.nulls = resize(a.part.nulls, len(groups))
+	for j, g := range groups {
+		s := &a.st[g]
+		a.part.vals[j], a.part.nulls[j] = s.acc, !s.acc.has()
+	}
+}
+
+func (a *listAggAcc) partialVarBytes(groups []int32, dst []int) {
+	n := 0
+	for _, g := range groups {
+		n += len(a.delimiter(&a.st[g]))
+	}
+	dst[0] = n
+	a.gather(groups)
+	dst[1] = a.ops.varBytes(a.part.vals, a.part.nulls, nil)
+}
+
+func (a *listAggAcc) writePartial(out []engine.OutColumn, groups []int32) error {
+	d := &out[0]
+	pos := int32(0)
+	for j, g := range groups {
+		d.Offs[j] = pos
+		s := &a.st[g]
+		if s.kind == delimNull {
+			d.SetNull(j)
+			continue
+		}
+		pos += int32(copy(d.Data[pos:], a.delimiter(s)))
+	}
+	d.Offs[len(groups)] = pos
+	a.gather(groups)
+	a.ops.write(&out[1], a.part.vals, a.part.nulls, nil)
+	return nil
+}
+
+func (a *listAggAcc) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, listAggPartial); err != nil {
+		return err
+	}
+	a.tidy()
+	a.rowValues.reset(in.Len)
+	delims, accs := &in.Cols[first], &in.Cols[first+1]
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.acc, !s.acc.has()
+		d := bytesAt(delims, i)
+		a.add(s, bytesAt(accs, i), d)
+		a.setDelimiter(s, d)
+		a.note(i, pv, pn, s.acc, changed)
+	}
+	return nil
+}

@@ -85,6 +85,19 @@ class FerryExecutionTest {
                     + "   ELSE CAST(MOD(id * 17, 10007) AS DOUBLE) / 3.0 - 1000.1 END AS d"
                     + " FROM seq";
 
+    /** Mini-batch with bundles of 37 rows that only size or the end of input closes. */
+    private static final Map<String, String> MINI_BATCH = Map.of("table.exec.mini-batch.enabled", "true",
+            "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37");
+
+    /** {@link #MINI_BATCH} with Flink's one-phase aggregate. */
+    private static final Map<String, String> ONE_PHASE_MINI_BATCH = with(MINI_BATCH, "table.optimizer.agg-phase-strategy", "ONE_PHASE");
+
+    private static Map<String, String> with(Map<String, String> options, String key, String value) {
+        Map<String, String> m = new java.util.HashMap<>(options);
+        m.put(key, value);
+        return Map.copyOf(m);
+    }
+
     /** The result of one run: the changelog, and the transformations of the job. */
     private static final class Run {
         final List<String> rows = new ArrayList<>();
@@ -270,12 +283,9 @@ class FerryExecutionTest {
                 + " LAST_VALUE(CAST(MOD(i, 7) AS STRING)), COUNT(*) FROM T GROUP BY k";
         Run ferry = assertSameAsFlink(sql, 1, Map.of());
         assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
-        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
-                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
-                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        assertSameAsFlink(sql, 1, ONE_PHASE_MINI_BATCH);
         // two phases are not plannable (the functions cannot merge): Flink plans one phase
-        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
-                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37"));
+        assertSameAsFlink(sql, 1, MINI_BATCH);
         assertSameAsFlink(
                 "SELECT MOD(c, 3), LAST_VALUE(mb) FROM (SELECT k, COUNT(*) AS c, MAX(b) AS mb FROM T GROUP BY k)"
                         + " GROUP BY MOD(c, 3)",
@@ -294,9 +304,7 @@ class FerryExecutionTest {
                 + " LISTAGG(DISTINCT CAST(MOD(i, 5) AS STRING)), COUNT(*) FROM T GROUP BY k";
         Run ferry = assertSameAsFlink(sql, 1, Map.of());
         assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
-        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
-                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
-                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        assertSameAsFlink(sql, 1, ONE_PHASE_MINI_BATCH);
         assertSameAsFlink(
                 "SELECT MOD(c, 3), LISTAGG(CAST(c AS STRING)) FROM (SELECT k, COUNT(*) AS c FROM T GROUP BY k) GROUP BY MOD(c, 3)",
                 1,
@@ -314,9 +322,7 @@ class FerryExecutionTest {
                 + " FROM T GROUP BY k";
         Run ferry = assertSameAsFlink(sql, 1, Map.of());
         assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
-        assertSameAsFlink(sql, 1, Map.of("table.exec.mini-batch.enabled", "true",
-                "table.exec.mini-batch.allow-latency", "1 h", "table.exec.mini-batch.size", "37",
-                "table.optimizer.agg-phase-strategy", "ONE_PHASE"));
+        assertSameAsFlink(sql, 1, ONE_PHASE_MINI_BATCH);
         assertSameAsFlink(
                 "SELECT MOD(c, 3), STDDEV_SAMP(sd), VAR_POP(c), STDDEV_POP(mb) FROM (SELECT k, COUNT(*) AS c, SUM(d) AS sd,"
                         + " MAX(b) AS mb FROM T GROUP BY k) GROUP BY MOD(c, 3)",

@@ -442,12 +442,11 @@ static void bad_specs(void) {
        FERRY_EUNSUPPORTED, "COLLECT"},
       {"{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"k\","
        "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
-       "\"params\":{\"aggs\":[{\"func\":\"COUNT\",\"args\":[0],\"distinct\":true}],"
-       "\"state_ttl_ms\":60000}}",
-       FERRY_EUNSUPPORTED, "idle-state TTL"},
-      {"{\"kind\":\"window_join\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
+       "\"params\":{\"aggs\":[{\"func\":\"AVG\",\"args\":[0],\"distinct\":true}]}}",
+       FERRY_EUNSUPPORTED, "AVG(DISTINCT)"},
+      {"{\"kind\":\"window_aggregate\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
        "\"max_parallelism\":128}",
-       FERRY_EUNSUPPORTED, "window_join"},
+       FERRY_EUNSUPPORTED, "window_aggregate"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     FerryHandle h = 0;

@@ -335,7 +335,7 @@ class NativeOperatorTest {
         assertEquals(FerryException.EINVAL, e.code());
         assertTrue(e.getMessage().contains("test_hooks"), e.getMessage());
         e = assertThrows(FerryException.class, () -> NativeOperator.open(
-                Bids.spec().replace("group_aggregate", "window_join"), null, allocator));
+                Bids.spec().replace("group_aggregate", "window_aggregate"), null, allocator));
         assertEquals(FerryException.EUNSUPPORTED, e.code());
         // non-ASCII and supplementary characters survive both directions of the glue
         e = assertThrows(FerryException.class, () -> NativeOperator.open(

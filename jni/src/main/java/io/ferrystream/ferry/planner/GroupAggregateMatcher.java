@@ -8,16 +8,12 @@ import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
-import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.hint.StateTtlHint;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
-import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
-import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.RowType;
 
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -53,11 +49,6 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
         // the arguments of the node Ferry would plan, so the spec (name included) is byte for byte
         // the one FerryStreamExecGroupAggregate opens, and its translation-time check hits the cache
         GroupAggregateArgs args = GroupAggregateArgs.of(FerryStreamPhysicalGroupAggregate.of(agg));
-        if (plansAsyncState(agg, args, config)) {
-            return Decision.fallback(
-                    ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED.key()
-                            + "=true: Flink plans its async-state GROUP BY; Ferry's state is synchronous");
-        }
         String typeReason = typeReason(args);
         if (typeReason != null) {
             return Decision.fallback(typeReason);
@@ -88,28 +79,6 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
     @Override
     protected RelNode fallbackNode(StreamPhysicalGroupAggregate agg, String reason) {
         return FerryStreamPhysicalGroupAggregate.fallback(agg, reason);
-    }
-
-    /**
-     * Whether Flink would plan {@code AsyncStateGroupAggFunction} here: async state enabled and no
-     * call keeps a DataView (StreamExecGroupAggregate, AggregateUtil.isAsyncStateEnabled). With a
-     * DataView Flink plans the synchronous operator, which Ferry can replace.
-     */
-    private static boolean plansAsyncState(
-            StreamPhysicalGroupAggregate agg, GroupAggregateArgs args, ReadableConfig config) {
-        if (!config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED) || MinibatchUtil.isMiniBatchEnabled(config)) {
-            return false; // mini-batch comes first in StreamExecGroupAggregate
-        }
-        AggregateInfoList infos =
-                AggregateUtil.transformToStreamAggregateInfoList(
-                        (FlinkTypeFactory) agg.getCluster().getTypeFactory(),
-                        args.inputType,
-                        JavaScalaConversionUtil.toScala(Arrays.asList(args.aggCalls)),
-                        args.aggCallNeedRetractions,
-                        args.needRetraction,
-                        true,
-                        true);
-        return AggregateUtil.isAsyncStateEnabled(config, infos);
     }
 
     /** Why one call cannot be native, or null; Go decides the rest (types, DISTINCT, FILTER, TTL). */

@@ -7,6 +7,7 @@ import org.apache.calcite.rel.RelNode;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -131,13 +132,18 @@ public abstract class NativeMatcher<R extends StreamPhysicalRel> {
             ConfigOptions.key("state.backend.rocksdb.timer-service.factory").stringType().defaultValue("ROCKSDB");
 
     /**
-     * Native state rides raw keyed state, which RocksDB cannot checkpoint next to heap timers; the
-     * operator would fail its first checkpoint (it checks again when it starts).
+     * Native state rides raw keyed state, which RocksDB cannot checkpoint next to heap timers, nor
+     * ForSt's asynchronous backend (async state on); the operator would fail its first checkpoint
+     * (it checks again when it starts).
      */
     static String backendReason(ReadableConfig config) {
         if (config.get(BACKEND).equalsIgnoreCase("rocksdb") && config.get(ROCKSDB_TIMERS).equalsIgnoreCase("HEAP")) {
             return "RocksDB with heap timers (state.backend.rocksdb.timer-service.factory=HEAP) cannot checkpoint"
                     + " native state next to them";
+        }
+        if (config.get(BACKEND).equalsIgnoreCase("forst") && config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)) {
+            return "ForSt's asynchronous state backend (state.backend.type=forst with table.exec.async-state.enabled)"
+                    + " cannot checkpoint native state next to its timers";
         }
         return null;
     }

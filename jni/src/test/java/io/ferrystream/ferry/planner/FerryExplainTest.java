@@ -336,15 +336,20 @@ class FerryExplainTest {
                 decisions(sql, Map.of("state.backend.type", "rocksdb", "state.backend.rocksdb.timer-service.factory", "ROCKSDB")));
     }
 
-    /** Where Flink plans its async-state GROUP BY, Flink runs it; with a DataView Flink is synchronous. */
+    /**
+     * Where Flink would plan its async-state GROUP BY, Ferry's operator runs (its state is its own);
+     * except on ForSt's asynchronous backend, which cannot checkpoint native state.
+     */
     @Test
-    void asyncStateFallsBackWhereFlinkPlansItsAsyncOperator() {
+    void asyncStateRunsNativelyExceptOnForSt() {
         Map<String, String> async = Map.of("table.exec.async-state.enabled", "true");
-        assertFallback(
-                "table.exec.async-state.enabled=true: Flink plans its async-state GROUP BY; Ferry's state is synchronous",
-                "SELECT k, SUM(b), MAX(i) FROM T GROUP BY k",
-                async);
+        assertEquals(List.of("native"), decisions("SELECT k, SUM(b), MAX(i) FROM T GROUP BY k", async));
         assertEquals(List.of("native"), decisions("SELECT k, COUNT(DISTINCT i) FROM T GROUP BY k", async));
+        assertFallback(
+                "ForSt's asynchronous state backend (state.backend.type=forst with table.exec.async-state.enabled)"
+                        + " cannot checkpoint native state next to its timers",
+                "SELECT k, SUM(b) FROM T GROUP BY k",
+                Map.of("table.exec.async-state.enabled", "true", "state.backend.type", "forst"));
     }
 
     @Test

@@ -99,9 +99,17 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
     @SuppressWarnings("unchecked")
     @Override
     protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
-        final long stateRetentionTime = StateMetadata.getStateTtlForOneInputOperator(config, stateMetadata);
         final ExecEdge inputEdge = getInputEdges().get(0);
         final RowType inputRowType = (RowType) inputEdge.getOutputType();
+        final long stateRetentionTime =
+                GroupAggregateMatcher.effectiveStateTtlMs(
+                        StateMetadata.getStateTtlForOneInputOperator(config, stateMetadata),
+                        planner.getTypeFactory(),
+                        inputRowType,
+                        aggCalls,
+                        aggCallNeedRetractions,
+                        needRetraction,
+                        config);
 
         String reason = NativeMatcher.disabledReason(config, GroupAggregateMatcher.ENABLED);
         GroupAggregateSpec spec = null;

@@ -8,12 +8,16 @@ import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
+import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.hint.StateTtlHint;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
+import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.RowType;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -44,11 +48,18 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
                 return Decision.fallback("aggs[" + i + "]: " + reason);
             }
         }
-        long ttl = stateTtlMs(agg, config);
-
         // the arguments of the node Ferry would plan, so the spec (name included) is byte for byte
         // the one FerryStreamExecGroupAggregate opens, and its translation-time check hits the cache
         GroupAggregateArgs args = GroupAggregateArgs.of(FerryStreamPhysicalGroupAggregate.of(agg));
+        long ttl =
+                effectiveStateTtlMs(
+                        stateTtlMs(agg, config),
+                        (FlinkTypeFactory) agg.getCluster().getTypeFactory(),
+                        args.inputType,
+                        args.aggCalls,
+                        args.aggCallNeedRetractions,
+                        args.needRetraction,
+                        config);
         String typeReason = typeReason(args);
         if (typeReason != null) {
             return Decision.fallback(typeReason);
@@ -100,6 +111,40 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
             return function + " over " + argc + " arguments: not native yet";
         }
         return null;
+    }
+
+    /**
+     * The retention Flink's operator actually applies. Where Flink 2.3 plans its async-state GROUP
+     * BY ({@code AsyncStateGroupAggFunction}: async state on, mini-batch off, no call keeps a
+     * DataView), the heap and RocksDB backends serve its state through
+     * {@code AsyncKeyedStateBackendAdaptor}, whose descriptor conversion
+     * ({@code StateDescriptorUtils.transformFromV2ToV1}) drops the TTL config: that operator never
+     * expires state, so Ferry's keeps it too (0). ForSt, the one backend with TTL of its own there,
+     * falls back ({@link NativeMatcher#backendReason}). Elsewhere {@code stateTtlMs} as given.
+     */
+    static long effectiveStateTtlMs(
+            long stateTtlMs,
+            FlinkTypeFactory typeFactory,
+            RowType inputType,
+            AggregateCall[] calls,
+            boolean[] callNeedRetractions,
+            boolean needRetraction,
+            ReadableConfig config) {
+        if (stateTtlMs <= 0
+                || !config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)
+                || MinibatchUtil.isMiniBatchEnabled(config)) { // mini-batch comes first in StreamExecGroupAggregate
+            return stateTtlMs;
+        }
+        AggregateInfoList infos =
+                AggregateUtil.transformToStreamAggregateInfoList(
+                        typeFactory,
+                        inputType,
+                        JavaScalaConversionUtil.toScala(Arrays.asList(calls)),
+                        callNeedRetractions,
+                        needRetraction,
+                        true,
+                        true);
+        return AggregateUtil.isAsyncStateEnabled(config, infos) ? 0 : stateTtlMs;
     }
 
     /** The idle-state retention Flink's ExecNode will use (hint first, then the table option). */

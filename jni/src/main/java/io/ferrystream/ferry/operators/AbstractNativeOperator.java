@@ -255,7 +255,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Native state rides raw keyed state, which Flink cannot share with timers written
-     * synchronously into the same stream (RocksDB with heap timers): such a job would fail at its
+     * synchronously into the same stream (RocksDB or ForSt with heap timers): such a job would fail at its
      * first checkpoint, so it fails now, saying what to change.
      */
     private void checkBackend() {
@@ -269,7 +269,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
                             + " keeps its state in raw keyed state, which the state backend "
                             + backend.getClass().getSimpleName()
                             + " cannot checkpoint next to heap timers. Set"
-                            + " state.backend.rocksdb.timer-service.factory: ROCKSDB (Flink's default),"
+                            + " state.backend.rocksdb.timer-service.factory: ROCKSDB (RocksDB's default)"
+                            + " or state.backend.forst.timer-service.factory: ForStDB (ForSt's default),"
                             + " or ferry.enabled: false for this job.");
         }
     }

@@ -2,11 +2,14 @@ package io.ferrystream.ferry.operators;
 
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.RegisteredStateMetaInfoBase;
 import org.apache.flink.runtime.state.SavepointResources;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -62,17 +65,21 @@ public final class ForeignStateGuard {
 
     /**
      * Names of the key-value states the backend holds, read from the meta information Flink would
-     * write into a savepoint (the one public listing of a backend's states). Priority-queue states
-     * (timers) are left out: Flink's stateful SQL operators keep data in key-value states, which
-     * any pending timer accompanies.
+     * write into a canonical savepoint (the one public listing of a backend's states). Priority-queue
+     * states (timers) are left out: Flink's stateful SQL operators keep data in key-value states,
+     * which any pending timer accompanies.
      */
     private static List<String> keyValueStates(KeyedStateBackend<?> backend) throws Exception {
         if (!(backend instanceof CheckpointableKeyedStateBackend)) { // every backend of Flink 2.3 is
-            throw new IllegalStateException("Ferry cannot list the state of the keyed state backend "
-                    + backend.getClass().getName() + " to check it for state it cannot read");
+            throw new IllegalStateException(unlistable(backend, "it is not checkpointable"));
+        }
+        SavepointResources<?> resources;
+        try {
+            resources = ((CheckpointableKeyedStateBackend<?>) backend).savepoint();
+        } catch (UnsupportedOperationException noCanonicalSavepoints) { // ForSt
+            return keyValueStatesOfForSt(backend);
         }
         List<String> names = new ArrayList<>();
-        SavepointResources<?> resources = ((CheckpointableKeyedStateBackend<?>) backend).savepoint();
         try {
             for (StateMetaInfoSnapshot meta : resources.getSnapshotResources().getMetaInfoSnapshots()) {
                 if (meta.getBackendStateType() == StateMetaInfoSnapshot.BackendStateType.KEY_VALUE) {
@@ -83,6 +90,34 @@ public final class ForeignStateGuard {
             resources.getSnapshotResources().release();
         }
         return names;
+    }
+
+    /**
+     * The same listing for ForSt's synchronous backend, which writes no canonical savepoint: its
+     * states' meta information sits in its private {@code kvStateInformation} map (state name →
+     * {@code ForStKvStateInfo}, whose public {@code metaInfo} Flink 2.3 fills at restore).
+     */
+    private static List<String> keyValueStatesOfForSt(KeyedStateBackend<?> backend) {
+        List<String> names = new ArrayList<>();
+        try {
+            Field states = backend.getClass().getDeclaredField("kvStateInformation");
+            states.setAccessible(true);
+            for (Object info : ((Map<?, ?>) states.get(backend)).values()) {
+                RegisteredStateMetaInfoBase meta =
+                        (RegisteredStateMetaInfoBase) info.getClass().getField("metaInfo").get(info);
+                if (meta.snapshot().getBackendStateType() == StateMetaInfoSnapshot.BackendStateType.KEY_VALUE) {
+                    names.add(meta.getName());
+                }
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException(unlistable(backend, e.toString()), e);
+        }
+        return names;
+    }
+
+    private static String unlistable(KeyedStateBackend<?> backend, String why) {
+        return "Ferry cannot list the state of the keyed state backend " + backend.getClass().getName()
+                + " to check it for state it cannot read (" + why + ")";
     }
 
     static String message(String operator, List<String> states) {

@@ -119,8 +119,8 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
      * DataView), the heap and RocksDB backends serve its state through
      * {@code AsyncKeyedStateBackendAdaptor}, whose descriptor conversion
      * ({@code StateDescriptorUtils.transformFromV2ToV1}) drops the TTL config: that operator never
-     * expires state, so Ferry's keeps it too (0). ForSt, the one backend with TTL of its own there,
-     * falls back ({@link NativeMatcher#backendReason}). Elsewhere {@code stateTtlMs} as given.
+     * expires state, so Ferry's keeps it too (0). ForSt's asynchronous backend applies the TTL, as
+     * everything else does: there {@code stateTtlMs} as given.
      */
     static long effectiveStateTtlMs(
             long stateTtlMs,
@@ -132,6 +132,7 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
             ReadableConfig config) {
         if (stateTtlMs <= 0
                 || !config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)
+                || !asyncStateThroughAdaptor(config)
                 || MinibatchUtil.isMiniBatchEnabled(config)) { // mini-batch comes first in StreamExecGroupAggregate
             return stateTtlMs;
         }

@@ -7,7 +7,6 @@ import org.apache.calcite.rel.RelNode;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.ReadableConfig;
-import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -130,20 +129,31 @@ public abstract class NativeMatcher<R extends StreamPhysicalRel> {
             ConfigOptions.key("state.backend.type").stringType().defaultValue("hashmap");
     private static final ConfigOption<String> ROCKSDB_TIMERS =
             ConfigOptions.key("state.backend.rocksdb.timer-service.factory").stringType().defaultValue("ROCKSDB");
+    private static final ConfigOption<String> FORST_TIMERS =
+            ConfigOptions.key("state.backend.forst.timer-service.factory").stringType().defaultValue("ForStDB");
 
     /**
-     * Native state rides raw keyed state, which RocksDB cannot checkpoint next to heap timers, nor
-     * ForSt's asynchronous backend (async state on); the operator would fail its first checkpoint
-     * (it checks again when it starts).
+     * Whether Flink's async-state operators reach this job's backend through
+     * {@code AsyncKeyedStateBackendAdaptor}: every backend but ForSt, the one with an asynchronous
+     * backend of its own ({@code state.backend.type: forst} or its factory class).
+     */
+    static boolean asyncStateThroughAdaptor(ReadableConfig config) {
+        return !config.get(BACKEND).toLowerCase(java.util.Locale.ROOT).contains("forst");
+    }
+
+    /**
+     * Native state rides raw keyed state, which RocksDB and ForSt cannot checkpoint next to heap
+     * timers; the operator would fail its first checkpoint (it checks again when it starts).
      */
     static String backendReason(ReadableConfig config) {
-        if (config.get(BACKEND).equalsIgnoreCase("rocksdb") && config.get(ROCKSDB_TIMERS).equalsIgnoreCase("HEAP")) {
+        String backend = config.get(BACKEND);
+        if (backend.equalsIgnoreCase("rocksdb") && config.get(ROCKSDB_TIMERS).equalsIgnoreCase("HEAP")) {
             return "RocksDB with heap timers (state.backend.rocksdb.timer-service.factory=HEAP) cannot checkpoint"
                     + " native state next to them";
         }
-        if (config.get(BACKEND).equalsIgnoreCase("forst") && config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)) {
-            return "ForSt's asynchronous state backend (state.backend.type=forst with table.exec.async-state.enabled)"
-                    + " cannot checkpoint native state next to its timers";
+        if (backend.equalsIgnoreCase("forst") && config.get(FORST_TIMERS).equalsIgnoreCase("HEAP")) {
+            return "ForSt with heap timers (state.backend.forst.timer-service.factory=HEAP) cannot checkpoint"
+                    + " native state next to them";
         }
         return null;
     }

@@ -39,6 +39,8 @@ import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,6 +51,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -273,6 +276,7 @@ class FailoverTest {
     private static final Map<String, List<String>> REFERENCES = new HashMap<>();
 
     /** The failure-free result with Ferry off (computed once). */
+    /** The failure-free result of {@link #QUERY} with Ferry off (computed once). */
     static List<String> reference() throws Exception {
         return reference(QUERY, Map.of());
     }
@@ -306,10 +310,15 @@ class FailoverTest {
 
     @Test
     void recoversFromAFailureWithExactlyOnceResults() throws Exception {
-        List<String> want = reference();
+        assertRecovers(QUERY, Map.of(), new Configuration());
+    }
+
+    /** Injects one failure into a Ferry job of {@code query}; its final table must equal Flink's. */
+    static void assertRecovers(String query, Map<String, String> tableOptions, Configuration extra) throws Exception {
+        List<String> want = reference(query, tableOptions);
 
         reset(true);
-        Job j = job(true, 4, 12_000, new Configuration());
+        Job j = job(query, tableOptions, true, 4, 12_000, extra);
         assertFerryPlanned(j.plan);
         j.env.execute("failover");
         assertTrue(FAILED.get(), "the failure was injected");
@@ -324,26 +333,27 @@ class FailoverTest {
         assertEquals(want, result());
     }
 
+    /**
+     * Async state on ({@code table.exec.async-state.enabled}): Ferry's operators replace Flink's
+     * async-state GROUP BY (the inner one; the outer one keeps DataViews, so Flink's would be
+     * synchronous anyway). Being synchronous, they get the backend's synchronous keyed state, on
+     * ForSt too (Flink creates the asynchronous one only for async-state operators). On ForSt and
+     * on the heap backend a job recovers from a failure, and resumes from a savepoint at another
+     * parallelism, with Flink's final table.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"forst", "hashmap"})
+    void asyncStateRecoversAndRescales(String backend, @TempDir Path dir) throws Exception {
+        Map<String, String> async = Map.of("table.exec.async-state.enabled", "true");
+        Configuration conf = new Configuration();
+        conf.setString("state.backend.type", backend);
+        assertRecovers(QUERY, async, conf);
+        assertResumes(QUERY, async, conf, dir, 4, 3);
+    }
+
     @Test
     void resumesFromASavepointAtHalfTheParallelism(@TempDir Path dir) throws Exception {
-        List<String> want = reference();
-
-        // Run at parallelism 4 and stop with a savepoint once a third of the rows went through.
-        reset(false);
-        Job first = job(true, 4, 10_000, new Configuration());
-        assertFerryPlanned(first.plan);
-        JobClient client = first.env.executeAsync("before savepoint");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (RECORDS.get() < ROWS / 3) {
-            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
-            Thread.sleep(10);
-        }
-        String savepoint =
-                client.stopWithSavepoint(false, dir.toUri().toString(), SavepointFormatType.CANONICAL).get(60, TimeUnit.SECONDS);
-        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
-        long before = RECORDS.get();
-        assertTrue(before < ROWS, "stopped mid-stream: " + before);
-        assertEquals(List.of(), result(), "a stopped job does not end event time");
+        String savepoint = assertResumes(QUERY, Map.of(), new Configuration(), dir, 4, 2);
 
         // Flink itself refuses to restore the savepoint into a different max parallelism.
         reset(false);
@@ -354,18 +364,45 @@ class FailoverTest {
         Exception refused = assertThrows(Exception.class, () -> wrong.env.execute("other max parallelism"));
         assertTrue(causes(refused).contains("Cannot map operator") && causes(refused).contains("with max parallelism 128 to new program with max parallelism 256"),
                 causes(refused));
+    }
 
-        // Resume at parallelism 2 from the savepoint; the source continues where it stopped.
+    /**
+     * Runs a Ferry job of {@code query} at parallelism {@code from}, stops it with a savepoint a
+     * third of the way, resumes at {@code to}; the final table must equal Flink's.
+     *
+     * @return the savepoint's path
+     */
+    static String assertResumes(String query, Map<String, String> tableOptions, Configuration extra, Path dir, int from, int to)
+            throws Exception {
+        List<String> want = reference(query, tableOptions);
+
         reset(false);
-        Configuration resume = new Configuration();
+        Job first = job(query, tableOptions, true, from, 10_000, extra);
+        assertFerryPlanned(first.plan);
+        JobClient client = first.env.executeAsync("before savepoint");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (RECORDS.get() < ROWS / 3) {
+            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
+            Thread.sleep(10);
+        }
+        String savepoint = stopWithSavepoint(client, dir, extra, deadline);
+        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        long before = RECORDS.get();
+        assertTrue(before < ROWS, "stopped mid-stream: " + before);
+        assertEquals(List.of(), result(), "a stopped job does not end event time");
+
+        // Resume at the other parallelism from the savepoint; the source continues where it stopped.
+        reset(false);
+        Configuration resume = new Configuration(extra);
         resume.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        Job second = job(true, 2, 0, resume);
+        Job second = job(query, tableOptions, true, to, 0, resume);
         assertFerryPlanned(second.plan);
         second.env.execute("after savepoint");
         assertTrue(RESTORED.get(), "the second run restored the savepoint");
         assertEquals(before, RESTORED_ROWS.get(), "the savepoint covered every row of the first run");
         assertEquals(ROWS, before + RECORDS.get(), "each row went through exactly once across both runs");
         assertEquals(want, result());
+        return savepoint;
     }
 
     /**
@@ -424,6 +461,27 @@ class FailoverTest {
         assertEquals(before, RESTORED_ROWS.get(), "the savepoint covered every row of the first run");
         assertEquals(ROWS, before + RECORDS.get(), "each row went through exactly once across both runs");
         assertEquals(want, result());
+    }
+
+    /**
+     * Stops the job with a savepoint in the canonical format (ForSt writes only its native one),
+     * retrying while downstream tasks are still starting.
+     */
+    static String stopWithSavepoint(JobClient client, Path dir, Configuration conf, long deadline) throws Exception {
+        SavepointFormatType format =
+                conf.toMap().getOrDefault("state.backend.type", "").equals("forst")
+                        ? SavepointFormatType.NATIVE
+                        : SavepointFormatType.CANONICAL;
+        while (true) {
+            try {
+                return client.stopWithSavepoint(false, dir.toUri().toString(), format).get(60, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                // downstream tasks may still be starting (RocksDB, ForSt) while the source already runs
+                assertTrue(causes(e).contains("Not all required tasks are currently running"), causes(e));
+                assertTrue(System.nanoTime() < deadline, "no savepoint: " + causes(e));
+                Thread.sleep(100);
+            }
+        }
     }
 
     static String causes(Throwable t) {

@@ -324,32 +324,30 @@ class FerryExplainTest {
     }
 
     @Test
-    void rocksDbWithHeapTimersFallsBack() {
+    void rocksDbAndForStWithHeapTimersFallBack() {
         String sql = "SELECT k, SUM(b) FROM T GROUP BY k";
-        assertFallback(
-                "RocksDB with heap timers (state.backend.rocksdb.timer-service.factory=HEAP) cannot checkpoint"
-                        + " native state next to them",
-                sql,
-                Map.of("state.backend.type", "rocksdb", "state.backend.rocksdb.timer-service.factory", "HEAP"));
-        assertEquals(
-                List.of("native"),
-                decisions(sql, Map.of("state.backend.type", "rocksdb", "state.backend.rocksdb.timer-service.factory", "ROCKSDB")));
+        for (String backend : new String[] {"rocksdb", "forst"}) {
+            String timers = "state.backend." + backend + ".timer-service.factory";
+            assertFallback(
+                    (backend.equals("rocksdb") ? "RocksDB" : "ForSt") + " with heap timers (" + timers
+                            + "=HEAP) cannot checkpoint native state next to them",
+                    sql,
+                    Map.of("state.backend.type", backend, timers, "HEAP"));
+            assertEquals(List.of("native"), decisions(sql, Map.of("state.backend.type", backend)));
+        }
     }
 
     /**
-     * Where Flink would plan its async-state GROUP BY, Ferry's operator runs (its state is its own);
-     * except on ForSt's asynchronous backend, which cannot checkpoint native state.
+     * Where Flink would plan its async-state GROUP BY, Ferry's operator runs (its state is its own),
+     * on every backend, ForSt included.
      */
     @Test
-    void asyncStateRunsNativelyExceptOnForSt() {
-        Map<String, String> async = Map.of("table.exec.async-state.enabled", "true");
-        assertEquals(List.of("native"), decisions("SELECT k, SUM(b), MAX(i) FROM T GROUP BY k", async));
-        assertEquals(List.of("native"), decisions("SELECT k, COUNT(DISTINCT i) FROM T GROUP BY k", async));
-        assertFallback(
-                "ForSt's asynchronous state backend (state.backend.type=forst with table.exec.async-state.enabled)"
-                        + " cannot checkpoint native state next to its timers",
-                "SELECT k, SUM(b) FROM T GROUP BY k",
-                Map.of("table.exec.async-state.enabled", "true", "state.backend.type", "forst"));
+    void asyncStateRunsNatively() {
+        for (String backend : new String[] {"hashmap", "rocksdb", "forst"}) {
+            Map<String, String> async = Map.of("table.exec.async-state.enabled", "true", "state.backend.type", backend);
+            assertEquals(List.of("native"), decisions("SELECT k, SUM(b), MAX(i) FROM T GROUP BY k", async));
+            assertEquals(List.of("native"), decisions("SELECT k, COUNT(DISTINCT i) FROM T GROUP BY k", async));
+        }
     }
 
     @Test

@@ -4,7 +4,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
 import org.junit.jupiter.api.Test;
@@ -15,7 +14,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static io.ferrystream.ferry.planner.FailoverTest.RECORDS;
@@ -49,18 +47,7 @@ class SavepointSwitchTest {
             assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
             Thread.sleep(10);
         }
-        String savepoint = null;
-        while (savepoint == null) {
-            try {
-                savepoint = client.stopWithSavepoint(false, dir.toUri().toString(), SavepointFormatType.CANONICAL)
-                        .get(60, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                // downstream tasks may still be starting (RocksDB) while the source already runs
-                assertTrue(causes(e).contains("Not all required tasks are currently running"), causes(e));
-                assertTrue(System.nanoTime() < deadline, "no savepoint: " + causes(e));
-                Thread.sleep(100);
-            }
-        }
+        String savepoint = FailoverTest.stopWithSavepoint(client, dir, conf, deadline);
         client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
         assertTrue(RECORDS.get() < ROWS, "stopped mid-stream: " + RECORDS.get());
         return savepoint;
@@ -85,7 +72,7 @@ class SavepointSwitchTest {
      * way out; restoring with Ferry off, as that message says, finishes with the right results.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"hashmap", "rocksdb"})
+    @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
     void stockSavepointIntoFerryFailsNamingTheState(String backend, @TempDir Path dir) throws Exception {
         List<String> want = FailoverTest.reference();
         Configuration conf = backend(backend);

@@ -166,7 +166,7 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 		return acc, engine.Field{Name: name, Type: out}, nil
 	}
 	out := arg
-	out.Nullable = fn != "SUM0" // $SUM0 starts at 0 and is never NULL
+	out.Nullable = fn != "SUM0"                                     // $SUM0 starts at 0 and is never NULL
 	if acc, ok := orderedMoreCall(fn, col, call.Retract, arg); ok { // BOOLEAN, TIMESTAMP(p > 3)
 		return acc, engine.Field{Name: name, Type: out}, nil
 	}

@@ -62,7 +62,7 @@ func TestMoreTypesChangelogs(t *testing.T) {
 				Aggs: []AggCall{{Func: "SINGLE_VALUE", Args: []int{1}, Retract: true}, {Func: "SINGLE_VALUE", Args: []int{2}, Retract: true}, {Func: "COUNT"}}},
 			in:    [][]any{{int64(1), int64(5), "a"}, {int64(2), nil, nil}, {int64(1), int64(5), "a"}, {int64(1), int64(6), "bbbbbbbbbbbb"}},
 			kinds: []engine.RowKind{I, I, U, A},
-			want: []string{`+I[1, 5, "a", 1]`, "+I[2, null, null, 1]", `-D[1, 5, "a", 1]`, `+I[1, 6, "bbbbbbbbbbbb", 1]`},
+			want:  []string{`+I[1, 5, "a", 1]`, "+I[2, null, null, 1]", `-D[1, 5, "a", 1]`, `+I[1, 6, "bbbbbbbbbbbb", 1]`},
 		},
 		{
 			name: "BINARY and VARBINARY keys, NULL included; COUNT over VARBINARY",

@@ -37,7 +37,9 @@ func (g *MiniBatchGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, 
 	}
 	g.resolveBundle(in, nowMs)
 	g.resolveActions(in)
-	g.fold(in)
+	if err := g.fold(in); err != nil {
+		return false, err
+	}
 	err := g.emitBundle(in, nowMs, out)
 	g.end(nowMs)
 	return false, err

@@ -43,12 +43,20 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool, arg 
 }
 
 // Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX, FIRST_VALUE,
-// LAST_VALUE, LISTAGG, WELFORD_M2) over an argument of type arg natively: every function but LISTAGG
-// over the numeric types and DECIMAL (WELFORD_M2: not DECIMAL), MIN, MAX, FIRST_VALUE and
-// LAST_VALUE over VARCHAR, DATE and TIMESTAMP(p <= 3), LISTAGG over VARCHAR (and CHAR), COUNT over
-// anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
+// LAST_VALUE, LISTAGG, WELFORD_M2, SINGLE_VALUE) over an argument of type arg natively: every
+// function but LISTAGG over the numeric types and DECIMAL (WELFORD_M2: not DECIMAL), MIN, MAX,
+// FIRST_VALUE and LAST_VALUE over VARCHAR, DATE and TIMESTAMP(p <= 3), MIN and MAX also over
+// BOOLEAN and TIMESTAMP(p > 3), LISTAGG over VARCHAR (and CHAR), SINGLE_VALUE over every type
+// but BINARY/VARBINARY (supportMore), COUNT over anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
 // native yet".
 func Support(fn string, arg engine.Type) error {
+	if ok, decided := supportMore(fn, arg); decided {
+		if ok {
+			return nil
+		}
+		arg.Nullable = true
+		return fmt.Errorf("%w: %s over %s: not native yet", engine.ErrUnsupported, fn, arg)
+	}
 	switch fn {
 	case "COUNT":
 		return nil
@@ -93,6 +101,9 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 		case len(call.Args) != 1:
 			return nil, engine.Field{}, fmt.Errorf("%w: %s: DISTINCT over %d arguments: not native yet", engine.ErrUnsupported, field, len(call.Args))
 		}
+		if err := distinctMore(field, fn, spec.ArgTypes[call.Args[0]]); err != nil {
+			return nil, engine.Field{}, err
+		}
 	}
 	switch fn {
 	case "COUNT":
@@ -106,6 +117,8 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 		return &countAcc{col: col}, engine.Field{Name: name, Type: engine.Type{ID: engine.BigInt}}, nil
 	case "LISTAGG":
 		return listAggCall(field, name, call, spec)
+	case "SINGLE_VALUE":
+		return singleValueNewCall(field, name, call, spec)
 	case "WELFORD_M2":
 		if len(call.Args) != 1 {
 			return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: WELFORD_M2 takes 1 argument, got %d", engine.ErrInvalid, field, len(call.Args))
@@ -153,7 +166,10 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 		return acc, engine.Field{Name: name, Type: out}, nil
 	}
 	out := arg
-	out.Nullable = fn != "SUM0" // $SUM0 starts at 0 and is never NULL
+	out.Nullable = fn != "SUM0"                                     // $SUM0 starts at 0 and is never NULL
+	if acc, ok := orderedMoreCall(fn, col, call.Retract, arg); ok { // BOOLEAN, TIMESTAMP(p > 3)
+		return acc, engine.Field{Name: name, Type: out}, nil
+	}
 	if minMax, ok := orderedCalls(arg); ok {
 		return minMax(fn, col, call.Retract, arg), engine.Field{Name: name, Type: out}, nil
 	}

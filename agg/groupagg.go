@@ -214,7 +214,7 @@ func (g *groupAgg) begin(in *engine.Batch, nowMs int64) error {
 	}
 	for k, c := range g.keyCols {
 		// Each row emits at most two rows, each with a copy of its key; output offsets are int32.
-		if col := &in.Cols[c]; g.outTypes[k].ID == engine.Varchar && n > 0 {
+		if col := &in.Cols[c]; g.outTypes[k].Variable() && n > 0 {
 			if size := 2 * int64(col.Offs[col.Offset+n]-col.Offs[col.Offset]); size > math.MaxInt32 {
 				return fmt.Errorf("%w: key column %d may produce %d bytes of output, more than 2 GiB; send smaller batches", engine.ErrData, c, size)
 			}
@@ -271,11 +271,16 @@ func (g *groupAgg) resolveActions(in *engine.Batch) {
 	}
 }
 
-// fold folds the rows into every call's accumulator.
-func (g *groupAgg) fold(in *engine.Batch) {
+// fold folds the rows into every call's accumulator. It fails with the QueryError of a call
+// that stopped at a row Flink throws on (SINGLE_VALUE), after which the operator is broken.
+func (g *groupAgg) fold(in *engine.Batch) error {
 	for i, c := range g.calls {
 		c.fold(in, g.gids, g.callActs[i], g.changed)
+		if err := foldErr(c); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // end finishes a batch: the groups it removed are reset for reuse, and expired groups nobody
@@ -303,7 +308,7 @@ func (g *groupAgg) writeOutput(in *engine.Batch, out *engine.OutBatch) error {
 	}
 	for k, c := range g.keyCols {
 		g.varBytes[k] = 0
-		if g.outTypes[k].ID == engine.Varchar {
+		if g.outTypes[k].Variable() {
 			g.varBytes[k] = engine.GatherBytes(&in.Cols[c], g.src)
 		}
 	}
@@ -359,7 +364,9 @@ func (g *GroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engi
 	}
 	g.resolveGroups(in, nowMs)
 	g.resolveActions(in)
-	g.fold(in)
+	if err := g.fold(in); err != nil {
+		return false, err
+	}
 	err := g.emit(in, out)
 	g.end(nowMs)
 	return false, err

@@ -400,7 +400,7 @@ func (g *IncrementalGroupAggregate) emit(in *engine.Batch, out *engine.OutBatch)
 	g.vb = resize(g.vb, len(g.types))
 	clear(g.vb)
 	for k, c := range g.spec.FinalKeys {
-		if g.types[k].ID == engine.Varchar {
+		if g.types[k].Variable() {
 			g.vb[k] = engine.GatherBytes(&in.Cols[c], g.src)
 		}
 	}

@@ -61,7 +61,9 @@ func (l *LocalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, out *eng
 	}
 	l.resolveRows(in)
 	l.resolveActions(in)
-	l.fold(in)
+	if err := l.fold(in); err != nil {
+		return false, err
+	}
 	err := l.emitPartials(in, out)
 	l.clearBundle()
 	return false, err
@@ -102,7 +104,7 @@ func (l *LocalGroupAggregate) emitPartials(in *engine.Batch, out *engine.OutBatc
 	l.vb = resize(l.vb, len(l.types))
 	clear(l.vb)
 	for k, c := range l.keyCols {
-		if l.types[k].ID == engine.Varchar {
+		if l.types[k].Variable() {
 			l.vb[k] = engine.GatherBytes(&in.Cols[c], l.src)
 		}
 	}

@@ -52,10 +52,16 @@ func (a *minMaxRetractAcc[V, O]) valueKeys(groups []int32) *engine.OutColumn {
 	return &a.keys.Cols[0]
 }
 
+// boolKeys backs the keys of BOOLEAN values (keyAt).
+var boolKeys = []byte{0, 1}
+
 // keyAt is row j of a column valueKeys wrote, as a key.
 func keyAt(c *engine.OutColumn, j int) []byte {
 	if c.Type.ID == engine.Varchar {
 		return c.Data[c.Offs[j]:c.Offs[j+1]]
+	}
+	if c.Type.ID == engine.Boolean { // bit-packed: the key is one byte, 0 or 1
+		return boolKeys[(c.Data[j>>3]>>(j&7))&1:][:1]
 	}
 	w := c.Type.Width()
 	return c.Data[j*w : (j+1)*w]

@@ -68,6 +68,8 @@ func jLess(a, b any) bool {
 	case enginetest.Timestamp: // TimestampData.compareTo
 		y := b.(enginetest.Timestamp)
 		return x.Millis < y.Millis || (x.Millis == y.Millis && x.Nanos < y.Nanos)
+	case bool: // Boolean.compare
+		return !x && b.(bool)
 	}
 	return a.(int64) < b.(int64)
 }
@@ -90,6 +92,8 @@ func jPrimEq(a, b any) bool {
 		return x == b.(string)
 	case enginetest.Timestamp: // TimestampData.equals
 		return x == b.(enginetest.Timestamp)
+	case bool:
+		return x == b.(bool)
 	}
 	return a.(int64) == b.(int64)
 }
@@ -108,8 +112,13 @@ func jBits(v any) int64 {
 			return 0x7ff8000000000000
 		}
 		return int64(math.Float64bits(x))
-	case enginetest.Timestamp: // aggregates take TIMESTAMP(p <= 3) only: no nanoseconds
-		return x.Millis
+	case enginetest.Timestamp: // ordered as TimestampData.compareTo within test ranges
+		return x.Millis*1_000_000 + int64(x.Nanos)
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
 	}
 	return v.(int64)
 }
@@ -143,6 +152,29 @@ func jCompareTo(a, b any) int {
 	}
 	return 0
 }
+
+// refSingleValue is SingleValueAggFunction's expressions; failed records a throw.
+type refSingleValue struct {
+	v      any
+	count  int32
+	failed bool
+}
+
+func (r *refSingleValue) accumulate(v any) {
+	if r.count > 0 {
+		r.failed = true
+	}
+	r.v, r.count = v, r.count+1
+}
+
+func (r *refSingleValue) retract(any) {
+	if r.count != 1 && r.count != 0 {
+		r.failed = true
+	}
+	r.v, r.count = nil, r.count-1
+}
+
+func (r *refSingleValue) value() any { return r.v }
 
 type refAgg interface {
 	accumulate(v any)
@@ -559,6 +591,8 @@ func (r *refGroupAgg) create() []refAgg {
 			a = &refListAgg{}
 		case "WELFORD_M2":
 			a = &refWelford{}
+		case "SINGLE_VALUE":
+			a = &refSingleValue{}
 		case "MIN", "MAX":
 			if c.Retract {
 				a = &refMinMaxRetract{max: c.Func == "MAX", keys: map[int64]any{}, counts: map[int64]int64{}, at: map[int64]int64{}, clock: r.clock}

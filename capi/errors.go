@@ -30,6 +30,10 @@ func call(name string, cerr *C.struct_FerryError, fn func() error) (code C.int32
 	if err == nil {
 		return C.FERRY_OK
 	}
+	var q *engine.QueryError
+	if errors.As(err, &q) { // Flink's message alone: the host throws it as Flink does
+		return setError(cerr, C.FERRY_EQUERY, q.Msg)
+	}
 	return setError(cerr, codeOf(err), name+": "+err.Error())
 }
 

@@ -16,4 +16,17 @@ var (
 	ErrUnsupported = errors.New("not supported natively")
 	// ErrMemory marks a memory limit (FERRY_ENOMEM).
 	ErrMemory = errors.New("memory limit reached")
+	// ErrQuery marks a runtime error of the query itself that Flink raises as a
+	// TableRuntimeException, e.g. SINGLE_VALUE's second row (FERRY_EQUERY; QueryError).
+	ErrQuery = errors.New("query failed")
 )
+
+// QueryError is a runtime error of the query, raised where Flink's generated code throws
+// TableRuntimeException(Msg); Msg is Flink's message verbatim, which the host throws as is. It
+// matches ErrQuery under errors.Is. The operator is broken afterwards, as a Flink job fails.
+type QueryError struct{ Msg string }
+
+func (e *QueryError) Error() string { return e.Msg }
+
+// Is reports whether target is ErrQuery.
+func (e *QueryError) Is(target error) bool { return target == ErrQuery }

@@ -16,7 +16,7 @@ import (
 // Layout of a key row of n fields (docs/state.md#keys-and-key-groups): a header of
 // ((n+63+8)/64)*8 bytes (byte 0 the RowKind, null bit i at bit i+8), one 8-byte slot per field,
 // then the variable part in field order. VARCHAR up to 7 bytes lives in its slot (top byte
-// 0x80|len); longer ones go to the variable part, padded to 8 bytes, with slot (offset<<32)|len.
+// 0x80|len; BINARY/VARBINARY alike); longer ones go to the variable part, padded to 8 bytes, with slot (offset<<32)|len.
 // Non-compact DECIMAL reserves 16 bytes (BigInteger.toByteArray at the start, slot
 // (offset<<32)|len) and non-compact TIMESTAMP reserves 8 bytes (millis, slot
 // (offset<<32)|nanoOfMillisecond), also when NULL.
@@ -28,7 +28,7 @@ type KeyEncoder struct {
 	headerSize int
 	fixedSize  int
 	fixedVar   int  // variable-part bytes every row reserves (non-compact DECIMAL/TIMESTAMP)
-	hasVarchar bool // some key field is VARCHAR
+	hasVarchar bool // some key field is VARCHAR or BINARY/VARBINARY
 
 	buf    []byte  // encoded keys of the current batch, back to back
 	offs   []int32 // row i is buf[offs[i]:offs[i+1]]
@@ -43,7 +43,7 @@ func NewKeyEncoder(cols []int, types []Type) *KeyEncoder {
 		t := types[c]
 		e.types = append(e.types, t)
 		switch {
-		case t.ID == Varchar:
+		case t.Variable():
 			e.hasVarchar = true
 		case t.ID == Decimal && !t.Compact():
 			e.fixedVar += 16
@@ -72,7 +72,7 @@ func (e *KeyEncoder) Encode(b *Batch) error {
 	}
 	total := int64(base) * int64(rows)
 	for k, c := range e.cols {
-		if e.types[k].ID != Varchar {
+		if !e.types[k].Variable() {
 			continue
 		}
 		col := &b.Cols[c]
@@ -144,7 +144,7 @@ func (e *KeyEncoder) encodeField(k int, col *Column, rows int) {
 				buf[int(offs[i])+slot] = 1
 			}
 		}
-	case t.ID == Varchar:
+	case t.Variable(): // VARCHAR and BINARY/VARBINARY: BinaryRowWriter.writeString and writeBinary lay bytes out alike
 		for i := 0; i < rows; i++ {
 			if col.IsNull(i) {
 				continue

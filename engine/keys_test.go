@@ -67,7 +67,7 @@ func parseValue(t *testing.T, typ engine.Type, s *string) any {
 	case engine.Double:
 		n, _ := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
 		return float64frombits(n)
-	case engine.Varchar:
+	case engine.Varchar, engine.Binary: // hex of the UTF-8 bytes, or of the byte[]
 		b, err := hex.DecodeString(v)
 		if err != nil {
 			t.Fatal(err)

@@ -109,9 +109,6 @@ func ParseSpec(data []byte) (*Spec, error) {
 			if k < 0 || k >= len(in.Fields) {
 				return nil, SpecError(fmt.Sprintf("inputs[%d].keys[%d]", i, j), "column %d out of range (input has %d columns)", k, len(in.Fields))
 			}
-			if in.Types[k].ID == Binary {
-				return nil, SpecError(fmt.Sprintf("inputs[%d].keys[%d]", i, j), "column %d is BYTES, which Ferry carries only as partial state, not as a key", k)
-			}
 		}
 	}
 	if s.MaxParallelism < 1 || s.MaxParallelism > 1<<15 {

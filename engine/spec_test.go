@@ -30,7 +30,7 @@ func TestParseSpecHeader(t *testing.T) {
 		{`{"kind":"k","max_parallelism":1}`, "spec: inputs: missing"},
 		{`{"kind":"k","inputs":[{"fields":[{"name":"a","type":"BIGNUM"}]}],"max_parallelism":1}`, "spec: inputs[0].fields[0].type"},
 		{`{"kind":"k","inputs":[{"fields":[],"keys":[0]}],"max_parallelism":1}`, "spec: inputs[0].keys[0]: column 0 out of range"},
-		{`{"kind":"k","inputs":[{"fields":[{"name":"v","type":"BYTES"}],"keys":[0]}],"max_parallelism":1}`, "spec: inputs[0].keys[0]: column 0 is BYTES"},
+		{`{"kind":"k","inputs":[{"fields":[{"name":"v","type":"BINARY(0)"}],"keys":[0]}],"max_parallelism":1}`, "bad length"},
 		{`{"kind":"k","inputs":[{"fields":[]}],"max_parallelism":0}`, "spec: max_parallelism"},
 		{`{"kind":"k","inputs":[{"fields":[]}],"max_parallelism":8,"key_group_start":5,"key_group_end":4}`, "key_group_start/key_group_end"},
 		{`{"kind":"k","inputs":[{"fields":[]}],"max_parallelism":8,"chunk_rows":-1}`, "spec: chunk_rows"},

@@ -21,8 +21,9 @@ const (
 	Varchar
 	Date
 	Timestamp
-	// Binary is VARBINARY: bytes laid out as VARCHAR's, Arrow's binary ("z"). Ferry carries it
-	// only for its own opaque encodings (the data views of partial rows, docs/abi.md).
+	// Binary is BINARY(n), VARBINARY(n) and BYTES (Flink's byte[]): bytes laid out as VARCHAR's,
+	// Arrow's binary ("z"). It is also the type of Ferry's own opaque encodings (the data views
+	// of partial rows, docs/abi.md).
 	Binary
 )
 
@@ -202,7 +203,7 @@ func ParseType(s string) (Type, error) {
 		if len(params) > 1 || (len(params) == 1 && params[0] < 1) {
 			err = fmt.Errorf("type %q: bad length", s)
 		}
-	case "BYTES", "VARBINARY", "BINARY VARYING":
+	case "BYTES", "VARBINARY", "BINARY VARYING", "BINARY":
 		t.ID = Binary
 		if len(params) > 1 || (len(params) == 1 && params[0] < 1) {
 			err = fmt.Errorf("type %q: bad length", s)

@@ -34,6 +34,9 @@
  *    process.
  *  - Memory: after FERRY_ENOMEM, or an error that lost part of a chunked output, the operator is
  *    broken: every later call but close fails with FERRY_ESTATE (restore from a checkpoint).
+ *  - Query failures: where Flink's generated code throws a TableRuntimeException for the data
+ *    (SINGLE_VALUE's second row), the call fails with FERRY_EQUERY, emits nothing, and the
+ *    operator is broken as after FERRY_ENOMEM; the message is Flink's exception message alone.
  *
  * Operator lifecycle, identical for every operator kind:
  *   open(spec) -> process(input, batch, now)* / process_runs(batches, runs, now)* /
@@ -59,7 +62,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 6
+#define FERRY_ABI_VERSION 7
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -105,7 +108,9 @@ enum {
   FERRY_EUNSUPPORTED = 4, /* valid request Ferry does not implement (host falls back) */
   FERRY_ENOMEM = 5,       /* a memory limit was reached */
   FERRY_EINTERNAL = 6,    /* a Go panic was recovered; the library is now poisoned */
-  FERRY_EPOISONED = 7     /* an earlier panic poisoned the library */
+  FERRY_EPOISONED = 7,    /* an earlier panic poisoned the library */
+  FERRY_EQUERY = 8        /* the query failed at run time as Flink's would (TableRuntimeException);
+                             the message is Flink's, verbatim; the operator is broken afterwards */
 };
 
 /* A caller-owned error. Zero-initialise before a call; after a failing call, read code and

@@ -123,13 +123,14 @@ func (s *Session) acquire(next bool) error {
 	return nil
 }
 
-// release ends a call; a memory failure breaks the operator. It prefixes err with the label.
+// release ends a call; a memory failure or a query failure (a fold stopped mid-batch) breaks
+// the operator. It prefixes err with the label.
 func (s *Session) release(err error) error {
 	defer s.busy.Store(false)
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, engine.ErrMemory) {
+	if errors.Is(err, engine.ErrMemory) || errors.Is(err, engine.ErrQuery) {
 		s.broken = err.Error()
 	}
 	return fmt.Errorf("%s: %w", s.label, err)

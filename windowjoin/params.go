@@ -51,6 +51,9 @@ type joinType struct {
 
 func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 	var jt joinType
+	if err := joincore.RefuseBytes(spec); err != nil {
+		return jt, err
+	}
 	switch p.JoinType {
 	case "INNER":
 	case "LEFT":

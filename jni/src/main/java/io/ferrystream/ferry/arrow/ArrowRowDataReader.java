@@ -43,6 +43,7 @@ import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
 import org.apache.flink.table.runtime.typeutils.RawValueDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.types.RowKind;
@@ -170,6 +171,9 @@ public final class ArrowRowDataReader {
             }
             if (AccumulatorCodec.isAccumulator(type)) {
                 return new AccumulatorColumn(v, AccumulatorCodec.of(type));
+            }
+            if (type.is(LogicalTypeFamily.BINARY_STRING)) {
+                return new BytesColumn(v);
             }
             return new DistinctViewColumn(v, DistinctViews.codecOf(type));
         } else if (v instanceof BitVector) {
@@ -386,6 +390,39 @@ public final class ArrowRowDataReader {
      * VARCHAR/CHAR: int32 offsets and UTF-8 bytes, copied into a new array per {@link #getBytes}.
      * {@link #write} reads a heap copy of the batch's bytes, made at its first call after a load.
      */
+    /** BINARY/VARBINARY: each value copied into a byte[] of its own, as Flink holds it. */
+    private static final class BytesColumn extends ArrowColumn implements BytesColumnVector {
+        ArrowBuf offsets;
+
+        BytesColumn(FieldVector v) {
+            super(v);
+        }
+
+        @Override
+        void load(int rows) {
+            super.load(rows);
+            offsets = vector.getOffsetBuffer();
+        }
+
+        private byte[] bytes(int i) {
+            int start = offsets.getInt((long) i * 4);
+            byte[] b = new byte[offsets.getInt((long) i * 4 + 4) - start];
+            data.getBytes(start, b, 0, b.length);
+            return b;
+        }
+
+        @Override
+        void write(BinaryRowWriter w, int pos, int i) {
+            w.writeBinary(pos, bytes(i));
+        }
+
+        @Override
+        public Bytes getBytes(int i) {
+            byte[] b = bytes(i);
+            return new Bytes(b, 0, b.length);
+        }
+    }
+
     private static final class StringColumn extends ArrowColumn implements BytesColumnVector {
         ArrowBuf offsets;
         int rows;

@@ -23,7 +23,8 @@ import org.apache.flink.table.types.logical.VarCharType;
 /**
  * The Arrow layout of Flink types across Ferry's boundary (docs/abi.md, "Columns across the
  * boundary"): BOOLEAN {@code b}, TINYINT..BIGINT {@code c s i l}, FLOAT/DOUBLE {@code f g},
- * DECIMAL(p,s) {@code d:p,s} (decimal128), CHAR/VARCHAR {@code u}, DATE {@code tdD},
+ * DECIMAL(p,s) {@code d:p,s} (decimal128), CHAR/VARCHAR {@code u}, BINARY/VARBINARY {@code z}
+ * (Flink's byte[], spec type BYTES), DATE {@code tdD},
  * TIMESTAMP(p ≤ 3) {@code tsm:}, TIMESTAMP(p > 3) {@code w:12} (int64 epoch millis LE, int32
  * nano-of-millisecond LE), TIMESTAMP_LTZ(p) as TIMESTAMP(p) and TIME(p) as INT ({@link #carried}), the RAW MapView of a DISTINCT call's partial state and
  * the accumulator of MIN/MAX with retraction as binary {@code z} ({@link DistinctViews}, {@link
@@ -101,6 +102,9 @@ public final class ArrowTypes {
             case CHAR:
             case VARCHAR:
                 return ArrowType.Utf8.INSTANCE;
+            case BINARY:
+            case VARBINARY:
+                return ArrowType.Binary.INSTANCE;
             case DATE:
                 return new ArrowType.Date(DateUnit.DAY);
             case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
@@ -132,7 +136,7 @@ public final class ArrowTypes {
      * {@code NOT NULL} when not nullable, e.g. {@code "DECIMAL(10, 2)"}, {@code "TIMESTAMP(6)"}.
      */
     public static String specTypeOf(LogicalType type) {
-        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // DistinctViews, AccumulatorCodec
+        if (arrowTypeOf(type) instanceof ArrowType.Binary) { // BINARY/VARBINARY, DistinctViews, AccumulatorCodec
             return type.isNullable() ? "BYTES" : "BYTES NOT NULL";
         }
         LogicalType t = carried(type);

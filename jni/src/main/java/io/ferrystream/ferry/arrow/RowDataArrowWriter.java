@@ -171,6 +171,9 @@ public final class RowDataArrowWriter implements AutoCloseable {
                         ? new TimestampMilliWriter(pos, nullable, (TimeStampMilliVector) v, p)
                         : new TimestampWriter(pos, nullable, (FixedSizeBinaryVector) v, p);
             }
+            case BINARY:
+            case VARBINARY:
+                return new BytesWriter(pos, nullable, (VarBinaryVector) v);
             case RAW:
                 return new DistinctViewWriter(pos, nullable, (VarBinaryVector) v, DistinctViews.codecOf(type));
             case STRUCTURED_TYPE:
@@ -424,6 +427,25 @@ public final class RowDataArrowWriter implements AutoCloseable {
             }
             BinarySegmentUtils.copyToBytes(segs, off, scratch, 0, len);
             v.setSafe(i, scratch, 0, len);
+        }
+    }
+
+    /** BINARY/VARBINARY: Flink's byte[] as Arrow binary, byte for byte. */
+    private static final class BytesWriter extends FieldWriter {
+        final VarBinaryVector v;
+
+        BytesWriter(int pos, boolean nullable, VarBinaryVector v) {
+            super(pos, nullable);
+            this.v = v;
+        }
+
+        void writeNull(int i) {
+            v.setNull(i);
+        }
+
+        void writeValue(RowData row, int i) {
+            byte[] b = row.getBinary(pos);
+            v.setSafe(i, b, 0, b.length);
         }
     }
 

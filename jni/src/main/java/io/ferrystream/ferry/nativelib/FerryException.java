@@ -26,6 +26,12 @@ public class FerryException extends RuntimeException {
     public static final int EINTERNAL = 6;
     /** FERRY_EPOISONED: an earlier panic poisoned the library; restart the process. */
     public static final int EPOISONED = 7;
+    /**
+     * FERRY_EQUERY: the query failed at run time where Flink's generated code throws a {@code
+     * TableRuntimeException}; the message is Flink's, verbatim (the operator throws that
+     * exception with it); the native operator is broken afterwards.
+     */
+    public static final int EQUERY = 8;
 
     private final int code;
 
@@ -61,6 +67,7 @@ public class FerryException extends RuntimeException {
             case ENOMEM: return "ENOMEM";
             case EINTERNAL: return "EINTERNAL";
             case EPOISONED: return "EPOISONED";
+            case EQUERY: return "EQUERY";
             default: return "E" + code;
         }
     }

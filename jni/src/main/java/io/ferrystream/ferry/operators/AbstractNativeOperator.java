@@ -3,12 +3,14 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.table.api.TableRuntimeException;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
@@ -496,18 +498,27 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         } else {
             now = getProcessingTimeService().getCurrentProcessingTime();
         }
-        switch (call) {
-            case PROCESS:
-                nativeOp.process(input, batch, now, outRoot, emitChunk);
-                break;
-            case PROCESS_RUNS:
-                nativeOp.processRuns(roots, runs, runCount, now, outRoot, emitChunk);
-                break;
-            case ADVANCE:
-                nativeOp.advance(watermark, now, outRoot, emitChunk);
-                break;
-            default:
-                nativeOp.flush(now, outRoot, emitChunk);
+        try {
+            switch (call) {
+                case PROCESS:
+                    nativeOp.process(input, batch, now, outRoot, emitChunk);
+                    break;
+                case PROCESS_RUNS:
+                    nativeOp.processRuns(roots, runs, runCount, now, outRoot, emitChunk);
+                    break;
+                case ADVANCE:
+                    nativeOp.advance(watermark, now, outRoot, emitChunk);
+                    break;
+                default:
+                    nativeOp.flush(now, outRoot, emitChunk);
+            }
+        } catch (FerryException e) {
+            if (e.code() == FerryException.EQUERY) {
+                // the query's own failure (SINGLE_VALUE's second row): Flink's exception, as its
+                // generated code throws it
+                throw new TableRuntimeException(e.getMessage());
+            }
+            throw e;
         }
         refreshStats();
     }

@@ -37,6 +37,7 @@ final class GroupAggregateSpecs {
             case FIRST_VALUE:
             case LAST_VALUE:
             case LISTAGG:
+            case SINGLE_VALUE:
                 return kind.name();
             case SUM0: // Calcite's $SUM0, e.g. from AggregateReduceFunctionsRule's SUM/AVG rewrite
                 return "SUM0";

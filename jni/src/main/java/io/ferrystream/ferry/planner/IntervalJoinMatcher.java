@@ -8,6 +8,7 @@ import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIntervalJoin;
+import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.calcite.rel.RelNode;
@@ -108,6 +109,10 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
     private static String typeReason(RowType type, String role) {
         for (int i = 0; i < type.getFieldCount(); i++) {
             String r = carriedReason(role, type.getFieldNames().get(i), type.getTypeAt(i));
+            if (r == null && type.getTypeAt(i).is(LogicalTypeFamily.BINARY_STRING)) {
+                r = role + " " + type.getFieldNames().get(i) + " of type " + type.getTypeAt(i).asSummaryString()
+                        + ": BINARY/VARBINARY in a join: not native yet";
+            }
             if (r != null) {
                 return r;
             }

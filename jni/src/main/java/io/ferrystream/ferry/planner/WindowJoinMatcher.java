@@ -13,6 +13,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowJoin;
 import org.apache.flink.table.planner.utils.TableConfigUtils;
 import org.apache.flink.table.runtime.util.TimeWindowUtil;
+import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.calcite.rel.RelNode;
@@ -131,6 +132,10 @@ public final class WindowJoinMatcher extends NativeMatcher<StreamPhysicalWindowJ
     private static String typeReason(RowType type, String role) {
         for (int i = 0; i < type.getFieldCount(); i++) {
             String r = carriedReason(role, type.getFieldNames().get(i), type.getTypeAt(i));
+            if (r == null && type.getTypeAt(i).is(LogicalTypeFamily.BINARY_STRING)) {
+                r = role + " " + type.getFieldNames().get(i) + " of type " + type.getTypeAt(i).asSummaryString()
+                        + ": BINARY/VARBINARY in a join: not native yet";
+            }
             if (r != null) {
                 return r;
             }

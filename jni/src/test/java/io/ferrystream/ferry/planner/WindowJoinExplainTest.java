@@ -94,7 +94,7 @@ class WindowJoinExplainTest {
     void fallbacksSayWhy() {
         assertEquals(List.of("non-equi join condition LIKE(v, v0): operator LIKE not native yet"),
                 decisions(join("FULL", " AND L.v LIKE R.v")));
-        assertEquals(List.of("left field bin of type BYTES: not carried across the native boundary"),
+        assertEquals(List.of("left field bin of type BYTES: BINARY/VARBINARY in a join: not native yet"),
                 decisions(join("INNER", "").replace("SELECT L.k,", "SELECT L.bin, L.k,")));
         assertEquals(List.of("disabled by ferry.window-join.enabled=false"),
                 decisions(join("INNER", ""), Map.of("ferry.window-join.enabled", "false")));

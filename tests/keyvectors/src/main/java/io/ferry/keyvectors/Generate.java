@@ -12,6 +12,7 @@ import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.BinaryType;
 import org.apache.flink.table.types.logical.BooleanType;
 import org.apache.flink.table.types.logical.DateType;
 import org.apache.flink.table.types.logical.DecimalType;
@@ -23,6 +24,7 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.SmallIntType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.TinyIntType;
+import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
 
 import java.io.BufferedWriter;
@@ -354,6 +356,35 @@ public final class Generate {
         };
     }
 
+    /** BINARY(n) (length n, as Flink pads a BINARY value) or VARBINARY: byte[] internally. */
+    private static Col binary(int n) {
+        LogicalType type = n > 0 ? new BinaryType(n) : new VarBinaryType(VarBinaryType.MAX_LENGTH);
+        return new Col(n > 0 ? "BINARY(" + n + ")" : "VARBINARY", type) {
+            List<Val> boundaries() {
+                List<Val> l = new ArrayList<>();
+                l.add(NULL);
+                for (int len : n > 0 ? new int[] {n} : new int[] {0, 1, 7, 8, 9, 16, 17, 100}) {
+                    for (int fill : new int[] {0x00, 0x7f, 0x80, 0xff}) {
+                        byte[] b = new byte[len];
+                        Arrays.fill(b, (byte) fill);
+                        l.add(v(b));
+                    }
+                }
+                return l;
+            }
+
+            Val random(Random r) {
+                byte[] b = new byte[n > 0 ? n : r.nextInt(r.nextInt(4) == 0 ? 60 : 12)];
+                r.nextBytes(b);
+                return v(b);
+            }
+
+            Val v(byte[] b) {
+                return new Val(b, hex(b));
+            }
+        };
+    }
+
     private static final int MIN_DATE = -719162; // 0001-01-01
     private static final int MAX_DATE = 2932896; // 9999-12-31
 
@@ -511,7 +542,12 @@ public final class Generate {
                 return varchar();
             case "DATE":
                 return date();
+            case "VARBINARY":
+                return binary(0);
             default:
+        }
+        if (name.startsWith("BINARY(")) {
+            return binary(Integer.parseInt(name.substring(7, name.length() - 1)));
         }
         if (name.startsWith("TIMESTAMP(")) {
             return timestamp(Integer.parseInt(name.substring(10, name.length() - 1)));
@@ -576,18 +612,7 @@ public final class Generate {
 
         long seed = 42;
         for (String t : SINGLE_TYPES) {
-            Col c = byName(t);
-            Random rnd = new Random(seed++);
-            List<Val[]> rows = new ArrayList<>();
-            Set<String> seen = new HashSet<>();
-            for (Val v : c.boundaries()) {
-                addUnique(rows, seen, new Val[] {v});
-            }
-            int attempts = 0;
-            while (rows.size() < PER_TYPE && attempts++ < PER_TYPE * 20) {
-                addUnique(rows, seen, new Val[] {c.random(rnd)});
-            }
-            emitAll(new Col[] {c}, rows);
+            emitSingle(t, seed++);
         }
 
         for (String[] combo : COMBOS) {
@@ -606,6 +631,28 @@ public final class Generate {
                 wide[i] = mix[(i * 5) % mix.length];
             }
             emitCombo(wide, 20, new Random(seed++));
+        }
+
+        // BINARY/VARBINARY keys, added after the others with seeds of their own
+        emitSingle("VARBINARY", 1000);
+        emitSingle("BINARY(4)", 1001);
+        emitCombo(new String[] {"VARBINARY", "BIGINT", "BINARY(4)", "VARCHAR"}, PER_COMBO, new Random(1002));
+    }
+
+    private void emitSingle(String t, long seed) throws Exception {
+        {
+            Col c = byName(t);
+            Random rnd = new Random(seed);
+            List<Val[]> rows = new ArrayList<>();
+            Set<String> seen = new HashSet<>();
+            for (Val v : c.boundaries()) {
+                addUnique(rows, seen, new Val[] {v});
+            }
+            int attempts = 0;
+            while (rows.size() < PER_TYPE && attempts++ < PER_TYPE * 20) {
+                addUnique(rows, seen, new Val[] {c.random(rnd)});
+            }
+            emitAll(new Col[] {c}, rows);
         }
     }
 
@@ -703,7 +750,7 @@ public final class Generate {
             for (int i = 0; i < n; i++) {
                 Object got = keyGetters[i].getFieldOrNull(key);
                 Object want = inGetters[i].getFieldOrNull(in);
-                if (!Objects.equals(got, want)) {
+                if (!Objects.deepEquals(got, want)) { // deepEquals: byte[] of BINARY/VARBINARY
                     throw new IllegalStateException(
                             "read-back mismatch for " + cols[i].name + ": " + got + " vs " + want);
                 }

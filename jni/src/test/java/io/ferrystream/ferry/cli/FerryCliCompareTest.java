@@ -139,6 +139,23 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Async state on with a 1 ms retention: Ferry's operators replace Flink's async-state GROUP BYs
+     * (three nodes) and, as Flink's on the HashMap backend, keep every key: the changelogs equal
+     * Flink's row for row.
+     */
+    @Test
+    void asyncState() {
+        Cli.Result r = Cli.run("sql", Cli.example("async-state.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(2, r.count("changelog rows: equal row for row;"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(3, n[1], r.toString());
+        assertEquals(3, n[0], r.toString());
+    }
+
+    /**
      * Interval joins: three row-time joins with residual conditions, one on TIMESTAMP_LTZ row times
      * and one on processing time all run natively and produce what Flink's produce (a join's inputs
      * interleave by arrival, so compare checks the multiset; processing time, the final result).

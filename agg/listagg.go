@@ -13,8 +13,8 @@ import (
 // acc is NULL, else CONCAT(acc, delimiter, x), which is NULL when the delimiter is NULL. A
 // FILTER or DISTINCT that leaves a row out skips both. Merging a partial (accDelimiter', acc')
 // takes accDelimiter' as it is, and acc' into acc as accumulating does, with accDelimiter' as
-// the delimiter. The value is acc. Retracting input gets Flink's ListAggWithRetractAggFunction,
-// which stays Flink's. Strings are bytes: Flink's CONCAT of BinaryStringData joins UTF-8 bytes.
+// the delimiter. The value is acc. Retracting input gets Flink's ListAggWithRetractAggFunction
+// (listAggRetractAcc). Strings are bytes: Flink's CONCAT of BinaryStringData joins UTF-8 bytes.
 type listAggAcc struct {
 	col      int // x
 	delimCol int // the delimiter argument, or -1 for the literal ','

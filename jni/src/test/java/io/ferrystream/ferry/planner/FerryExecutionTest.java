@@ -295,7 +295,7 @@ class FerryExecutionTest {
         Run retract = assertSameAsFlink(retracting, 2, Map.of());
         assertTrue(retract.rows.stream().anyMatch(r -> r.startsWith("-D[") || r.startsWith("-U[")), "retractions");
         assertSameAsFlink(retracting, 2, ONE_PHASE_MINI_BATCH);
-        assertSameAsFlink(retracting, 3, MINI_BATCH);
+        assertSameAsFlink(retracting, 1, MINI_BATCH); // the inner aggregate's two halves are other operator kinds
     }
 
     /**
@@ -317,7 +317,8 @@ class FerryExecutionTest {
         Run retract = assertSameAsFlink(retracting, 2, Map.of());
         assertTrue(retract.rows.stream().anyMatch(r -> r.startsWith("-D[") || r.startsWith("-U[")), "retractions");
         assertSameAsFlink(retracting, 2, ONE_PHASE_MINI_BATCH);
-        assertSameAsFlink(retracting, 2, MINI_BATCH);
+        // two phases: the inner halves are native (other operator kinds), the outer ones Flink's
+        assertSameAsFlink(retracting, 0, MINI_BATCH);
     }
 
     /**

@@ -145,10 +145,11 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
 	}
 	if fn == "FIRST_VALUE" || fn == "LAST_VALUE" {
-		if call.Retract {
-			return nil, engine.Field{}, fmt.Errorf("%w: %s: %s with retraction: not native yet", engine.ErrUnsupported, field, fn)
+		if call.Retract && spec.StateTTLMs > 0 {
+			return nil, engine.Field{}, fmt.Errorf("%w: %s: idle-state TTL with %s with retraction: not native (Flink's order map has one entry per wall-clock millisecond, so which rows share an entry and its expiry depends on the clock)",
+				engine.ErrUnsupported, field, fn)
 		}
-		acc := firstLastCall(fn, col, arg)
+		acc := firstLastCall(fn, col, arg, call.Retract)
 		out := arg
 		out.Nullable = true
 		return acc, engine.Field{Name: name, Type: out}, nil
@@ -189,20 +190,25 @@ func orderedCalls(arg engine.Type) (func(fn string, col int, retract bool, arg e
 	return nil, false
 }
 
-// firstLastCall builds FIRST_VALUE or LAST_VALUE over an argument Support accepts for them.
-func firstLastCall(fn string, col int, arg engine.Type) accumulator {
+// firstLastCall builds FIRST_VALUE or LAST_VALUE, with retraction or without, over an argument
+// Support accepts for them.
+func firstLastCall(fn string, col int, arg engine.Type, retract bool) accumulator {
 	switch {
+	case arg.ID == engine.Decimal && retract:
+		return newFirstLastRetract[dec128](fn, col, arg, &decOps{})
 	case arg.ID == engine.Decimal:
 		acc := newFirstLast[dec128](fn, col, arg, &decOps{})
 		return &acc
+	case arg.ID == engine.Varchar && retract:
+		return newFirstLastRetract[strRef](fn, col, arg, newStrOps(-1))
 	case arg.ID == engine.Varchar:
 		return &strFirstLastAcc{newFirstLast[strRef](fn, col, arg, newStrOps(-1))}
 	}
-	return firstLastCalls[physicalID(arg)](fn, col, arg)
+	return firstLastCalls[physicalID(arg)](fn, col, arg, retract)
 }
 
 // firstLastCalls holds FIRST_VALUE/LAST_VALUE per physical number type (physicalID).
-var firstLastCalls = map[engine.TypeID]func(fn string, col int, arg engine.Type) accumulator{
+var firstLastCalls = map[engine.TypeID]func(fn string, col int, arg engine.Type, retract bool) accumulator{
 	engine.TinyInt:  firstLastOf[int8],
 	engine.SmallInt: firstLastOf[int16],
 	engine.Int:      firstLastOf[int32],
@@ -211,7 +217,10 @@ var firstLastCalls = map[engine.TypeID]func(fn string, col int, arg engine.Type)
 	engine.Double:   firstLastOf[float64],
 }
 
-func firstLastOf[T number](fn string, col int, arg engine.Type) accumulator {
+func firstLastOf[T number](fn string, col int, arg engine.Type, retract bool) accumulator {
+	if retract {
+		return newFirstLastRetract[T](fn, col, arg, &numOps[T]{})
+	}
 	acc := newFirstLast[T](fn, col, arg, &numOps[T]{})
 	return &acc
 }
@@ -228,7 +237,7 @@ func physicalID(arg engine.Type) engine.TypeID {
 	return arg.ID
 }
 
-// listAggCall builds LISTAGG(x) or LISTAGG(x, delimiter), both VARCHAR, on insert-only input.
+// listAggCall builds LISTAGG(x) or LISTAGG(x, delimiter), both VARCHAR, with retraction or without.
 func listAggCall(field, name string, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
 	if len(call.Args) < 1 || len(call.Args) > 2 {
 		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: LISTAGG takes 1 or 2 arguments, got %d", engine.ErrInvalid, field, len(call.Args))
@@ -238,12 +247,13 @@ func listAggCall(field, name string, call AggCall, spec *Spec) (accumulator, eng
 			return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
 		}
 	}
-	if call.Retract {
-		return nil, engine.Field{}, fmt.Errorf("%w: %s: LISTAGG with retraction: not native yet", engine.ErrUnsupported, field)
-	}
 	delim := -1
 	if len(call.Args) == 2 {
 		delim = call.Args[1]
 	}
-	return newListAgg(call.Args[0], delim), engine.Field{Name: name, Type: engine.Type{ID: engine.Varchar, Nullable: true}}, nil
+	out := engine.Field{Name: name, Type: engine.Type{ID: engine.Varchar, Nullable: true}}
+	if call.Retract {
+		return newListAggRetract(call.Args[0], delim), out, nil
+	}
+	return newListAgg(call.Args[0], delim), out, nil
 }

@@ -89,13 +89,11 @@ func randomScenario(seed uint64) scenario {
 	var aggs []AggCall
 	for i := range 1 + r.IntN(6) {
 		fns := []string{"COUNT", "SUM", "AVG", "MIN", "MAX", "SUM0", "WELFORD_M2", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"}
-		if needRetraction {
-			fns = fns[:7] // Flink plans FIRST_VALUE/LAST_VALUE/LISTAGG on retracting input as their retract variants
-		}
 		fn := fns[r.IntN(len(fns))]
 		call := AggCall{Func: fn, Name: fmt.Sprintf("a%d", i), Retract: needRetraction && r.IntN(4) > 0}
-		if fn == "SUM" && needRetraction {
-			call.Retract = true
+		switch fn {
+		case "SUM", "FIRST_VALUE", "LAST_VALUE", "LISTAGG": // no retract method without the variant
+			call.Retract = needRetraction
 		}
 		if fn != "COUNT" || r.IntN(2) == 0 {
 			// Reuse a value column now and then, so DISTINCT calls share a value set.
@@ -106,6 +104,9 @@ func randomScenario(seed uint64) scenario {
 				values = append(values, call.Args[0])
 			}
 			call.Distinct = fn != "AVG" && r.IntN(3) == 0
+			if fn == "LISTAGG" && !call.Distinct && r.IntN(2) == 0 { // LISTAGG(x, delimiter)
+				call.Args = append(call.Args, add(fmt.Sprintf("d%d", i), "VARCHAR", r.IntN(4) == 0))
+			}
 		}
 		if len(filters) > 0 && r.IntN(3) == 0 {
 			call.Filter = &filters[r.IntN(len(filters))]
@@ -117,6 +118,11 @@ func randomScenario(seed uint64) scenario {
 		// Idle-state TTL: the accumulators expire per key, the DISTINCT values and the
 		// MIN/MAX-with-retraction multisets (MapViews) per entry.
 		ttlMs = 1 + r.Int64N(60)
+	}
+	for _, c := range aggs {
+		if c.Retract && (c.Func == "FIRST_VALUE" || c.Func == "LAST_VALUE") {
+			ttlMs = 0 // refused under TTL (calls.go)
+		}
 	}
 	spec := mustParse(&testSpec{Kind: "group_aggregate", Input: input, Keys: keys, Aggs: aggs, StateTTLMs: ttlMs,
 		NeedRetraction: needRetraction, GenerateUpdateBefore: r.IntN(3) > 0, MaxParallelism: 128})

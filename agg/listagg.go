@@ -13,8 +13,8 @@ import (
 // acc is NULL, else CONCAT(acc, delimiter, x), which is NULL when the delimiter is NULL. A
 // FILTER or DISTINCT that leaves a row out skips both. Merging a partial (accDelimiter', acc')
 // takes accDelimiter' as it is, and acc' into acc as accumulating does, with accDelimiter' as
-// the delimiter. The value is acc. Retracting input gets Flink's ListAggWithRetractAggFunction,
-// which stays Flink's. Strings are bytes: Flink's CONCAT of BinaryStringData joins UTF-8 bytes.
+// the delimiter. The value is acc. Retracting input gets Flink's ListAggWithRetractAggFunction
+// (listAggRetractAcc). Strings are bytes: Flink's CONCAT of BinaryStringData joins UTF-8 bytes.
 type listAggAcc struct {
 	col      int // x
 	delimCol int // the delimiter argument, or -1 for the literal ','
@@ -24,11 +24,17 @@ type listAggAcc struct {
 	part rowValues[strRef] // partial values being written
 }
 
-// listAggState is one group's accumulator: acc, and accDelimiter as a kind and (for
-// delimStored) a string.
+// listAggState is one group's accumulator: acc, and accDelimiter.
 type listAggState struct {
-	acc, delim strRef // owned by ops when has
-	kind       delimKind
+	acc strRef // owned by ops when has
+	delimState
+}
+
+// delimState is a LISTAGG delimiter held in an accumulator: its kind and (for delimStored) a
+// string owned by the accumulator's ops.
+type delimState struct {
+	delim strRef
+	kind  delimKind
 }
 
 // delimKind tells accDelimiter's three states apart: the initial literal ',', NULL, or a string.
@@ -55,8 +61,13 @@ func (a *listAggAcc) Reset(g int32) {
 
 func (a *listAggAcc) drop(s *listAggState) {
 	a.ops.drop(s.acc)
-	if s.kind == delimStored {
-		a.ops.drop(s.delim)
+	s.release(a.ops)
+}
+
+// release drops the stored delimiter string, if any.
+func (d *delimState) release(ops *strOps) {
+	if d.kind == delimStored {
+		ops.drop(d.delim)
 	}
 }
 
@@ -74,40 +85,49 @@ func (a *listAggAcc) tidy() {
 	for g := range a.st {
 		s := &a.st[g]
 		s.acc = a.ops.move(s.acc)
-		if s.kind == delimStored {
-			s.delim = a.ops.move(s.delim)
-		}
+		s.move(a.ops)
 	}
 	a.ops.compactEnd()
 }
 
-// delimiter returns s's accDelimiter bytes, or nil for NULL.
-func (a *listAggAcc) delimiter(s *listAggState) []byte {
-	switch s.kind {
+// move moves the stored delimiter string during a compaction of ops' arena.
+func (d *delimState) move(ops *strOps) {
+	if d.kind == delimStored {
+		d.delim = ops.move(d.delim)
+	}
+}
+
+// bytes returns the delimiter's bytes, or nil for NULL.
+func (d *delimState) bytes(ops *strOps) []byte {
+	switch d.kind {
 	case delimComma:
 		return comma
 	case delimStored:
-		return a.ops.heap.get(s.delim)
+		return ops.heap.get(d.delim)
 	}
 	return nil
 }
 
+// delimiter returns s's accDelimiter bytes, or nil for NULL.
+func (a *listAggAcc) delimiter(s *listAggState) []byte { return s.bytes(a.ops) }
+
 // setDelimiter makes d (nil: NULL) s's accDelimiter, keeping the stored copy when equal.
-func (a *listAggAcc) setDelimiter(s *listAggState, d []byte) {
-	cur := a.delimiter(s)
+func (a *listAggAcc) setDelimiter(s *listAggState, d []byte) { s.set(a.ops, d) }
+
+// set makes d (nil: NULL) the delimiter, keeping the stored copy when equal.
+func (s *delimState) set(ops *strOps, d []byte) {
+	cur := s.bytes(ops)
 	if (d == nil) == (cur == nil) && string(d) == string(cur) {
 		return
 	}
-	if s.kind == delimStored {
-		a.ops.drop(s.delim)
-	}
+	s.release(ops)
 	switch {
 	case d == nil:
 		s.kind, s.delim = delimNull, strRef{}
 	case string(d) == ",":
 		s.kind, s.delim = delimComma, strRef{}
 	default:
-		s.kind, s.delim = delimStored, a.ops.heap.add(d, 0)
+		s.kind, s.delim = delimStored, ops.heap.add(d, 0)
 	}
 }
 
@@ -192,10 +212,7 @@ func (a *listAggAcc) varBytes(pick []int32) int { return a.ops.varBytes(a.vals, 
 // Save writes accDelimiter's kind (and string), then acc's NULL flag (and string).
 func (a *listAggAcc) Save(dst []byte, g int32) []byte {
 	s := &a.st[g]
-	dst = append(dst, byte(s.kind))
-	if s.kind == delimStored {
-		dst = a.ops.put(dst, s.delim)
-	}
+	dst = s.save(a.ops, dst)
 	dst = putBool(dst, s.acc.has())
 	if s.acc.has() {
 		dst = a.ops.put(dst, s.acc)
@@ -203,20 +220,37 @@ func (a *listAggAcc) Save(dst []byte, g int32) []byte {
 	return dst
 }
 
+// save appends the delimiter's kind (and string).
+func (d *delimState) save(ops *strOps, dst []byte) []byte {
+	dst = append(dst, byte(d.kind))
+	if d.kind == delimStored {
+		dst = ops.put(dst, d.delim)
+	}
+	return dst
+}
+
+// loadDelimiter reads a delimiter save wrote into ops' arena.
+func loadDelimiter(ops *strOps, src []byte) (delimState, []byte, error) {
+	if len(src) == 0 || delimKind(src[0]) > delimStored {
+		return delimState{}, nil, fmt.Errorf("%w: LISTAGG delimiter kind missing or invalid", engine.ErrData)
+	}
+	d := delimState{kind: delimKind(src[0])}
+	src = src[1:]
+	if d.kind == delimStored {
+		v, rest, err := ops.get(src)
+		if err != nil {
+			return delimState{}, nil, err
+		}
+		d.delim, src = v, rest
+	}
+	return d, src, nil
+}
+
 func (a *listAggAcc) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
-	if len(src) == 0 || delimKind(src[0]) > delimStored {
-		return nil, fmt.Errorf("%w: LISTAGG delimiter kind missing or invalid", engine.ErrData)
-	}
-	kind := delimKind(src[0])
-	src = src[1:]
-	var delim strRef
-	if kind == delimStored {
-		v, rest, err := a.ops.get(src)
-		if err != nil {
-			return nil, err
-		}
-		delim, src = v, rest
+	d, src, err := loadDelimiter(a.ops, src)
+	if err != nil {
+		return nil, err
 	}
 	has, src, err := getBool(src)
 	if err != nil {
@@ -230,7 +264,7 @@ func (a *listAggAcc) Load(src []byte, g int32) ([]byte, error) {
 		}
 		acc, src = v, rest
 	}
-	s.kind, s.delim, s.acc = kind, delim, acc
+	s.delimState, s.acc = d, acc
 	return src, nil
 }
 

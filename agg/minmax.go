@@ -232,7 +232,7 @@ const (
 // FIRST_VALUE keeps the first non-NULL argument (Flink's accumulator also stores the wall-clock
 // time of that row as its order, which only tells "set" from "unset" for a one-argument call),
 // LAST_VALUE takes every non-NULL argument. Retractions never reach it: Flink plans the
-// ...WithRetractAggFunction variants, which Ferry does not run, for retracting input. Neither
+// ...WithRetractAggFunction variants for retracting input (firstLastRetractAcc). Neither
 // function can merge, so Flink never plans them in two phases: there is no partial state.
 // It is minMaxAcc's state, snapshot and template loop (not the MIN/MAX hand kernels) under its
 // replace rule.

@@ -529,6 +529,8 @@ type refGroupAgg struct {
 	spec  *Spec
 	state map[string]*refKey
 	clock *refClock
+	wall  refWall // FIRST_VALUE/LAST_VALUE with retraction: the wall clock, a tick every third row
+	rows  int
 }
 
 // refClock is the idle-state TTL of the reference's MapViews: Flink's TtlMapState wraps each
@@ -586,9 +588,17 @@ func (r *refGroupAgg) create() []refAgg {
 		case "AVG":
 			a = &refAvg{t: t}
 		case "FIRST_VALUE", "LAST_VALUE":
-			a = &refFirstLast{last: c.Func == "LAST_VALUE"}
+			if c.Retract {
+				a = newRefFirstLastRetract(c.Func == "LAST_VALUE", &r.wall)
+			} else {
+				a = &refFirstLast{last: c.Func == "LAST_VALUE"}
+			}
 		case "LISTAGG":
-			a = &refListAgg{}
+			if c.Retract {
+				a = newRefListAggRetract(len(c.Args) == 2, r.clock)
+			} else {
+				a = &refListAgg{}
+			}
 		case "WELFORD_M2":
 			a = &refWelford{}
 		case "SINGLE_VALUE":
@@ -600,7 +610,7 @@ func (r *refGroupAgg) create() []refAgg {
 				a = &refMinMax{max: c.Func == "MAX"}
 			}
 		}
-		if o := refObjAgg(r.spec, c); o != nil { // DECIMAL and VARCHAR (reference_decimal_test.go)
+		if o := refObjAgg(r.spec, c); o != nil && !(c.Retract && (c.Func == "FIRST_VALUE" || c.Func == "LAST_VALUE")) { // DECIMAL and VARCHAR (reference_decimal_test.go)
 			a = o
 			if m, ok := o.(*refObjMinMaxRetract); ok {
 				m.clock = r.clock
@@ -625,6 +635,9 @@ func carryMaps(accs, fresh []refAgg) {
 		case *refObjMinMaxRetract:
 			n := fresh[i].(*refObjMinMaxRetract)
 			n.keys, n.counts, n.at = m.keys, m.counts, m.at
+		case *refListAggRetract: // the ListViews stay, the delimiter (accumulator row) is fresh
+			n := fresh[i].(*refListAggRetract)
+			n.list, n.at, n.retractList = m.list, m.at, m.retractList
 		}
 	}
 }
@@ -645,6 +658,9 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 	key := keyString(keyVals)
 	accumulate := engine.IsAccumulate(kind)
 	r.clock.now = now
+	if r.rows++; r.rows%3 == 0 {
+		r.wall.ms++
+	}
 	st, ok := r.state[key]
 	expired := ok && r.spec.StateTTLMs > 0 && st.lastWrite+r.spec.StateTTLMs <= now
 	first := false
@@ -670,12 +686,14 @@ func (r *refGroupAgg) process(row []any, kind engine.RowKind, now int64) []engin
 				v = javaString(v.(string))
 			}
 		}
+		d := any(",")
+		if i < len(r.spec.Aggs) && len(r.spec.Aggs[i].Args) == 2 {
+			d = row[r.spec.Aggs[i].Args[1]]
+		}
 		if la, ok := accs[i].(*refListAgg); ok {
-			d := any(",")
-			if args := r.spec.Aggs[i].Args; len(args) == 2 {
-				d = row[args[1]]
-			}
 			la.accumulateWith(v, d)
+		} else if lr, ok := accs[i].(*refListAggRetract); ok {
+			lr.foldWith(v, d, add)
 		} else if add {
 			accs[i].accumulate(v)
 		} else {

@@ -1,6 +1,6 @@
 -- Aggregate functions beyond SUM/COUNT/AVG/MIN/MAX, all native
 -- (docs/operators/group-by.md): STDDEV/VAR (Flink's $WELFORD_M2) and LISTAGG in two phases,
--- FIRST_VALUE/LAST_VALUE (one phase: they cannot merge), TIMESTAMP_LTZ values.
+-- FIRST_VALUE/LAST_VALUE (one phase: they cannot merge), also with retraction, TIMESTAMP_LTZ values.
 --   ./ferry sql examples/more-aggregates.sql --mode compare --require-native
 -- Bundles close at 500 rows or at the end of input, so a run at parallelism 1 is deterministic.
 SET 'table.exec.mini-batch.enabled' = 'true';
@@ -24,3 +24,7 @@ SELECT k, LISTAGG(s, '|') FROM (SELECT k, s FROM src WHERE id < 300) GROUP BY k;
 
 -- FIRST_VALUE / LAST_VALUE (one phase)
 SELECT k, FIRST_VALUE(s), LAST_VALUE(n), LAST_VALUE(ts) FROM src GROUP BY k;
+
+-- FIRST_VALUE / LAST_VALUE with retraction: a GROUP BY over a GROUP BY (the inner one in two phases)
+SELECT MOD(c, 5), FIRST_VALUE(ms), LAST_VALUE(c), COUNT(*)
+FROM (SELECT k, COUNT(*) AS c, MAX(s) AS ms FROM src WHERE id < 3000 GROUP BY k) GROUP BY MOD(c, 5);

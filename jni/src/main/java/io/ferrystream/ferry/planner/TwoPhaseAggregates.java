@@ -108,7 +108,8 @@ final class TwoPhaseAggregates {
      * same reason. The MapViews of DISTINCT calls and of MIN/MAX with retraction cross
      * (DistinctViews, MinMaxAccumulators), except where Flink's global folds a DISTINCT call's
      * values in a java.util.HashMap's order and the result depends on it (floating-point and
-     * DECIMAL sums, MIN/MAX over floats, LISTAGG's concatenation).
+     * DECIMAL sums, MIN/MAX over floats, LISTAGG's concatenation); LISTAGG with retraction's
+     * ListViews do not cross yet.
      * TwoPhaseAggregateMatcherTest checks that the library says the same.
      *
      * @param argTypes the row the calls' arguments index
@@ -117,6 +118,9 @@ final class TwoPhaseAggregates {
         for (int i = 0; i < calls.size(); i++) {
             GroupAggregateSpec.Call c = calls.get(i);
             boolean minMax = c.function.equals("MIN") || c.function.equals("MAX");
+            if (c.function.equals("LISTAGG") && c.retract) {
+                return "aggs[" + i + "]: LISTAGG with retraction in two phases: its ListView partial state does not cross yet";
+            }
             if (!c.distinct || c.function.equals("COUNT") || c.args.length == 0) {
                 continue;
             }

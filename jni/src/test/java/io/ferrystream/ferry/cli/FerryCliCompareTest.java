@@ -117,9 +117,10 @@ class FerryCliCompareTest {
         assertEquals(0, r.code(), r.toString());
         assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
         long[] n = r.nativeCount();
-        assertEquals(5, n[1], r.toString());
-        assertEquals(5, n[0], r.toString());
+        assertEquals(8, n[1], r.toString());
+        assertEquals(8, n[0], r.toString());
         assertEquals(2, r.count("; native 2 of 2\n"), r.toString());
+        assertEquals(1, r.count("; native 3 of 3\n"), r.toString()); // FIRST_VALUE/LAST_VALUE with retraction
     }
 
     /**

@@ -150,6 +150,22 @@ class GroupAggregateDifferentialTest {
             "MAX(vb), MIN(vi), MAX(vs), MIN(vt), MAX(vd), MIN(vf), MAX(vm), MIN(vw), MAX(vc), MIN(va), MAX(ve),"
                     + " MAX(vb) FILTER (WHERE fa), MIN(vi) FILTER (WHERE fb)";
 
+    /** LISTAGG only: what idle-state TTL runs natively with among these functions. (A delimiter
+     * must be a literal, which a Calc in front of the aggregate would add to the rows: the
+     * two-argument form is FerryExecutionTest's.) */
+    static final String RETRACT_LISTAGGS =
+            "LISTAGG(vc), LISTAGG(vc) FILTER (WHERE fb), LISTAGG(DISTINCT vc), COUNT(*),"
+                    + " COUNT(vb), COUNT(vi), COUNT(vs), COUNT(vt), COUNT(vd), COUNT(vf), COUNT(vm), COUNT(vw), COUNT(va),"
+                    + " COUNT(ve), COUNT(*) FILTER (WHERE fa), COUNT(*) FILTER (WHERE fb)";
+
+    /** FIRST_VALUE, LAST_VALUE and LISTAGG (with and without delimiter): on retracting input,
+     * Flink's ...WithRetractAggFunction; a COUNT of every column keeps the source row unchanged. */
+    static final String RETRACT_FN_AGGS =
+            "FIRST_VALUE(vb), LAST_VALUE(vb), FIRST_VALUE(vi), LAST_VALUE(vs), FIRST_VALUE(vt), LAST_VALUE(vd), FIRST_VALUE(vd),"
+                    + " LAST_VALUE(vf), FIRST_VALUE(vm), LAST_VALUE(vw), FIRST_VALUE(vc), LAST_VALUE(vc), FIRST_VALUE(va),"
+                    + " LAST_VALUE(ve), LAST_VALUE(vi) FILTER (WHERE fa), FIRST_VALUE(DISTINCT vs), "
+                    + RETRACT_LISTAGGS;
+
     static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize) throws Exception {
         return plan(keyType, changelog, ferry, batchSize, AGGS, java.util.Map.of());
     }
@@ -544,6 +560,26 @@ class GroupAggregateDifferentialTest {
                 java.util.Map.of("table.exec.async-state.enabled", "true", "table.exec.state.ttl", "50 ms",
                         "state.backend.type", "forst");
         check("INT", true, 2, TTL_AGGS, forst, true, new int[] {1, 4096});
+    }
+
+    /**
+     * FIRST_VALUE/LAST_VALUE and LISTAGG with retraction (Flink's ...WithRetractAggFunction):
+     * retractions of the first, last and middle occurrences, of values never accumulated, NULLs,
+     * duplicates, DISTINCT and FILTER, snapshots mid-stream, one-phase mini-batch; LISTAGG's list
+     * under idle-state TTL, its elements expiring one by one.
+     */
+    @Test
+    void retractingFirstLastValueAndListAgg() throws Exception {
+        check("STRING", true, 4, RETRACT_FN_AGGS, java.util.Map.of(), false);
+        check("INT", true, 3, RETRACT_FN_AGGS, java.util.Map.of(), false, new int[] {2}, 1500, 3);
+        java.util.Map<String, String> ttl = java.util.Map.of("table.exec.state.ttl", "50 ms");
+        check("BIGINT", true, 4, RETRACT_LISTAGGS, ttl, true);
+        for (int size : new int[] {1, 7, 100}) {
+            check("STRING", true, 2, RETRACT_FN_AGGS, miniBatch(size), false, new int[] {1});
+            java.util.Map<String, String> mb = new java.util.HashMap<>(miniBatch(size));
+            mb.put("table.exec.state.ttl", "50 ms");
+            check("INT", true, 2, RETRACT_LISTAGGS, mb, true, new int[] {1});
+        }
     }
 
     @Test

@@ -329,7 +329,9 @@ class FerryExecutionTest {
 
     /**
      * FIRST_VALUE/LAST_VALUE on insert-only input, over every type of the view and VARCHAR, NULLs
-     * included, with and without mini-batch; on retracting input Flink's retract variants run.
+     * included, with and without mini-batch; on retracting input (a GROUP BY over a GROUP BY) their
+     * retract variants, native too, also in one-phase mini-batch and next to a two-phase inner
+     * aggregate.
      */
     @Test
     void firstAndLastValues() throws Exception {
@@ -341,17 +343,21 @@ class FerryExecutionTest {
         assertSameAsFlink(sql, 1, ONE_PHASE_MINI_BATCH);
         // two phases are not plannable (the functions cannot merge): Flink plans one phase
         assertSameAsFlink(sql, 1, MINI_BATCH);
-        assertSameAsFlink(
-                "SELECT MOD(c, 3), LAST_VALUE(mb) FROM (SELECT k, COUNT(*) AS c, MAX(b) AS mb FROM T GROUP BY k)"
-                        + " GROUP BY MOD(c, 3)",
-                1,
-                Map.of());
+        String retracting = "SELECT MOD(c, 3), LAST_VALUE(mb), FIRST_VALUE(mb), FIRST_VALUE(ms), LAST_VALUE(ms),"
+                + " LAST_VALUE(md), FIRST_VALUE(mf), LAST_VALUE(mk), FIRST_VALUE(c), COUNT(*) FROM (SELECT k, COUNT(*) AS c,"
+                + " MAX(b) AS mb, CAST(MAX(s) AS STRING) AS ms, MAX(CAST(d AS DECIMAL(12, 3))) AS md, MIN(f) AS mf,"
+                + " MAX(k) AS mk FROM T GROUP BY k) GROUP BY MOD(c, 3)";
+        Run retract = assertSameAsFlink(retracting, 2, Map.of());
+        assertTrue(retract.rows.stream().anyMatch(r -> r.startsWith("-D[") || r.startsWith("-U[")), "retractions");
+        assertSameAsFlink(retracting, 2, ONE_PHASE_MINI_BATCH);
+        assertSameAsFlink(retracting, 1, MINI_BATCH); // the inner aggregate's two halves are other operator kinds
     }
 
     /**
      * LISTAGG on insert-only input: the default ',' and literal delimiters, NULL values, FILTER and
-     * DISTINCT, with and without mini-batch; on retracting input Flink's
-     * ListAggWithRetractAggFunction runs.
+     * DISTINCT, with and without mini-batch; on retracting input (a GROUP BY over a GROUP BY) its
+     * retract variants, with and without delimiter, native in one phase; in two phases (its
+     * ListViews do not cross) the outer aggregate stays Flink's.
      */
     @Test
     void listAgg() throws Exception {
@@ -360,10 +366,14 @@ class FerryExecutionTest {
         Run ferry = assertSameAsFlink(sql, 1, Map.of());
         assertTrue(ferry.rows.stream().anyMatch(r -> r.startsWith("-U[")), "updates");
         assertSameAsFlink(sql, 1, ONE_PHASE_MINI_BATCH);
-        assertSameAsFlink(
-                "SELECT MOD(c, 3), LISTAGG(CAST(c AS STRING)) FROM (SELECT k, COUNT(*) AS c FROM T GROUP BY k) GROUP BY MOD(c, 3)",
-                1,
-                Map.of());
+        String retracting = "SELECT MOD(c, 3), LISTAGG(CAST(c AS STRING)), LISTAGG(ms, '|'), LISTAGG(k, '') FILTER (WHERE c > 170),"
+                + " LISTAGG(DISTINCT ms), COUNT(*) FROM (SELECT k, COUNT(*) AS c, CAST(MAX(s) AS STRING) AS ms FROM T GROUP BY k)"
+                + " GROUP BY MOD(c, 3)";
+        Run retract = assertSameAsFlink(retracting, 2, Map.of());
+        assertTrue(retract.rows.stream().anyMatch(r -> r.startsWith("-D[") || r.startsWith("-U[")), "retractions");
+        assertSameAsFlink(retracting, 2, ONE_PHASE_MINI_BATCH);
+        // two phases: the inner halves are native (other operator kinds), the outer ones Flink's
+        assertSameAsFlink(retracting, 0, MINI_BATCH);
     }
 
     /**

@@ -407,12 +407,20 @@ class FerryExplainTest {
     }
 
     @Test
-    void firstAndLastValueOnRetractingInputFallBack() {
+    void firstLastValueAndListAggOnRetractingInput() {
         assertEquals(List.of("native"), decisions("SELECT k, FIRST_VALUE(ts), LAST_VALUE(ltz), LAST_VALUE(k2) FROM T GROUP BY k",
                 Map.of()));
+        String retracting = "SELECT k2, LAST_VALUE(c), FIRST_VALUE(s), LISTAGG(s), LISTAGG(s, '|') FROM "
+                + "(SELECT k, k2, COUNT(*) AS c, CAST(MAX(k) AS STRING) AS s FROM T GROUP BY k, k2) GROUP BY k2";
+        assertEquals(List.of("native", "native"), decisions(retracting));
+        // Flink's FIRST_VALUE/LAST_VALUE with retraction key an order map by wall-clock millisecond
         assertEquals(
-                List.of("aggs[0]: LAST_VALUE with retraction: not native yet", "native"),
-                decisions("SELECT k2, LAST_VALUE(c) FROM (SELECT k, k2, COUNT(*) AS c FROM T GROUP BY k, k2) GROUP BY k2"));
+                List.of("aggs[0]: idle-state TTL with LAST_VALUE with retraction: not native (Flink's order map has one entry per"
+                        + " wall-clock millisecond, so which rows share an entry and its expiry depends on the clock)", "native"),
+                decisions(retracting, Map.of("table.exec.state.ttl", "1 h")));
+        assertEquals(List.of("native", "native"),
+                decisions("SELECT k2, LISTAGG(s), LISTAGG(s, '|') FROM (SELECT k, k2, CAST(MAX(k) AS STRING) AS s FROM T GROUP BY k, k2)"
+                        + " GROUP BY k2", Map.of("table.exec.state.ttl", "1 h")));
         assertFallback(
                 "aggs[0]: FIRST_VALUE over BOOLEAN: not native yet",
                 "SELECT k, FIRST_VALUE(b > 0) FROM T GROUP BY k");

@@ -45,10 +45,10 @@ var numericCalls = map[engine.TypeID]func(fn string, col int, retract bool, arg 
 // Support reports whether Ferry runs aggregate fn (COUNT, SUM, SUM0, AVG, MIN, MAX, FIRST_VALUE,
 // LAST_VALUE, LISTAGG, WELFORD_M2, SINGLE_VALUE) over an argument of type arg natively: every
 // function but LISTAGG over the numeric types and DECIMAL (WELFORD_M2: not DECIMAL), MIN, MAX,
-// FIRST_VALUE and LAST_VALUE over VARCHAR, DATE and TIMESTAMP(p <= 3), MIN and MAX also over
-// BOOLEAN and TIMESTAMP(p > 3), LISTAGG over VARCHAR (and CHAR), SINGLE_VALUE over every type
-// but BINARY/VARBINARY (supportMore), COUNT over anything. The error wraps engine.ErrUnsupported and reads like "SUM over VARCHAR: not
-// native yet".
+// FIRST_VALUE and LAST_VALUE over VARCHAR, DATE and every TIMESTAMP(p), and also over BOOLEAN,
+// LISTAGG over VARCHAR (and CHAR), SINGLE_VALUE over every type but BINARY/VARBINARY
+// (supportMore), COUNT over anything. The error wraps engine.ErrUnsupported and reads like
+// "SUM over VARCHAR: not native yet".
 func Support(fn string, arg engine.Type) error {
 	if ok, decided := supportMore(fn, arg); decided {
 		if ok {
@@ -203,6 +203,10 @@ func firstLastCall(fn string, col int, arg engine.Type, retract bool) accumulato
 		return newFirstLastRetract[strRef](fn, col, arg, newStrOps(-1))
 	case arg.ID == engine.Varchar:
 		return &strFirstLastAcc{newFirstLast[strRef](fn, col, arg, newStrOps(-1))}
+	case arg.ID == engine.Boolean:
+		return firstLastWith[bool](fn, col, arg, retract, &boolOps{})
+	case arg.ID == engine.Timestamp && !arg.Compact():
+		return firstLastWith[ts12](fn, col, arg, retract, &tsOps{})
 	}
 	return firstLastCalls[physicalID(arg)](fn, col, arg, retract)
 }
@@ -218,10 +222,15 @@ var firstLastCalls = map[engine.TypeID]func(fn string, col int, arg engine.Type,
 }
 
 func firstLastOf[T number](fn string, col int, arg engine.Type, retract bool) accumulator {
+	return firstLastWith[T](fn, col, arg, retract, &numOps[T]{})
+}
+
+// firstLastWith builds FIRST_VALUE or LAST_VALUE over fixed-size values V read by ops.
+func firstLastWith[V comparable, O valueOps[V]](fn string, col int, arg engine.Type, retract bool, ops O) accumulator {
 	if retract {
-		return newFirstLastRetract[T](fn, col, arg, &numOps[T]{})
+		return newFirstLastRetract[V](fn, col, arg, ops)
 	}
-	acc := newFirstLast[T](fn, col, arg, &numOps[T]{})
+	acc := newFirstLast[V](fn, col, arg, ops)
 	return &acc
 }
 

@@ -65,13 +65,13 @@ func singleValueNewCall(field, name string, call AggCall, spec *Spec) (accumulat
 }
 
 // supportMore is Support for the functions and types added after the table of calls.go: it
-// decides (decided true) SINGLE_VALUE over anything, and MIN and MAX over BOOLEAN and
-// TIMESTAMP(p > 3); every other case is Support's own.
+// decides (decided true) SINGLE_VALUE over anything, and MIN, MAX, FIRST_VALUE and LAST_VALUE
+// over BOOLEAN and TIMESTAMP(p > 3); every other case is Support's own.
 func supportMore(fn string, arg engine.Type) (ok, decided bool) {
 	switch fn {
 	case "SINGLE_VALUE":
 		return arg.ID != engine.Binary, true // Flink has no SINGLE_VALUE over BINARY/VARBINARY
-	case "MIN", "MAX":
+	case "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 		if arg.ID == engine.Boolean || (arg.ID == engine.Timestamp && !arg.Compact()) {
 			return true, true
 		}

@@ -421,9 +421,7 @@ class FerryExplainTest {
         assertEquals(List.of("native", "native"),
                 decisions("SELECT k2, LISTAGG(s), LISTAGG(s, '|') FROM (SELECT k, k2, CAST(MAX(k) AS STRING) AS s FROM T GROUP BY k, k2)"
                         + " GROUP BY k2", Map.of("table.exec.state.ttl", "1 h")));
-        assertFallback(
-                "aggs[0]: FIRST_VALUE over BOOLEAN: not native yet",
-                "SELECT k, FIRST_VALUE(b > 0) FROM T GROUP BY k");
+        assertEquals(List.of("native"), decisions("SELECT k, FIRST_VALUE(b > 0), LAST_VALUE(b < 0) FROM T GROUP BY k"));
     }
 
     @Test

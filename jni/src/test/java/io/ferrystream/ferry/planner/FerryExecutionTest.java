@@ -275,7 +275,7 @@ class FerryExecutionTest {
     }
 
     /**
-     * MIN/MAX over BOOLEAN (false before true) and TIMESTAMP(6) (nanoseconds within the
+     * MIN/MAX, FIRST_VALUE and LAST_VALUE over BOOLEAN (false before true) and TIMESTAMP(6) (nanoseconds within the
      * millisecond), NULLs included: insert-only, with retraction (a GROUP BY over a GROUP BY), and
      * in two phases (the retracting multiset crosses in the partial row).
      */

@@ -274,12 +274,7 @@ func (a *listAggAcc) partialTypes() ([]engine.Type, error) { return listAggParti
 
 // gather collects acc of groups into a.part (entry j for groups[j]).
 func (a *listAggAcc) gather(groups []int32) {
-	a.part.vals = resize(a.part.vals, len(groups))
-	a.part.nulls = resize(a.part.nulls, len(groups))
-	for j, g := range groups {
-		s := &a.st[g]
-		a.part.vals[j], a.part.nulls[j] = s.acc, !s.acc.has()
-	}
+	a.part.fill(len(groups), func(j int) (strRef, bool) { s := &a.st[groups[j]]; return s.acc, s.acc.has() })
 }
 
 func (a *listAggAcc) partialVarBytes(groups []int32, dst []int) {

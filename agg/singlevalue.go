@@ -246,12 +246,7 @@ func (a *singleValueAcc[V, O]) partialTypes() ([]engine.Type, error) {
 
 // gather collects the values of groups into a.part (entry j for groups[j]).
 func (a *singleValueAcc[V, O]) gather(groups []int32) {
-	a.part.vals = resize(a.part.vals, len(groups))
-	a.part.nulls = resize(a.part.nulls, len(groups))
-	for j, g := range groups {
-		s := &a.st[g]
-		a.part.vals[j], a.part.nulls[j] = s.val, !s.has
-	}
+	a.part.fill(len(groups), func(j int) (V, bool) { s := &a.st[groups[j]]; return s.val, s.has })
 }
 
 func (a *singleValueAcc[V, O]) partialVarBytes(groups []int32, dst []int) {

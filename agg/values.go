@@ -21,6 +21,17 @@ type rowValues[V comparable] struct {
 	nulls []bool
 }
 
+// fill makes v n entries long, entry j the value at(j) returns, NULL where it reports none.
+func (v *rowValues[V]) fill(n int, at func(j int) (V, bool)) {
+	v.vals = resize(v.vals, n)
+	v.nulls = resize(v.nulls, n)
+	for j := range n {
+		var has bool
+		v.vals[j], has = at(j)
+		v.nulls[j] = !has
+	}
+}
+
 func (v *rowValues[V]) reset(n int) {
 	v.vals = resize(v.vals, 2*n)
 	v.nulls = resize(v.nulls, 2*n)

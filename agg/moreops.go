@@ -35,21 +35,29 @@ func (o *boolOps) compactEnd()                            {}
 func (o *boolOps) bytes() int64                           { return 0 }
 
 func (o *boolOps) write(out *engine.OutColumn, vals []bool, nulls []bool, pick []int32) {
-	n := len(vals)
+	eachPicked(out, len(vals), nulls, pick, func(j, p int) {
+		if vals[p] {
+			out.Data[j>>3] |= 1 << (j & 7)
+		}
+	})
+}
+
+// eachPicked writes the rows of out: row j holds value p, pick[j] (or j when pick is nil, n
+// rows); a NULL value's row is set NULL, the others are put(j, p).
+func eachPicked(out *engine.OutColumn, n int, nulls []bool, pick []int32, put func(j, p int)) {
 	if pick != nil {
 		n = len(pick)
 	}
-	for j := 0; j < n; j++ {
+	for j := range n {
 		p := j
 		if pick != nil {
 			p = int(pick[j])
 		}
-		switch {
-		case nulls[p]:
+		if nulls[p] {
 			out.SetNull(j)
-		case vals[p]:
-			out.Data[j>>3] |= 1 << (j & 7)
+			continue
 		}
+		put(j, p)
 	}
 }
 
@@ -115,23 +123,11 @@ func (o *tsOps) get(src []byte) (ts12, []byte, error) {
 }
 
 func (o *tsOps) write(out *engine.OutColumn, vals []ts12, nulls []bool, pick []int32) {
-	n := len(vals)
-	if pick != nil {
-		n = len(pick)
-	}
-	for j := 0; j < n; j++ {
-		p := j
-		if pick != nil {
-			p = int(pick[j])
-		}
-		if nulls[p] {
-			out.SetNull(j) // the slot stays zero
-			continue
-		}
+	eachPicked(out, len(vals), nulls, pick, func(j, p int) { // a NULL's slot stays zero
 		d := out.Data[12*j : 12*j+12]
 		binary.LittleEndian.PutUint64(d, uint64(vals[p].ms))
 		binary.LittleEndian.PutUint32(d[8:], uint32(vals[p].ns))
-	}
+	})
 }
 
 func loadTS(b []byte) ts12 {

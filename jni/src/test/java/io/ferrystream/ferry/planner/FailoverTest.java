@@ -337,12 +337,12 @@ class FailoverTest {
      * Async state on ({@code table.exec.async-state.enabled}): Ferry's operators replace Flink's
      * async-state GROUP BY (the inner one; the outer one keeps DataViews, so Flink's would be
      * synchronous anyway). Being synchronous, they get the backend's synchronous keyed state, on
-     * ForSt too (Flink creates the asynchronous one only for async-state operators). On ForSt and
-     * on the heap backend a job recovers from a failure, and resumes from a savepoint at another
+     * ForSt too (Flink creates the asynchronous one only for async-state operators). On ForSt, RocksDB
+     * and the heap backend a job recovers from a failure, and resumes from a savepoint at another
      * parallelism, with Flink's final table.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"forst", "hashmap"})
+    @ValueSource(strings = {"forst", "hashmap", "rocksdb"})
     void asyncStateRecoversAndRescales(String backend, @TempDir Path dir) throws Exception {
         Map<String, String> async = Map.of("table.exec.async-state.enabled", "true");
         Configuration conf = new Configuration();

@@ -327,6 +327,30 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestSingleValueQueryError: SINGLE_VALUE's second row for a key fails the call with
+// FERRY_EQUERY and Flink's message verbatim, emitting nothing; a retraction before it lets a
+// key take a row again.
+func TestSingleValueQueryError(t *testing.T) {
+	o := openOp(t, spec{flatSpec{Kind: agg.Kind, Input: fields("k", "BIGINT", "v", "INT"), Keys: []int{0},
+		Aggs:           []agg.AggCall{{Func: "SINGLE_VALUE", Args: []int{1}, Name: "sv"}},
+		NeedRetraction: true, GenerateUpdateBefore: true, MaxParallelism: 128}})
+	rec := buildRecord(o.in, [][]any{{int64(1), int32(10)}, {int64(2), nil}, {int64(1), int32(10)}, {int64(1), int32(11)}},
+		[]int8{pI, pI, mD, pI})
+	got := o.process(rec, 0)
+	rec.Release()
+	want := []string{"+I[1, 10]", "+I[2, null]", "-D[1, 10]", "+I[1, 11]"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("one row per key: got %v, want %v", got, want)
+	}
+	rec = buildRecord(o.in, [][]any{{int64(3), int32(1)}, {int64(1), int32(12)}}, []int8{pI, pI})
+	rows, r := o.tryProcess(rec)
+	rec.Release()
+	wantCode(t, "a second row for key 1", r, codeQuery)
+	if r.msg != "SingleValueAggFunction received more than one element." || rows != nil {
+		t.Errorf("a second row for key 1: message %q (want Flink's verbatim), rows %v (want none)", r.msg, rows)
+	}
+}
+
 func TestNullArguments(t *testing.T) {
 	o := openOp(t, bidSpec(true))
 	var e cError

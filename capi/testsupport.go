@@ -170,6 +170,7 @@ const (
 	codeNoMem       = int32(C.FERRY_ENOMEM)
 	codeInternal    = int32(C.FERRY_EINTERNAL)
 	codePoisoned    = int32(C.FERRY_EPOISONED)
+	codeQuery       = int32(C.FERRY_EQUERY)
 )
 
 const (

@@ -1,6 +1,7 @@
 -- Aggregate functions beyond SUM/COUNT/AVG/MIN/MAX, all native
 -- (docs/operators/group-by.md): STDDEV/VAR (Flink's $WELFORD_M2) and LISTAGG in two phases,
--- FIRST_VALUE/LAST_VALUE (one phase: they cannot merge), also with retraction, TIMESTAMP_LTZ values.
+-- FIRST_VALUE/LAST_VALUE (one phase: they cannot merge), also with retraction, TIMESTAMP_LTZ values,
+-- MIN/MAX over BOOLEAN and TIMESTAMP(6) with a BINARY key, SINGLE_VALUE (a scalar sub-query), in two phases.
 --   ./ferry sql examples/more-aggregates.sql --mode compare --require-native
 -- Bundles close at 500 rows or at the end of input, so a run at parallelism 1 is deterministic.
 SET 'table.exec.mini-batch.enabled' = 'true';
@@ -28,3 +29,14 @@ SELECT k, FIRST_VALUE(s), LAST_VALUE(n), LAST_VALUE(ts) FROM src GROUP BY k;
 -- FIRST_VALUE / LAST_VALUE with retraction: a GROUP BY over a GROUP BY (the inner one in two phases)
 SELECT MOD(c, 5), FIRST_VALUE(ms), LAST_VALUE(c), COUNT(*)
 FROM (SELECT k, COUNT(*) AS c, MAX(s) AS ms FROM src WHERE id < 3000 GROUP BY k) GROUP BY MOD(c, 5);
+
+-- MIN/MAX over BOOLEAN and TIMESTAMP(6) (microseconds), a BINARY key, in two phases
+SELECT kb, MIN(even), MAX(even), MIN(t6), MAX(t6), COUNT(*) FROM (
+  SELECT CAST(CAST(k AS STRING) AS BYTES) AS kb, MOD(id, 3) = 0 AS even,
+    CAST(CONCAT('2024-01-01 00:00:', LPAD(CAST(MOD(id, 60) AS STRING), 2, '0'), '.',
+      LPAD(CAST(MOD(id * 7919, 1000000) AS STRING), 6, '0')) AS TIMESTAMP(6)) AS t6
+  FROM src) GROUP BY kb;
+
+-- SINGLE_VALUE over a scalar sub-query with one row per key, in two phases
+-- (the outer GROUP BY turns mini-batch on: Flink skips it for a query of projections and sub-queries)
+SELECT x, COUNT(*) FROM (SELECT k, (SELECT w.s FROM src w WHERE w.id = src.k + 1) AS x FROM src) GROUP BY x;

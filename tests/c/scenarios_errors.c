@@ -458,12 +458,45 @@ static void bad_specs(void) {
   }
 }
 
+/* SINGLE_VALUE over x: the valid batch's second row for key 1 is the one Flink's generated code
+ * throws on. FERRY_EQUERY carries Flink's message alone (no "function: " prefix: the host throws
+ * it as Flink's TableRuntimeException); the input is consumed, nothing is emitted. */
+static void query_error(void) {
+  static const char* spec_sv =
+      "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(groupBy=[k])\","
+      "\"inputs\":[{\"fields\":[{\"name\":\"k\",\"type\":\"BIGINT\"},{\"name\":\"x\","
+      "\"type\":\"INT\"},{\"name\":\"s\",\"type\":\"VARCHAR\"},{\"name\":\"d\","
+      "\"type\":\"DOUBLE\"}],\"keys\":[0]}],\"max_parallelism\":128,"
+      "\"params\":{\"aggs\":[{\"func\":\"SINGLE_VALUE\",\"args\":[1]}],"
+      "\"generate_update_before\":true}}";
+  FerryHandle h = OPEN_OK(spec_sv);
+  struct FerryError err = {0};
+  struct ArrowArray in, out;
+  memset(&out, 0, sizeof out);
+  int64_t id = valid_batch(&in);
+  CHECK_EQ(ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err), FERRY_EQUERY);
+  CHECK_CONSUMED(in, id);
+  CHECK(out.release == NULL);
+  CHECK_EQ(err.code, FERRY_EQUERY);
+  CHECK(err.message != NULL &&
+        strcmp(err.message, "SingleValueAggFunction received more than one element.") == 0);
+  CHECK(err.release != NULL);
+  if (err.release) {
+    g_errors_received++;
+    err.release(&err);
+    g_errors_released++;
+    CHECK(err.release == NULL && err.message == NULL);
+  }
+  CLOSE_OK(h);
+}
+
 void scenario_errors(void) {
   bad_handles();
   null_pointers();
   malformed_arrays();
   schema_mismatch();
   bad_specs();
+  query_error();
 }
 
 /* ---- Leak accounting ---- */

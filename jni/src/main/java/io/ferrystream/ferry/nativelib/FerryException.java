@@ -4,8 +4,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * A failed call into libferry.so. {@link #code()} is one of the status codes of
- * {@code include/ferry.h} ({@link #EINVAL} … {@link #EPOISONED}), or {@link #ELOAD} when the
- * library itself could not be loaded. The message is the native one, {@code "function: detail"}.
+ * {@code include/ferry.h} ({@link #EINVAL} … {@link #EQUERY}), or {@link #ELOAD} when the
+ * library itself could not be loaded. The message is the native one, {@code "function: detail"}
+ * ({@link #EQUERY}: Flink's message alone).
  */
 public class FerryException extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -8,7 +8,6 @@ import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIntervalJoin;
-import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.calcite.rel.RelNode;
@@ -47,9 +46,9 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
         }
         RowType left = FlinkTypeFactory.toLogicalRowType(join.getLeft().getRowType());
         RowType right = FlinkTypeFactory.toLogicalRowType(join.getRight().getRowType());
-        reason = typeReason(IntervalJoinSpecs.carried(left), "left field");
+        reason = joinFieldsReason(IntervalJoinSpecs.carried(left), "left field");
         if (reason == null) {
-            reason = typeReason(IntervalJoinSpecs.carried(right), "right field");
+            reason = joinFieldsReason(IntervalJoinSpecs.carried(right), "right field");
         }
         if (reason != null) {
             return Decision.fallback(reason);
@@ -104,20 +103,6 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
             m.appendReplacement(b, Matcher.quoteReplacement(i < fieldNames.size() ? fieldNames.get(i) : m.group()));
         }
         return m.appendTail(b).toString();
-    }
-
-    private static String typeReason(RowType type, String role) {
-        for (int i = 0; i < type.getFieldCount(); i++) {
-            String r = carriedReason(role, type.getFieldNames().get(i), type.getTypeAt(i));
-            if (r == null && type.getTypeAt(i).is(LogicalTypeFamily.BINARY_STRING)) {
-                r = role + " " + type.getFieldNames().get(i) + " of type " + type.getTypeAt(i).asSummaryString()
-                        + ": BINARY/VARBINARY in a join: not native yet";
-            }
-            if (r != null) {
-                return r;
-            }
-        }
-        return null;
     }
 
     @Override

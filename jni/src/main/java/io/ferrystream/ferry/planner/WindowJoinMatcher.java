@@ -13,7 +13,6 @@ import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowJoin;
 import org.apache.flink.table.planner.utils.TableConfigUtils;
 import org.apache.flink.table.runtime.util.TimeWindowUtil;
-import org.apache.flink.table.types.logical.LogicalTypeFamily;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.calcite.rel.RelNode;
@@ -53,9 +52,9 @@ public final class WindowJoinMatcher extends NativeMatcher<StreamPhysicalWindowJ
         }
         RowType left = FlinkTypeFactory.toLogicalRowType(join.getLeft().getRowType());
         RowType right = FlinkTypeFactory.toLogicalRowType(join.getRight().getRowType());
-        reason = typeReason(IntervalJoinSpecs.carried(left), "left field");
+        reason = joinFieldsReason(IntervalJoinSpecs.carried(left), "left field");
         if (reason == null) {
-            reason = typeReason(IntervalJoinSpecs.carried(right), "right field");
+            reason = joinFieldsReason(IntervalJoinSpecs.carried(right), "right field");
         }
         if (reason != null) {
             return Decision.fallback(reason);
@@ -127,20 +126,6 @@ public final class WindowJoinMatcher extends NativeMatcher<StreamPhysicalWindowJ
                 condition,
                 shiftTimeZone,
                 config.get(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY));
-    }
-
-    private static String typeReason(RowType type, String role) {
-        for (int i = 0; i < type.getFieldCount(); i++) {
-            String r = carriedReason(role, type.getFieldNames().get(i), type.getTypeAt(i));
-            if (r == null && type.getTypeAt(i).is(LogicalTypeFamily.BINARY_STRING)) {
-                r = role + " " + type.getFieldNames().get(i) + " of type " + type.getTypeAt(i).asSummaryString()
-                        + ": BINARY/VARBINARY in a join: not native yet";
-            }
-            if (r != null) {
-                return r;
-            }
-        }
-        return null;
     }
 
     @Override

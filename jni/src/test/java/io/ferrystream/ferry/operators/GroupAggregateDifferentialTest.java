@@ -24,6 +24,7 @@ import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.asyncprocessing.AsyncKeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.TableRuntimeException;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.data.DecimalData;
@@ -54,6 +55,8 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -72,7 +75,8 @@ class GroupAggregateDifferentialTest {
             KeySelector<RowData, RowData> keySelector,
             TypeInformation<RowData> keyType,
             RowType outputType,
-            boolean forst) {}
+            boolean forst,
+            List<Col> cols) {}
 
     /** One value column: SQL type and a generator of internal values. */
     record Col(String name, String sqlType, java.util.function.Function<Random, Object> gen) {}
@@ -172,6 +176,12 @@ class GroupAggregateDifferentialTest {
 
     static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize, String aggs, java.util.Map<String, String> options)
             throws Exception {
+        return plan(keyType, changelog, ferry, batchSize, aggs, options, VALUE_TYPES);
+    }
+
+    /** The group aggregate Flink (ferry false) or Ferry plans for {@code aggs} over the columns k and cols. */
+    static Planned plan(String keyType, boolean changelog, boolean ferry, int batchSize, String aggs, java.util.Map<String, String> options,
+            List<Col> cols) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
@@ -183,7 +193,7 @@ class GroupAggregateDifferentialTest {
         List<String> names = new ArrayList<>(List.of("k"));
         List<TypeInformation<?>> types = new ArrayList<>(List.of(typeInfo(keyType)));
         Schema.Builder schema = Schema.newBuilder().column("k", keyType);
-        for (Col c : VALUE_TYPES) {
+        for (Col c : cols) {
             names.add(c.name());
             types.add(typeInfo(c.sqlType().replace(" NOT NULL", "")));
             schema.column(c.name(), c.sqlType());
@@ -223,9 +233,9 @@ class GroupAggregateDifferentialTest {
                 RowType outputType = RowType.of((LogicalType[]) fieldTypes.get(node.getTypeSerializerOut()));
                 // The harness feeds source rows: the aggregate must read them as they are.
                 LogicalType[] in = (LogicalType[]) fieldTypes.get(node.getTypeSerializersIn()[0]);
-                assertEquals(1 + VALUE_TYPES.size(), in.length, "the aggregate reads the source row unchanged");
+                assertEquals(1 + cols.size(), in.length, "the aggregate reads the source row unchanged");
                 return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), outputType,
-                        "forst".equals(options.get("state.backend.type")));
+                        "forst".equals(options.get("state.backend.type")), cols);
             }
         }
         throw new AssertionError("no group aggregate in the plan");
@@ -254,8 +264,12 @@ class GroupAggregateDifferentialTest {
             case "DATE":
                 return Types.LOCAL_DATE;
             case "TIMESTAMP(3)":
+            case "TIMESTAMP(6)":
             case "TIMESTAMP(9)":
                 return Types.LOCAL_DATE_TIME;
+            case "BYTES":
+            case "BINARY(3)":
+                return Types.PRIMITIVE_ARRAY(Types.BYTE);
             case "DECIMAL(10, 2)":
                 return BigDecimalTypeInfo.of(10, 2);
             case "DECIMAL(38, 4)":
@@ -272,6 +286,10 @@ class GroupAggregateDifferentialTest {
 
     /** Random changelog rows over {@code keyDomain} keys (0: a small random domain). */
     static List<RowData> input(long seed, String keyType, boolean changelog, int n, int keyDomain) {
+        return input(seed, keyType, changelog, n, keyDomain, VALUE_TYPES);
+    }
+
+    static List<RowData> input(long seed, String keyType, boolean changelog, int n, int keyDomain, List<Col> cols) {
         Random r = new Random(seed);
         List<RowData> rows = new ArrayList<>();
         List<RowData> sent = new ArrayList<>();
@@ -288,11 +306,7 @@ class GroupAggregateDifferentialTest {
                 row = copy(old);
                 kind = r.nextBoolean() ? RowKind.UPDATE_BEFORE : RowKind.DELETE;
             } else {
-                row = new GenericRowData(1 + VALUE_TYPES.size());
-                row.setField(0, key(r, keyType, keys));
-                for (int c = 0; c < VALUE_TYPES.size(); c++) {
-                    row.setField(1 + c, VALUE_TYPES.get(c).gen().apply(r));
-                }
+                row = newRow(r, keyType, keys, cols);
                 if (changelog && x == 2) {
                     kind = r.nextBoolean() ? RowKind.UPDATE_BEFORE : RowKind.DELETE; // never accumulated
                 } else if (changelog && x == 3) {
@@ -306,6 +320,16 @@ class GroupAggregateDifferentialTest {
             rows.add(row);
         }
         return rows;
+    }
+
+    /** A random row: a key of keyType from {@code keys} keys (or NULL), then a value per column. */
+    static GenericRowData newRow(Random r, String keyType, int keys, List<Col> cols) {
+        GenericRowData row = new GenericRowData(1 + cols.size());
+        row.setField(0, key(r, keyType, keys));
+        for (int c = 0; c < cols.size(); c++) {
+            row.setField(1 + c, cols.get(c).gen().apply(r));
+        }
+        return row;
     }
 
     static GenericRowData copy(GenericRowData row) {
@@ -340,6 +364,10 @@ class GroupAggregateDifferentialTest {
                 return TimestampData.fromEpochMillis(k * 86_400_123L - 300_000_000L);
             case "TIMESTAMP(9)":
                 return TimestampData.fromEpochMillis(k * 86_400_123L - 300_000_000L, k * 111);
+            case "BYTES": // lengths 0 to 7, prefixes of one another
+                return Arrays.copyOf(new byte[] {(byte) 0x80, 0, 'k', (byte) 0xff, 1, 2, 3}, k % 8);
+            case "BINARY(3)":
+                return new byte[] {(byte) k, (byte) -k, 0};
             case "DECIMAL(10, 2)":
                 return dec(BigDecimal.valueOf(k * 12_345_678L - 40_000_000L, 2), 10, 2);
             case "DECIMAL(38, 4)":
@@ -428,6 +456,8 @@ class GroupAggregateDifferentialTest {
                 b.append("-0.0");
             } else if (v instanceof Float && (Float) v == 0 && 1 / (Float) v < 0) {
                 b.append("-0.0f");
+            } else if (v instanceof byte[]) {
+                b.append(Arrays.toString((byte[]) v));
             } else {
                 b.append(v);
                 if (v instanceof Float) {
@@ -454,12 +484,17 @@ class GroupAggregateDifferentialTest {
 
     void check(String keyType, boolean changelog, long seeds, String aggs, java.util.Map<String, String> options, boolean clock,
             int[] batchSizes, int rowCount, int keyDomain) throws Exception {
-        Planned stock = plan(keyType, changelog, false, 1, aggs, options);
+        check(keyType, changelog, seeds, aggs, options, clock, batchSizes, rowCount, keyDomain, VALUE_TYPES);
+    }
+
+    void check(String keyType, boolean changelog, long seeds, String aggs, java.util.Map<String, String> options, boolean clock,
+            int[] batchSizes, int rowCount, int keyDomain, List<Col> cols) throws Exception {
+        Planned stock = plan(keyType, changelog, false, 1, aggs, options, cols);
         for (int batch : batchSizes) {
-            Planned ferry = plan(keyType, changelog, true, batch, aggs, options);
+            Planned ferry = plan(keyType, changelog, true, batch, aggs, options, cols);
             assertInstanceOf(FerryGroupAggregateOperator.class, ferry.operator());
             for (long seed = 0; seed < seeds; seed++) {
-                List<RowData> rows = input(seed * 31 + batch, keyType, changelog, rowCount, keyDomain);
+                List<RowData> rows = input(seed * 31 + batch, keyType, changelog, rowCount, keyDomain, cols);
                 long[] times = null;
                 if (clock) { // steps of up to 40 ms against a TTL of 50 ms
                     Random r = new Random(seed);
@@ -674,6 +709,122 @@ class GroupAggregateDifferentialTest {
         for (int size : new int[] {500, 2000}) {
             check("BIGINT", true, 1, AGGS, miniBatch(size), false, new int[] {1}, 6000, 3000);
             check("STRING", false, 1, DISTINCT_AND_FILTER_AGGS, miniBatch(size), false, new int[] {1}, 6000, 3000);
+        }
+    }
+
+    /**
+     * The value columns of the types added after {@link #VALUE_TYPES}: BOOLEAN (nullable), TIMESTAMP(6)
+     * and TIMESTAMP(9) (digits below the millisecond, before and after the epoch), BYTES (empty,
+     * prefixes, bytes above 0x7f), with INT, STRING and DECIMAL for SINGLE_VALUE, and a FILTER flag.
+     */
+    static final List<Col> NEW_VALUE_TYPES =
+            List.of(
+                    new Col("vi", "INT", VALUE_TYPES.get(1).gen()),
+                    new Col("vc", "STRING", VALUE_TYPES.get(8).gen()),
+                    new Col("vm", "DECIMAL(10, 2)", VALUE_TYPES.get(6).gen()),
+                    new Col("bo", "BOOLEAN", r -> maybeNull(r, r.nextBoolean())),
+                    new Col("t6", "TIMESTAMP(6)", r -> maybeNull(r, TimestampData.fromEpochMillis(
+                            pick(r, -62_135_596_800_000L, 0L, -1L, (long) r.nextInt(20) - 10), r.nextInt(4) * 1000))),
+                    new Col("t9", "TIMESTAMP(9)", r -> maybeNull(r, TimestampData.fromEpochMillis(
+                            pick(r, 253_402_300_799_999L, 0L, -1L, (long) r.nextInt(6) - 3), pick(r, 0, 999_999, r.nextInt(5))))),
+                    new Col("vy", "BYTES", r -> maybeNull(r, pick(r, new byte[0], new byte[] {(byte) 0xff},
+                            new byte[] {0, (byte) 0x80}, new byte[] {(byte) r.nextInt(4)}))),
+                    new Col("fa", "BOOLEAN NOT NULL", Random::nextBoolean));
+
+    /** MIN/MAX over BOOLEAN, TIMESTAMP(6) and TIMESTAMP(9) (with FILTER), COUNT over BYTES. */
+    static final String NEW_TYPES_AGGS =
+            "MIN(bo), MAX(bo), MIN(t6), MAX(t6), MIN(t9), MAX(t9), MAX(bo) FILTER (WHERE fa), MIN(t9) FILTER (WHERE fa),"
+                    + " COUNT(vy), COUNT(vy) FILTER (WHERE fa), COUNT(*), COUNT(vi), COUNT(vc), COUNT(vm)";
+
+    /**
+     * MIN/MAX over BOOLEAN and TIMESTAMP(p > 3), COUNT over BYTES, and BYTES/BINARY(3) keys:
+     * insert-only (plain MIN/MAX) and retracting (their multisets), NULLs, snapshots, idle-state
+     * TTL expiring the multisets' entries, mini-batch.
+     */
+    @Test
+    void newValueAndKeyTypes() throws Exception {
+        java.util.Map<String, String> none = java.util.Map.of();
+        java.util.Map<String, String> ttl = java.util.Map.of("table.exec.state.ttl", "50 ms");
+        int[] batches = {1, 3, 4096};
+        check("BYTES", false, 2, NEW_TYPES_AGGS, none, false, batches, 400, 0, NEW_VALUE_TYPES);
+        check("BINARY(3)", true, 2, NEW_TYPES_AGGS, none, false, batches, 400, 0, NEW_VALUE_TYPES);
+        check("INT", true, 2, NEW_TYPES_AGGS, ttl, true, batches, 400, 0, NEW_VALUE_TYPES);
+        check("BYTES", true, 2, NEW_TYPES_AGGS, miniBatch(7), false, new int[] {1}, 400, 0, NEW_VALUE_TYPES);
+    }
+
+    static final String SINGLE_VALUES = "SINGLE_VALUE(vi), SINGLE_VALUE(vc), SINGLE_VALUE(vm), SINGLE_VALUE(bo), SINGLE_VALUE(t6),"
+            + " SINGLE_VALUE(t9), COUNT(vy), COUNT(*) FILTER (WHERE fa)";
+
+    /**
+     * Rows SINGLE_VALUE accepts over keyDomain keys: a key holds at most one row (an insert only
+     * where it holds none, a retraction only of the row it holds), and a key never seen before may
+     * start with a retraction of no row, which Flink ignores (per record, and in a bundle's leading
+     * retractions). With {@code extra}, one more insert for a key that holds a row at the end,
+     * which Flink throws on.
+     */
+    static List<RowData> singleValueInput(long seed, String keyType, int n, int keyDomain, boolean extra) {
+        Random r = new Random(seed);
+        java.util.Map<Object, GenericRowData> held = new java.util.HashMap<>();
+        java.util.Set<Object> seen = new java.util.HashSet<>();
+        List<RowData> rows = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            GenericRowData row = newRow(r, keyType, keyDomain, NEW_VALUE_TYPES);
+            Object k = row.getField(0) instanceof byte[] ? Arrays.toString((byte[]) row.getField(0)) : row.getField(0);
+            if (held.containsKey(k)) {
+                row = copy(held.remove(k));
+                row.setRowKind(r.nextBoolean() ? RowKind.DELETE : RowKind.UPDATE_BEFORE);
+            } else if (seen.add(k) && r.nextInt(4) == 0) {
+                row.setRowKind(r.nextBoolean() ? RowKind.DELETE : RowKind.UPDATE_BEFORE);
+            } else {
+                row.setRowKind(r.nextBoolean() ? RowKind.INSERT : RowKind.UPDATE_AFTER);
+                held.put(k, row);
+            }
+            rows.add(row);
+        }
+        if (extra) {
+            GenericRowData first = held.values().iterator().next();
+            GenericRowData second = newRow(r, keyType, keyDomain, NEW_VALUE_TYPES);
+            second.setField(0, first.getField(0));
+            rows.add(second);
+        }
+        return rows;
+    }
+
+    /**
+     * SINGLE_VALUE over INT, STRING, DECIMAL, BOOLEAN and TIMESTAMP(6)/(9): a row per key, its
+     * retraction and a retraction with no row before it must match Flink's changelog, with
+     * snapshots, on BYTES and INT keys, per record and in mini-batches; a second row for a key
+     * fails both operators with Flink's TableRuntimeException and message.
+     */
+    @Test
+    void singleValue() throws Exception {
+        for (java.util.Map<String, String> options : List.of(java.util.Map.<String, String>of(), miniBatch(5))) {
+            for (String keyType : List.of("BYTES", "INT")) {
+                Planned stock = plan(keyType, true, false, 1, SINGLE_VALUES, options, NEW_VALUE_TYPES);
+                for (int batch : new int[] {1, 64}) {
+                    Planned ferry = plan(keyType, true, true, batch, SINGLE_VALUES, options, NEW_VALUE_TYPES);
+                    assertInstanceOf(FerryGroupAggregateOperator.class, ferry.operator());
+                    for (long seed = 0; seed < 2; seed++) {
+                        List<RowData> rows = singleValueInput(seed, keyType, 300, 40, false);
+                        int[] restoreAt = {37, 150, 299};
+                        List<String> want = run(stock, rows, restoreAt);
+                        assertTrue(want.size() > 100, "Flink's output: " + want.size() + " rows");
+                        assertEquals(want, run(ferry, rows, restoreAt), keyType + " " + options + ", batch " + batch);
+
+                        List<RowData> bad = singleValueInput(seed, keyType, 300, 40, true);
+                        for (Planned p : List.of(stock, ferry)) {
+                            Exception e = assertThrows(Exception.class,
+                                    () -> run(p, bad, new int[] {37}));
+                            Throwable t = e;
+                            while (t != null && !(t instanceof TableRuntimeException)) {
+                                t = t.getCause();
+                            }
+                            assertNotNull(t, "no TableRuntimeException in " + e);
+                            assertEquals("SingleValueAggFunction received more than one element.", t.getMessage());
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -4,6 +4,8 @@ import static io.ferrystream.ferry.planner.ParallelSqlDifferentialTest.materiali
 import static io.ferrystream.ferry.planner.PlannerTests.twoPhaseTerms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.FerryOptions;
@@ -16,6 +18,7 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableRuntimeException;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
@@ -400,6 +403,89 @@ class TwoPhaseSqlDifferentialTest {
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native", "Global: native", "Local: native"),
                 ferry.terms());
         assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT + " (split)");
+    }
+
+    /**
+     * The view of {@link #newTypes}: BOOLEAN, TIMESTAMP(6) and TIMESTAMP(9) with digits below the
+     * millisecond, BINARY and VARBINARY, NULLs in each (s and b have NULLs).
+     */
+    static final String NEW_TYPES_VIEW = "(SELECT k, i, CASE WHEN s IS NULL THEN CAST(NULL AS BOOLEAN) ELSE MOD(i, 3) = 0 END AS bo,"
+            + " CAST(CONCAT(DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm:ss'), '.', LPAD(CAST(MOD(b, 1000000) AS STRING), 6, '0'))"
+            + " AS TIMESTAMP(6)) AS t6,"
+            + " CAST(CONCAT(DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm:ss'), '.', LPAD(CAST(MOD(b, 1000000000) AS STRING), 9, '0'))"
+            + " AS TIMESTAMP(9)) AS t9,"
+            + " CAST(s AS BYTES) AS kb, CAST(CAST(MOD(k, 5) AS STRING) AS BINARY(3)) AS b3 FROM V)";
+
+    static final String NEW_TYPES_INNER = "SELECT k, MAX(bo) AS mb, MIN(t6) AS m6, MAX(t9) AS m9, COUNT(*) / 40 AS c FROM "
+            + NEW_TYPES_VIEW + " GROUP BY k";
+
+    /**
+     * MIN/MAX over BOOLEAN, TIMESTAMP(6) and TIMESTAMP(9), BINARY/VARBINARY keys and COUNT over
+     * BYTES in two phases, insert-only and over an updating input (the MIN/MAX multisets of
+     * BOOLEAN and TIMESTAMP(9) values and a BYTES key cross in the partial rows): both halves of
+     * every level native, Flink's changelog row for row at parallelism 1.
+     */
+    @ParameterizedTest(name = "{0}, parallelism {1}")
+    @CsvSource({"TWO_PHASE, 1", "AUTO, 3"})
+    void newTypes(String strategy, int parallelism) throws Exception {
+        for (String query : List.of(
+                "SELECT kb, b3, MIN(bo), MAX(bo), MIN(t6), MAX(t6), MIN(t9), MAX(t9), COUNT(kb), COUNT(*) FROM "
+                        + NEW_TYPES_VIEW + " GROUP BY kb, b3",
+                "SELECT c, MIN(mb), MAX(mb), MIN(m6), MAX(m6), MIN(m9), MAX(m9), COUNT(*) FROM (" + NEW_TYPES_INNER
+                        + ") GROUP BY c",
+                "SELECT CAST(CAST(c AS STRING) AS BYTES), COUNT(*), MAX(m9), MIN(mb) FROM (" + NEW_TYPES_INNER
+                        + ") GROUP BY CAST(CAST(c AS STRING) AS BYTES)")) {
+            Run stock = run(false, query, strategy, parallelism, SMALL_BUNDLES);
+            Run ferry = run(true, query, strategy, parallelism, SMALL_BUNDLES);
+            int levels = ferry.terms().size() / 2;
+            assertEquals(levels == 1 ? List.of("Global: native", "Local: native")
+                    : List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms(), query);
+            assertEquals(levels * parallelism, ferry.localsOpened(), query);
+            assertEquals(levels * parallelism, ferry.globalsOpened(), query);
+            assertSameResults(stock, ferry, parallelism, query);
+        }
+    }
+
+    /**
+     * SINGLE_VALUE in two phases: its (value, count) partial crosses between the halves and the
+     * global merges it. Flink plans a scalar sub-query's aggregate in two phases only when the
+     * query has mini-batch at all (a query of projections, filters and scans over sub-queries
+     * skips it), so each sub-query sits under a GROUP BY. Keyed (a correlated sub-query with one
+     * row per key), global (no grouping keys), over an updating input (the sub-query's rows are
+     * retracted and inserted again as MAX changes), and with a second row per key, where both
+     * fail with Flink's TableRuntimeException. The join's output interleaves its inputs by
+     * timing: results are compared, not changelogs.
+     */
+    @ParameterizedTest(name = "parallelism {0}")
+    @CsvSource({"1", "3"})
+    void singleValue(int parallelism) throws Exception {
+        String updating = "(SELECT k, MAX(i) AS top FROM V GROUP BY k)";
+        for (String query : List.of(
+                "SELECT x, COUNT(*) FROM (SELECT k, (SELECT w.s FROM V w WHERE w.b = V.k * 1000003) AS x FROM V) GROUP BY x",
+                "SELECT x, MOD(i, 3), COUNT(*), SUM(i) FROM (SELECT i, (SELECT w.d FROM V w WHERE w.b = 1000003 * 600) AS x FROM V)"
+                        + " GROUP BY x, MOD(i, 3)",
+                "SELECT x, COUNT(*) FROM (SELECT k, (SELECT u.top FROM " + updating + " u WHERE u.k + 0 = V.k) AS x FROM V)"
+                        + " GROUP BY x")) {
+            Run stock = run(false, query, "TWO_PHASE", parallelism, SMALL_BUNDLES);
+            Run ferry = run(true, query, "TWO_PHASE", parallelism, SMALL_BUNDLES);
+            assertTrue(ferry.terms().size() >= 4 && ferry.terms().stream().allMatch(t -> t.endsWith(": native")),
+                    query + ": " + ferry.terms());
+            assertTrue(ferry.globalsOpened() >= 2, query);
+            Map<String, Integer> table = materialize(stock.changelog());
+            assertTrue(table.size() > 1, query + ": " + table);
+            assertEquals(table, materialize(ferry.changelog()), query);
+        }
+        String twoRows = "SELECT x, COUNT(*) FROM (SELECT k, (SELECT w.s FROM V w WHERE w.k = V.k) AS x FROM V) GROUP BY x";
+        for (boolean ferry : new boolean[] {false, true}) {
+            Exception e = assertThrows(Exception.class,
+                    () -> run(ferry, twoRows, "TWO_PHASE", parallelism, SMALL_BUNDLES));
+            Throwable t = e;
+            while (t != null && !(t instanceof TableRuntimeException)) {
+                t = t.getCause();
+            }
+            assertNotNull(t, "ferry " + ferry + ": no TableRuntimeException in " + e);
+            assertEquals("SingleValueAggFunction received more than one element.", t.getMessage());
+        }
     }
 
     /**

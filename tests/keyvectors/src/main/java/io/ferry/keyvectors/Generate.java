@@ -640,20 +640,18 @@ public final class Generate {
     }
 
     private void emitSingle(String t, long seed) throws Exception {
-        {
-            Col c = byName(t);
-            Random rnd = new Random(seed);
-            List<Val[]> rows = new ArrayList<>();
-            Set<String> seen = new HashSet<>();
-            for (Val v : c.boundaries()) {
-                addUnique(rows, seen, new Val[] {v});
-            }
-            int attempts = 0;
-            while (rows.size() < PER_TYPE && attempts++ < PER_TYPE * 20) {
-                addUnique(rows, seen, new Val[] {c.random(rnd)});
-            }
-            emitAll(new Col[] {c}, rows);
+        Col c = byName(t);
+        Random rnd = new Random(seed);
+        List<Val[]> rows = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (Val v : c.boundaries()) {
+            addUnique(rows, seen, new Val[] {v});
         }
+        int attempts = 0;
+        while (rows.size() < PER_TYPE && attempts++ < PER_TYPE * 20) {
+            addUnique(rows, seen, new Val[] {c.random(rnd)});
+        }
+        emitAll(new Col[] {c}, rows);
     }
 
     private void emitCombo(String[] names, int n, Random rnd) throws Exception {

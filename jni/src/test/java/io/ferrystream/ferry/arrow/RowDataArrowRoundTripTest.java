@@ -32,11 +32,11 @@ import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.MapType;
+import org.apache.flink.table.types.logical.MultisetType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampKind;
 import org.apache.flink.table.types.logical.TimestampType;
-import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.AfterEach;
@@ -110,7 +110,7 @@ class RowDataArrowRoundTripTest {
 
     @Test
     void unsupportedTypesAreNamed() {
-        for (LogicalType t : List.of(new VarBinaryType(10), new MapType(new IntType(), new IntType()), new ArrayType(new IntType()))) {
+        for (LogicalType t : List.of(new MultisetType(new IntType()), new MapType(new IntType(), new IntType()), new ArrayType(new IntType()))) {
             UnsupportedOperationException e =
                     assertThrows(UnsupportedOperationException.class, () -> ArrowTypes.fieldOf("x", t));
             assertTrue(e.getMessage().contains(t.getTypeRoot().toString()), e.getMessage());

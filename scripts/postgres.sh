@@ -6,9 +6,14 @@
 #                                    in DIR), create user `ferry` with a random password and its
 #                                    database `ferry` (pg_stat_statements preloaded and created),
 #                                    then print the connection as KEY=VALUE lines (the env below)
+#                                    With FERRY_PG_OWNER=PID, a watchdog stops the server and
+#                                    removes DIR once process PID is gone (a test binary that
+#                                    crashed before its cleanup)
 #   scripts/postgres.sh env DIR      print the connection of the server in DIR again: PGHOST,
 #                                    PGPORT, PGUSER, PGPASSWORD, PGDATABASE, FERRY_PG_DIR,
 #                                    FERRY_PG_BIN (the server's bin directory: pg_ctl, initdb)
+#   scripts/postgres.sh halt DIR     stop the server (immediate shutdown: connections break), keep DIR
+#   scripts/postgres.sh resume DIR   start a halted server again, on the same port
 #   scripts/postgres.sh stop DIR     stop the server (fast shutdown) and remove DIR
 # On a failed start the server is stopped and DIR removed.
 # PostgreSQL refuses to run as root: as root the server runs as the system user `ferrypg`, created
@@ -47,6 +52,13 @@ ensure_user() {
     die "cannot create the system user ferrypg"
 }
 
+# pg_start BIN DIR PORT: start the cluster of DIR on 127.0.0.1:PORT, its socket in DIR.
+pg_start() {
+  as_pg "$1/pg_ctl" -D "$2/data" -l "$2/server.log" -w -t 30 start -o \
+    "-p $3 -k $2 -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements -c fsync=off" \
+    >/dev/null 2>&1
+}
+
 cmd_start() {
   local dir=${1:-} bin
   bin=$(pg_bin)
@@ -70,9 +82,7 @@ cmd_start() {
   local port started=
   for _ in 1 2 3 4 5 6 7 8 9 10; do
     port=$((20000 + RANDOM % 40000))
-    if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start -o \
-        "-p $port -k $dir -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements -c fsync=off" \
-        >/dev/null 2>&1; then
+    if pg_start "$bin" "$dir" "$port"; then
       started=1
       break
     fi
@@ -88,6 +98,13 @@ SQL
   then
     cmd_stop "$dir"
     die "could not create the ferry user and database"
+  fi
+  if [ -n "${FERRY_PG_OWNER:-}" ]; then
+    (
+      trap '' HUP
+      while kill -0 "$FERRY_PG_OWNER" 2>/dev/null; do sleep 2; done
+      cmd_stop "$dir"
+    ) </dev/null >/dev/null 2>&1 &
   fi
   cat > "$dir/env" <<ENV
 PGHOST=127.0.0.1
@@ -107,6 +124,17 @@ cmd_env() {
   cat "$dir/env"
 }
 
+cmd_halt() {
+  local dir=${1:?usage: $0 halt DIR}
+  as_pg "$(pg_bin)/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null
+}
+
+cmd_resume() {
+  local dir=${1:?usage: $0 resume DIR} port
+  port=$(sed -n 's/^PGPORT=//p' "$dir/env")
+  pg_start "$(pg_bin)" "$dir" "$port" || { tail -n 20 "$dir/server.log" >&2; die "server did not start again"; }
+}
+
 cmd_stop() {
   local dir=${1:?usage: $0 stop DIR}
   [ -d "$dir" ] || return 0
@@ -119,6 +147,8 @@ cmd_stop() {
 case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   env) shift; cmd_env "$@" ;;
+  halt) shift; cmd_halt "$@" ;;
+  resume) shift; cmd_resume "$@" ;;
   stop) shift; cmd_stop "$@" ;;
-  *) echo "usage: $0 start [DIR] | env DIR | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start [DIR] | env DIR | halt DIR | resume DIR | stop DIR" >&2; exit 2 ;;
 esac

@@ -5,7 +5,8 @@
 #                                 and the test build (tag ferrytest: test hooks, test operator
 #                                 kinds) into build/test/libferry.so and build/test/native/
 #   scripts/native.sh test        build, then gofmt and vet, Go tests (race on pure packages,
-#                                 cgocheck2 on capi with the ferrytest tag), the C harness under
+#                                 lookup/pg against a PostgreSQL it starts, cgocheck2 on capi
+#                                 with the ferrytest tag), the C harness under
 #                                 valgrind (against the ferrytest library), short fuzz runs
 #                                 (FuzzProcess, FuzzProcessRuns, FuzzRestore)
 #   scripts/native.sh bench       Go benchmarks of the group aggregate (direct and through the C ABI)
@@ -89,6 +90,8 @@ cmd_test() {
   go vet -tags ferrytest ./capi/ ./engine/...
   log "go test (race) on pure-Go packages"
   go test -race -count=1 ./engine/... ./agg/... ./intervaljoin/... ./session/... ./snapshot/...
+  log "go test lookup/pg against a real PostgreSQL (scripts/postgres.sh; scripts/setup.sh test installs it)"
+  go test -race -count=1 ./lookup/... ./internal/...
   log "go test capi (production build; then tag ferrytest, GOEXPERIMENT=cgocheck2)"
   go test -count=1 ./capi/
   GOEXPERIMENT=cgocheck2 go test -tags ferrytest -count=1 ./capi/

@@ -3,8 +3,9 @@
 # sudo when not root), and checks Go:
 #   scripts/setup.sh demo    gcc and libc headers (cgo), binutils (nm: the export check), JDK 17,
 #                            Maven: what ./build.sh demo needs
-#   scripts/setup.sh test    the same, plus valgrind (the C harness) and Chromium (the HTML report's
-#                            test): what ./build.sh test and .ci/run need (the default)
+#   scripts/setup.sh test    the same, plus valgrind (the C harness), Chromium (the HTML report's
+#                            test) and the PostgreSQL server (the lookup tests start their own,
+#                            scripts/postgres.sh): what ./build.sh test and .ci/run need (the default)
 # Go 1.26 or newer must be on PATH (Debian's Go is older): the script says so in one line and fails.
 # ./build.sh demo, ./build.sh test and .ci/run call it first; with everything present it installs
 # nothing and takes a moment.
@@ -26,6 +27,8 @@ command -v mvn >/dev/null 2>&1 || need+=(maven)
 if [ "$profile" = test ]; then
   command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+  # Debian keeps pg_ctl and initdb in /usr/lib/postgresql/VERSION/bin, off PATH.
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null 2>&1 || need+=(postgresql)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

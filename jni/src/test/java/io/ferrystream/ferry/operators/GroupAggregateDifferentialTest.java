@@ -392,26 +392,37 @@ class GroupAggregateDifferentialTest {
         List<String> result = new ArrayList<>();
         KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(p, out, null);
         long cp = 0;
-        for (int i = 0; i < rows.size(); i++) {
-            if (times != null && (i == 0 || times[i] != times[i - 1])) {
-                h.prepareSnapshotPreBarrier(++cp);
-                h.setProcessingTime(times[i]);
-                h.setStateTtlProcessingTime(times[i]);
-            }
-            if (Arrays.binarySearch(restoreAt, i) >= 0) {
-                h.prepareSnapshotPreBarrier(++cp);
-                OperatorSubtaskState state = h.snapshot(cp, cp);
-                collect(h, p.outputType(), result);
-                h.close();
-                h = harness(p, out, state);
-                if (times != null) {
+        try {
+            for (int i = 0; i < rows.size(); i++) {
+                if (times != null && (i == 0 || times[i] != times[i - 1])) {
+                    h.prepareSnapshotPreBarrier(++cp);
                     h.setProcessingTime(times[i]);
                     h.setStateTtlProcessingTime(times[i]);
                 }
+                if (Arrays.binarySearch(restoreAt, i) >= 0) {
+                    h.prepareSnapshotPreBarrier(++cp);
+                    OperatorSubtaskState state = h.snapshot(cp, cp);
+                    collect(h, p.outputType(), result);
+                    h.close();
+                    h = harness(p, out, state);
+                    if (times != null) {
+                        h.setProcessingTime(times[i]);
+                        h.setStateTtlProcessingTime(times[i]);
+                    }
+                }
+                h.processElement(new StreamRecord<>(rows.get(i)));
             }
-            h.processElement(new StreamRecord<>(rows.get(i)));
+            h.prepareSnapshotPreBarrier(++cp); // flushes Ferry's last batch
+        } catch (Exception e) {
+            // Flink closes a failed task's operators without finishing them (the harness's close
+            // would finish first): the operator must release everything native then
+            try {
+                h.getOperator().close();
+            } catch (Exception closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
         }
-        h.prepareSnapshotPreBarrier(++cp); // flushes Ferry's last batch
         collect(h, p.outputType(), result);
         h.close();
         return result;

@@ -6,7 +6,7 @@
 # lists them). `scripts/bench-jvm.sh jfr [SECTION] [flags]` runs Ferry's operator alone
 # (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry), the two-phase SQL jobs of both
 # sides (sql-2phase, also printing the mini-batch assigner's share), only one-row-batch calls
-# (one-row) or only Ferry's interval join (interval-join-ferry) under JFR (build/bench-jvm-SECTION.jfr) and prints the hottest methods
+# (one-row) or only Ferry's interval or window join (interval-join-ferry, window-join-ferry) under JFR (build/bench-jvm-SECTION.jfr) and prints the hottest methods
 # (scripts/jfr-top.sh).
 . "$(dirname "$0")/common.sh"
 
@@ -35,7 +35,7 @@ opts=(
 if [ "${1:-}" = jfr ]; then
   shift
   section=ferry-only
-  case "${1:-}" in ferry-only|sql-ferry|sql-2phase|one-row|interval-join-ferry) section=$1; shift ;; esac
+  case "${1:-}" in ferry-only|sql-ferry|sql-2phase|one-row|interval-join-ferry|window-join-ferry) section=$1; shift ;; esac
   rec=$OUT/bench-jvm-$section.jfr
   log "JFR: bench-jvm $section $* ($rec)"
   java "${opts[@]}" -XX:StartFlightRecording=filename="$rec",settings=profile \
@@ -43,7 +43,7 @@ if [ "${1:-}" = jfr ]; then
   case $section in
     ferry-only) "$ROOT/scripts/jfr-top.sh" "$rec" 'OneInputNativeOperator[.]processElement' ;; # the operator only
     one-row) "$ROOT/scripts/jfr-top.sh" "$rec" 'NativeOperator[.]process' ;;
-    interval-join-ferry) "$ROOT/scripts/jfr-top.sh" "$rec" 'IntervalJoinBench[$]Driver[.]run' ;;
+    interval-join-ferry|window-join-ferry) "$ROOT/scripts/jfr-top.sh" "$rec" 'IntervalJoinBench[$]Driver[.]run' ;;
     sql-2phase) # every sample, then those through the mini-batch assigner (its share of the jobs)
       "$ROOT/scripts/jfr-top.sh" "$rec"
       "$ROOT/scripts/jfr-top.sh" "$rec" 'MiniBatchAssignerOperator[.]processElement' ;;

@@ -8,6 +8,8 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
  * A one-input native operator reading {@link FerryFrame}s of Ferry's columnar exchange instead of
  * rows (the global aggregate behind a native local one). Each frame goes to Go as it arrives; Go
@@ -26,6 +28,9 @@ public class FrameInputNativeOperator<S extends NativeSpec> extends AbstractNati
         implements OneInputStreamOperator<FerryFrame, RowData> {
     private static final long serialVersionUID = 1L;
 
+    /** Frames read by every such operator of this JVM (for tests and reports). */
+    private static final AtomicLong FRAMES_READ = new AtomicLong();
+
     private transient GenericRowData frameRow;
 
     /**
@@ -37,6 +42,11 @@ public class FrameInputNativeOperator<S extends NativeSpec> extends AbstractNati
         if (!spec.batchType(0).equals(FerryFrame.ROW_TYPE)) {
             throw new IllegalArgumentException("spec " + spec.name() + " does not read frames: its batches are " + spec.batchType(0));
         }
+    }
+
+    /** Frames read by every frame-reading native operator of this JVM so far. */
+    public static long framesRead() {
+        return FRAMES_READ.get();
     }
 
     @Override
@@ -61,6 +71,7 @@ public class FrameInputNativeOperator<S extends NativeSpec> extends AbstractNati
         frameRow.setField(0, element.getValue().bytes());
         writers[0].write(frameRow);
         processInput(0);
+        FRAMES_READ.incrementAndGet();
     }
 
     /** Go's queued rows are one bundle before a barrier, as Flink's bundle operator ends one. */

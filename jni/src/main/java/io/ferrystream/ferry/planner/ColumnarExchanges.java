@@ -50,6 +50,9 @@ final class ColumnarExchanges {
         if (config.get(CheckpointingOptions.ENABLE_UNALIGNED)) {
             return "unaligned checkpoints (a frame holds many key groups, which recovering in-flight data cannot split)";
         }
+        if (distribution.getType() == RelDistribution.Type.SINGLETON) {
+            return "a single-channel exchange (no grouping fields: one partial row per bundle)";
+        }
         List<Integer> keys = distribution.getKeys();
         boolean same = distribution.getType() == RelDistribution.Type.HASH_DISTRIBUTED && keys.size() == grouping.length;
         for (int i = 0; same && i < grouping.length; i++) {

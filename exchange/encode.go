@@ -18,6 +18,8 @@ type Encoder struct {
 	parallelism int
 	maxP        int
 	target      int // body bytes
+	rowBound    int // an upper bound of the body growth of one more row, its variable bytes aside
+	varCols     []int
 
 	order  []int32 // the batch's rows, grouped by channel
 	starts []int   // per channel: its first position in order; parallelism+1 entries
@@ -46,8 +48,23 @@ func NewEncoder(types []engine.Type, parallelism, maxParallelism, targetBytes in
 	case targetBytes < 1:
 		return nil, fmt.Errorf("%w: target frame bytes %d below 1", engine.ErrInvalid, targetBytes)
 	}
-	return &Encoder{types: types, fp: Fingerprint(types), parallelism: parallelism, maxP: maxParallelism,
-		target: targetBytes, cols: make([]engine.OutColumn, len(types)+1)}, nil
+	e := &Encoder{types: types, fp: Fingerprint(types), parallelism: parallelism, maxP: maxParallelism,
+		target: targetBytes, cols: make([]engine.OutColumn, len(types)+1), rowBound: 8} // RowKind padding
+	for k, t := range types {
+		if t.Nullable {
+			e.rowBound += 8 // a bitmap grows by a word every 64 rows
+		}
+		switch {
+		case t.ID == engine.Boolean:
+			e.rowBound += 8
+		case t.Variable():
+			e.rowBound += 16 // an offset, and the padding of the offsets and of the bytes
+			e.varCols = append(e.varCols, k)
+		default:
+			e.rowBound += t.Width() + 8
+		}
+	}
+	return e, nil
 }
 
 // Plan routes the rows of b (of the encoder's types), whose key groups are kgs (one per row,
@@ -80,20 +97,28 @@ func (e *Encoder) Plan(b *engine.Batch, kgs []int32) (frames, bytes int) {
 			f := plan{Header: Header{KGFirst: e.maxP, KGLast: -1, MaxParallelism: e.maxP, Parallelism: p,
 				Channel: c, Fingerprint: e.fp}, from: at}
 			clear(cur)
+			// bound is at least the body size with the next row; computed exactly only when it
+			// exceeds the target.
+			bound := engine.SlabSize(e.types, 0, cur)
 			for ; at < end; at++ {
 				i := int(e.order[at])
-				for k, t := range e.types {
-					if t.Variable() && !b.Cols[k].IsNull(i) {
-						cur[k] += len(b.Cols[k].Bytes(i))
+				bound += e.rowBound
+				for _, k := range e.varCols {
+					if !b.Cols[k].IsNull(i) {
+						n := len(b.Cols[k].Bytes(i))
+						cur[k] += n
+						bound += n
 					}
 				}
-				if f.Rows > 0 && engine.SlabSize(e.types, f.Rows+1, cur) > e.target {
-					for k, t := range e.types { // the row starts the next frame
-						if t.Variable() && !b.Cols[k].IsNull(i) {
-							cur[k] -= len(b.Cols[k].Bytes(i))
+				if f.Rows > 0 && bound > e.target {
+					if bound = engine.SlabSize(e.types, f.Rows+1, cur); bound > e.target {
+						for _, k := range e.varCols { // the row starts the next frame
+							if !b.Cols[k].IsNull(i) {
+								cur[k] -= len(b.Cols[k].Bytes(i))
+							}
 						}
+						break
 					}
-					break
 				}
 				f.Rows++
 				f.KGFirst, f.KGLast = min(f.KGFirst, int(kgs[i])), max(f.KGLast, int(kgs[i]))

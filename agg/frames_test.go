@@ -373,3 +373,44 @@ func TestFramedGlobalRefuses(t *testing.T) {
 		t.Fatalf("flush: %v, %d rows, %d keys, %d buffered", err, out.Len, op.Groups(), op.Buffered())
 	}
 }
+
+// TestFramesParams refuses bad exchange and frames params.
+func TestFramesParams(t *testing.T) {
+	local := func(params string) error {
+		_, err := engine.Open(mustSpec(t, `{"kind":"local_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":`+params+`}`))
+		return err
+	}
+	global := func(params string) error {
+		_, err := engine.Open(mustSpec(t, `{"kind":"global_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":`+params+`}`))
+		return err
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{local(`{"aggs":[],"exchange":{"parallelism":0}}`), "params.exchange.parallelism: 0 outside [1, max_parallelism 128]"},
+		{local(`{"aggs":[],"exchange":{"parallelism":129}}`), "params.exchange.parallelism: 129"},
+		{local(`{"aggs":[],"exchange":{"parallelism":2,"target_frame_bytes":0}}`), "params.exchange.target_frame_bytes: 0"},
+		{local(`{"aggs":[],"exchange":{"parallelism":2,"bogus":1}}`), "bogus"},
+		{global(`{"local_input":[],"aggs":[],"frames":{"bundle_size":0}}`), "params.frames.bundle_size: 0"},
+	} {
+		if !errors.Is(c.err, engine.ErrInvalid) || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%v, want ErrInvalid naming %q", c.err, c.want)
+		}
+	}
+	if err := local(`{"aggs":[],"exchange":{"parallelism":128}}`); err != nil {
+		t.Error(err)
+	}
+	if err := global(`{"local_input":[],"aggs":[],"frames":{"bundle_size":1}}`); err != nil {
+		t.Error(err)
+	}
+}
+
+func mustSpec(t *testing.T, s string) *engine.Spec {
+	t.Helper()
+	h, err := engine.ParseSpec([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

@@ -11,7 +11,8 @@ import (
 // Decoder validates frames of rows of one row type and makes views of their rows. It owns
 // scratch memory reused across frames; it is not safe for concurrent use.
 type Decoder struct {
-	types   []engine.Type
+	types   []engine.Type // the reader's row type
+	wire    []engine.Type // its WireTypes, which lay the frames out
 	fp      uint64
 	vb      []int
 	cols    []engine.OutColumn
@@ -20,7 +21,8 @@ type Decoder struct {
 
 // NewDecoder returns a decoder of frames of rows of types.
 func NewDecoder(types []engine.Type) *Decoder {
-	return &Decoder{types: types, fp: Fingerprint(types), vb: make([]int, len(types)), cols: make([]engine.OutColumn, len(types)+1)}
+	return &Decoder{types: types, wire: WireTypes(types), fp: Fingerprint(types), vb: make([]int, len(types)),
+		cols: make([]engine.OutColumn, len(types)+1)}
 }
 
 // Fingerprint is the fingerprint of the decoder's row type.
@@ -90,7 +92,7 @@ func (d *Decoder) Decode(frame []byte, b *engine.Batch) (Header, error) {
 			return h, frameErr("directory padding byte %d is %d, want 0", ncols+k, x)
 		}
 	}
-	size := engine.SlabSize(d.types, h.Rows, d.vb)
+	size := engine.SlabSize(d.wire, h.Rows, d.vb)
 	if len(frame) != dir+size {
 		return h, frameErr("%d bytes, want %d (%d header and directory + %d body for %d rows)", len(frame), dir+size, dir, size, h.Rows)
 	}
@@ -103,7 +105,7 @@ func (d *Decoder) Decode(frame []byte, b *engine.Batch) (Header, error) {
 		copy(aligned, body)
 		body = aligned
 	}
-	engine.Carve(d.cols, d.types, h.Rows, d.vb, body)
+	engine.Carve(d.cols, d.wire, h.Rows, d.vb, body)
 	for k, t := range d.types {
 		c := &d.cols[k]
 		if !t.Variable() {
@@ -131,7 +133,7 @@ func (d *Decoder) Decode(frame []byte, b *engine.Batch) (Header, error) {
 	b.Cols = resize(b.Cols, ncols)
 	for k := range d.types {
 		c := &d.cols[k]
-		b.Cols[k] = engine.Column{Type: c.Type, Data: c.Data, Offs: c.Offs}
+		b.Cols[k] = engine.Column{Type: d.types[k], Data: c.Data, Offs: c.Offs}
 		if nulls[k] == 1 {
 			b.Cols[k].Valid = c.Valid
 		}

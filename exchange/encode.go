@@ -48,6 +48,7 @@ func NewEncoder(types []engine.Type, parallelism, maxParallelism, targetBytes in
 	case targetBytes < 1:
 		return nil, fmt.Errorf("%w: target frame bytes %d below 1", engine.ErrInvalid, targetBytes)
 	}
+	types = WireTypes(types)
 	e := &Encoder{types: types, fp: Fingerprint(types), parallelism: parallelism, maxP: maxParallelism,
 		target: targetBytes, cols: make([]engine.OutColumn, len(types)+1), rowBound: 8} // RowKind padding
 	for k, t := range types {

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ferrystream/ferry/engine"
@@ -194,7 +195,7 @@ func checkFrames(t *testing.T, frames [][]byte, b *engine.Batch, types []engine.
 			t.Fatalf("frame %d: key groups [%d, %d], header [%d, %d]", f, lo, hi, h.KGFirst, h.KGLast)
 		}
 		body := len(frame) - exchange.HeaderSize - exchange.DirSize(len(types))
-		if body != engine.SlabSize(types, h.Rows, vb) {
+		if body != engine.SlabSize(exchange.WireTypes(types), h.Rows, vb) {
 			t.Fatalf("frame %d: body %d bytes", f, body)
 		}
 		if target >= 0 {
@@ -208,7 +209,7 @@ func checkFrames(t *testing.T, frames [][]byte, b *engine.Batch, types []engine.
 						grown[c] += len(v.Cols[c].Bytes(0))
 					}
 				}
-				if engine.SlabSize(types, prev.h.Rows+1, grown) <= target {
+				if engine.SlabSize(exchange.WireTypes(types), prev.h.Rows+1, grown) <= target {
 					t.Fatalf("frame %d: its first row fitted frame %d (target %d)", f, f-1, target)
 				}
 			}
@@ -300,6 +301,40 @@ func TestDecodeUnaligned(t *testing.T) {
 	checkFrames(t, [][]byte{buf[3:]}, b, types, []int{0}, 1, 128, -1)
 }
 
+// TestNullabilityIsNotTheWireType: a sender and a reader that disagree on which columns are
+// NOT NULL exchange frames (Flink's partial type and the local's may), and the rows come back
+// whole; a reader refuses nulls only in a column it declares NOT NULL.
+func TestNullabilityIsNotTheWireType(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	types, b := randomRows(t, []string{"BIGINT NOT NULL", "VARCHAR NOT NULL", "INT"}, 40, r)
+	enc, _ := exchange.NewEncoder(types, 1, 128, exchange.DefaultTargetBytes)
+	frame := encodeAll(t, enc, b, keyGroups(t, b, types, []int{0}, 128))[0]
+	reader := []engine.Type{{ID: engine.BigInt, Nullable: true}, {ID: engine.Varchar, Nullable: true}, {ID: engine.Int}, {ID: engine.BigInt}}
+	var got engine.Batch
+	_, err := exchange.NewDecoder(reader).Decode(frame, &got)
+	hasNulls := false
+	for i := range b.Len {
+		hasNulls = hasNulls || b.Cols[2].IsNull(i)
+	}
+	if !hasNulls {
+		t.Fatal("the INT column drew no NULL")
+	}
+	if err == nil || !strings.Contains(err.Error(), "column 2 (INT NOT NULL) has nulls") {
+		t.Fatalf("nulls in a NOT NULL column: %v", err)
+	}
+	reader[2].Nullable = true
+	if _, err := exchange.NewDecoder(reader).Decode(frame, &got); err != nil {
+		t.Fatal(err)
+	}
+	for c := range types {
+		for i := range b.Len {
+			if got.Cols[c].IsNull(i) != b.Cols[c].IsNull(i) || !bytes.Equal(cell(&got.Cols[c], i), cell(&b.Cols[c], i)) {
+				t.Fatalf("column %d row %d differs", c, i)
+			}
+		}
+	}
+}
+
 // TestDecodeRefuses corrupts valid frames field by field: each is refused with a frame error.
 func TestDecodeRefuses(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
@@ -307,8 +342,6 @@ func TestDecodeRefuses(t *testing.T) {
 	enc, _ := exchange.NewEncoder(types, 2, 128, exchange.DefaultTargetBytes)
 	frame := encodeAll(t, enc, b, keyGroups(t, b, types, []int{0}, 128))[0]
 	dir := exchange.HeaderSize + exchange.DirSize(len(types))
-	slab := engine.SlabSize(types[:1], 0, []int{0})
-	_ = slab
 	cases := []struct {
 		name string
 		off  int

@@ -15,9 +15,9 @@
 //	off 32 u64 fingerprint of the row type (Fingerprint)
 //	off 40 per column a u32 byte size (VARCHAR/BINARY; 0 for the others), then per column a u8
 //	       "has nulls" (0 or 1), zero-padded to a multiple of 8 bytes
-//	then   the body: engine.SlabSize bytes laid out as engine.Carve lays them out, the RowKind
-//	       column included (every row +I); a nullable column's bitmap is present even when the
-//	       column has no nulls (it is then ignored)
+//	then   the body: engine.SlabSize bytes laid out as engine.Carve lays them out for the wire
+//	       types (WireTypes: every column nullable), the RowKind column included (every row +I);
+//	       a column's bitmap is present even when it has no nulls (it is then ignored)
 //
 // Every frame's length is a multiple of 8 bytes.
 package exchange
@@ -52,11 +52,25 @@ type Header struct {
 // DirSize is the size of the column directory of a frame of n columns.
 func DirSize(n int) int { return (5*n + 7) &^ 7 }
 
-// Fingerprint identifies a row type: FNV-1a 64 of the types' engine.Type strings (nullability
-// included, e.g. "BIGINT NOT NULL"), joined by ",". A reader refuses a frame of another type.
+// WireTypes are types as frames lay them out: every column nullable. Flink and the native local
+// need not agree on which partial fields are NOT NULL (the host checks their types, not their
+// nullability), so neither the layout nor the fingerprint depends on it; a reader refuses nulls
+// in a column its own type declares NOT NULL.
+func WireTypes(types []engine.Type) []engine.Type {
+	wire := make([]engine.Type, len(types))
+	for i, t := range types {
+		t.Nullable = true
+		wire[i] = t
+	}
+	return wire
+}
+
+// Fingerprint identifies a row type whatever its nullability: FNV-1a 64 of its wire types'
+// engine.Type strings (e.g. "DECIMAL(10, 2)"), joined by ",". A reader refuses a frame of another
+// type.
 func Fingerprint(types []engine.Type) uint64 {
 	names := make([]string, len(types))
-	for i, t := range types {
+	for i, t := range WireTypes(types) {
 		names[i] = t.String()
 	}
 	h := fnv.New64a()

@@ -22,8 +22,9 @@ type LocalGroupAggregate struct {
 	out    []engine.Field
 	types  []engine.Type
 	bundle bundleKeys
-	groups []int32 // scratch: the bundle's groups in output order
-	vb     []int   // scratch: VARCHAR sizes per output column
+	groups []int32      // scratch: the bundle's groups in output order
+	vb     []int        // scratch: VARCHAR sizes per output column
+	frames *localFrames // with params.exchange: the output is frames of the partial rows
 }
 
 var _ engine.Operator = (*LocalGroupAggregate)(nil)
@@ -44,11 +45,26 @@ func NewLocalGroupAggregate(spec *Spec) (*LocalGroupAggregate, error) {
 	for _, f := range l.out {
 		l.types = append(l.types, f.Type)
 	}
+	if spec.Exchange != nil {
+		if l.frames, err = newLocalFrames(spec.Exchange, l.types, spec.MaxParallelism); err != nil {
+			return nil, err
+		}
+	}
 	return l, nil
 }
 
-// Output implements engine.Operator: the key fields, then every call's partial state.
-func (l *LocalGroupAggregate) Output() []engine.Field { return l.out }
+// Output implements engine.Operator: the key fields, then every call's partial state; with
+// params.exchange one column of frames of those rows.
+func (l *LocalGroupAggregate) Output() []engine.Field {
+	if l.frames != nil {
+		return []engine.Field{frameField}
+	}
+	return l.out
+}
+
+// PartialOutput is the partial row: the key fields, then every call's partial state (the rows
+// inside the frames with params.exchange).
+func (l *LocalGroupAggregate) PartialOutput() []engine.Field { return l.out }
 
 // State implements engine.Operator: the local aggregate keeps nothing across bundles.
 func (l *LocalGroupAggregate) State() *engine.KeyedState { return nil }
@@ -64,7 +80,16 @@ func (l *LocalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, out *eng
 	if err := l.fold(in); err != nil {
 		return false, err
 	}
-	err := l.emitPartials(in, out)
+	var err error
+	if l.frames == nil {
+		err = l.emitPartials(in, out)
+	} else if err = l.emitPartials(in, &l.frames.partials); err == nil {
+		l.frames.kgs = resize(l.frames.kgs, len(l.src))
+		for j, i := range l.src {
+			l.frames.kgs[j] = l.kgs[i]
+		}
+		err = l.frames.emit(out)
+	}
 	l.clearBundle()
 	return false, err
 }

@@ -65,6 +65,8 @@ type Spec struct {
 	// except for the global aggregate, whose calls name columns of the local aggregate's input
 	// (its local_input) while its own input holds their partial state.
 	ArgTypes []engine.Type
+	// Exchange is the local aggregate's params.exchange: its output is frames (nil: rows).
+	Exchange *ExchangeParams
 }
 
 // ParseSpec decodes and validates the params of a group-aggregate spec whose header

@@ -38,6 +38,9 @@ func openGlobal(s *engine.Spec) (engine.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.Frames != nil {
+		return NewFramedGlobal(spec)
+	}
 	return NewGlobalGroupAggregate(spec)
 }
 
@@ -48,6 +51,9 @@ func openGlobal(s *engine.Spec) (engine.Operator, error) {
 type LocalParams struct {
 	Aggs           []AggCall `json:"aggs"`
 	NeedRetraction bool      `json:"need_retraction,omitempty"`
+	// Exchange makes the output frames of partial rows for the global aggregate's channels
+	// (frames.go); the header's max_parallelism is then the consumer's.
+	Exchange *ExchangeParams `json:"exchange,omitempty"`
 }
 
 // GlobalParams are the global aggregate's own spec parameters. Its input is Flink's partial
@@ -68,6 +74,8 @@ type GlobalParams struct {
 	NeedRetraction       bool  `json:"need_retraction,omitempty"`
 	GenerateUpdateBefore bool  `json:"generate_update_before,omitempty"`
 	StateTTLMs           int64 `json:"state_ttl_ms,omitempty"`
+	// Frames makes the input frames of partial rows (frames.go), cut into bundles here.
+	Frames *FramesParams `json:"frames,omitempty"`
 }
 
 // GlobalSpec is a validated global-aggregate spec.
@@ -75,6 +83,7 @@ type GlobalSpec struct {
 	*Spec
 	CountStar         int // -1 for insert-only input
 	CountStarInserted bool
+	Frames            *FramesParams
 	localInput        []engine.FieldSpec
 }
 
@@ -94,6 +103,9 @@ func ParseLocalSpec(s *engine.Spec) (*Spec, error) {
 		return nil, err
 	}
 	if err := twoPhaseCalls(spec.Aggs, spec.ArgTypes); err != nil {
+		return nil, err
+	}
+	if spec.Exchange, err = p.Exchange.validate(s.MaxParallelism); err != nil {
 		return nil, err
 	}
 	return spec, nil
@@ -119,7 +131,11 @@ func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
 			Params: Params{Aggs: p.Aggs, NeedRetraction: p.NeedRetraction, GenerateUpdateBefore: p.GenerateUpdateBefore, StateTTLMs: p.StateTTLMs}},
 		CountStar:         -1,
 		CountStarInserted: p.CountStarInserted,
+		Frames:            p.Frames,
 		localInput:        p.LocalInput,
+	}
+	if f := p.Frames; f != nil && f.BundleSize < 1 {
+		return nil, engine.ParamError("frames.bundle_size", "%d, want at least 1", f.BundleSize)
 	}
 	switch {
 	case p.NeedRetraction != (p.CountStar != nil):

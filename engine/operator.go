@@ -84,3 +84,19 @@ func CheckRuns(runs []Run, rows []int) error {
 	}
 	return nil
 }
+
+// WireInputs is implemented by an operator whose batches on the C ABI are not the rows its spec
+// declares (the global aggregate fed frames of partial rows, docs/abi.md#frames): the host checks
+// input schemas against, and imports batches as, WireInput(i) instead of Spec.Inputs[i] when it
+// is not nil. Only Fields and Types of the result are read.
+type WireInputs interface {
+	WireInput(i int) *Input
+}
+
+// Buffering is implemented by an operator that may hold input rows across calls (the global
+// aggregate fed frames queues rows until a bundle is complete): Buffered is the number of rows
+// held. State does not cover them, so a snapshot is refused while Buffered > 0; the host runs
+// Flush before every checkpoint barrier, as Flink's bundle operators do.
+type Buffering interface {
+	Buffered() int
+}

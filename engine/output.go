@@ -40,7 +40,8 @@ type OutBatch struct {
 
 // Init lays out a batch of rows rows for the given column types (the RowKind column is added
 // last) and allocates it from o.Alloc. varBytes[i] is the total UTF-8 size of VARCHAR column i (ignored for
-// other types). With rows == 0 nothing is allocated. The error wraps ErrMemory.
+// other types). The bitmaps of nullable columns start all valid. With rows == 0 nothing is
+// allocated. The error wraps ErrMemory.
 func (o *OutBatch) Init(types []Type, rows int, varBytes []int) error {
 	n := len(types) + 1
 	if cap(o.Cols) < n {
@@ -54,6 +55,24 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) error {
 		}
 		return nil
 	}
+	size := SlabSize(types, rows, varBytes)
+	o.Slab = o.Alloc.Alloc(size)
+	if o.Slab == nil {
+		o.Len = 0
+		return fmt.Errorf("%w: cannot allocate %d bytes for an output batch of %d rows", ErrMemory, size, rows)
+	}
+	Carve(o.Cols, types, rows, varBytes, o.Slab)
+	SetValid(o.Cols)
+	return nil
+}
+
+// SlabSize is the size in bytes of the single allocation (the slab) holding a batch of rows > 0
+// rows of the given column types and the RowKind column; varBytes[i] is the byte size of
+// VARCHAR/BINARY column i (ignored for other types). Column by column, in order: the validity
+// bitmap of a nullable column ((rows+63)/64*8 bytes), then its values (bit-packed BOOLEAN
+// padded like a bitmap; VARCHAR/BINARY: rows+1 int32 offsets, then varBytes[i] bytes; else
+// rows*Width bytes), then rows RowKind bytes; every buffer padded to a multiple of 8 bytes.
+func SlabSize(types []Type, rows int, varBytes []int) int {
 	bitmap := (rows + 63) / 64 * 8
 	size := 0
 	for i, t := range types {
@@ -69,26 +88,25 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) error {
 			size += pad8(rows * t.Width())
 		}
 	}
-	size += pad8(rows)
-	o.Slab = o.Alloc.Alloc(size)
-	if o.Slab == nil {
-		o.Len = 0
-		return fmt.Errorf("%w: cannot allocate %d bytes for an output batch of %d rows", ErrMemory, size, rows)
-	}
-	slab := o.Slab
+	return size + pad8(rows)
+}
+
+// Carve points cols (len(types)+1 entries: the columns, then RowKind) at their buffers within
+// slab, laid out as SlabSize describes; it reads and writes none of slab's bytes. Every nullable
+// column gets its Valid bitmap; NullCount is 0. slab must hold SlabSize(types, rows, varBytes)
+// bytes.
+func Carve(cols []OutColumn, types []Type, rows int, varBytes []int, slab []byte) {
+	bitmap := (rows + 63) / 64 * 8
 	take := func(n int) []byte {
 		b := slab[:n:n]
 		slab = slab[pad8(n):]
 		return b
 	}
 	for i, t := range types {
-		c := &o.Cols[i]
+		c := &cols[i]
 		*c = OutColumn{Type: t}
 		if t.Nullable {
 			c.Valid = take(bitmap)
-			for j := range c.Valid {
-				c.Valid[j] = 0xff
-			}
 		}
 		switch t.ID {
 		case Boolean:
@@ -101,8 +119,16 @@ func (o *OutBatch) Init(types []Type, rows int, varBytes []int) error {
 			c.Data = take(rows * t.Width())
 		}
 	}
-	o.Cols[n-1] = OutColumn{Type: Type{ID: TinyInt}, Data: take(rows)}
-	return nil
+	cols[len(types)] = OutColumn{Type: Type{ID: TinyInt}, Data: take(rows)}
+}
+
+// SetValid marks every row of cols valid (all bitmap bits set), as Init leaves a batch.
+func SetValid(cols []OutColumn) {
+	for i := range cols {
+		for j := range cols[i].Valid {
+			cols[i].Valid[j] = 0xff
+		}
+	}
 }
 
 // Kinds returns the RowKind column's bytes.

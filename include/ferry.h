@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 7
+#define FERRY_ABI_VERSION 8
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE

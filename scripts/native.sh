@@ -89,7 +89,7 @@ cmd_test() {
   go vet ./...
   go vet -tags ferrytest ./capi/ ./engine/...
   log "go test (race) on pure-Go packages"
-  go test -race -count=1 ./engine/... ./agg/... ./intervaljoin/... ./session/... ./snapshot/...
+  go test -race -count=1 ./engine/... ./agg/... ./exchange/... ./intervaljoin/... ./session/... ./snapshot/...
   log "go test lookup/pg against a real PostgreSQL (scripts/postgres.sh; scripts/setup.sh test installs it)"
   go test -race -count=1 ./lookup/... ./internal/...
   log "go test capi (production build; then tag ferrytest, GOEXPERIMENT=cgocheck2)"
@@ -120,6 +120,7 @@ cmd_test() {
       return 1
     fi
   done
+  go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime "${FUZZTIME:-8000x}" ./exchange/
 }
 
 cmd_bench() {

@@ -79,9 +79,16 @@ func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, er
 	if err != nil {
 		return nil, err
 	}
+	wire := make([]*engine.Input, len(spec.Inputs)) // what crosses the C ABI per input
+	for i := range spec.Inputs {
+		wire[i] = &spec.Inputs[i]
+		if w, ok := op.(engine.WireInputs); ok && w.WireInput(i) != nil {
+			wire[i] = w.WireInput(i)
+		}
+	}
 	for i, sc := range schemas {
 		if sc != nil {
-			if err := spec.Inputs[i].CheckSchema(sc, i); err != nil {
+			if err := wire[i].CheckSchema(sc, i); err != nil {
 				op.Close()
 				return nil, err
 			}
@@ -89,7 +96,7 @@ func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, er
 	}
 	s := &Session{spec: spec, label: spec.Label(), op: op, state: op.State(), host: host}
 	s.out.Alloc = host.Alloc
-	for _, in := range spec.Inputs {
+	for _, in := range wire {
 		im := engine.Importer{Types: in.Types}
 		for _, f := range in.Fields {
 			im.Names = append(im.Names, f.Name)
@@ -334,6 +341,9 @@ func (s *Session) snapshot(kg int) ([]byte, error) {
 	}
 	if s.state == nil {
 		return nil, nil
+	}
+	if b, ok := s.op.(engine.Buffering); ok && b.Buffered() > 0 {
+		return nil, fmt.Errorf("%w: %d input rows are queued outside the state: flush before the snapshot", engine.ErrState, b.Buffered())
 	}
 	sn := &s.snap
 	if sn.active && sn.kg == kg && sn.from < 0 {

@@ -51,6 +51,15 @@ public final class FerryOptions {
                             "Longest time a row waits in a partly filled batch before the batch is"
                                     + " processed (processing time). 0 processes every row at once.");
 
+    public static final ConfigOption<Boolean> EXCHANGE_COLUMNAR =
+            ConfigOptions.key("ferry.exchange.columnar.enabled")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Carry the partial rows of a native local aggregate to a native global"
+                                    + " aggregate as Arrow frames instead of Flink's rows (not with"
+                                    + " unaligned checkpoints). Results do not depend on it.");
+
     public static final ConfigOption<Boolean> JOIN_NULL_KEY_EMIT_IMMEDIATELY =
             ConfigOptions.key("ferry.join.null-key.emit-immediately")
                     .booleanType()

@@ -240,10 +240,19 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
                         : new KeyGroupRange(0, maxParallelism - 1);
         ttlClock = ttlClock();
         allocator = new RootAllocator(Long.MAX_VALUE);
-        nativeOp = spec.open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
+        nativeOp = openNative(maxParallelism, range, allocator);
         if (keyed) {
             RawKeyedState.restore(context.getRawKeyedStateInputs(), nativeOp);
         }
+    }
+
+    /**
+     * Opens the library's operator for this subtask: the spec for {@code range} of {@code
+     * maxParallelism} key groups (the task's). A kind whose spec depends on the job's run-time
+     * shape opens another (the local aggregate writing the columnar exchange).
+     */
+    protected NativeOperator openNative(int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
+        return spec.open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
     }
 
     /**
@@ -312,7 +321,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         writers = new RowDataArrowWriter[inputs];
         inputRows = new NativeInputRow[inputs];
         for (int i = 0; i < inputs; i++) {
-            writers[i] = RowDataArrowWriter.create(spec.input(i).type(), allocator, batchSize);
+            writers[i] = RowDataArrowWriter.create(spec.batchType(i), allocator, batchSize);
             inputRows[i] = new NativeInputRow(spec.input(i), heap);
         }
         roots = new VectorSchemaRoot[inputs];
@@ -523,8 +532,16 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         refreshStats();
     }
 
-    /** Emits the rows of the output chunk Go returned last (in {@link #outRoot}). */
-    private void emit(VectorSchemaRoot chunk) {
+    /** Hands Go's buffered rows on: its flush (ferry_operator_flush), emitting what it returns. */
+    final void flushNative() {
+        callNative(FLUSH, -1, null, 0);
+    }
+
+    /**
+     * Emits the rows of the output chunk Go returned last ({@code chunk}, read through the
+     * reader of the output type). A kind whose output is not rows overrides it.
+     */
+    protected void emit(VectorSchemaRoot chunk) {
         reader.load();
         int rows = reader.rowCount();
         for (int i = 0; i < rows; i++) {
@@ -564,7 +581,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     @Override
     public void finish() throws Exception {
         processPending();
-        callNative(FLUSH, -1, null, 0);
+        flushNative();
         super.finish();
     }
 

@@ -28,6 +28,8 @@ public final class LocalGroupAggregateSpec extends NativeSpec {
 
     private final List<Call> calls;
     private final boolean needRetraction;
+    /** The consumer's parallelism when the output is frames of the columnar exchange; 0: rows. */
+    private final int exchangeParallelism;
 
     /**
      * @param name the operator's description, used in messages
@@ -46,6 +48,25 @@ public final class LocalGroupAggregateSpec extends NativeSpec {
         super(KIND, name, List.of(p.input));
         this.calls = p.calls;
         this.needRetraction = needRetraction;
+        this.exchangeParallelism = 0;
+    }
+
+    private LocalGroupAggregateSpec(LocalGroupAggregateSpec rows, int exchangeParallelism) {
+        super(KIND, rows.name(), rows.inputs());
+        this.calls = rows.calls;
+        this.needRetraction = rows.needRetraction;
+        this.exchangeParallelism = exchangeParallelism;
+    }
+
+    /**
+     * This spec writing its partial rows as frames of the columnar exchange, routed to {@code
+     * parallelism} channels (opened with the consumer's max parallelism: docs/abi.md#frames).
+     */
+    public LocalGroupAggregateSpec forExchange(int parallelism) {
+        if (parallelism < 1) {
+            throw new IllegalArgumentException("an exchange has at least one channel, not " + parallelism);
+        }
+        return new LocalGroupAggregateSpec(this, parallelism);
     }
 
     /** The input fields that cross into Go, as indices into Flink's input row. */
@@ -53,10 +74,16 @@ public final class LocalGroupAggregateSpec extends NativeSpec {
         return input(0).projection();
     }
 
-    /** The local aggregate's parameters (docs/abi.md): {@code aggs}, {@code need_retraction}. */
+    /**
+     * The local aggregate's parameters (docs/abi.md): {@code aggs}, {@code need_retraction}, and
+     * {@code exchange} when it writes frames.
+     */
     @Override
     protected void writeParams(ObjectNode params) {
         GroupAggregateSpec.writeCalls(params.putArray("aggs"), calls);
         params.put("need_retraction", needRetraction);
+        if (exchangeParallelism > 0) {
+            params.putObject("exchange").put("parallelism", exchangeParallelism);
+        }
     }
 }

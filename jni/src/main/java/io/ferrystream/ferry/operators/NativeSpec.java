@@ -141,6 +141,14 @@ public abstract class NativeSpec implements Serializable {
     }
 
     /**
+     * The row type of input {@code i}'s Arrow batches: its {@link Input#type()}, unless the kind
+     * reads that input's rows from frames of Ferry's columnar exchange (docs/abi.md#frames).
+     */
+    public RowType batchType(int i) {
+        return inputs.get(i).type;
+    }
+
+    /**
      * Writes the kind's own parameters into {@code params}, in the order the kind documents them
      * (docs/abi.md). Indices of fields refer to the projected input rows ({@link Input#type()}).
      */
@@ -207,8 +215,8 @@ public abstract class NativeSpec implements Serializable {
      */
     public final NativeOperator open(int maxParallelism, int keyGroupStart, int keyGroupEnd, BufferAllocator allocator) {
         List<Schema> schemas = new ArrayList<>(inputs.size());
-        for (Input input : inputs) {
-            schemas.add(ArrowTypes.schemaOf(input.type));
+        for (int i = 0; i < inputs.size(); i++) {
+            schemas.add(ArrowTypes.schemaOf(batchType(i)));
         }
         return NativeOperator.openInputs(toJson(maxParallelism, keyGroupStart, keyGroupEnd), schemas, allocator);
     }

@@ -66,7 +66,7 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
             result = changed ? node.copy(node.getTraitSet(), newInputs) : node;
             NativeMatcher<?> matcher = NativeKinds.forNode(result);
             if (matcher != null) {
-                result = replace(matcher, result);
+                result = ColumnarExchanges.apply(replace(matcher, result), config);
             }
             done.put(node, result);
             return result;

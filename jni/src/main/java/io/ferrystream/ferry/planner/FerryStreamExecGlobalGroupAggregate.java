@@ -1,6 +1,9 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.exchange.FerryFrameTypeInfo;
 import io.ferrystream.ferry.operators.FerryGlobalGroupAggregateOperator;
+import io.ferrystream.ferry.operators.FrameInputNativeOperator;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
@@ -13,6 +16,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetadata;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
 import org.apache.flink.table.types.logical.RowType;
 
@@ -129,14 +133,21 @@ public class FerryStreamExecGlobalGroupAggregate extends StreamExecGlobalGroupAg
         if (reason != null) {
             fallbackReason = reason;
             LOG.warn("Ferry: {} changed since planning ({}); using Flink's operator", getDescription(), reason);
+            if (inputEdge.getSource() instanceof FerryStreamExecColumnarExchange) {
+                ((FerryStreamExecColumnarExchange) inputEdge.getSource()).carryRows("the global aggregate fell back at translation");
+            }
             return super.translateToPlanInternal(planner, config);
         }
 
-        final Transformation<RowData> inputTransform = (Transformation<RowData>) inputEdge.translateToPlan(planner);
+        final Transformation<?> inputTransform = inputEdge.translateToPlan(planner);
+        final TransformationMetadata meta = createTransformationMeta(GLOBAL_GROUP_AGGREGATE_TRANSFORMATION, config);
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
-        final FerryGlobalGroupAggregateOperator operator =
-                new FerryGlobalGroupAggregateOperator(spec, outputType, MinibatchUtil.miniBatchSize(config));
-        return NativeExecNodes.keyedTransformation(planner, inputTransform,
-                createTransformationMeta(GLOBAL_GROUP_AGGREGATE_TRANSFORMATION, config), operator, outputType, grouping, inputRowType);
+        final long bundleSize = MinibatchUtil.miniBatchSize(config);
+        if (inputTransform.getOutputType() instanceof FerryFrameTypeInfo) {
+            return NativeExecNodes.frameInputTransformation(planner, (Transformation<FerryFrame>) inputTransform, meta,
+                    new FrameInputNativeOperator<>(spec.withFrames(bundleSize), outputType), outputType, grouping, inputRowType);
+        }
+        return NativeExecNodes.keyedTransformation(planner, (Transformation<RowData>) inputTransform, meta,
+                new FerryGlobalGroupAggregateOperator(spec, outputType, bundleSize), outputType, grouping, inputRowType);
     }
 }

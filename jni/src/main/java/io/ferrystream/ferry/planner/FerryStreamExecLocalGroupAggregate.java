@@ -1,10 +1,13 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.exchange.FerryFrameTypeInfo;
 import io.ferrystream.ferry.operators.FerryLocalGroupAggregateOperator;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.dag.Transformation;
+import org.apache.flink.streaming.api.operators.StreamOperator;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
@@ -30,7 +33,7 @@ import java.util.Optional;
  * type and configuration are Flink's); Flink's fields are private, so it keeps copies. The
  * transformation keeps Flink's name ({@value #LOCAL_GROUP_AGGREGATE_TRANSFORMATION}), output type
  * and parallelism (the input's), and like Flink's it has no key selector: the operator is not
- * keyed, and Flink's exchange after it stays Flink's. Translation repeats the kill switches and
+ * keyed. Feeding Ferry's columnar exchange ({@link #writeFrames}) it emits frames instead of rows. Translation repeats the kill switches and
  * Go's verdict, falling back to Flink's operator if anything changed since planning.
  */
 public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggregate {
@@ -42,6 +45,8 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
     @JsonIgnore private final boolean needRetraction;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
+    /** Set by the columnar exchange it feeds, before translation: emit frames, not rows. */
+    @JsonIgnore private boolean frames;
 
     public FerryStreamExecLocalGroupAggregate(
             ReadableConfig tableConfig,
@@ -65,12 +70,17 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
         return Optional.ofNullable(fallbackReason);
     }
 
+    /** Feeds {@link FerryStreamExecColumnarExchange}: the operator emits frames when native. */
+    void writeFrames() {
+        frames = true;
+    }
+
     @Override
     protected String getSimplifiedName() {
         return fallbackReason == null ? "FerryLocalGroupAggregate" : "LocalGroupAggregate";
     }
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     @Override
     protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
         final ExecEdge inputEdge = getInputEdges().get(0);
@@ -92,12 +102,21 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
 
         final Transformation<RowData> inputTransform = (Transformation<RowData>) inputEdge.translateToPlan(planner);
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
-        final FerryLocalGroupAggregateOperator operator =
-                new FerryLocalGroupAggregateOperator(spec, outputType, MinibatchUtil.miniBatchSize(config));
+        final long bundleSize = MinibatchUtil.miniBatchSize(config);
+        if (frames) {
+            // the transformation's type is FerryFrame: Flink's exec node API types it by rows
+            return (Transformation) ExecNodeUtil.createOneInputTransformation(
+                    inputTransform,
+                    createTransformationMeta(LOCAL_GROUP_AGGREGATE_TRANSFORMATION, config),
+                    (StreamOperator) FerryLocalGroupAggregateOperator.writingFrames(spec, bundleSize),
+                    (TypeInformation) FerryFrameTypeInfo.INSTANCE,
+                    inputTransform.getParallelism(),
+                    false);
+        }
         return ExecNodeUtil.createOneInputTransformation(
                 inputTransform,
                 createTransformationMeta(LOCAL_GROUP_AGGREGATE_TRANSFORMATION, config),
-                operator,
+                new FerryLocalGroupAggregateOperator(spec, outputType, bundleSize),
                 InternalTypeInfo.of(outputType),
                 inputTransform.getParallelism(),
                 false);

@@ -1,6 +1,8 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.exchange.FrameKeySelector;
 import io.ferrystream.ferry.operators.Batching;
 
 import org.apache.flink.api.dag.Transformation;
@@ -53,6 +55,29 @@ final class NativeExecNodes {
                 KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
         transform.setStateKeySelector(selector);
         transform.setStateKeyType(selector.getProducedType());
+        return transform;
+    }
+
+    /**
+     * The transformation of a native operator reading frames of Ferry's columnar exchange: as
+     * {@link #keyedTransformation}, with Flink's key type over the fields {@code keys} of the
+     * partial rows (so the subtask's key groups and savepoints keep Flink's shape), but a key
+     * selector that is never asked for a key ({@link FrameKeySelector}).
+     */
+    static OneInputTransformation<FerryFrame, RowData> frameInputTransformation(
+            PlannerBase planner,
+            Transformation<FerryFrame> input,
+            TransformationMetadata meta,
+            OneInputStreamOperator<FerryFrame, RowData> operator,
+            RowType outputType,
+            int[] keys,
+            RowType inputType) {
+        OneInputTransformation<FerryFrame, RowData> transform = ExecNodeUtil.createOneInputTransformation(
+                input, meta, operator, InternalTypeInfo.of(outputType), input.getParallelism(), false);
+        RowDataKeySelector rows =
+                KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
+        transform.setStateKeySelector(new FrameKeySelector());
+        transform.setStateKeyType(rows.getProducedType());
         return transform;
     }
 }

@@ -38,6 +38,8 @@ final class SqlBench {
     enum Mode {
         STOCK("stock"),
         FERRY("ferry"),
+        /** Ferry on with Flink's row exchange between native stages (ferry.exchange.columnar.enabled false). */
+        FERRY_ROWS("ferry, row exchange"),
         BASELINE("no aggregate");
 
         final String label;

@@ -75,7 +75,8 @@ final class TwoPhaseSqlBench {
 
     static final List<Query> QUERIES = List.of(Q17, Q4, Q15, Q16);
 
-    static StreamTableEnvironment tableEnv(boolean ferry, long rows, int keys) {
+    static StreamTableEnvironment tableEnv(SqlBench.Mode mode, long rows, int keys) {
+        boolean ferry = mode != SqlBench.Mode.STOCK;
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(PARALLELISM);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
@@ -86,13 +87,14 @@ final class TwoPhaseSqlBench {
         tEnv.getConfig().set("table.optimizer.distinct-agg.split.enabled", "true");
         tEnv.getConfig().set("table.local-time-zone", "UTC");
         tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.EXCHANGE_COLUMNAR, mode != SqlBench.Mode.FERRY_ROWS);
         Ferry.install(tEnv);
         SqlBench.createSource(tEnv, rows, keys);
         return tEnv;
     }
 
     /** The aggregation nodes of the optimized physical plan ({@code …GroupAggregate(}) and how many of them are native. */
-    record Nodes(int total, int nativeCount, List<String> lines) {}
+    record Nodes(int total, int nativeCount, int columnar, List<String> lines) {}
 
     static Nodes nodes(StreamTableEnvironment tEnv, String insert) {
         String plan = tEnv.explainSql(insert);
@@ -103,7 +105,11 @@ final class TwoPhaseSqlBench {
         }
         List<String> lines = new ArrayList<>();
         int natives = 0;
+        int columnar = 0;
         for (String line : plan.substring(at, end).split("\n")) {
+            if (line.contains("ferry=[columnar]")) {
+                columnar++;
+            }
             if (line.contains("GroupAggregate(")) {
                 lines.add(line.trim());
                 if (line.contains("ferry=[native]")) {
@@ -111,7 +117,7 @@ final class TwoPhaseSqlBench {
                 }
             }
         }
-        return new Nodes(lines.size(), natives, lines);
+        return new Nodes(lines.size(), natives, columnar, lines);
     }
 
     /** One job run: its rate, its checksum and changelog row count. */
@@ -124,8 +130,8 @@ final class TwoPhaseSqlBench {
     static int jobs;
 
     static Run runOnce(Query q, SqlBench.Mode mode, long rows, int keys, List<Nodes> plans) throws Exception {
-        boolean ferry = mode == SqlBench.Mode.FERRY;
-        StreamTableEnvironment tEnv = tableEnv(ferry, rows, keys);
+        boolean ferry = mode != SqlBench.Mode.STOCK;
+        StreamTableEnvironment tEnv = tableEnv(mode, rows, keys);
         String sink = "sink_" + (++jobs);
         tEnv.executeSql(q.sinkDdl(sink));
         String insert = "INSERT INTO " + sink + " " + q.select();
@@ -152,7 +158,7 @@ final class TwoPhaseSqlBench {
     }
 
     static Result run(Query q, long rows, int keys, int reps) throws Exception {
-        SqlBench.Mode[] modes = {SqlBench.Mode.STOCK, SqlBench.Mode.FERRY};
+        SqlBench.Mode[] modes = {SqlBench.Mode.STOCK, SqlBench.Mode.FERRY_ROWS, SqlBench.Mode.FERRY};
         Bench.log("%s: %s", q.name(), q.select());
         List<Nodes> plans = new ArrayList<>();
         for (SqlBench.Mode mode : modes) {
@@ -160,7 +166,7 @@ final class TwoPhaseSqlBench {
             Bench.log("warm-up %-6s %s rows/s (%d ms), checksum %016x", mode.label, Bench.rate(w.rowsPerSecond()),
                     w.netMillis(), w.checksum());
         }
-        Nodes ferryNodes = plans.get(1);
+        Nodes ferryNodes = plans.get(2);
         for (String line : ferryNodes.lines()) {
             Bench.log("  ferry: %s", line);
         }
@@ -211,14 +217,17 @@ final class TwoPhaseSqlBench {
                         + " bundles of 50,000 rows or 2 s, AUTO, split distinct on; %s input rows, %s auctions and bidders;"
                         + " median of %d interleaved runs; min–max; commit %s)%n%n",
                 PARALLELISM, Bench.count(rows), Bench.count(keys), reps, commit));
-        out.append("| query | aggregation nodes native (Ferry on) | Ferry off: rows/s | Ferry on: rows/s | Ferry / Flink |"
-                + " result checksum |\n|---|---|---:|---:|---:|---|\n");
+        out.append("| query | aggregation nodes native (Ferry on) | columnar exchanges | Ferry off: rows/s"
+                + " | Ferry on, row exchange: rows/s | Ferry on, columnar: rows/s | row exchange / Flink | columnar / Flink |"
+                + " result checksum |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
         for (Result r : results) {
-            double ratio = r.median(SqlBench.Mode.FERRY) / r.median(SqlBench.Mode.STOCK);
-            out.append(String.format(Locale.ROOT, "| %s | %d of %d | %s | %s | %.2f× | %016x |%n", r.query().name(),
-                    r.ferryNodes().nativeCount(), r.ferryNodes().total(),
-                    Bench.spread(r.median(SqlBench.Mode.STOCK), r.rates(SqlBench.Mode.STOCK)),
-                    Bench.spread(r.median(SqlBench.Mode.FERRY), r.rates(SqlBench.Mode.FERRY)), ratio,
+            double stock = r.median(SqlBench.Mode.STOCK);
+            out.append(String.format(Locale.ROOT, "| %s | %d of %d | %d | %s | %s | %s | %.2f× | %.2f× | %016x |%n", r.query().name(),
+                    r.ferryNodes().nativeCount(), r.ferryNodes().total(), r.ferryNodes().columnar(),
+                    Bench.spread(stock, r.rates(SqlBench.Mode.STOCK)),
+                    Bench.spread(r.median(SqlBench.Mode.FERRY_ROWS), r.rates(SqlBench.Mode.FERRY_ROWS)),
+                    Bench.spread(r.median(SqlBench.Mode.FERRY), r.rates(SqlBench.Mode.FERRY)),
+                    r.median(SqlBench.Mode.FERRY_ROWS) / stock, r.median(SqlBench.Mode.FERRY) / stock,
                     r.runs().get(0).checksum()));
         }
         out.append('\n');

@@ -87,6 +87,19 @@ final class PlannerTests {
         return terms;
     }
 
+    /** Ferry's term of each exchange that has one (the columnar exchange's), top to bottom. */
+    static List<String> exchangeTerms(String plan) {
+        List<String> terms = new ArrayList<>();
+        for (String line : plan.split("\n")) {
+            String l = line.replaceFirst("^[ +\\-:|]*", "");
+            Matcher m = FERRY_TERM.matcher(l);
+            if (l.startsWith("Exchange(") && m.find()) {
+                terms.add(m.group(1));
+            }
+        }
+        return terms;
+    }
+
     /** The explanation without Ferry's terms: what Flink alone prints. */
     static String withoutFerryTerms(String explain) {
         StringBuilder b = new StringBuilder();

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.operators.FrameInputNativeOperator;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
@@ -126,7 +127,7 @@ class TwoPhaseSqlDifferentialTest {
                     + INNER + ") GROUP BY c";
 
     /** One query's run: its EXPLAIN terms, the native operators it opened, its changelog. */
-    record Run(List<String> terms, long localsOpened, long globalsOpened, List<Row> changelog) {}
+    record Run(List<String> terms, List<String> exchanges, long localsOpened, long globalsOpened, long framesRead, List<Row> changelog) {}
 
     static Run run(boolean ferry, String query, String strategy, int parallelism, Map<String, String> extra) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -147,17 +148,21 @@ class TwoPhaseSqlDifferentialTest {
         }
         tEnv.createTemporaryView("T", tEnv.fromDataStream(source));
         tEnv.executeSql(VIEW);
-        List<String> terms = twoPhaseTerms(PlannerTests.physicalPlan(tEnv.explainSql(query)));
+        String plan = PlannerTests.physicalPlan(tEnv.explainSql(query));
+        List<String> terms = twoPhaseTerms(plan);
         long locals = Ferry.nativeOperatorsOpened(LocalGroupAggregateSpec.KIND);
         long globals = Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND);
+        long frames = FrameInputNativeOperator.framesRead();
         List<Row> rows = new ArrayList<>();
         try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
             it.forEachRemaining(rows::add);
         }
         return new Run(
                 terms,
+                PlannerTests.exchangeTerms(plan),
                 Ferry.nativeOperatorsOpened(LocalGroupAggregateSpec.KIND) - locals,
                 Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND) - globals,
+                FrameInputNativeOperator.framesRead() - frames,
                 rows);
     }
 
@@ -197,9 +202,28 @@ class TwoPhaseSqlDifferentialTest {
         Run stock = run(false, INSERT_ONLY, strategy, parallelism);
         Run ferry = run(true, INSERT_ONLY, strategy, parallelism);
         assertEquals(List.of("Global: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("columnar"), ferry.exchanges());
         assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(parallelism, ferry.globalsOpened(), "native global aggregates opened");
-        assertEquals(0, stock.localsOpened() + stock.globalsOpened());
+        assertTrue(ferry.framesRead() >= parallelism * 10, "frames read: " + ferry.framesRead());
+        assertEquals(0, stock.localsOpened() + stock.globalsOpened() + stock.framesRead());
+        assertSameResults(stock, ferry, parallelism, INSERT_ONLY);
+    }
+
+    /**
+     * The columnar exchange switched off, or impossible under unaligned checkpoints: Flink's row
+     * exchange between the native halves, EXPLAIN saying why, the same results.
+     */
+    @ParameterizedTest(name = "{0}, parallelism {1}")
+    @CsvSource({"ferry.exchange.columnar.enabled, false, 3", "execution.checkpointing.unaligned.enabled, true, 1"})
+    void rowExchange(String option, String value, int parallelism) throws Exception {
+        Run stock = run(false, INSERT_ONLY, "TWO_PHASE", parallelism);
+        Run ferry = run(true, INSERT_ONLY, "TWO_PHASE", parallelism, Map.of(option, value));
+        assertEquals(List.of("rows: " + (option.startsWith("ferry") ? "disabled by ferry.exchange.columnar.enabled=false"
+                : "unaligned checkpoints (a frame holds many key groups, which recovering in-flight data cannot split)")),
+                ferry.exchanges());
+        assertEquals(parallelism, ferry.globalsOpened(), "native global aggregates opened");
+        assertEquals(0, ferry.framesRead());
         assertSameResults(stock, ferry, parallelism, INSERT_ONLY);
     }
 
@@ -209,6 +233,8 @@ class TwoPhaseSqlDifferentialTest {
         Run stock = run(false, RETRACTING, strategy, parallelism, SMALL_BUNDLES);
         Run ferry = run(true, RETRACTING, strategy, parallelism, SMALL_BUNDLES);
         assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("columnar", "columnar"), ferry.exchanges());
+        assertTrue(ferry.framesRead() > 0, "frames read: " + ferry.framesRead());
         assertEquals(2 * parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(2 * parallelism, ferry.globalsOpened(), "native global aggregates opened");
         assertSameResults(stock, ferry, parallelism, RETRACTING);
@@ -321,6 +347,8 @@ class TwoPhaseSqlDifferentialTest {
         Run stock = run(false, RETRACTING_MIN_MAX, strategy, parallelism, SMALL_BUNDLES);
         Run ferry = run(true, RETRACTING_MIN_MAX, strategy, parallelism, SMALL_BUNDLES);
         assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("columnar", "columnar"), ferry.exchanges());
+        assertTrue(ferry.framesRead() > 0, "frames read: " + ferry.framesRead());
         assertEquals(2 * parallelism, ferry.localsOpened());
         assertEquals(2 * parallelism, ferry.globalsOpened());
         assertSameResults(stock, ferry, parallelism, RETRACTING_MIN_MAX);
@@ -369,6 +397,8 @@ class TwoPhaseSqlDifferentialTest {
         stock = run(false, RETRACTING_DISTINCT, strategy, parallelism, SMALL_BUNDLES);
         ferry = run(true, RETRACTING_DISTINCT, strategy, parallelism, SMALL_BUNDLES);
         assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("columnar", "columnar"), ferry.exchanges());
+        assertTrue(ferry.framesRead() > 0, "frames read: " + ferry.framesRead());
         assertEquals(2 * parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(2 * parallelism, ferry.globalsOpened(), "native global aggregates opened");
         assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT);

@@ -41,7 +41,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|split|interval-join|ferry-only|sql-ferry|one-row|interval-join-ferry|window-join|window-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|interval-join-ferry|window-join|window-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -176,6 +176,9 @@ public final class Bench {
                 break;
             case "sql-2phase":
                 TwoPhaseSqlBench.table(out, sqlRows, sqlKeys, reps, commit);
+                break;
+            case "exchange":
+                ExchangeBench.table(out, keys, rows, reps, commit);
                 break;
             case "sql-ferry":
                 sql(out, sqlRows, sqlKeys, reps, true);

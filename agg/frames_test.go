@@ -201,10 +201,11 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 		gs := globalSpecOf(t, c, r.IntN(2) == 0)
 		size := []int{1, 2, 7, 64, 1000}[r.IntN(5)]
 		fs := framedGlobalSpec(t, gs, size)
-		framed, err := NewFramedGlobal(fs)
+		inner, err := NewGlobalGroupAggregate(fs)
 		if err != nil {
 			t.Fatal(err)
 		}
+		framed := NewFramed(inner, fs.Spec, fs.Frames)
 		plain, err := NewGlobalGroupAggregate(gs)
 		if err != nil {
 			t.Fatal(err)
@@ -266,8 +267,8 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 				t.Fatalf("seed %d (bundle %d, spec %s): %s", seed, size, jsonMarshal(gs.Params), d)
 			}
 		}
-		if framed.Groups() != plain.Groups() || len(got) == 0 {
-			t.Fatalf("seed %d: %d keys, the row global has %d; %d rows", seed, framed.Groups(), plain.Groups(), len(got))
+		if inner.Groups() != plain.Groups() || len(got) == 0 {
+			t.Fatalf("seed %d: %d keys, the row global has %d; %d rows", seed, inner.Groups(), plain.Groups(), len(got))
 		}
 	}
 }
@@ -323,10 +324,11 @@ func TestFramedGlobalRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := NewFramedGlobal(fs)
+	g, err := NewGlobalGroupAggregate(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	op := NewFramed(g, fs.Spec, fs.Frames)
 	// keys of key groups inside and outside [0, 63]
 	var in, outside [][]any
 	for k := int64(0); len(in) < 4 || len(outside) < 1; k++ {
@@ -365,12 +367,12 @@ func TestFramedGlobalRefuses(t *testing.T) {
 		if !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "frame 1") {
 			t.Errorf("%s: %v, want an ErrData on frame 1 naming %q", tc.name, err, tc.want)
 		}
-		if op.Buffered() != 2 || op.Groups() != 0 {
-			t.Fatalf("%s: %d rows buffered, %d keys after a refused call", tc.name, op.Buffered(), op.Groups())
+		if op.Buffered() != 2 || g.Groups() != 0 {
+			t.Fatalf("%s: %d rows buffered, %d keys after a refused call", tc.name, op.Buffered(), g.Groups())
 		}
 	}
-	if _, err := op.Flush(0, out); err != nil || out.Len != 2 || op.Groups() != 2 || op.Buffered() != 0 {
-		t.Fatalf("flush: %v, %d rows, %d keys, %d buffered", err, out.Len, op.Groups(), op.Buffered())
+	if _, err := op.Flush(0, out); err != nil || out.Len != 2 || g.Groups() != 2 || op.Buffered() != 0 {
+		t.Fatalf("flush: %v, %d rows, %d keys, %d buffered", err, out.Len, g.Groups(), op.Buffered())
 	}
 }
 

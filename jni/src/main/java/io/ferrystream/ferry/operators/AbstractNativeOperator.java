@@ -3,11 +3,14 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.exchange.ExchangeTarget;
+import io.ferrystream.ferry.exchange.FerryFrame;
 import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.table.api.TableRuntimeException;
@@ -24,6 +27,7 @@ import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
@@ -134,6 +138,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     private transient ArrowRowDataReader reader;
     private transient TtlTimeProvider ttlClock;
     private transient StreamRecord<RowData> outRecord;
+    private transient StreamRecord<FerryFrame> frameRecord;
     /** {@link #emit}, made once: the library calls back with every output chunk. */
     private transient Consumer<VectorSchemaRoot> emitChunk;
     private transient long[] stats;
@@ -148,7 +153,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * @param outputType the layout of the rows this operator emits (Flink's output row type of the
-     *     operator it replaces)
+     *     operator it replaces); {@link FerryFrame#ROW_TYPE}: it writes Ferry's columnar exchange
+     *     ({@link #writesFrames})
      * @param inputOrder the form's inputs (the spec must have as many), in the order their
      *     pending batches are processed
      */
@@ -252,7 +258,21 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      * shape opens another (the local aggregate writing the columnar exchange).
      */
     protected NativeOperator openNative(int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
+        if (writesFrames()) {
+            return ((FrameWritingSpec) spec).openWritingFrames(ExchangeTarget.of(this), maxParallelism, range, allocator);
+        }
         return spec.open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
+    }
+
+    /**
+     * Whether the operator writes Ferry's columnar exchange: built with {@link FerryFrame#ROW_TYPE}
+     * as its output type (its spec a {@link FrameWritingSpec}), it opens the library's operator for
+     * the consumer's channels and key groups as the network stack reports them when the task
+     * starts ({@link ExchangeTarget}), and emits {@link FerryFrame}s, one or more per channel per
+     * bundle, instead of rows.
+     */
+    public final boolean writesFrames() {
+        return outputType.equals(FerryFrame.ROW_TYPE);
     }
 
     /**
@@ -332,6 +352,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         checkOutputSchema(outRoot.getSchema(), outputType);
         reader = new ArrowRowDataReader(outRoot, outputType);
         outRecord = new StreamRecord<>(null);
+        frameRecord = new StreamRecord<>(null);
         emitChunk = this::emit;
         MetricGroup metrics = getMetricGroup();
         metrics.gauge(METRIC_STATE_KEYS, (Gauge<Long>) () -> stateKeys);
@@ -539,9 +560,20 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Emits the rows of the output chunk Go returned last ({@code chunk}, read through the
-     * reader of the output type). A kind whose output is not rows overrides it.
+     * reader of the output type), or its frames when the operator {@link #writesFrames}.
      */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     protected void emit(VectorSchemaRoot chunk) {
+        if (writesFrames()) {
+            // The transformation's output type is FerryFrame (the planner built it so); Flink's
+            // operator base types the output by the rows every other native operator emits.
+            Output out = output;
+            VarBinaryVector column = (VarBinaryVector) chunk.getVector(0);
+            for (int i = 0, n = chunk.getRowCount(); i < n; i++) {
+                out.collect(frameRecord.replace(new FerryFrame(column.get(i))));
+            }
+            return;
+        }
         reader.load();
         int rows = reader.rowCount();
         for (int i = 0; i < rows; i++) {

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.exchange.FerryFrame;
+
 import org.apache.flink.table.types.logical.RowType;
 
 /**
@@ -8,6 +10,10 @@ import org.apache.flink.table.types.logical.RowType;
  * merges the DISTINCT maps into the keyed state it holds per partial key and returns, per final
  * key, the accumulators of what the bundle added. Keyed by Flink's key selector over the partial
  * grouping fields; its state is checkpointed as raw keyed state, per key group.
+ *
+ * <p>Feeding Ferry's columnar exchange ({@link #writesFrames}), Go returns each bundle's output
+ * rows as {@link FerryFrame}s routed by the final key; reading one, the operator is a {@link
+ * FrameInputNativeOperator} of the spec {@link IncrementalGroupAggregateSpec#withFrames}.
  */
 public class FerryIncrementalGroupAggregateOperator extends OneInputNativeOperator<IncrementalGroupAggregateSpec> {
     private static final long serialVersionUID = 1L;
@@ -19,5 +25,10 @@ public class FerryIncrementalGroupAggregateOperator extends OneInputNativeOperat
      */
     public FerryIncrementalGroupAggregateOperator(IncrementalGroupAggregateSpec spec, RowType outputType, long bundleSize) {
         super(spec, outputType, Batching.bundles(bundleSize));
+    }
+
+    /** The operator of partial rows feeding Ferry's columnar exchange: it emits {@link FerryFrame}s. */
+    public static FerryIncrementalGroupAggregateOperator writingFrames(IncrementalGroupAggregateSpec spec, long bundleSize) {
+        return new FerryIncrementalGroupAggregateOperator(spec, FerryFrame.ROW_TYPE, bundleSize);
     }
 }

@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A one-input native operator reading {@link FerryFrame}s of Ferry's columnar exchange instead of
- * rows (the global aggregate behind a native local one). Each frame goes to Go as it arrives; Go
+ * rows (the global or incremental aggregate behind a native producer); built with {@link
+ * FerryFrame#ROW_TYPE} as its output type it writes frames too ({@link #writesFrames}). Each frame goes to Go as it arrives; Go
  * checks it, queues its rows and cuts the bundles itself (docs/abi.md#frames), so the operator
  * only hands over frames and, where Flink's bundle operator ends a bundle on other grounds,
  * Go's queued rows: before a watermark (the library's advance), before a checkpoint barrier and
@@ -35,7 +36,8 @@ public class FrameInputNativeOperator<S extends NativeSpec> extends AbstractNati
 
     /**
      * @param spec the kind's spec, whose input's batches are frames
-     * @param outputType the layout of the rows this operator emits
+     * @param outputType the layout of the rows this operator emits ({@link FerryFrame#ROW_TYPE}:
+     *     frames)
      */
     public FrameInputNativeOperator(S spec, RowType outputType) {
         super(spec, outputType, Batching.of(1, 0), 0);

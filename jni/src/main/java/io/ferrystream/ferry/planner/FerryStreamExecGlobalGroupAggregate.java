@@ -18,6 +18,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetadata;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
@@ -145,7 +146,7 @@ public class FerryStreamExecGlobalGroupAggregate extends StreamExecGlobalGroupAg
         final long bundleSize = MinibatchUtil.miniBatchSize(config);
         if (inputTransform.getOutputType() instanceof FerryFrameTypeInfo) {
             return NativeExecNodes.frameInputTransformation(planner, (Transformation<FerryFrame>) inputTransform, meta,
-                    new FrameInputNativeOperator<>(spec.withFrames(bundleSize), outputType), outputType, grouping, inputRowType);
+                    new FrameInputNativeOperator<>(spec.withFrames(bundleSize), outputType), InternalTypeInfo.of(outputType), grouping, inputRowType);
         }
         return NativeExecNodes.keyedTransformation(planner, (Transformation<RowData>) inputTransform, meta,
                 new FerryGlobalGroupAggregateOperator(spec, outputType, bundleSize), outputType, grouping, inputRowType);

@@ -2,9 +2,11 @@ package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.exchange.FerryFrameTypeInfo;
 import io.ferrystream.ferry.exchange.FrameKeySelector;
 import io.ferrystream.ferry.operators.Batching;
 
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -49,8 +51,25 @@ final class NativeExecNodes {
             RowType outputType,
             int[] keys,
             RowType inputType) {
+        return keyedTransformation(planner, input, meta, operator, InternalTypeInfo.of(outputType), keys, inputType);
+    }
+
+    /**
+     * As {@link #keyedTransformation(PlannerBase, Transformation, TransformationMetadata,
+     * OneInputStreamOperator, RowType, int[], RowType)}, of the output type {@code outputType}
+     * ({@link FerryFrameTypeInfo} for an operator writing Ferry's columnar exchange).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static OneInputTransformation<RowData, RowData> keyedTransformation(
+            PlannerBase planner,
+            Transformation<RowData> input,
+            TransformationMetadata meta,
+            OneInputStreamOperator<RowData, RowData> operator,
+            TypeInformation<?> outputType,
+            int[] keys,
+            RowType inputType) {
         OneInputTransformation<RowData, RowData> transform = ExecNodeUtil.createOneInputTransformation(
-                input, meta, operator, InternalTypeInfo.of(outputType), input.getParallelism(), false);
+                input, meta, operator, (TypeInformation) outputType, input.getParallelism(), false);
         RowDataKeySelector selector =
                 KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
         transform.setStateKeySelector(selector);
@@ -64,16 +83,17 @@ final class NativeExecNodes {
      * partial rows (so the subtask's key groups and savepoints keep Flink's shape), but a key
      * selector that is never asked for a key ({@link FrameKeySelector}).
      */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     static OneInputTransformation<FerryFrame, RowData> frameInputTransformation(
             PlannerBase planner,
             Transformation<FerryFrame> input,
             TransformationMetadata meta,
             OneInputStreamOperator<FerryFrame, RowData> operator,
-            RowType outputType,
+            TypeInformation<?> outputType,
             int[] keys,
             RowType inputType) {
         OneInputTransformation<FerryFrame, RowData> transform = ExecNodeUtil.createOneInputTransformation(
-                input, meta, operator, InternalTypeInfo.of(outputType), input.getParallelism(), false);
+                input, meta, operator, (TypeInformation) outputType, input.getParallelism(), false);
         RowDataKeySelector rows =
                 KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
         transform.setStateKeySelector(new FrameKeySelector());

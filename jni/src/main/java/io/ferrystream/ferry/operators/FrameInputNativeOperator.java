@@ -8,6 +8,8 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -31,6 +33,10 @@ public class FrameInputNativeOperator<S extends NativeSpec> extends AbstractNati
 
     /** Frames read by every such operator of this JVM (for tests and reports). */
     private static final AtomicLong FRAMES_READ = new AtomicLong();
+    /** The same, per spec kind. */
+    private static final Map<String, AtomicLong> FRAMES_READ_BY_KIND = new ConcurrentHashMap<>();
+
+    private transient AtomicLong framesReadOfKind;
 
     private transient GenericRowData frameRow;
 
@@ -51,10 +57,17 @@ public class FrameInputNativeOperator<S extends NativeSpec> extends AbstractNati
         return FRAMES_READ.get();
     }
 
+    /** Frames read so far by the frame-reading native operators of spec kind {@code kind}. */
+    public static long framesRead(String kind) {
+        AtomicLong n = FRAMES_READ_BY_KIND.get(kind);
+        return n == null ? 0 : n.get();
+    }
+
     @Override
     public void open() throws Exception {
         super.open();
         frameRow = new GenericRowData(1);
+        framesReadOfKind = FRAMES_READ_BY_KIND.computeIfAbsent(spec().kind(), k -> new AtomicLong());
     }
 
     /** Go computes and checks every row's key; the framework must not look for one per frame. */
@@ -74,6 +87,7 @@ public class FrameInputNativeOperator<S extends NativeSpec> extends AbstractNati
         writers[0].write(frameRow);
         processInput(0);
         FRAMES_READ.incrementAndGet();
+        framesReadOfKind.incrementAndGet();
     }
 
     /** Go's queued rows are one bundle before a barrier, as Flink's bundle operator ends one. */

@@ -407,7 +407,9 @@ class TwoPhaseSqlDifferentialTest {
     /**
      * Split DISTINCT ({@code table.optimizer.distinct-agg.split.enabled}): Flink plans Local →
      * IncrementalGroupAggregate → Global; Ferry runs all three, its incremental aggregate merging
-     * the maps its local writes into the partial rows, its global the incremental one's rows.
+     * the maps its local writes into the partial rows, its global the incremental one's rows; both
+     * exchanges are columnar, the incremental reading the local's frames and writing its own,
+     * routed by the final key, for the global.
      */
     @ParameterizedTest(name = "parallelism {0}")
     @CsvSource({"1", "3"})
@@ -417,8 +419,15 @@ class TwoPhaseSqlDifferentialTest {
                 + " SUM(DISTINCT b), COUNT(*), MAX(d), SUM(b) FROM V GROUP BY k";
         Run stock = run(false, query, "TWO_PHASE", parallelism, split);
         long incrementals = Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND);
+        long incrementalFrames = FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
+        long globalFrames = FrameInputNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND);
         Run ferry = run(true, query, "TWO_PHASE", parallelism, split);
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("columnar", "columnar"), ferry.exchanges());
+        assertTrue(FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) - incrementalFrames >= parallelism,
+                "frames the incremental aggregates read");
+        assertTrue(FrameInputNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND) - globalFrames >= parallelism,
+                "frames the global aggregates read");
         assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(parallelism, Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND) - incrementals,
                 "native incremental aggregates opened");
@@ -432,6 +441,8 @@ class TwoPhaseSqlDifferentialTest {
         ferry = run(true, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native", "Global: native", "Local: native"),
                 ferry.terms());
+        assertEquals(List.of("columnar", "columnar", "columnar"), ferry.exchanges());
+        assertTrue(ferry.framesRead() > 0, "frames read: " + ferry.framesRead());
         assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT + " (split)");
     }
 

@@ -114,16 +114,21 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
     }
 
     /**
-     * Opened for the task's own key groups (the partial key's), writing its output rows as frames
-     * routed by the final key to {@code target}'s channels for its max parallelism.
+     * This spec writing its output rows as frames of the columnar exchange, routed by the final
+     * key to {@code parallelism} channels of a consumer of {@code maxParallelism} key groups
+     * (docs/abi.md#frames); it is still opened with its own task's max parallelism and range.
      */
+    public IncrementalGroupAggregateSpec forExchange(int parallelism, int maxParallelism) {
+        if (parallelism < 1 || maxParallelism < parallelism) {
+            throw new IllegalArgumentException("an exchange of " + parallelism + " channels for " + maxParallelism + " key groups");
+        }
+        return new IncrementalGroupAggregateSpec(this, frameBundleSize, parallelism, maxParallelism);
+    }
+
+    /** Opened for the task's own key groups, writing frames for {@code target} ({@link #forExchange}). */
     @Override
     public NativeOperator openWritingFrames(ExchangeTarget target, int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
-        if (target.parallelism < 1 || target.maxParallelism < target.parallelism) {
-            throw new IllegalArgumentException("an exchange of " + target.parallelism + " channels for "
-                    + target.maxParallelism + " key groups");
-        }
-        return new IncrementalGroupAggregateSpec(this, frameBundleSize, target.parallelism, target.maxParallelism)
+        return forExchange(target.parallelism, target.maxParallelism)
                 .open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
     }
 

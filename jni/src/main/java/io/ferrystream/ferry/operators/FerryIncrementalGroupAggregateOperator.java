@@ -12,8 +12,8 @@ import org.apache.flink.table.types.logical.RowType;
  * grouping fields; its state is checkpointed as raw keyed state, per key group.
  *
  * <p>Feeding Ferry's columnar exchange ({@link #writesFrames}), Go returns each bundle's output
- * rows as {@link FerryFrame}s routed by the final key; reading one, the operator is a {@link
- * FrameInputNativeOperator} of the spec {@link IncrementalGroupAggregateSpec#withFrames}.
+ * rows as {@link FerryFrame}s routed by the final key; behind one ({@link #readsFrames}) it reads
+ * frames of the partial rows.
  */
 public class FerryIncrementalGroupAggregateOperator extends OneInputNativeOperator<IncrementalGroupAggregateSpec> {
     private static final long serialVersionUID = 1L;
@@ -25,10 +25,5 @@ public class FerryIncrementalGroupAggregateOperator extends OneInputNativeOperat
      */
     public FerryIncrementalGroupAggregateOperator(IncrementalGroupAggregateSpec spec, RowType outputType, long bundleSize) {
         super(spec, outputType, Batching.bundles(bundleSize));
-    }
-
-    /** The operator of partial rows feeding Ferry's columnar exchange: it emits {@link FerryFrame}s. */
-    public static FerryIncrementalGroupAggregateOperator writingFrames(IncrementalGroupAggregateSpec spec, long bundleSize) {
-        return new FerryIncrementalGroupAggregateOperator(spec, FerryFrame.ROW_TYPE, bundleSize);
     }
 }

@@ -29,9 +29,4 @@ public class FerryLocalGroupAggregateOperator extends OneInputNativeOperator<Loc
     public FerryLocalGroupAggregateOperator(LocalGroupAggregateSpec spec, RowType outputType, long bundleSize) {
         super(spec, outputType, Batching.bundles(bundleSize));
     }
-
-    /** The operator feeding Ferry's columnar exchange: it emits {@link FerryFrame}s. */
-    public static FerryLocalGroupAggregateOperator writingFrames(LocalGroupAggregateSpec spec, long bundleSize) {
-        return new FerryLocalGroupAggregateOperator(spec, FerryFrame.ROW_TYPE, bundleSize);
-    }
 }

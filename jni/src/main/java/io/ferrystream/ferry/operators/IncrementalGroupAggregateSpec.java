@@ -27,7 +27,7 @@ import java.util.List;
  * columnar exchange: it then reads frames of the partial rows ({@link #withFrames}) or writes
  * frames of its output rows routed by the final key ({@link #openWritingFrames}).
  */
-public final class IncrementalGroupAggregateSpec extends NativeSpec implements FrameWritingSpec {
+public final class IncrementalGroupAggregateSpec extends NativeSpec implements FrameReadingSpec, FrameWritingSpec {
     private static final long serialVersionUID = 1L;
 
     /** The library's name of this operator kind. */
@@ -95,6 +95,7 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
      * This spec reading its partial rows from frames of the columnar exchange: the library cuts
      * the bundles of {@code bundleSize} rows itself, as Flink's count trigger would.
      */
+    @Override
     public IncrementalGroupAggregateSpec withFrames(long bundleSize) {
         if (bundleSize < 1) {
             throw new IllegalArgumentException("a bundle holds at least one row, not " + bundleSize);

@@ -1,9 +1,7 @@
 package io.ferrystream.ferry.planner;
 
-import io.ferrystream.ferry.exchange.FerryFrame;
 import io.ferrystream.ferry.exchange.FerryFrameTypeInfo;
 import io.ferrystream.ferry.operators.FerryIncrementalGroupAggregateOperator;
-import io.ferrystream.ferry.operators.FrameInputNativeOperator;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
@@ -130,16 +128,8 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         final TransformationMetadata meta = createTransformationMeta(INCREMENTAL_GROUP_AGGREGATE_TRANSFORMATION, config);
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
         final long bundleSize = MinibatchUtil.miniBatchSize(config);
-        final RowType emitted = frames ? FerryFrame.ROW_TYPE : outputType;
         final TypeInformation<?> emittedType = frames ? FerryFrameTypeInfo.INSTANCE : InternalTypeInfo.of(outputType);
-        if (inputTransform.getOutputType() instanceof FerryFrameTypeInfo) {
-            return (Transformation) NativeExecNodes.frameInputTransformation(planner, (Transformation<FerryFrame>) inputTransform, meta,
-                    new FrameInputNativeOperator<>(spec.withFrames(bundleSize), emitted), emittedType, partialAggGrouping, inputRowType);
-        }
-        final FerryIncrementalGroupAggregateOperator operator = frames
-                ? FerryIncrementalGroupAggregateOperator.writingFrames(spec, bundleSize)
-                : new FerryIncrementalGroupAggregateOperator(spec, outputType, bundleSize);
-        return NativeExecNodes.keyedTransformation(planner, (Transformation<RowData>) inputTransform, meta, operator,
-                emittedType, partialAggGrouping, inputRowType);
+        return (Transformation) NativeExecNodes.keyedTransformation(planner, inputTransform, meta,
+                new FerryIncrementalGroupAggregateOperator(spec, outputType, bundleSize), emittedType, partialAggGrouping, inputRowType);
     }
 }

@@ -109,7 +109,7 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
             return (Transformation) ExecNodeUtil.createOneInputTransformation(
                     inputTransform,
                     createTransformationMeta(LOCAL_GROUP_AGGREGATE_TRANSFORMATION, config),
-                    (StreamOperator) FerryLocalGroupAggregateOperator.writingFrames(spec, bundleSize),
+                    (StreamOperator) new FerryLocalGroupAggregateOperator(spec, outputType, bundleSize),
                     (TypeInformation) FerryFrameTypeInfo.INSTANCE,
                     inputTransform.getParallelism(),
                     false);

@@ -1,7 +1,7 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FrameInputNativeOperator;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 
@@ -447,11 +447,11 @@ class FailoverTest {
     @ParameterizedTest(name = "split DISTINCT {0}")
     @ValueSource(booleans = {false, true})
     void twoPhaseRecoversFromAFailure(boolean split) throws Exception {
-        long frames = FrameInputNativeOperator.framesRead();
-        long incrementalFrames = FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
+        long frames = AbstractNativeOperator.framesRead();
+        long incrementalFrames = AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
         assertRecovers(TWO_PHASE_QUERY, split ? SPLIT : TWO_PHASE, new Configuration());
-        assertTrue(FrameInputNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
-        assertEquals(split, FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) > incrementalFrames,
+        assertTrue(AbstractNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
+        assertEquals(split, AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) > incrementalFrames,
                 "frames the incremental aggregates read");
     }
 
@@ -477,7 +477,7 @@ class FailoverTest {
         assertEquals(split ? List.of("columnar", "columnar", "columnar") : List.of("columnar", "columnar"),
                 PlannerTests.exchangeTerms(physicalPlan(first.plan)), first.plan);
         long globals = Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND);
-        long frames = FrameInputNativeOperator.framesRead();
+        long frames = AbstractNativeOperator.framesRead();
         JobClient client = first.env.executeAsync("two-phase before savepoint");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (RECORDS.get() < ROWS / 3) {
@@ -490,7 +490,7 @@ class FailoverTest {
         long before = RECORDS.get();
         assertTrue(before < ROWS, "stopped mid-stream: " + before);
         assertTrue(Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND) - globals >= 8, "native global aggregates ran");
-        assertTrue(FrameInputNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
+        assertTrue(AbstractNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
 
         reset(false);
         Configuration resume = new Configuration();

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FrameInputNativeOperator;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
@@ -152,7 +152,7 @@ class TwoPhaseSqlDifferentialTest {
         List<String> terms = twoPhaseTerms(plan);
         long locals = Ferry.nativeOperatorsOpened(LocalGroupAggregateSpec.KIND);
         long globals = Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND);
-        long frames = FrameInputNativeOperator.framesRead();
+        long frames = AbstractNativeOperator.framesRead();
         List<Row> rows = new ArrayList<>();
         try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
             it.forEachRemaining(rows::add);
@@ -162,7 +162,7 @@ class TwoPhaseSqlDifferentialTest {
                 PlannerTests.exchangeTerms(plan),
                 Ferry.nativeOperatorsOpened(LocalGroupAggregateSpec.KIND) - locals,
                 Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND) - globals,
-                FrameInputNativeOperator.framesRead() - frames,
+                AbstractNativeOperator.framesRead() - frames,
                 rows);
     }
 
@@ -419,14 +419,14 @@ class TwoPhaseSqlDifferentialTest {
                 + " SUM(DISTINCT b), COUNT(*), MAX(d), SUM(b) FROM V GROUP BY k";
         Run stock = run(false, query, "TWO_PHASE", parallelism, split);
         long incrementals = Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND);
-        long incrementalFrames = FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
-        long globalFrames = FrameInputNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND);
+        long incrementalFrames = AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
+        long globalFrames = AbstractNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND);
         Run ferry = run(true, query, "TWO_PHASE", parallelism, split);
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), ferry.terms());
         assertEquals(List.of("columnar", "columnar"), ferry.exchanges());
-        assertTrue(FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) - incrementalFrames >= parallelism,
+        assertTrue(AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) - incrementalFrames >= parallelism,
                 "frames the incremental aggregates read");
-        assertTrue(FrameInputNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND) - globalFrames >= parallelism,
+        assertTrue(AbstractNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND) - globalFrames >= parallelism,
                 "frames the global aggregates read");
         assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(parallelism, Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND) - incrementals,

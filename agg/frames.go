@@ -9,26 +9,44 @@ import (
 )
 
 // The columnar exchange of the two-phase aggregate (docs/group-aggregate.md#frames): with
-// params.exchange the local aggregate emits its partial rows as frames (package exchange), one
-// or more per destination channel, instead of rows; with params.frames the global aggregate
-// takes frames, checks them, queues their rows and cuts Flink's count bundles itself.
+// params.exchange the local aggregate (and the incremental aggregate of a split DISTINCT) emits
+// its output rows as frames (package exchange), one or more per destination channel, instead of
+// rows; with params.frames the global aggregate (and the incremental) takes frames, checks them,
+// queues their rows and cuts Flink's count bundles itself (Framed).
 
-// ExchangeParams are the local aggregate's params.exchange.
+// ExchangeParams are the params.exchange of an aggregate whose output is frames (the local's
+// partial rows, the incremental's).
 type ExchangeParams struct {
-	// Parallelism is the number of channels (the global aggregate's parallelism).
+	// Parallelism is the number of channels (the consumer's parallelism).
 	Parallelism int `json:"parallelism"`
+	// MaxParallelism is the consumer's max parallelism the frames are routed for: required for
+	// the incremental aggregate, which is keyed with its own; refused for the local aggregate,
+	// whose header's max_parallelism is the consumer's.
+	MaxParallelism *int `json:"max_parallelism,omitempty"`
 	// TargetFrameBytes bounds a frame's body unless one row alone is larger
 	// (exchange.DefaultTargetBytes when absent).
 	TargetFrameBytes *int `json:"target_frame_bytes,omitempty"`
 }
 
-// validate checks p (nil: no exchange) for maxParallelism key groups.
-func (p *ExchangeParams) validate(maxParallelism int) (*ExchangeParams, error) {
+// validate checks p (nil: no exchange). With own, the consumer's max parallelism is maxParallelism
+// and p.MaxParallelism must be absent; otherwise p.MaxParallelism is required and within
+// [1, 32768]. It sets p.MaxParallelism and p.TargetFrameBytes.
+func (p *ExchangeParams) validate(maxParallelism int, own bool) (*ExchangeParams, error) {
 	if p == nil {
 		return nil, nil
 	}
-	if p.Parallelism < 1 || p.Parallelism > maxParallelism {
-		return nil, engine.ParamError("exchange.parallelism", "%d outside [1, max_parallelism %d]", p.Parallelism, maxParallelism)
+	switch {
+	case own && p.MaxParallelism != nil:
+		return nil, engine.ParamError("exchange.max_parallelism", "set; the operator routes for its own max_parallelism %d", maxParallelism)
+	case own:
+		p.MaxParallelism = &maxParallelism
+	case p.MaxParallelism == nil:
+		return nil, engine.ParamError("exchange.max_parallelism", "required: the consumer's max parallelism")
+	case *p.MaxParallelism < 1 || *p.MaxParallelism > 1<<15:
+		return nil, engine.ParamError("exchange.max_parallelism", "%d outside [1, 32768]", *p.MaxParallelism)
+	}
+	if p.Parallelism < 1 || p.Parallelism > *p.MaxParallelism {
+		return nil, engine.ParamError("exchange.parallelism", "%d outside [1, max_parallelism %d]", p.Parallelism, *p.MaxParallelism)
 	}
 	if p.TargetFrameBytes == nil {
 		n := exchange.DefaultTargetBytes
@@ -40,11 +58,19 @@ func (p *ExchangeParams) validate(maxParallelism int) (*ExchangeParams, error) {
 	return p, nil
 }
 
-// FramesParams are the global aggregate's params.frames.
+// FramesParams are the params.frames of an aggregate fed frames (the global, the incremental).
 type FramesParams struct {
 	// BundleSize is Flink's table.exec.mini-batch.size: a bundle ends at the row that makes its
 	// count reach it (CountBundleTrigger).
 	BundleSize int `json:"bundle_size"`
+}
+
+// validate checks p (nil: no frames).
+func (p *FramesParams) validate() error {
+	if p != nil && p.BundleSize < 1 {
+		return engine.ParamError("frames.bundle_size", "%d, want at least 1", p.BundleSize)
+	}
+	return nil
 }
 
 // frameField is the one column of a batch of frames.
@@ -55,29 +81,51 @@ func frameInput() *engine.Input {
 	return &engine.Input{Fields: []engine.FieldSpec{{Name: frameField.Name, Type: "BYTES NOT NULL"}}, Types: []engine.Type{frameField.Type}}
 }
 
-// localFrames is the frame output of a local aggregate with params.exchange: the bundle's
-// partial rows go to Go scratch memory, then each frame's rows are gathered straight into the
-// output batch.
-type localFrames struct {
-	enc      *exchange.Encoder
-	partials engine.OutBatch // the bundle's partial rows, in HashMap order
-	view     engine.Batch
-	kgs      []int32 // per partial row: its key group
+// frameOutput is the frame output of an aggregate with params.exchange: a bundle's output rows
+// go to Go scratch memory (rows), then each frame's rows are gathered straight into the output
+// batch. The rows' key groups are the producer's (kgs, set by the caller) or, with keys, computed
+// here from the rows' leading key columns for the consumer's max parallelism.
+type frameOutput struct {
+	enc  *exchange.Encoder
+	rows engine.OutBatch // the bundle's output rows, in emission order
+	view engine.Batch
+	kgs  []int32            // per row: its key group
+	keys *engine.KeyEncoder // nil: the caller fills kgs
+	maxP int
 }
 
-func newLocalFrames(p *ExchangeParams, types []engine.Type, maxParallelism int) (*localFrames, error) {
-	enc, err := exchange.NewEncoder(types, p.Parallelism, maxParallelism, *p.TargetFrameBytes)
+// newFrameOutput returns the frame output of rows of types for p. With keyed, the rows' key
+// groups are computed from their first keyed columns.
+func newFrameOutput(p *ExchangeParams, types []engine.Type, keyed int) (*frameOutput, error) {
+	enc, err := exchange.NewEncoder(types, p.Parallelism, *p.MaxParallelism, *p.TargetFrameBytes)
 	if err != nil {
 		return nil, err
 	}
-	return &localFrames{enc: enc, partials: engine.OutBatch{Alloc: &scratchAlloc{}}}, nil
+	f := &frameOutput{enc: enc, rows: engine.OutBatch{Alloc: &scratchAlloc{}}, maxP: *p.MaxParallelism}
+	if keyed > 0 {
+		cols := make([]int, keyed)
+		for i := range cols {
+			cols[i] = i
+		}
+		f.keys = engine.NewKeyEncoder(cols, types)
+	}
+	return f, nil
 }
 
-// emit writes the frames of the partial rows in f.partials (whose key groups are f.kgs) to out:
-// one BYTES row per frame, channels ascending.
-func (f *localFrames) emit(out *engine.OutBatch) error {
-	viewOf(&f.partials, &f.view)
+// emit writes the frames of the rows in f.rows to out: one BYTES row per frame, channels
+// ascending.
+func (f *frameOutput) emit(out *engine.OutBatch) error {
+	viewOf(&f.rows, &f.view)
 	defer f.view.Forget()
+	if f.keys != nil {
+		if err := f.keys.Encode(&f.view); err != nil {
+			return err
+		}
+		f.kgs = resize(f.kgs, f.view.Len)
+		for i := range f.view.Len {
+			f.kgs[i] = int32(engine.KeyGroup(f.keys.Hash(i), f.maxP))
+		}
+	}
 	frames, size := f.enc.Plan(&f.view, f.kgs)
 	if size > math.MaxInt32 {
 		return fmt.Errorf("%w: the bundle's frames would hold %d bytes, more than 2 GiB; send smaller bundles", engine.ErrData, size)
@@ -98,20 +146,23 @@ func (f *localFrames) emit(out *engine.OutBatch) error {
 	return nil
 }
 
-// FramedGlobal is the global aggregate fed frames (params.frames): each call's frames are
-// decoded and checked whole (row type, max parallelism, every row's key group in the operator's
-// range and in its frame's), their rows queued in Go memory, and every bundle_size queued rows
-// run as one bundle of GlobalGroupAggregate at the processing time of the call that completed
-// it, one bundle per output chunk. Advance and Flush first run the queued rows as one bundle.
-type FramedGlobal struct {
-	*GlobalGroupAggregate
-	size   int
-	dec    *exchange.Decoder
-	keys   *engine.KeyEncoder // checks the rows' key groups at ingest
-	queue  *engine.Queue
-	frame  engine.Batch
-	window engine.Batch
-	nowMs  int64 // processing time of the call whose bundles are pending
+// Framed is a bundle operator with keyed state fed frames (params.frames): the global aggregate,
+// the incremental aggregate. Each call's frames are decoded and checked whole (row type, max
+// parallelism, every row's key group in the operator's range and in its frame's), their rows
+// queued in Go memory, and every bundle_size queued rows run as one bundle (one Process call) of
+// the wrapped operator at the processing time of the call that completed it, one bundle per
+// output chunk: Flink's CountBundleTrigger. Advance and Flush first run the queued rows as one
+// bundle. The wrapped operator's output (rows, or frames of its own) is the output.
+type Framed struct {
+	engine.Operator // the bundle operator: each Process call is one bundle, one chunk
+	spec            *Spec
+	size            int
+	dec             *exchange.Decoder
+	keys            *engine.KeyEncoder // checks the rows' key groups at ingest
+	queue           *engine.Queue
+	frame           engine.Batch
+	window          engine.Batch
+	nowMs           int64 // processing time of the call whose bundles are pending
 	// failed is the error of a bundle that failed after its rows were queued (a partial value
 	// only the merge refuses, memory): every later call but Close fails, as the host must
 	// restart from its last checkpoint.
@@ -119,31 +170,28 @@ type FramedGlobal struct {
 }
 
 var (
-	_ engine.Operator   = (*FramedGlobal)(nil)
-	_ engine.WireInputs = (*FramedGlobal)(nil)
-	_ engine.Buffering  = (*FramedGlobal)(nil)
+	_ engine.Operator   = (*Framed)(nil)
+	_ engine.WireInputs = (*Framed)(nil)
+	_ engine.Buffering  = (*Framed)(nil)
 )
 
-// NewFramedGlobal builds the global aggregate of a validated spec with params.frames.
-func NewFramedGlobal(spec *GlobalSpec) (*FramedGlobal, error) {
-	g, err := NewGlobalGroupAggregate(spec)
-	if err != nil {
-		return nil, err
-	}
-	return &FramedGlobal{GlobalGroupAggregate: g, size: spec.Frames.BundleSize, dec: exchange.NewDecoder(spec.InputTypes),
-		keys: engine.NewKeyEncoder(spec.Keys, spec.InputTypes), queue: engine.NewQueue(spec.InputTypes)}, nil
+// NewFramed wraps op, a bundle operator of spec with keyed state, fed frames of spec's input
+// rows cut into bundles of p.BundleSize rows.
+func NewFramed(op engine.Operator, spec *Spec, p *FramesParams) *Framed {
+	return &Framed{Operator: op, spec: spec, size: p.BundleSize, dec: exchange.NewDecoder(spec.InputTypes),
+		keys: engine.NewKeyEncoder(spec.Keys, spec.InputTypes), queue: engine.NewQueue(spec.InputTypes)}
 }
 
 // WireInput implements engine.WireInputs: input 0 is a batch of frames.
-func (f *FramedGlobal) WireInput(int) *engine.Input { return frameInput() }
+func (f *Framed) WireInput(int) *engine.Input { return frameInput() }
 
 // Buffered implements engine.Buffering: the queued rows of an incomplete bundle.
-func (f *FramedGlobal) Buffered() int { return f.queue.Len() }
+func (f *Framed) Buffered() int { return f.queue.Len() }
 
 // Process implements engine.Operator: in holds frames. Nothing is queued unless every frame
 // passes its checks; the first completed bundle's output is the first chunk, each further one
 // follows through Continue.
-func (f *FramedGlobal) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+func (f *Framed) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
 	if err := f.check(); err != nil {
 		return false, err
 	}
@@ -164,7 +212,7 @@ func (f *FramedGlobal) Process(_ int, in *engine.Batch, nowMs int64, out *engine
 }
 
 // ingest checks one frame and queues its rows.
-func (f *FramedGlobal) ingest(frame []byte) error {
+func (f *Framed) ingest(frame []byte) error {
 	defer f.frame.Forget()
 	h, err := f.dec.Decode(frame, &f.frame)
 	if err != nil {
@@ -176,8 +224,9 @@ func (f *FramedGlobal) ingest(frame []byte) error {
 	if err := f.keys.Encode(&f.frame); err != nil {
 		return err
 	}
+	state := f.State()
 	for i := range f.frame.Len {
-		kg, err := f.state.KeyGroupOf(f.keys.Hash(i))
+		kg, err := state.KeyGroupOf(f.keys.Hash(i))
 		if err != nil {
 			return fmt.Errorf("row %d: %w", i, err)
 		}
@@ -190,7 +239,7 @@ func (f *FramedGlobal) ingest(frame []byte) error {
 }
 
 // Continue implements engine.Operator: the next complete bundle, if any.
-func (f *FramedGlobal) Continue(out *engine.OutBatch) (bool, error) {
+func (f *Framed) Continue(out *engine.OutBatch) (bool, error) {
 	if f.queue.Len() < f.size {
 		f.queue.Compact()
 		out.Len = 0
@@ -207,20 +256,20 @@ func (f *FramedGlobal) Continue(out *engine.OutBatch) (bool, error) {
 }
 
 // bundle runs the first n queued rows as one bundle at nowMs.
-func (f *FramedGlobal) bundle(n int, nowMs int64, out *engine.OutBatch) error {
+func (f *Framed) bundle(n int, nowMs int64, out *engine.OutBatch) error {
 	if err := f.check(); err != nil {
 		return err
 	}
 	f.queue.Window(n, &f.window)
 	defer f.window.Forget()
-	_, err := f.GlobalGroupAggregate.Process(0, &f.window, nowMs, out)
+	_, err := f.Operator.Process(0, &f.window, nowMs, out)
 	f.queue.Consume(n)
 	f.failed = err
 	return err
 }
 
 // check fails once a bundle failed.
-func (f *FramedGlobal) check() error {
+func (f *Framed) check() error {
 	if f.failed != nil {
 		return fmt.Errorf("%w: a bundle of queued rows failed earlier (%v); close the operator and restore from a checkpoint", engine.ErrState, f.failed)
 	}
@@ -228,29 +277,29 @@ func (f *FramedGlobal) check() error {
 }
 
 // Advance implements engine.Operator: the queued rows run as one bundle at nowMs.
-func (f *FramedGlobal) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
+func (f *Framed) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	if f.queue.Len() == 0 {
-		return f.GlobalGroupAggregate.Advance(watermarkMs, nowMs, out)
+		return f.Operator.Advance(watermarkMs, nowMs, out)
 	}
 	return false, f.flushQueue(nowMs, out)
 }
 
 // Flush implements engine.Operator: the queued rows run as one bundle at nowMs.
-func (f *FramedGlobal) Flush(nowMs int64, out *engine.OutBatch) (bool, error) {
+func (f *Framed) Flush(nowMs int64, out *engine.OutBatch) (bool, error) {
 	if f.queue.Len() == 0 {
-		return f.GlobalGroupAggregate.Flush(nowMs, out)
+		return f.Operator.Flush(nowMs, out)
 	}
 	return false, f.flushQueue(nowMs, out)
 }
 
-func (f *FramedGlobal) flushQueue(nowMs int64, out *engine.OutBatch) error {
+func (f *Framed) flushQueue(nowMs int64, out *engine.OutBatch) error {
 	err := f.bundle(f.queue.Len(), nowMs, out)
 	f.queue.Compact()
 	return err
 }
 
 // Close implements engine.Operator.
-func (f *FramedGlobal) Close() {
-	f.GlobalGroupAggregate.Close()
+func (f *Framed) Close() {
+	f.Operator.Close()
 	f.queue = engine.NewQueue(f.spec.InputTypes)
 }

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -163,8 +164,9 @@ func framedGlobalSpec(t *testing.T, gs *GlobalSpec, bundleSize int) *GlobalSpec 
 	return fs
 }
 
-// framesOf encodes rows (partial rows of gs) into frames for one channel, as a batch of frames.
-func framesOf(t *testing.T, gs *GlobalSpec, rows [][]any, target int, maxP int) *engine.Batch {
+// framesOf encodes rows (input rows of gs, keyed by its keys) into frames for one channel, as a
+// batch of frames.
+func framesOf(t *testing.T, gs *Spec, rows [][]any, target int, maxP int) *engine.Batch {
 	t.Helper()
 	b := enginetest.Batch(gs.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})
 	kgs := make([]int32, len(rows))
@@ -201,10 +203,11 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 		gs := globalSpecOf(t, c, r.IntN(2) == 0)
 		size := []int{1, 2, 7, 64, 1000}[r.IntN(5)]
 		fs := framedGlobalSpec(t, gs, size)
-		framed, err := NewFramedGlobal(fs)
+		inner, err := NewGlobalGroupAggregate(fs)
 		if err != nil {
 			t.Fatal(err)
 		}
+		framed := NewFramed(inner, fs.Spec, fs.Frames)
 		plain, err := NewGlobalGroupAggregate(gs)
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +229,7 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 		}
 		for _, call := range bundles(r, len(rows), tt, []int{1, 5, 40, 3000}[r.IntN(4)]) {
 			part, now := rows[call[0]:call[1]], times[call[0]]
-			b := framesOf(t, gs, part, []int{1, 300, 1 << 20}[r.IntN(3)], gs.MaxParallelism)
+			b := framesOf(t, gs.Spec, part, []int{1, 300, 1 << 20}[r.IntN(3)], gs.MaxParallelism)
 			more, err := framed.Process(0, b, now, out)
 			for {
 				if err != nil {
@@ -266,9 +269,188 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 				t.Fatalf("seed %d (bundle %d, spec %s): %s", seed, size, jsonMarshal(gs.Params), d)
 			}
 		}
-		if framed.Groups() != plain.Groups() || len(got) == 0 {
-			t.Fatalf("seed %d: %d keys, the row global has %d; %d rows", seed, framed.Groups(), plain.Groups(), len(got))
+		if inner.Groups() != plain.Groups() || len(got) == 0 {
+			t.Fatalf("seed %d: %d keys, the row global has %d; %d rows", seed, inner.Groups(), plain.Groups(), len(got))
 		}
+	}
+}
+
+// incrementalWith is sc's incremental spec with params.frames (bundleSize > 0) and params.exchange
+// (p > 0, for maxP key groups).
+func incrementalWith(t *testing.T, sc splitCase, bundleSize, p, maxP, target int) *IncrementalSpec {
+	t.Helper()
+	h := *sc.incr.Spec.Spec
+	var params IncrementalParams
+	if err := engine.StrictDecode(h.Params, &params); err != nil {
+		t.Fatal(err)
+	}
+	if bundleSize > 0 {
+		params.Frames = &FramesParams{BundleSize: bundleSize}
+	}
+	if p > 0 {
+		params.Exchange = &ExchangeParams{Parallelism: p, MaxParallelism: &maxP, TargetFrameBytes: &target}
+	}
+	h.Params = jsonMarshal(&params)
+	spec, err := ParseIncrementalSpec(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// TestIncrementalFramesMatchRows feeds a split DISTINCT's partial rows to the incremental
+// aggregate as rows, in bundles of exactly bundle_size rows (the remainder at each Flush), and to
+// one opened from a spec with params.frames, params.exchange or both, fed frames in random calls
+// and frame sizes: with rows out the changelogs are equal; with frames out every channel gets
+// exactly the row output's rows whose final key routes to it (Flink's KeyGroupStreamPartitioner
+// for the consumer's max parallelism), in order, each frame's header naming its channel and
+// key-group range.
+func TestIncrementalFramesMatchRows(t *testing.T) {
+	seeds := uint64(40)
+	if testing.Short() {
+		seeds = 12
+	}
+	for seed := range seeds {
+		retract := seed%2 == 0
+		sc := newSplitCase(t, retract)
+		r := rand.New(rand.NewPCG(seed, 51))
+		partials := splitPartials(t, sc, splitStreams(r, retract), r)
+		size := []int{1, 2, 7, 64, 1000}[r.IntN(5)]
+		framesIn, framesOut := seed%3 != 1, seed%3 != 2
+		maxP := []int{1, 2, 128, 129, 4096}[r.IntN(5)]
+		p := min(maxP, 1+r.IntN(7))
+		target := []int{1, 100, 2000, exchange.DefaultTargetBytes}[r.IntN(4)]
+		inSize, outP := 0, 0
+		if framesIn {
+			inSize = size
+		}
+		if framesOut {
+			outP = p
+		}
+		fs := incrementalWith(t, sc, inSize, outP, maxP, target)
+		op, err := engine.Open(fs.Spec.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := op.(*Framed); ok != framesIn {
+			t.Fatalf("seed %d: %T opened for frames in %v", seed, op, framesIn)
+		}
+		plain, err := NewIncrementalGroupAggregate(sc.incr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := op.Output(); framesOut != (len(got) == 1 && got[0].Type.String() == "BYTES NOT NULL") {
+			t.Fatalf("seed %d: output %v with frames out %v", seed, got, framesOut)
+		}
+		types := plain.types
+		finalKeys := make([]int, len(sc.incr.FinalKeys))
+		for i := range finalKeys {
+			finalKeys[i] = i
+		}
+		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+		var got, want []string // rows out: the changelog; frames out: "channel: row"
+		var queued [][]any
+		collect := func() {
+			if out.Len == 0 {
+				return
+			}
+			if !framesOut {
+				got = append(got, rowStrings(enginetest.Rows(out))...)
+				return
+			}
+			hs, rows := frameRows(t, out, types)
+			last := -1
+			for f, h := range hs {
+				if h.Channel < last || h.Parallelism != p || h.MaxParallelism != maxP {
+					t.Fatalf("seed %d frame %d: header %+v after channel %d", seed, f, h, last)
+				}
+				last = h.Channel
+				var vals [][]any
+				for _, row := range rows[f] {
+					vals = append(vals, row.Values)
+					got = append(got, fmt.Sprintf("%d: %s", h.Channel, row))
+				}
+				for i, hash := range keyHashes(types, finalKeys, vals) {
+					if kg := engine.KeyGroup(hash, maxP); kg < h.KGFirst || kg > h.KGLast {
+						t.Fatalf("seed %d frame %d row %d: key group %d outside [%d, %d]", seed, f, i, kg, h.KGFirst, h.KGLast)
+					}
+				}
+			}
+		}
+		runPlain := func(rows [][]any, now int64) {
+			b := enginetest.Batch(sc.incr.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})
+			if _, err := plain.Process(0, b, now, out); err != nil {
+				t.Fatal(err)
+			}
+			rs := enginetest.Rows(out)
+			if !framesOut {
+				want = append(want, rowStrings(rs)...)
+				return
+			}
+			var vals [][]any
+			for _, row := range rs {
+				vals = append(vals, row.Values)
+			}
+			byChannel := make([][]string, p)
+			for j, hash := range keyHashes(types, finalKeys, vals) {
+				ch := exchange.Channel(engine.KeyGroup(hash, maxP), p, maxP)
+				byChannel[ch] = append(byChannel[ch], fmt.Sprintf("%d: %s", ch, rs[j]))
+			}
+			for _, rows := range byChannel {
+				want = append(want, rows...)
+			}
+		}
+		now := int64(0)
+		for _, call := range bundles(r, len(partials), nil, []int{1, 5, 40, 3000}[r.IntN(4)]) {
+			part := partials[call[0]:call[1]]
+			now++
+			if !framesIn { // each call is one bundle
+				b := enginetest.Batch(sc.incr.InputTypes, part, make([]engine.RowKind, len(part)), enginetest.Options{Offset: int(now % 3)})
+				if _, err := op.Process(0, b, now, out); err != nil {
+					t.Fatal(err)
+				}
+				collect()
+				runPlain(part, now)
+			} else {
+				b := framesOf(t, fs.Spec, part, []int{1, 300, 1 << 20}[r.IntN(3)], sc.incr.MaxParallelism)
+				more, err := op.Process(0, b, now, out)
+				for {
+					if err != nil {
+						t.Fatalf("seed %d: %v", seed, err)
+					}
+					collect()
+					if !more {
+						break
+					}
+					more, err = op.Continue(out)
+				}
+				queued = append(queued, part...)
+				for len(queued) >= size {
+					runPlain(queued[:size], now)
+					queued = queued[size:]
+				}
+				if n := op.(*Framed).Buffered(); n != len(queued) {
+					t.Fatalf("seed %d: %d rows buffered, want %d", seed, n, len(queued))
+				}
+				if r.IntN(6) == 0 || call[1] == len(partials) {
+					if _, err := op.Flush(now, out); err != nil {
+						t.Fatal(err)
+					}
+					collect()
+					if len(queued) > 0 {
+						runPlain(queued, now)
+						queued = nil
+					}
+				}
+			}
+			if d := diffStrings(got, want); d != "" {
+				t.Fatalf("seed %d (frames in %v size %d, frames out %v p %d maxP %d target %d): %s", seed, framesIn, size, framesOut, p, maxP, target, d)
+			}
+		}
+		if len(got) == 0 || op.State().Len() != plain.State().Len() {
+			t.Fatalf("seed %d: %d rows; %d keys, the row incremental has %d", seed, len(got), op.State().Len(), plain.State().Len())
+		}
+		op.Close()
 	}
 }
 
@@ -323,10 +505,11 @@ func TestFramedGlobalRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := NewFramedGlobal(fs)
+	g, err := NewGlobalGroupAggregate(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	op := NewFramed(g, fs.Spec, fs.Frames)
 	// keys of key groups inside and outside [0, 63]
 	var in, outside [][]any
 	for k := int64(0); len(in) < 4 || len(outside) < 1; k++ {
@@ -338,12 +521,12 @@ func TestFramedGlobalRefuses(t *testing.T) {
 		}
 	}
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-	good := framesOf(t, gs, in[:2], 1<<20, 128)
+	good := framesOf(t, gs.Spec, in[:2], 1<<20, 128)
 	if _, err := op.Process(0, good, 0, out); err != nil || op.Buffered() != 2 {
 		t.Fatalf("%v, %d buffered", err, op.Buffered())
 	}
 	frame := func(b *engine.Batch) []byte { return b.Cols[0].Bytes(0) }
-	goodFrame := frame(framesOf(t, gs, in[2:4], 1<<20, 128))
+	goodFrame := frame(framesOf(t, gs.Spec, in[2:4], 1<<20, 128))
 	corrupt := slices.Clone(goodFrame)
 	corrupt[len(corrupt)-8] = 1 // RowKind of the first row (the RowKind column is the last, 8 bytes padded)
 	otherTypes := bigintInput("k", "v", "w")
@@ -354,9 +537,9 @@ func TestFramedGlobalRefuses(t *testing.T) {
 		frame      []byte
 	}{
 		{"corrupt", "RowKind", corrupt},
-		{"max parallelism", "max parallelism 256", frame(framesOf(t, gs, in[2:4], 1<<20, 256))},
-		{"row type", "fingerprint", frame(framesOf(t, gs2, [][]any{{int64(1), int64(1), int64(1), int64(1)}}, 1<<20, 128))},
-		{"key group", "outside this operator's range", frame(framesOf(t, gs, outside[:1], 1<<20, 128))},
+		{"max parallelism", "max parallelism 256", frame(framesOf(t, gs.Spec, in[2:4], 1<<20, 256))},
+		{"row type", "fingerprint", frame(framesOf(t, gs2.Spec, [][]any{{int64(1), int64(1), int64(1), int64(1)}}, 1<<20, 128))},
+		{"key group", "outside this operator's range", frame(framesOf(t, gs.Spec, outside[:1], 1<<20, 128))},
 		{"truncated", "bytes", goodFrame[:len(goodFrame)-8]},
 	}
 	for _, tc := range cases {
@@ -365,12 +548,12 @@ func TestFramedGlobalRefuses(t *testing.T) {
 		if !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "frame 1") {
 			t.Errorf("%s: %v, want an ErrData on frame 1 naming %q", tc.name, err, tc.want)
 		}
-		if op.Buffered() != 2 || op.Groups() != 0 {
-			t.Fatalf("%s: %d rows buffered, %d keys after a refused call", tc.name, op.Buffered(), op.Groups())
+		if op.Buffered() != 2 || g.Groups() != 0 {
+			t.Fatalf("%s: %d rows buffered, %d keys after a refused call", tc.name, op.Buffered(), g.Groups())
 		}
 	}
-	if _, err := op.Flush(0, out); err != nil || out.Len != 2 || op.Groups() != 2 || op.Buffered() != 0 {
-		t.Fatalf("flush: %v, %d rows, %d keys, %d buffered", err, out.Len, op.Groups(), op.Buffered())
+	if _, err := op.Flush(0, out); err != nil || out.Len != 2 || g.Groups() != 2 || op.Buffered() != 0 {
+		t.Fatalf("flush: %v, %d rows, %d keys, %d buffered", err, out.Len, g.Groups(), op.Buffered())
 	}
 }
 
@@ -384,6 +567,10 @@ func TestFramesParams(t *testing.T) {
 		_, err := engine.Open(mustSpec(t, `{"kind":"global_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":`+params+`}`))
 		return err
 	}
+	incremental := func(params string) error {
+		_, err := engine.Open(mustSpec(t, `{"kind":"incremental_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":{"local_input":[],"aggs":[],"final_keys":[0],`+params+`}}`))
+		return err
+	}
 	for _, c := range []struct {
 		err  error
 		want string
@@ -393,6 +580,12 @@ func TestFramesParams(t *testing.T) {
 		{local(`{"aggs":[],"exchange":{"parallelism":2,"target_frame_bytes":0}}`), "params.exchange.target_frame_bytes: 0"},
 		{local(`{"aggs":[],"exchange":{"parallelism":2,"bogus":1}}`), "bogus"},
 		{global(`{"local_input":[],"aggs":[],"frames":{"bundle_size":0}}`), "params.frames.bundle_size: 0"},
+		{local(`{"aggs":[],"exchange":{"parallelism":2,"max_parallelism":128}}`), "params.exchange.max_parallelism: set"},
+		{incremental(`"frames":{"bundle_size":0}`), "params.frames.bundle_size: 0"},
+		{incremental(`"exchange":{"parallelism":2}`), "params.exchange.max_parallelism: required"},
+		{incremental(`"exchange":{"parallelism":2,"max_parallelism":32769}`), "params.exchange.max_parallelism: 32769 outside"},
+		{incremental(`"exchange":{"parallelism":5,"max_parallelism":4}`), "params.exchange.parallelism: 5 outside [1, max_parallelism 4]"},
+		{incremental(`"exchange":{"parallelism":2,"max_parallelism":4,"target_frame_bytes":0}`), "params.exchange.target_frame_bytes: 0"},
 	} {
 		if !errors.Is(c.err, engine.ErrInvalid) || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%v, want ErrInvalid naming %q", c.err, c.want)
@@ -402,6 +595,10 @@ func TestFramesParams(t *testing.T) {
 		t.Error(err)
 	}
 	if err := global(`{"local_input":[],"aggs":[],"frames":{"bundle_size":1}}`); err != nil {
+		t.Error(err)
+	}
+	// the incremental's own max parallelism (128) does not bound the consumer's channels
+	if err := incremental(`"frames":{"bundle_size":1},"exchange":{"parallelism":200,"max_parallelism":4096}`); err != nil {
 		t.Error(err)
 	}
 }

@@ -17,7 +17,11 @@ func openIncremental(s *engine.Spec) (engine.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewIncrementalGroupAggregate(spec)
+	g, err := NewIncrementalGroupAggregate(spec)
+	if err != nil || spec.Frames == nil {
+		return g, err
+	}
+	return NewFramed(g, spec.Spec, spec.Frames), nil
 }
 
 // IncrementalParams are the incremental aggregate's own spec parameters. Its input is the local
@@ -31,12 +35,19 @@ type IncrementalParams struct {
 	FinalKeys      []int              `json:"final_keys"`
 	NeedRetraction bool               `json:"need_retraction,omitempty"`
 	StateTTLMs     int64              `json:"state_ttl_ms,omitempty"`
+	// Frames makes the input frames of the local's partial rows (frames.go), cut into bundles
+	// here.
+	Frames *FramesParams `json:"frames,omitempty"`
+	// Exchange makes the output frames of the output rows routed by the final key for the
+	// global aggregate's channels; its max_parallelism (the global's) is required.
+	Exchange *ExchangeParams `json:"exchange,omitempty"`
 }
 
 // IncrementalSpec is a validated incremental-aggregate spec.
 type IncrementalSpec struct {
 	*Spec
 	FinalKeys  []int // input columns of the final key (the partial key leads the input)
+	Frames     *FramesParams
 	localInput []engine.FieldSpec
 }
 
@@ -65,7 +76,14 @@ func ParseIncrementalSpec(s *engine.Spec) (*IncrementalSpec, error) {
 		Spec: &Spec{Spec: s, Keys: in.Keys, Input: in.Fields, InputTypes: in.Types, ArgTypes: local,
 			Params: Params{Aggs: p.Aggs, NeedRetraction: p.NeedRetraction, StateTTLMs: p.StateTTLMs}},
 		FinalKeys:  p.FinalKeys,
+		Frames:     p.Frames,
 		localInput: p.LocalInput,
+	}
+	if err := p.Frames.validate(); err != nil {
+		return nil, err
+	}
+	if spec.Exchange, err = p.Exchange.validate(s.MaxParallelism, false); err != nil {
+		return nil, err
 	}
 	if err := twoPhaseCalls(spec.Aggs, spec.ArgTypes); err != nil {
 		return nil, err
@@ -119,6 +137,7 @@ type IncrementalGroupAggregate struct {
 	output    []engine.Field
 	types     []engine.Type
 	bundle    bundleKeys
+	frames    *frameOutput // with params.exchange: the output is frames of the output rows
 
 	// Per-bundle scratch, reused.
 	kgs       []int32
@@ -214,11 +233,26 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 	}
 	g.viewBatch.Cols = make([]engine.Column, len(spec.ArgTypes))
 	g.partials.Alloc = &scratchAlloc{}
+	if spec.Exchange != nil {
+		if g.frames, err = newFrameOutput(spec.Exchange, g.types, len(spec.FinalKeys)); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
 }
 
-// Output implements engine.Operator: the final key fields, then every call's partial state.
-func (g *IncrementalGroupAggregate) Output() []engine.Field { return g.output }
+// Output implements engine.Operator: the final key fields, then every call's partial state;
+// with params.exchange one column of frames of those rows.
+func (g *IncrementalGroupAggregate) Output() []engine.Field {
+	if g.frames != nil {
+		return []engine.Field{frameField}
+	}
+	return g.output
+}
+
+// RowOutput is the output row: the final key fields, then every call's partial state (the rows
+// inside the frames with params.exchange).
+func (g *IncrementalGroupAggregate) RowOutput() []engine.Field { return g.output }
 
 // State implements engine.Operator.
 func (g *IncrementalGroupAggregate) State() *engine.KeyedState { return g.state }
@@ -256,7 +290,12 @@ func (g *IncrementalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64
 	if err := g.mergeFinal(); err != nil {
 		return false, err
 	}
-	err := g.emit(in, out)
+	var err error
+	if g.frames == nil {
+		err = g.emit(in, out)
+	} else if err = g.emit(in, &g.frames.rows); err == nil {
+		err = g.frames.emit(out)
+	}
 	g.endBundle(nowMs)
 	return false, err
 }
@@ -464,4 +503,9 @@ func (g *IncrementalGroupAggregate) Continue(out *engine.OutBatch) (bool, error)
 }
 
 // Close implements engine.Operator.
-func (g *IncrementalGroupAggregate) Close() { *g = IncrementalGroupAggregate{spec: g.spec} }
+func (g *IncrementalGroupAggregate) Close() {
+	*g = IncrementalGroupAggregate{spec: g.spec, frames: g.frames}
+	if g.frames != nil {
+		g.frames.rows = engine.OutBatch{Alloc: &scratchAlloc{}}
+	}
+}

@@ -70,6 +70,75 @@ func newSplitCase(t *testing.T, retract bool) splitCase {
 	return splitCase{local: local, incr: incr}
 }
 
+// splitRow is one input row of a split case and its RowKind.
+type splitRow struct {
+	vals []any
+	kind engine.RowKind
+}
+
+// splitStreams are two streams of 400 rows in all of 6 keys, x among 25 values (NULL too),
+// bucket = x mod 4; with retract, retractions retract an earlier row of the same stream exactly
+// once.
+func splitStreams(r *rand.Rand, retract bool) [2][]splitRow {
+	const buckets = 4
+	var streams [2][]splitRow
+	live := [2][]int{}
+	for range 400 {
+		s := r.IntN(2)
+		if retract && len(live[s]) > 0 && r.IntN(3) == 0 {
+			j := r.IntN(len(live[s]))
+			old := streams[s][live[s][j]]
+			live[s] = append(live[s][:j], live[s][j+1:]...)
+			streams[s] = append(streams[s], splitRow{vals: old.vals, kind: engine.Delete})
+			continue
+		}
+		var x any
+		if r.IntN(10) > 0 {
+			x = string(rune('a' + r.IntN(25)))
+		}
+		var xb int64
+		if x != nil {
+			xb = int64(x.(string)[0]) % buckets
+		}
+		vals := []any{int64(r.IntN(6)), xb, x, r.IntN(2) == 0, int64(r.IntN(1000))}
+		live[s] = append(live[s], len(streams[s]))
+		streams[s] = append(streams[s], splitRow{vals: vals, kind: engine.Insert})
+	}
+	return streams
+}
+
+// splitPartials runs each stream through a local aggregate in random bundles: their partial
+// rows, shuffled.
+func splitPartials(t *testing.T, sc splitCase, streams [2][]splitRow, r *rand.Rand) [][]any {
+	t.Helper()
+	var partials [][]any
+	for s := range streams {
+		l, err := NewLocalGroupAggregate(sc.local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := streams[s]
+		for from := 0; from < len(rows); {
+			to := min(len(rows), from+1+r.IntN(40))
+			vals, kinds := make([][]any, 0, to-from), make([]engine.RowKind, 0, to-from)
+			for _, rw := range rows[from:to] {
+				vals, kinds = append(vals, rw.vals), append(kinds, rw.kind)
+			}
+			out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+			in := enginetest.Batch(sc.local.InputTypes, vals, kinds, enginetest.Options{})
+			if _, err := l.Process(0, in, 0, out); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range enginetest.Rows(out) {
+				partials = append(partials, o.Values)
+			}
+			from = to
+		}
+	}
+	r.Shuffle(len(partials), func(i, j int) { partials[i], partials[j] = partials[j], partials[i] })
+	return partials
+}
+
 // restoreIncremental moves op's state into a fresh operator through per-key-group snapshots.
 func restoreIncremental(t *testing.T, op *IncrementalGroupAggregate, spec *IncrementalSpec) *IncrementalGroupAggregate {
 	t.Helper()
@@ -103,36 +172,7 @@ func TestIncrementalGroupAggregateSumsToDistinctCounts(t *testing.T) {
 		retract := seed%2 == 0
 		sc := newSplitCase(t, retract)
 		r := rand.New(rand.NewPCG(seed, 7))
-		const buckets = 4
-		type row struct {
-			vals []any
-			kind engine.RowKind
-		}
-		// Rows of 6 keys; x among 25 values (NULL too); retractions retract an earlier row of
-		// the same stream exactly once.
-		var streams [2][]row
-		live := [2][]int{}
-		for range 400 {
-			s := r.IntN(2)
-			if retract && len(live[s]) > 0 && r.IntN(3) == 0 {
-				j := r.IntN(len(live[s]))
-				old := streams[s][live[s][j]]
-				live[s] = append(live[s][:j], live[s][j+1:]...)
-				streams[s] = append(streams[s], row{vals: old.vals, kind: engine.Delete})
-				continue
-			}
-			var x any
-			if r.IntN(10) > 0 {
-				x = string(rune('a' + r.IntN(25)))
-			}
-			var xb int64
-			if x != nil {
-				xb = int64(x.(string)[0]) % buckets
-			}
-			vals := []any{int64(r.IntN(6)), xb, x, r.IntN(2) == 0, int64(r.IntN(1000))}
-			live[s] = append(live[s], len(streams[s]))
-			streams[s] = append(streams[s], row{vals: vals, kind: engine.Insert})
-		}
+		streams := splitStreams(r, retract)
 		// What the global aggregate above the incremental must end with, per k.
 		type want struct{ dx, dxf, cnt int64 }
 		expect := map[int64]*want{}
@@ -170,32 +210,7 @@ func TestIncrementalGroupAggregateSumsToDistinctCounts(t *testing.T) {
 			w.dx, w.dxf = positive(distinct[k]), positive(distinctF[k])
 		}
 
-		// The local aggregates, bundle by bundle, their partial rows interleaved.
-		var partials [][]any
-		for s := range streams {
-			l, err := NewLocalGroupAggregate(sc.local)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows := streams[s]
-			for from := 0; from < len(rows); {
-				to := min(len(rows), from+1+r.IntN(40))
-				vals, kinds := make([][]any, 0, to-from), make([]engine.RowKind, 0, to-from)
-				for _, rw := range rows[from:to] {
-					vals, kinds = append(vals, rw.vals), append(kinds, rw.kind)
-				}
-				out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-				in := enginetest.Batch(sc.local.InputTypes, vals, kinds, enginetest.Options{})
-				if _, err := l.Process(0, in, 0, out); err != nil {
-					t.Fatal(err)
-				}
-				for _, o := range enginetest.Rows(out) {
-					partials = append(partials, o.Values)
-				}
-				from = to
-			}
-		}
-		r.Shuffle(len(partials), func(i, j int) { partials[i], partials[j] = partials[j], partials[i] })
+		partials := splitPartials(t, sc, streams, r)
 
 		// The incremental aggregate, restored from a snapshot halfway; its outputs summed per k.
 		op, err := NewIncrementalGroupAggregate(sc.incr)

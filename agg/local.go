@@ -24,7 +24,7 @@ type LocalGroupAggregate struct {
 	bundle bundleKeys
 	groups []int32      // scratch: the bundle's groups in output order
 	vb     []int        // scratch: VARCHAR sizes per output column
-	frames *localFrames // with params.exchange: the output is frames of the partial rows
+	frames *frameOutput // with params.exchange: the output is frames of the partial rows
 }
 
 var _ engine.Operator = (*LocalGroupAggregate)(nil)
@@ -46,7 +46,7 @@ func NewLocalGroupAggregate(spec *Spec) (*LocalGroupAggregate, error) {
 		l.types = append(l.types, f.Type)
 	}
 	if spec.Exchange != nil {
-		if l.frames, err = newLocalFrames(spec.Exchange, l.types, spec.MaxParallelism); err != nil {
+		if l.frames, err = newFrameOutput(spec.Exchange, l.types, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -83,7 +83,7 @@ func (l *LocalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, out *eng
 	var err error
 	if l.frames == nil {
 		err = l.emitPartials(in, out)
-	} else if err = l.emitPartials(in, &l.frames.partials); err == nil {
+	} else if err = l.emitPartials(in, &l.frames.rows); err == nil {
 		l.frames.kgs = resize(l.frames.kgs, len(l.src))
 		for j, i := range l.src {
 			l.frames.kgs[j] = l.kgs[i]

@@ -65,7 +65,8 @@ type Spec struct {
 	// except for the global aggregate, whose calls name columns of the local aggregate's input
 	// (its local_input) while its own input holds their partial state.
 	ArgTypes []engine.Type
-	// Exchange is the local aggregate's params.exchange: its output is frames (nil: rows).
+	// Exchange is params.exchange of the local or incremental aggregate: its output is frames
+	// (nil: rows); validated, MaxParallelism and TargetFrameBytes set.
 	Exchange *ExchangeParams
 }
 

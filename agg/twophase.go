@@ -38,10 +38,11 @@ func openGlobal(s *engine.Spec) (engine.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if spec.Frames != nil {
-		return NewFramedGlobal(spec)
+	g, err := NewGlobalGroupAggregate(spec)
+	if err != nil || spec.Frames == nil {
+		return g, err
 	}
-	return NewGlobalGroupAggregate(spec)
+	return NewFramed(g, spec.Spec, spec.Frames), nil
 }
 
 // LocalParams are the local aggregate's own spec parameters. Aggs are Flink's
@@ -105,7 +106,7 @@ func ParseLocalSpec(s *engine.Spec) (*Spec, error) {
 	if err := twoPhaseCalls(spec.Aggs, spec.ArgTypes); err != nil {
 		return nil, err
 	}
-	if spec.Exchange, err = p.Exchange.validate(s.MaxParallelism); err != nil {
+	if spec.Exchange, err = p.Exchange.validate(s.MaxParallelism, true); err != nil {
 		return nil, err
 	}
 	return spec, nil
@@ -134,8 +135,8 @@ func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
 		Frames:            p.Frames,
 		localInput:        p.LocalInput,
 	}
-	if f := p.Frames; f != nil && f.BundleSize < 1 {
-		return nil, engine.ParamError("frames.bundle_size", "%d, want at least 1", f.BundleSize)
+	if err := p.Frames.validate(); err != nil {
+		return nil, err
 	}
 	switch {
 	case p.NeedRetraction != (p.CountStar != nil):

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/exchange"
 )
 
 // Tests of the columnar exchange through the C ABI: a local aggregate with params.exchange emits
@@ -52,6 +54,22 @@ func localFrames(t *testing.T, s spec, rows [][]any) [][]byte {
 	return frames
 }
 
+// processFrames hands frames to o as one batch; the output, if any, is the caller's to release.
+func processFrames(o *testOp, frames [][]byte) (arrow.RecordBatch, result) {
+	o.t.Helper()
+	var rs [][]any
+	for _, f := range frames {
+		rs = append(rs, []any{f})
+	}
+	rec := buildRecord(frameSchema, rs, make([]int8, len(rs)))
+	defer rec.Release()
+	out, r := processRaw(o.t, o.h, exportInput(rec), 0)
+	if out == nil {
+		return nil, r
+	}
+	return o.importOutput(out), r
+}
+
 func TestFramesThroughABI(t *testing.T) {
 	globalJSON := spec{flatSpec{Kind: agg.GlobalKind, Name: "global", MaxParallelism: 128, Keys: []int{0},
 		Input: fields("k", "BIGINT", "s", "BIGINT"),
@@ -74,17 +92,10 @@ func TestFramesThroughABI(t *testing.T) {
 	o.out = o.outputSchema()
 	defer o.close()
 	send := func(frames ...[]byte) ([]string, result) {
-		var rs [][]any
-		for _, f := range frames {
-			rs = append(rs, []any{f})
-		}
-		rec := buildRecord(frameSchema, rs, make([]int8, len(rs)))
-		defer rec.Release()
-		out, r := processRaw(t, h, exportInput(rec), 0)
-		if out == nil {
+		res, r := processFrames(o, frames)
+		if res == nil {
 			return nil, r
 		}
-		res := o.importOutput(out)
 		defer res.Release()
 		return recordRows(res), r
 	}
@@ -141,5 +152,92 @@ func TestFramesThroughABI(t *testing.T) {
 	}
 	if _, r := snapshotKG(t, h, 0); r.code != codeOK {
 		t.Fatalf("snapshot after the bundle: %v", r)
+	}
+}
+
+// TestIncrementalFramesThroughABI: a split DISTINCT's incremental aggregate reading the local's
+// frames (keyed by k and a bucket, 128 key groups) and writing frames routed by k for a global of
+// 256 key groups over 2 channels: its C-level input and output are the frame schema, it refuses a
+// snapshot while rows are queued, and the global reading its frames sums what the local read.
+func TestIncrementalFramesThroughABI(t *testing.T) {
+	local := spec{flatSpec{Kind: agg.LocalKind, Name: "local", MaxParallelism: 128, Keys: []int{0, 1},
+		Input:  fields("k", "BIGINT", "b", "BIGINT", "v", "BIGINT"),
+		Params: &agg.LocalParams{Aggs: []agg.AggCall{{Func: "SUM", Args: []int{2}}}, Exchange: &agg.ExchangeParams{Parallelism: 1}}}}
+	var rows [][]any
+	want := map[int64]int64{}
+	for i := range int64(40) {
+		rows = append(rows, []any{i % 7, i % 3, i})
+		want[i%7] += i
+	}
+	frames := localFrames(t, local, rows)
+	maxP := 256
+	incremental := spec{flatSpec{Kind: agg.IncrementalKind, Name: "incremental", MaxParallelism: 128, Keys: []int{0, 1},
+		Input: fields("k", "BIGINT", "b", "BIGINT", "s", "BIGINT"),
+		Params: &agg.IncrementalParams{LocalInput: fields("v", "BIGINT"), Aggs: []agg.AggCall{{Func: "SUM", Args: []int{0}}},
+			FinalKeys: []int{0}, Frames: &agg.FramesParams{BundleSize: 1000},
+			Exchange: &agg.ExchangeParams{Parallelism: 2, MaxParallelism: &maxP}}}}.json()
+	h, r := open(t, incremental, frameSchema)
+	wantCode(t, "open the incremental", r, codeOK)
+	o := &testOp{t: t, h: h, in: frameSchema}
+	o.out = o.outputSchema()
+	defer o.close()
+	if !o.out.Equal(frameSchema) {
+		t.Fatalf("incremental output schema %s, want %s", o.out, frameSchema)
+	}
+	if res, r := processFrames(o, frames); r.code != codeOK || res != nil {
+		t.Fatalf("a partial bundle: %v, output %v", r, res)
+	}
+	_, r = snapshotKG(t, h, 0)
+	wantCode(t, "snapshot with queued rows", r, codeState, "queued")
+	var e cError
+	out := newCArray()
+	r = finish(t, "ferry_operator_flush", int32(flushCall(h, 0, out, &e)), &e)
+	wantCode(t, "flush", r, codeOK)
+	res := o.importOutput(out)
+	col := res.Column(0).(*array.Binary)
+	var outFrames [][]byte
+	for i := range col.Len() {
+		f := slices.Clone(col.Value(i))
+		var v engine.Batch
+		hd, err := exchange.NewDecoder([]engine.Type{{ID: engine.BigInt}, {ID: engine.BigInt}}).Decode(f, &v)
+		if err != nil || hd.MaxParallelism != maxP || hd.Parallelism != 2 || hd.Channel != i {
+			t.Fatalf("frame %d: %+v, %v", i, hd, err)
+		}
+		outFrames = append(outFrames, f)
+	}
+	res.Release()
+	if len(outFrames) != 2 {
+		t.Fatalf("%d frames for 7 keys over 2 channels", len(outFrames))
+	}
+	if _, r := snapshotKG(t, h, 0); r.code != codeOK {
+		t.Fatalf("snapshot after the bundle: %v", r)
+	}
+
+	global := spec{flatSpec{Kind: agg.GlobalKind, Name: "global", MaxParallelism: maxP, Keys: []int{0},
+		Input: fields("k", "BIGINT", "s", "BIGINT"),
+		Params: &agg.GlobalParams{LocalInput: fields("v", "BIGINT"), Aggs: []agg.AggCall{{Func: "SUM", Args: []int{0}}},
+			Frames: &agg.FramesParams{BundleSize: 1000}}}}.json()
+	gh, r := open(t, global, frameSchema)
+	wantCode(t, "open the global", r, codeOK)
+	g := &testOp{t: t, h: gh, in: frameSchema}
+	g.out = g.outputSchema()
+	defer g.close()
+	if res, r := processFrames(g, outFrames); r.code != codeOK || res != nil {
+		t.Fatalf("global: %v, output %v", r, res)
+	}
+	out = newCArray()
+	r = finish(t, "ferry_operator_flush", int32(flushCall(gh, 0, out, &e)), &e)
+	wantCode(t, "flush the global", r, codeOK)
+	res = g.importOutput(out)
+	got := recordRows(res)
+	res.Release()
+	var wantRows []string
+	for k, s := range want {
+		wantRows = append(wantRows, fmt.Sprintf("+I[%d, %d]", k, s))
+	}
+	slices.Sort(got)
+	slices.Sort(wantRows)
+	if !slices.Equal(got, wantRows) {
+		t.Fatalf("global over the incremental's frames: %v, want %v", got, wantRows)
 	}
 }

@@ -1,7 +1,7 @@
 -- Split DISTINCT under mini-batch, the official Nexmark configuration's shape: with
 -- table.optimizer.distinct-agg.split.enabled Flink groups each DISTINCT by the key and a bucket of
 -- the DISTINCT argument first, and plans LocalGroupAggregate -> IncrementalGroupAggregate ->
--- GlobalGroupAggregate; Ferry runs all three natively.
+-- GlobalGroupAggregate; Ferry runs all three natively, frames crossing both exchanges between them.
 --   ./ferry sql examples/split-distinct.sql --mode compare --require-native --parallelism 3
 -- Bundles close at 500 rows or at the end of input (the latency is longer than the job), so a
 -- run at parallelism 1 is deterministic row for row.

@@ -56,8 +56,9 @@ public final class FerryOptions {
                     .booleanType()
                     .defaultValue(true)
                     .withDescription(
-                            "Carry the partial rows of a native local aggregate to a native global"
-                                    + " aggregate as Arrow frames instead of Flink's rows (not with"
+                            "Carry the partial rows between the native aggregates of a two-phase plan"
+                                    + " (local to global; with split DISTINCT local to incremental to"
+                                    + " global) as Arrow frames instead of Flink's rows (not with"
                                     + " unaligned checkpoints). Results do not depend on it.");
 
     public static final ConfigOption<Boolean> JOIN_NULL_KEY_EMIT_IMMEDIATELY =

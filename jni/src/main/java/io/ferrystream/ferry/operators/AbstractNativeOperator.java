@@ -3,11 +3,15 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.exchange.ExchangeTarget;
+import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.exchange.FerryFrameSerializer;
 import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.table.api.TableRuntimeException;
@@ -23,9 +27,12 @@ import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.streaming.api.graph.StreamConfig;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
@@ -105,6 +112,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** Operators opened in this JVM per spec name, i.e. per plan node (Ferry#nativeOperatorsOpenedForNode). */
     private static final Map<String, AtomicLong> OPENED_BY_NAME = new ConcurrentHashMap<>();
 
+    /** Frames of the columnar exchange read by the native operators of this JVM, per spec kind. */
+    private static final Map<String, AtomicLong> FRAMES_READ = new ConcurrentHashMap<>();
+
     private static final int PROCESS = 0;
     private static final int ADVANCE = 1;
     private static final int FLUSH = 2;
@@ -134,6 +144,16 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     private transient ArrowRowDataReader reader;
     private transient TtlTimeProvider ttlClock;
     private transient StreamRecord<RowData> outRecord;
+    private transient StreamRecord<FerryFrame> frameRecord;
+    /** Input 0 is frames of Ferry's columnar exchange (the input serializer says so). */
+    private transient boolean framesIn;
+    /** The output is frames of Ferry's columnar exchange (the output serializer says so). */
+    private transient boolean framesOut;
+    /** The spec the library's operator was opened with: {@link #spec}, or its frame-reading form. */
+    private transient NativeSpec wireSpec;
+    /** A frame's row, reused: its one field, the frame's bytes. */
+    private transient GenericRowData frameRow;
+    private transient AtomicLong framesReadOfKind;
     /** {@link #emit}, made once: the library calls back with every output chunk. */
     private transient Consumer<VectorSchemaRoot> emitChunk;
     private transient long[] stats;
@@ -148,7 +168,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * @param outputType the layout of the rows this operator emits (Flink's output row type of the
-     *     operator it replaces)
+     *     operator it replaces), also when it writes them as frames ({@link #writesFrames})
      * @param inputOrder the form's inputs (the spec must have as many), in the order their
      *     pending batches are processed
      */
@@ -205,6 +225,21 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         return out;
     }
 
+    /** Frames of Ferry's columnar exchange the native operators of {@code kind} read in this JVM. */
+    public static long framesRead(String kind) {
+        AtomicLong n = FRAMES_READ.get(kind);
+        return n == null ? 0 : n.get();
+    }
+
+    /** Frames of Ferry's columnar exchange the native operators of this JVM read, of every kind. */
+    public static long framesRead() {
+        long sum = 0;
+        for (AtomicLong n : FRAMES_READ.values()) {
+            sum += n.get();
+        }
+        return sum;
+    }
+
     /** How many native operators were opened in this JVM, of every kind. */
     public static long openedCount() {
         long sum = 0;
@@ -240,6 +275,12 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
                         : new KeyGroupRange(0, maxParallelism - 1);
         ttlClock = ttlClock();
         allocator = new RootAllocator(Long.MAX_VALUE);
+        ClassLoader cl = getUserCodeClassloader();
+        framesOut = (Object) getOperatorConfig().getTypeSerializerOut(cl) instanceof FerryFrameSerializer;
+        StreamConfig.InputConfig[] in = getOperatorConfig().getInputs(cl);
+        framesIn = in.length > 0
+                && in[0] instanceof StreamConfig.NetworkInputConfig
+                && ((StreamConfig.NetworkInputConfig) in[0]).getTypeSerializer() instanceof FerryFrameSerializer;
         nativeOp = openNative(maxParallelism, range, allocator);
         if (keyed) {
             RawKeyedState.restore(context.getRawKeyedStateInputs(), nativeOp);
@@ -248,11 +289,48 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Opens the library's operator for this subtask: the spec for {@code range} of {@code
-     * maxParallelism} key groups (the task's). A kind whose spec depends on the job's run-time
-     * shape opens another (the local aggregate writing the columnar exchange).
+     * maxParallelism} key groups (the task's); reading frames, its frame-reading form; writing
+     * frames, for the consumer's channels and key groups as the network stack reports them when
+     * the task starts ({@link ExchangeTarget}).
      */
-    protected NativeOperator openNative(int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
-        return spec.open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
+    private NativeOperator openNative(int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
+        wireSpec = spec;
+        if (framesIn) {
+            wireSpec = frameCapable(wireSpec, FrameReadingSpec.class, "read").withFrames(batchSize);
+        }
+        if (framesOut) {
+            return frameCapable(wireSpec, FrameWritingSpec.class, "write")
+                    .openWritingFrames(ExchangeTarget.of(this), maxParallelism, range, allocator);
+        }
+        return wireSpec.open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
+    }
+
+    /** {@code s} as a spec that can read or write frames; a clear error when its kind cannot. */
+    private static <T> T frameCapable(NativeSpec s, Class<T> form, String verb) {
+        if (!form.isInstance(s)) {
+            throw new IllegalStateException("Ferry's native operator " + s.name() + " is wired to " + verb
+                    + " frames of the columnar exchange, which its kind " + s.kind() + " cannot");
+        }
+        return form.cast(s);
+    }
+
+    /**
+     * Whether the operator writes Ferry's columnar exchange: the planner typed its output {@link
+     * FerryFrame}s, so it emits frames of its rows, one or more per channel per bundle. Known once
+     * the operator is initialized; an operator run outside such an exchange (Flink's test harness
+     * on rows) emits rows.
+     */
+    public final boolean writesFrames() {
+        return framesOut;
+    }
+
+    /**
+     * Whether the operator reads Ferry's columnar exchange: its input is {@link FerryFrame}s, each
+     * handed to the library as it arrives; the library queues their rows and cuts the bundles
+     * (docs/abi.md#frames). Known once the operator is initialized.
+     */
+    public final boolean readsFrames() {
+        return framesIn;
     }
 
     /**
@@ -321,7 +399,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         writers = new RowDataArrowWriter[inputs];
         inputRows = new NativeInputRow[inputs];
         for (int i = 0; i < inputs; i++) {
-            writers[i] = RowDataArrowWriter.create(spec.batchType(i), allocator, batchSize);
+            writers[i] = RowDataArrowWriter.create(wireSpec.batchType(i), allocator, framesIn && i == 0 ? 1 : batchSize);
             inputRows[i] = new NativeInputRow(spec.input(i), heap);
         }
         roots = new VectorSchemaRoot[inputs];
@@ -329,9 +407,13 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
             roots[i] = writers[i].root();
         }
         outRoot = VectorSchemaRoot.create(nativeOp.outputSchema(), allocator);
-        checkOutputSchema(outRoot.getSchema(), outputType);
-        reader = new ArrowRowDataReader(outRoot, outputType);
+        RowType emitted = framesOut ? FerryFrame.ROW_TYPE : outputType;
+        checkOutputSchema(outRoot.getSchema(), emitted);
+        reader = new ArrowRowDataReader(outRoot, emitted);
         outRecord = new StreamRecord<>(null);
+        frameRecord = new StreamRecord<>(null);
+        frameRow = new GenericRowData(1);
+        framesReadOfKind = FRAMES_READ.computeIfAbsent(spec.kind(), k -> new AtomicLong());
         emitChunk = this::emit;
         MetricGroup metrics = getMetricGroup();
         metrics.gauge(METRIC_STATE_KEYS, (Gauge<Long>) () -> stateKeys);
@@ -532,6 +614,18 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         refreshStats();
     }
 
+    /**
+     * Hands one frame of the columnar exchange (the value of a record of input 0, when {@link
+     * #readsFrames}) to the library at once: it checks the frame and queues its rows, running
+     * every bundle they complete.
+     */
+    final void processFrame(Object value) {
+        frameRow.setField(0, ((FerryFrame) value).bytes());
+        writers[0].write(frameRow);
+        processInput(0);
+        framesReadOfKind.incrementAndGet();
+    }
+
     /** Hands Go's buffered rows on: its flush (ferry_operator_flush), emitting what it returns. */
     final void flushNative() {
         callNative(FLUSH, -1, null, 0);
@@ -539,9 +633,20 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Emits the rows of the output chunk Go returned last ({@code chunk}, read through the
-     * reader of the output type). A kind whose output is not rows overrides it.
+     * reader of the output type), or its frames when the operator {@link #writesFrames}.
      */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     protected void emit(VectorSchemaRoot chunk) {
+        if (framesOut) {
+            // The transformation's output type is FerryFrame (the planner built it so); Flink's
+            // operator base types the output by the rows every other native operator emits.
+            Output out = output;
+            VarBinaryVector column = (VarBinaryVector) chunk.getVector(0);
+            for (int i = 0, n = chunk.getRowCount(); i < n; i++) {
+                out.collect(frameRecord.replace(new FerryFrame(column.get(i))));
+            }
+            return;
+        }
         reader.load();
         int rows = reader.rowCount();
         for (int i = 0; i < rows; i++) {
@@ -564,9 +669,16 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         super.processWatermark(mark);
     }
 
+    /**
+     * Every pending batch; reading frames, the library's queued rows too, as one bundle (Flink's
+     * bundle operator ends one before every barrier).
+     */
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
         processPending();
+        if (framesIn) {
+            flushNative();
+        }
         super.prepareSnapshotPreBarrier(checkpointId);
     }
 

@@ -24,7 +24,7 @@ import java.util.List;
  * strings' Java origin only matter where rows fold, in the local aggregate; they do not cross
  * (docs/group-aggregate.md#the-global-aggregate).
  */
-public final class GlobalGroupAggregateSpec extends NativeSpec {
+public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameReadingSpec {
     private static final long serialVersionUID = 1L;
 
     /** The library's name of this operator kind. */
@@ -95,6 +95,7 @@ public final class GlobalGroupAggregateSpec extends NativeSpec {
      * This spec reading its partial rows from frames of the columnar exchange: the library cuts
      * the bundles of {@code bundleSize} rows itself, as Flink's count trigger would.
      */
+    @Override
     public GlobalGroupAggregateSpec withFrames(long bundleSize) {
         if (bundleSize < 1) {
             throw new IllegalArgumentException("a bundle holds at least one row, not " + bundleSize);

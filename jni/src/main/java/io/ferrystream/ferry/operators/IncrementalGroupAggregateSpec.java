@@ -1,7 +1,12 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.exchange.ExchangeTarget;
+import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
@@ -18,9 +23,11 @@ import java.util.List;
  * fields and the DISTINCT maps. Its calls are the partial aggregate's {@code AggregateInfoList} in
  * order (count1 included), their arguments indexing the fields of the local aggregate's input
  * they read ({@code local_input}); {@code final_keys} index the partial key and pick the key of
- * each output row (docs/group-aggregate.md#the-incremental-aggregate).
+ * each output row (docs/group-aggregate.md#the-incremental-aggregate). Either end can be Ferry's
+ * columnar exchange: it then reads frames of the partial rows ({@link #withFrames}) or writes
+ * frames of its output rows routed by the final key ({@link #openWritingFrames}).
  */
-public final class IncrementalGroupAggregateSpec extends NativeSpec {
+public final class IncrementalGroupAggregateSpec extends NativeSpec implements FrameReadingSpec, FrameWritingSpec {
     private static final long serialVersionUID = 1L;
 
     /** The library's name of this operator kind. */
@@ -31,6 +38,11 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec {
     private final int[] finalKeys;
     private final boolean needRetraction;
     private final long stateTtlMs;
+    /** table.exec.mini-batch.size when the input is frames of the columnar exchange; 0: rows. */
+    private final long frameBundleSize;
+    /** The consumer's parallelism and max parallelism when the output is frames; 0: rows. */
+    private final int exchangeParallelism;
+    private final int exchangeMaxParallelism;
 
     /**
      * @param name the operator's description, used in messages
@@ -62,11 +74,69 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec {
         this.finalKeys = finalKeys.clone();
         this.needRetraction = needRetraction;
         this.stateTtlMs = stateTtlMs;
+        this.frameBundleSize = 0;
+        this.exchangeParallelism = 0;
+        this.exchangeMaxParallelism = 0;
+    }
+
+    private IncrementalGroupAggregateSpec(IncrementalGroupAggregateSpec s, long frameBundleSize, int exchangeParallelism, int exchangeMaxParallelism) {
+        super(KIND, s.name(), s.inputs());
+        this.localInput = s.localInput;
+        this.calls = s.calls;
+        this.finalKeys = s.finalKeys;
+        this.needRetraction = s.needRetraction;
+        this.stateTtlMs = s.stateTtlMs;
+        this.frameBundleSize = frameBundleSize;
+        this.exchangeParallelism = exchangeParallelism;
+        this.exchangeMaxParallelism = exchangeMaxParallelism;
+    }
+
+    /**
+     * This spec reading its partial rows from frames of the columnar exchange: the library cuts
+     * the bundles of {@code bundleSize} rows itself, as Flink's count trigger would.
+     */
+    @Override
+    public IncrementalGroupAggregateSpec withFrames(long bundleSize) {
+        if (bundleSize < 1) {
+            throw new IllegalArgumentException("a bundle holds at least one row, not " + bundleSize);
+        }
+        return new IncrementalGroupAggregateSpec(this, bundleSize, exchangeParallelism, exchangeMaxParallelism);
+    }
+
+    /** Whether the input is frames of the columnar exchange ({@link #withFrames}). */
+    public boolean readsFrames() {
+        return frameBundleSize > 0;
+    }
+
+    /** Frames, one per row, when {@link #readsFrames()}; else the partial rows. */
+    @Override
+    public RowType batchType(int i) {
+        return readsFrames() ? FerryFrame.ROW_TYPE : super.batchType(i);
+    }
+
+    /**
+     * This spec writing its output rows as frames of the columnar exchange, routed by the final
+     * key to {@code parallelism} channels of a consumer of {@code maxParallelism} key groups
+     * (docs/abi.md#frames); it is still opened with its own task's max parallelism and range.
+     */
+    public IncrementalGroupAggregateSpec forExchange(int parallelism, int maxParallelism) {
+        if (parallelism < 1 || maxParallelism < parallelism) {
+            throw new IllegalArgumentException("an exchange of " + parallelism + " channels for " + maxParallelism + " key groups");
+        }
+        return new IncrementalGroupAggregateSpec(this, frameBundleSize, parallelism, maxParallelism);
+    }
+
+    /** Opened for the task's own key groups, writing frames for {@code target} ({@link #forExchange}). */
+    @Override
+    public NativeOperator openWritingFrames(ExchangeTarget target, int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
+        return forExchange(target.parallelism, target.maxParallelism)
+                .open(maxParallelism, range.getStartKeyGroup(), range.getEndKeyGroup(), allocator);
     }
 
     /**
      * The incremental aggregate's parameters (docs/abi.md): {@code local_input}, {@code aggs},
-     * {@code final_keys}, {@code need_retraction}, {@code state_ttl_ms}.
+     * {@code final_keys}, {@code need_retraction}, {@code state_ttl_ms}; {@code frames} when it
+     * reads frames, {@code exchange} when it writes them.
      */
     @Override
     protected void writeParams(ObjectNode params) {
@@ -78,5 +148,11 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec {
         }
         params.put("need_retraction", needRetraction);
         params.put("state_ttl_ms", Math.max(0, stateTtlMs));
+        if (readsFrames()) {
+            params.putObject("frames").put("bundle_size", frameBundleSize);
+        }
+        if (exchangeParallelism > 0) {
+            params.putObject("exchange").put("parallelism", exchangeParallelism).put("max_parallelism", exchangeMaxParallelism);
+        }
     }
 }

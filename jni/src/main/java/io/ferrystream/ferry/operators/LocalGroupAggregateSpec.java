@@ -1,7 +1,11 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.exchange.ExchangeTarget;
+import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
@@ -20,7 +24,7 @@ import java.util.List;
  * Java-String flag per string argument of MIN or MAX: the bundle lives on the heap, where
  * Flink's accumulators keep the strings of the rows they saw.
  */
-public final class LocalGroupAggregateSpec extends NativeSpec {
+public final class LocalGroupAggregateSpec extends NativeSpec implements FrameWritingSpec {
     private static final long serialVersionUID = 1L;
 
     /** The library's name of this operator kind. */
@@ -67,6 +71,15 @@ public final class LocalGroupAggregateSpec extends NativeSpec {
             throw new IllegalArgumentException("an exchange has at least one channel, not " + parallelism);
         }
         return new LocalGroupAggregateSpec(this, parallelism);
+    }
+
+    /**
+     * Routes for the consumer's max parallelism, which it is opened with: the local aggregate is
+     * not keyed, so its own key groups do not matter.
+     */
+    @Override
+    public NativeOperator openWritingFrames(ExchangeTarget target, int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
+        return forExchange(target.parallelism).open(target.maxParallelism, 0, target.maxParallelism - 1, allocator);
     }
 
     /** The input fields that cross into Go, as indices into Flink's input row. */

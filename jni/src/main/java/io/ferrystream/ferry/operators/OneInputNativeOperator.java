@@ -44,8 +44,13 @@ public abstract class OneInputNativeOperator<S extends NativeSpec> extends Abstr
         inputRow = inputRows[0];
     }
 
+    /** A row, or a frame of the columnar exchange when the operator {@link #readsFrames}. */
     @Override
     public final void processElement(StreamRecord<RowData> element) throws Exception {
+        if (readsFrames()) {
+            processFrame(((StreamRecord<?>) element).getValue());
+            return;
+        }
         writer.write(inputRow.of(element.getValue()));
         if (writer.count() >= batchSize) {
             processInput(0);

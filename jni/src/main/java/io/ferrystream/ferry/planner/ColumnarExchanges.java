@@ -11,35 +11,51 @@ import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalE
 import java.util.List;
 
 /**
- * Where Ferry's optimizer program puts the columnar exchange: on Flink's hash exchange between a
- * native local aggregate and the native global aggregate it feeds, hashing exactly the partial
- * rows' grouping fields (docs/operators/group-by.md#the-columnar-exchange). Anywhere else Flink's
+ * Where Ferry's optimizer program puts the columnar exchange: on Flink's hash exchange from a
+ * native producer (a local aggregate, or the incremental aggregate of a split DISTINCT) to the
+ * native consumer it feeds (a global aggregate, or an incremental aggregate), hashing exactly the
+ * consumer's key fields (docs/operators/group-by.md#the-columnar-exchange). Anywhere else Flink's
  * exchange stays as it is; between two native nodes that cannot use it, EXPLAIN says why.
  */
 final class ColumnarExchanges {
     private ColumnarExchanges() {}
 
-    /** {@code global} with its input exchange made columnar where it can be; else {@code global}. */
-    static RelNode apply(RelNode global, ReadableConfig config) {
-        if (!(global instanceof FerryStreamPhysicalGlobalGroupAggregate)
-                || ((FerryStreamPhysicalGlobalGroupAggregate) global).fallbackReason().isPresent()) {
-            return global;
+    /** {@code consumer} with its input exchange made columnar where it can be; else {@code consumer}. */
+    static RelNode apply(RelNode consumer, ReadableConfig config) {
+        int[] keys = consumerKeys(consumer);
+        if (keys == null || consumer.getInputs().size() != 1) {
+            return consumer;
         }
-        FerryStreamPhysicalGlobalGroupAggregate agg = (FerryStreamPhysicalGlobalGroupAggregate) global;
-        RelNode input = agg.getInput();
+        RelNode input = consumer.getInput(0);
         if (input.getClass() != StreamPhysicalExchange.class) {
-            return global;
+            return consumer;
         }
         StreamPhysicalExchange exchange = (StreamPhysicalExchange) input;
-        RelNode local = exchange.getInput();
-        if (!(local instanceof FerryStreamPhysicalLocalGroupAggregate)
-                || ((FerryStreamPhysicalLocalGroupAggregate) local).fallbackReason().isPresent()) {
-            return global;
+        RelNode producer = exchange.getInput();
+        if (!(producer instanceof FerryStreamPhysicalLocalGroupAggregate || producer instanceof FerryStreamPhysicalIncrementalGroupAggregate)
+                || ((NativeCandidate) producer).fallbackReason().isPresent()) {
+            return consumer;
         }
-        String reason = rowsReason(exchange.getDistribution(), agg.grouping(), config);
+        String reason = rowsReason(exchange.getDistribution(), keys, config);
         RelNode columnar = new FerryStreamPhysicalColumnarExchange(
-                exchange.getCluster(), exchange.getTraitSet(), local, exchange.getDistribution(), reason);
-        return agg.copy(agg.getTraitSet(), List.of(columnar));
+                exchange.getCluster(), exchange.getTraitSet(), producer, exchange.getDistribution(), reason);
+        return consumer.copy(consumer.getTraitSet(), List.of(columnar));
+    }
+
+    /**
+     * The key fields of a native consumer of the columnar exchange, in its input rows: a global
+     * aggregate's grouping, an incremental aggregate's partial grouping; null for any other node.
+     */
+    private static int[] consumerKeys(RelNode node) {
+        if (node instanceof FerryStreamPhysicalGlobalGroupAggregate
+                && ((FerryStreamPhysicalGlobalGroupAggregate) node).fallbackReason().isEmpty()) {
+            return ((FerryStreamPhysicalGlobalGroupAggregate) node).grouping();
+        }
+        if (node instanceof FerryStreamPhysicalIncrementalGroupAggregate
+                && ((FerryStreamPhysicalIncrementalGroupAggregate) node).fallbackReason().isEmpty()) {
+            return ((FerryStreamPhysicalIncrementalGroupAggregate) node).partialAggGrouping();
+        }
+        return null;
     }
 
     /** Why the exchange keeps Flink's rows, or null when it can carry frames. */
@@ -59,7 +75,7 @@ final class ColumnarExchanges {
             same = keys.get(i) == grouping[i];
         }
         if (!same) {
-            return "the exchange hashes " + distribution + ", not the grouping fields";
+            return "the exchange hashes " + distribution + ", not the consumer's key fields";
         }
         return null;
     }

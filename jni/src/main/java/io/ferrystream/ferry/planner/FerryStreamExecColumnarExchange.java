@@ -30,9 +30,10 @@ import static org.apache.flink.runtime.state.KeyGroupRangeAssignment.DEFAULT_LOW
  * PartitionTransformation} with {@link FerryKeyGroupPartitioner}, Flink's transformation metadata
  * and parallelism (the consumer's), as {@link StreamExecExchange} builds its own. Translation goes
  * from the consumer down, so each end can still drop to rows before the other is built: the
- * global aggregate calls {@link #carryRows} when it falls back, this node asks the local aggregate
- * for frames ({@link FerryStreamExecLocalGroupAggregate#writeFrames}), and builds Flink's row
- * exchange whenever its input does not deliver frames.
+ * consumer (the global or incremental aggregate) calls {@link #carryRows} when it falls back, this
+ * node asks the producer (the local or incremental aggregate) for frames ({@link
+ * FrameProducer#writeFrames}), and builds Flink's row exchange whenever its input does not
+ * deliver frames.
  */
 public class FerryStreamExecColumnarExchange extends StreamExecExchange {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecColumnarExchange.class);
@@ -61,13 +62,13 @@ public class FerryStreamExecColumnarExchange extends StreamExecExchange {
     @Override
     protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
         ExecNode<?> source = getInputEdges().get(0).getSource();
-        if (rowsReason == null && source instanceof FerryStreamExecLocalGroupAggregate) {
-            ((FerryStreamExecLocalGroupAggregate) source).writeFrames();
+        if (rowsReason == null && source instanceof FrameProducer) {
+            ((FrameProducer) source).writeFrames();
         }
         Transformation<?> input = getInputEdges().get(0).translateToPlan(planner);
         if (!(input.getOutputType() instanceof FerryFrameTypeInfo)) {
             if (rowsReason == null) {
-                carryRows("the local aggregate fell back at translation");
+                carryRows("the producer fell back at translation");
                 LOG.warn("Ferry: {}: {}; using Flink's row exchange", getDescription(), rowsReason);
             }
             return super.translateToPlanInternal(planner, config);

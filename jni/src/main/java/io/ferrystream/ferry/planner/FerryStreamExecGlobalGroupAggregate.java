@@ -1,9 +1,6 @@
 package io.ferrystream.ferry.planner;
 
-import io.ferrystream.ferry.exchange.FerryFrame;
-import io.ferrystream.ferry.exchange.FerryFrameTypeInfo;
 import io.ferrystream.ferry.operators.FerryGlobalGroupAggregateOperator;
-import io.ferrystream.ferry.operators.FrameInputNativeOperator;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
@@ -143,11 +140,7 @@ public class FerryStreamExecGlobalGroupAggregate extends StreamExecGlobalGroupAg
         final TransformationMetadata meta = createTransformationMeta(GLOBAL_GROUP_AGGREGATE_TRANSFORMATION, config);
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
         final long bundleSize = MinibatchUtil.miniBatchSize(config);
-        if (inputTransform.getOutputType() instanceof FerryFrameTypeInfo) {
-            return NativeExecNodes.frameInputTransformation(planner, (Transformation<FerryFrame>) inputTransform, meta,
-                    new FrameInputNativeOperator<>(spec.withFrames(bundleSize), outputType), outputType, grouping, inputRowType);
-        }
-        return NativeExecNodes.keyedTransformation(planner, (Transformation<RowData>) inputTransform, meta,
+        return NativeExecNodes.keyedTransformation(planner, inputTransform, meta,
                 new FerryGlobalGroupAggregateOperator(spec, outputType, bundleSize), outputType, grouping, inputRowType);
     }
 }

@@ -1,9 +1,11 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.exchange.FerryFrameTypeInfo;
 import io.ferrystream.ferry.operators.FerryIncrementalGroupAggregateOperator;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.data.RowData;
@@ -13,7 +15,9 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecIncrementalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetadata;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
@@ -34,9 +38,10 @@ import java.util.Optional;
  * #INCREMENTAL_GROUP_AGGREGATE_TRANSFORMATION}, hence Flink's UID and operator ID), output type,
  * parallelism, state key selector and key type (the partial grouping fields), so Flink's exchange
  * and key groups stay valid. Translation repeats the kill switches and Go's verdict, falling back
- * to Flink's operator if anything changed since planning.
+ * to Flink's operator if anything changed since planning. Either exchange around it can be Ferry's
+ * columnar one: behind one it reads frames, feeding one ({@link #writeFrames}) it writes them.
  */
-public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncrementalGroupAggregate {
+public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncrementalGroupAggregate implements FrameProducer {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecIncrementalGroupAggregate.class);
 
     @JsonIgnore private final int[] partialAggGrouping;
@@ -48,6 +53,8 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
     @JsonIgnore private final List<StateMetadata> stateMetadata;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
+    /** Feeds Ferry's columnar exchange: the operator writes frames when native. */
+    @JsonIgnore private boolean frames;
 
     public FerryStreamExecIncrementalGroupAggregate(
             ReadableConfig tableConfig,
@@ -79,12 +86,18 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         return Optional.ofNullable(fallbackReason);
     }
 
+    /** Feeds {@link FerryStreamExecColumnarExchange}: the operator emits frames when native. */
+    @Override
+    public void writeFrames() {
+        frames = true;
+    }
+
     @Override
     protected String getSimplifiedName() {
         return fallbackReason == null ? "FerryIncrementalGroupAggregate" : "IncrementalGroupAggregate";
     }
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     @Override
     protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
         final long stateRetentionTime = StateMetadata.getStateTtlForOneInputOperator(config, stateMetadata);
@@ -105,14 +118,18 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         if (reason != null) {
             fallbackReason = reason;
             LOG.warn("Ferry: {} changed since planning ({}); using Flink's operator", getDescription(), reason);
+            if (inputEdge.getSource() instanceof FerryStreamExecColumnarExchange) {
+                ((FerryStreamExecColumnarExchange) inputEdge.getSource()).carryRows("the incremental aggregate fell back at translation");
+            }
             return super.translateToPlanInternal(planner, config);
         }
 
-        final Transformation<RowData> inputTransform = (Transformation<RowData>) inputEdge.translateToPlan(planner);
+        final Transformation<?> inputTransform = inputEdge.translateToPlan(planner);
+        final TransformationMetadata meta = createTransformationMeta(INCREMENTAL_GROUP_AGGREGATE_TRANSFORMATION, config);
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
-        final FerryIncrementalGroupAggregateOperator operator =
-                new FerryIncrementalGroupAggregateOperator(spec, outputType, MinibatchUtil.miniBatchSize(config));
-        return NativeExecNodes.keyedTransformation(planner, inputTransform,
-                createTransformationMeta(INCREMENTAL_GROUP_AGGREGATE_TRANSFORMATION, config), operator, outputType, partialAggGrouping, inputRowType);
+        final long bundleSize = MinibatchUtil.miniBatchSize(config);
+        final TypeInformation<?> emittedType = frames ? FerryFrameTypeInfo.INSTANCE : InternalTypeInfo.of(outputType);
+        return (Transformation) NativeExecNodes.keyedTransformation(planner, inputTransform, meta,
+                new FerryIncrementalGroupAggregateOperator(spec, outputType, bundleSize), emittedType, partialAggGrouping, inputRowType);
     }
 }

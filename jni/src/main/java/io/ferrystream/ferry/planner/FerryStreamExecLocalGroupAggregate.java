@@ -36,7 +36,7 @@ import java.util.Optional;
  * keyed. Feeding Ferry's columnar exchange ({@link #writeFrames}) it emits frames instead of rows. Translation repeats the kill switches and
  * Go's verdict, falling back to Flink's operator if anything changed since planning.
  */
-public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggregate {
+public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggregate implements FrameProducer {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecLocalGroupAggregate.class);
 
     @JsonIgnore private final int[] grouping;
@@ -71,7 +71,8 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
     }
 
     /** Feeds {@link FerryStreamExecColumnarExchange}: the operator emits frames when native. */
-    void writeFrames() {
+    @Override
+    public void writeFrames() {
         frames = true;
     }
 
@@ -108,7 +109,7 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
             return (Transformation) ExecNodeUtil.createOneInputTransformation(
                     inputTransform,
                     createTransformationMeta(LOCAL_GROUP_AGGREGATE_TRANSFORMATION, config),
-                    (StreamOperator) FerryLocalGroupAggregateOperator.writingFrames(spec, bundleSize),
+                    (StreamOperator) new FerryLocalGroupAggregateOperator(spec, outputType, bundleSize),
                     (TypeInformation) FerryFrameTypeInfo.INSTANCE,
                     inputTransform.getParallelism(),
                     false);

@@ -14,8 +14,8 @@ import org.apache.flink.table.planner.utils.ShortcutUtils;
 import javax.annotation.Nullable;
 
 /**
- * Flink's hash exchange between a native local and a native global aggregate as Ferry's
- * optimizer program leaves it ({@link ColumnarExchanges}): the same rel plus {@code
+ * Flink's hash exchange from a native producer (local or incremental aggregate) to a native
+ * consumer (incremental or global aggregate) as Ferry's optimizer program leaves it ({@link ColumnarExchanges}): the same rel plus {@code
  * ferry=[columnar]}, translating to {@link FerryStreamExecColumnarExchange}, which carries
  * frames instead of rows; or, carrying Flink's rows, plus {@code ferry=[rows: reason]}.
  */

@@ -1,10 +1,11 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.exchange.FerryFrameTypeInfo;
 import io.ferrystream.ferry.exchange.FrameKeySelector;
 import io.ferrystream.ferry.operators.Batching;
 
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -43,41 +44,38 @@ final class NativeExecNodes {
      */
     static OneInputTransformation<RowData, RowData> keyedTransformation(
             PlannerBase planner,
-            Transformation<RowData> input,
+            Transformation<?> input,
             TransformationMetadata meta,
             OneInputStreamOperator<RowData, RowData> operator,
             RowType outputType,
             int[] keys,
             RowType inputType) {
-        OneInputTransformation<RowData, RowData> transform = ExecNodeUtil.createOneInputTransformation(
-                input, meta, operator, InternalTypeInfo.of(outputType), input.getParallelism(), false);
-        RowDataKeySelector selector =
-                KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
-        transform.setStateKeySelector(selector);
-        transform.setStateKeyType(selector.getProducedType());
-        return transform;
+        return keyedTransformation(planner, input, meta, operator, InternalTypeInfo.of(outputType), keys, inputType);
     }
 
     /**
-     * The transformation of a native operator reading frames of Ferry's columnar exchange: as
-     * {@link #keyedTransformation}, with Flink's key type over the fields {@code keys} of the
-     * partial rows (so the subtask's key groups and savepoints keep Flink's shape), but a key
-     * selector that is never asked for a key ({@link FrameKeySelector}).
+     * As {@link #keyedTransformation(PlannerBase, Transformation, TransformationMetadata,
+     * OneInputStreamOperator, RowType, int[], RowType)}, of the output type {@code outputType}
+     * ({@link FerryFrameTypeInfo} for an operator writing Ferry's columnar exchange). Behind the
+     * columnar exchange (an input of {@link FerryFrameTypeInfo}) the key type stays Flink's, so the
+     * subtask's key groups and savepoints keep Flink's shape, but the key selector is a {@link
+     * FrameKeySelector}: a frame has no single key.
      */
-    static OneInputTransformation<FerryFrame, RowData> frameInputTransformation(
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static OneInputTransformation<RowData, RowData> keyedTransformation(
             PlannerBase planner,
-            Transformation<FerryFrame> input,
+            Transformation<?> input,
             TransformationMetadata meta,
-            OneInputStreamOperator<FerryFrame, RowData> operator,
-            RowType outputType,
+            OneInputStreamOperator<RowData, RowData> operator,
+            TypeInformation<?> outputType,
             int[] keys,
             RowType inputType) {
-        OneInputTransformation<FerryFrame, RowData> transform = ExecNodeUtil.createOneInputTransformation(
-                input, meta, operator, InternalTypeInfo.of(outputType), input.getParallelism(), false);
-        RowDataKeySelector rows =
+        OneInputTransformation transform = ExecNodeUtil.createOneInputTransformation(
+                (Transformation) input, meta, operator, (TypeInformation) outputType, input.getParallelism(), false);
+        RowDataKeySelector selector =
                 KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
-        transform.setStateKeySelector(new FrameKeySelector());
-        transform.setStateKeyType(rows.getProducedType());
+        transform.setStateKeySelector(input.getOutputType() instanceof FerryFrameTypeInfo ? new FrameKeySelector<>(selector) : selector);
+        transform.setStateKeyType(selector.getProducedType());
         return transform;
     }
 }

@@ -46,7 +46,8 @@ import java.util.TreeSet;
  * KeyGroupStreamPartitioner} (over Flink's key selector of the partial rows) sends it, each frame
  * names its key groups and channel correctly and passes Ferry's partitioner; a global aggregate
  * reading the frames of a channel (as that channel's subtask, owning only its key groups) emits
- * exactly what one reading the channel's rows emits, and refuses a frame of another channel.
+ * exactly what one reading the channel's rows emits, and refuses a frame of another channel. The
+ * same for the frames a split DISTINCT's incremental aggregate writes, routed by the final key.
  */
 class NativeFrameRoutingTest {
     @Test
@@ -92,6 +93,83 @@ class NativeFrameRoutingTest {
 
         // Flink's routing of the partial rows the local writes as rows
         List<RowData> partials = run(local.open(maxP, 0, maxP - 1, allocator), local.batchType(0), input, allocator, null);
+
+        // the same rows as frames
+        List<FerryFrame> frames = new ArrayList<>();
+        run(local.forExchange(p).open(maxP, 0, maxP - 1, allocator), local.batchType(0), input, allocator, frames);
+        checkRouting(keyTypes, inputType, calls, partials, frames, maxP, p, allocator);
+        return partials.size();
+    }
+
+    /**
+     * The frames a split DISTINCT's incremental aggregate writes, routed by the final key for its
+     * consumer's max parallelism {@code maxP} and {@code p} channels while it is itself keyed by
+     * the partial key (the final key and a bucket) over 128 key groups: as {@link
+     * #checkRouting}. Returns the output rows checked.
+     */
+    static int checkIncremental(List<LogicalType> keyTypes, int maxP, int p, Random r, BufferAllocator allocator) throws Exception {
+        int keys = keyTypes.size();
+        List<LogicalType> inputTypes = new ArrayList<>(keyTypes);
+        inputTypes.add(new IntType()); // the bucket
+        inputTypes.add(new IntType());
+        RowType inputType = RowType.of(inputTypes.toArray(new LogicalType[0]));
+        List<GroupAggregateSpec.Call> calls = List.of(
+                new GroupAggregateSpec.Call("COUNT", new int[0], false, "n"),
+                new GroupAggregateSpec.Call("SUM", new int[] {keys + 1}, false, "s"));
+        LocalGroupAggregateSpec local = new LocalGroupAggregateSpec(
+                "frame routing local", inputType, GlobalGroupAggregateSpec.identity(keys + 1), calls, false);
+        List<RowData> input = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            GenericRowData row = new GenericRowData(RowKind.INSERT, keys + 2);
+            for (int c = 0; c < keys; c++) {
+                row.setField(c, KeyGroupParityTest.value(r, keyTypes.get(c)));
+            }
+            row.setField(keys, r.nextInt(4));
+            row.setField(keys + 1, r.nextInt(1000));
+            input.add(row);
+        }
+        List<RowData> partials = run(local.open(128, 0, 127, allocator), local.batchType(0), input, allocator, null);
+        List<LogicalType> partialTypes = new ArrayList<>(keyTypes);
+        partialTypes.add(new IntType());
+        partialTypes.add(new BigIntType(false));
+        partialTypes.add(new IntType());
+        IncrementalGroupAggregateSpec incremental = new IncrementalGroupAggregateSpec("frame routing incremental",
+                RowType.of(partialTypes.toArray(new LogicalType[0])), keys + 1, inputType, calls,
+                GlobalGroupAggregateSpec.identity(keys), false, 0);
+        List<RowData> out = run(incremental.open(128, 0, 127, allocator), incremental.batchType(0), partials, allocator, null);
+        List<FerryFrame> frames = new ArrayList<>();
+        run(incremental.forExchange(p, maxP).open(128, 0, 127, allocator), incremental.batchType(0), partials, allocator, frames);
+        checkRouting(keyTypes, inputType, calls, out, frames, maxP, p, allocator);
+        return out.size();
+    }
+
+    @Test
+    void incrementalFramesCarryFlinksRouting() throws Exception {
+        Random r = new Random(12);
+        int[][] shapes = {{128, 3}, {1, 1}, {129, 7}, {4096, 2}, {32768, 3}};
+        int rows = 0;
+        try (BufferAllocator allocator = new RootAllocator()) {
+            for (int i = 0; i < KeyGroupParityTest.KEY_TYPES.size(); i++) {
+                int[] shape = shapes[i % shapes.length];
+                rows += checkIncremental(List.of(KeyGroupParityTest.KEY_TYPES.get(i)), shape[0], shape[1], r, allocator);
+            }
+            rows += checkIncremental(List.of(new BigIntType(), new VarCharType(VarCharType.MAX_LENGTH)), 256, 5, r, allocator);
+        }
+        assertTrue(rows >= KeyGroupParityTest.KEY_TYPES.size() * 20, "output rows checked: " + rows);
+    }
+
+    /**
+     * {@code rows} (a producer's output rows: {@code keyTypes.size()} key fields, then COUNT(*)'s
+     * and SUM(INT)'s accumulators) as Flink routes them against {@code frames}, the same rows as
+     * the producer's frames: each channel gets exactly Flink's rows, each frame names its key
+     * groups and channel correctly; a global aggregate (calls {@code calls} over {@code inputType})
+     * reading a channel's frames emits what one reading its rows emits and refuses a frame of
+     * another channel.
+     */
+    static void checkRouting(List<LogicalType> keyTypes, RowType inputType, List<GroupAggregateSpec.Call> calls,
+            List<RowData> partials, List<FerryFrame> frames, int maxP, int p, BufferAllocator allocator) throws Exception {
+        int keys = keyTypes.size();
+        int[] grouping = GlobalGroupAggregateSpec.identity(keys);
         RowType partialType = partialType(keyTypes);
         RowDataKeySelector selector =
                 KeySelectorUtil.getRowDataSelector(NativeFrameRoutingTest.class.getClassLoader(), grouping, InternalTypeInfo.of(partialType));
@@ -111,10 +189,6 @@ class NativeFrameRoutingTest {
             byChannel.get(c).add(row);
             groups.get(c).add(KeyGroupRangeAssignment.assignToKeyGroup(selector.getKey(row), maxP));
         }
-
-        // the same rows as frames
-        List<FerryFrame> frames = new ArrayList<>();
-        run(local.forExchange(p).open(maxP, 0, maxP - 1, allocator), local.batchType(0), input, allocator, frames);
         int[] framed = new int[p];
         for (FerryFrame f : frames) {
             assertEquals(maxP, f.maxParallelism(), f.toString());
@@ -156,7 +230,6 @@ class NativeFrameRoutingTest {
                 }
             }
         }
-        return partials.size();
     }
 
     /**

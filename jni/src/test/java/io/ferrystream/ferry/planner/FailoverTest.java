@@ -1,8 +1,9 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FrameInputNativeOperator;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -425,35 +426,58 @@ class FailoverTest {
                     "table.optimizer.agg-phase-strategy", "TWO_PHASE");
 
     /**
-     * Two-phase mini-batch with the columnar exchanges between the halves: a failure mid-stream,
-     * a restart from the last checkpoint (frames in flight are dropped with the failed attempt,
-     * the locals having flushed their bundles before the checkpoint's barrier), exactly-once
-     * results equal to Flink's.
+     * {@link #TWO_PHASE} with split DISTINCT: the outer GROUP BY becomes Local → Incremental →
+     * Global, with columnar exchanges into and out of the incremental aggregate, whose DISTINCT
+     * maps are keyed state too.
      */
-    @Test
-    void twoPhaseRecoversFromAFailure() throws Exception {
-        long frames = FrameInputNativeOperator.framesRead();
-        assertRecovers(TWO_PHASE_QUERY, TWO_PHASE, new Configuration());
-        assertTrue(FrameInputNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
+    static final Map<String, String> SPLIT = splitOptions();
+
+    private static Map<String, String> splitOptions() {
+        Map<String, String> m = new HashMap<>(TWO_PHASE);
+        m.put("table.optimizer.distinct-agg.split.enabled", "true");
+        return Map.copyOf(m);
+    }
+
+    /**
+     * Two-phase mini-batch with the columnar exchanges between the halves (and, split, into and out
+     * of the incremental aggregate): a failure mid-stream, a restart from the last checkpoint
+     * (frames in flight are dropped with the failed attempt, the producers having flushed their
+     * bundles before the checkpoint's barrier), exactly-once results equal to Flink's.
+     */
+    @ParameterizedTest(name = "split DISTINCT {0}")
+    @ValueSource(booleans = {false, true})
+    void twoPhaseRecoversFromAFailure(boolean split) throws Exception {
+        long frames = AbstractNativeOperator.framesRead();
+        long incrementalFrames = AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
+        assertRecovers(TWO_PHASE_QUERY, split ? SPLIT : TWO_PHASE, new Configuration());
+        assertTrue(AbstractNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
+        assertEquals(split, AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) > incrementalFrames,
+                "frames the incremental aggregates read");
     }
 
     /**
      * Two-phase mini-batch: the global aggregates' state (raw keyed state, per key group) goes
      * through a savepoint taken at parallelism 4 and is cut for 3 subtasks; the local aggregates,
-     * which keep nothing, flush their bundles before the savepoint's barrier. The final table
-     * equals Flink's.
+     * which keep nothing, flush their bundles before the savepoint's barrier. Split, the
+     * incremental aggregate's maps go the same way, and after the rescale it routes its frames
+     * for the global's 3 subtasks. The final table equals Flink's.
      */
-    @Test
-    void twoPhaseResumesFromASavepointAtAnotherParallelism(@TempDir Path dir) throws Exception {
-        List<String> want = reference(TWO_PHASE_QUERY, TWO_PHASE);
+    @ParameterizedTest(name = "split DISTINCT {0}")
+    @ValueSource(booleans = {false, true})
+    void twoPhaseResumesFromASavepointAtAnotherParallelism(boolean split, @TempDir Path dir) throws Exception {
+        Map<String, String> options = split ? SPLIT : TWO_PHASE;
+        List<String> want = reference(TWO_PHASE_QUERY, options);
 
         reset(false);
-        Job first = job(TWO_PHASE_QUERY, TWO_PHASE, true, 4, 10_000, new Configuration());
+        Job first = job(TWO_PHASE_QUERY, options, true, 4, 10_000, new Configuration());
         List<String> terms = twoPhaseTerms(physicalPlan(first.plan));
-        assertEquals(List.of("Global: native", "Local: native", "Global: native", "Local: native"), terms, first.plan);
-        assertEquals(List.of("columnar", "columnar"), PlannerTests.exchangeTerms(physicalPlan(first.plan)), first.plan);
+        assertEquals(split
+                ? List.of("Global: native", "Incremental: native", "Local: native", "Global: native", "Local: native")
+                : List.of("Global: native", "Local: native", "Global: native", "Local: native"), terms, first.plan);
+        assertEquals(split ? List.of("columnar", "columnar", "columnar") : List.of("columnar", "columnar"),
+                PlannerTests.exchangeTerms(physicalPlan(first.plan)), first.plan);
         long globals = Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND);
-        long frames = FrameInputNativeOperator.framesRead();
+        long frames = AbstractNativeOperator.framesRead();
         JobClient client = first.env.executeAsync("two-phase before savepoint");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (RECORDS.get() < ROWS / 3) {
@@ -466,12 +490,12 @@ class FailoverTest {
         long before = RECORDS.get();
         assertTrue(before < ROWS, "stopped mid-stream: " + before);
         assertTrue(Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND) - globals >= 8, "native global aggregates ran");
-        assertTrue(FrameInputNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
+        assertTrue(AbstractNativeOperator.framesRead() > frames, "frames crossed the columnar exchanges");
 
         reset(false);
         Configuration resume = new Configuration();
         resume.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        Job second = job(TWO_PHASE_QUERY, TWO_PHASE, true, 3, 0, resume);
+        Job second = job(TWO_PHASE_QUERY, options, true, 3, 0, resume);
         assertEquals(terms, twoPhaseTerms(physicalPlan(second.plan)), second.plan);
         second.env.execute("two-phase after savepoint");
         assertTrue(RESTORED.get(), "the second run restored the savepoint");

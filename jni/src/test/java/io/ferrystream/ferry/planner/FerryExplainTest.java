@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.planner;
 
+import static io.ferrystream.ferry.planner.PlannerTests.exchangeTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.groupAggregateLines;
 import static io.ferrystream.ferry.planner.PlannerTests.newTableEnv;
@@ -247,10 +248,17 @@ class FerryExplainTest {
         split.put("table.optimizer.distinct-agg.split.enabled", "true");
         String plan = explain("SELECT k, COUNT(DISTINCT i), SUM(b) FROM T GROUP BY k", split);
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), twoPhaseTerms(plan), plan);
+        // both exchanges carry frames: incremental → global by the final key, local → incremental
+        // by the partial key (the key and its bucket)
+        assertEquals(List.of("columnar", "columnar"), exchangeTerms(plan), plan);
+        assertTrue(plan.contains("Exchange(distribution=[hash[k]], ferry=[columnar])"), plan);
+        assertTrue(plan.contains("Exchange(distribution=[hash[k, $f3]], ferry=[columnar])"), plan);
         split.put("ferry.incremental-group-aggregate.enabled", "false");
         plan = explain("SELECT k, COUNT(DISTINCT i), SUM(b) FROM T GROUP BY k", split);
         assertEquals(List.of("Global: native", "Incremental: disabled by ferry.incremental-group-aggregate.enabled=false",
                 "Local: native"), twoPhaseTerms(plan), plan);
+        // Flink's incremental aggregate reads and writes rows: Flink's exchanges, without a term
+        assertEquals(List.of(), exchangeTerms(plan), plan);
     }
 
     /**

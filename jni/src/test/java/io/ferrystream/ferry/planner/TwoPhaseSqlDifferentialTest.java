@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FrameInputNativeOperator;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
@@ -152,7 +152,7 @@ class TwoPhaseSqlDifferentialTest {
         List<String> terms = twoPhaseTerms(plan);
         long locals = Ferry.nativeOperatorsOpened(LocalGroupAggregateSpec.KIND);
         long globals = Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND);
-        long frames = FrameInputNativeOperator.framesRead();
+        long frames = AbstractNativeOperator.framesRead();
         List<Row> rows = new ArrayList<>();
         try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
             it.forEachRemaining(rows::add);
@@ -162,7 +162,7 @@ class TwoPhaseSqlDifferentialTest {
                 PlannerTests.exchangeTerms(plan),
                 Ferry.nativeOperatorsOpened(LocalGroupAggregateSpec.KIND) - locals,
                 Ferry.nativeOperatorsOpened(GlobalGroupAggregateSpec.KIND) - globals,
-                FrameInputNativeOperator.framesRead() - frames,
+                AbstractNativeOperator.framesRead() - frames,
                 rows);
     }
 
@@ -407,7 +407,9 @@ class TwoPhaseSqlDifferentialTest {
     /**
      * Split DISTINCT ({@code table.optimizer.distinct-agg.split.enabled}): Flink plans Local →
      * IncrementalGroupAggregate → Global; Ferry runs all three, its incremental aggregate merging
-     * the maps its local writes into the partial rows, its global the incremental one's rows.
+     * the maps its local writes into the partial rows, its global the incremental one's rows; both
+     * exchanges are columnar, the incremental reading the local's frames and writing its own,
+     * routed by the final key, for the global.
      */
     @ParameterizedTest(name = "parallelism {0}")
     @CsvSource({"1", "3"})
@@ -417,8 +419,15 @@ class TwoPhaseSqlDifferentialTest {
                 + " SUM(DISTINCT b), COUNT(*), MAX(d), SUM(b) FROM V GROUP BY k";
         Run stock = run(false, query, "TWO_PHASE", parallelism, split);
         long incrementals = Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND);
+        long incrementalFrames = AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
+        long globalFrames = AbstractNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND);
         Run ferry = run(true, query, "TWO_PHASE", parallelism, split);
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("columnar", "columnar"), ferry.exchanges());
+        assertTrue(AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) - incrementalFrames >= parallelism,
+                "frames the incremental aggregates read");
+        assertTrue(AbstractNativeOperator.framesRead(GlobalGroupAggregateSpec.KIND) - globalFrames >= parallelism,
+                "frames the global aggregates read");
         assertEquals(parallelism, ferry.localsOpened(), "native local aggregates opened");
         assertEquals(parallelism, Ferry.nativeOperatorsOpened(IncrementalGroupAggregateSpec.KIND) - incrementals,
                 "native incremental aggregates opened");
@@ -432,6 +441,21 @@ class TwoPhaseSqlDifferentialTest {
         ferry = run(true, RETRACTING_DISTINCT, "TWO_PHASE", parallelism, splitSmall);
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native", "Global: native", "Local: native"),
                 ferry.terms());
+        assertEquals(List.of("columnar", "columnar", "columnar"), ferry.exchanges());
+        assertTrue(ferry.framesRead() > 0, "frames read: " + ferry.framesRead());
+
+        // without grouping fields the incremental reads the local's frames (hashed by the bucket)
+        // and writes rows to Flink's single-channel exchange
+        String global = "SELECT COUNT(DISTINCT s), COUNT(DISTINCT i) FILTER (WHERE b > 0), SUM(b) FROM V";
+        stock = run(false, global, "TWO_PHASE", parallelism, splitSmall);
+        incrementalFrames = FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
+        ferry = run(true, global, "TWO_PHASE", parallelism, splitSmall);
+        assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), ferry.terms());
+        assertEquals(List.of("rows: a single-channel exchange (no grouping fields: one partial row per bundle)", "columnar"),
+                ferry.exchanges());
+        assertTrue(FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) - incrementalFrames >= parallelism,
+                "frames the incremental aggregates read");
+        assertSameResults(stock, ferry, parallelism, global + " (split)");
         assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT + " (split)");
     }
 

@@ -1,0 +1,11 @@
+package io.ferrystream.ferry.operators;
+
+/**
+ * The spec of a kind whose operator can read Ferry's columnar exchange (the global and the
+ * incremental aggregate): its input then is frames of the rows the spec describes, and the
+ * library cuts Flink's count bundles itself (docs/abi.md#frames).
+ */
+public interface FrameReadingSpec {
+    /** This spec reading frames, cutting bundles of {@code bundleSize} rows. */
+    NativeSpec withFrames(long bundleSize);
+}

@@ -448,12 +448,12 @@ class TwoPhaseSqlDifferentialTest {
         // and writes rows to Flink's single-channel exchange
         String global = "SELECT COUNT(DISTINCT s), COUNT(DISTINCT i) FILTER (WHERE b > 0), SUM(b) FROM V";
         stock = run(false, global, "TWO_PHASE", parallelism, splitSmall);
-        incrementalFrames = FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
+        incrementalFrames = AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND);
         ferry = run(true, global, "TWO_PHASE", parallelism, splitSmall);
         assertEquals(List.of("Global: native", "Incremental: native", "Local: native"), ferry.terms());
         assertEquals(List.of("rows: a single-channel exchange (no grouping fields: one partial row per bundle)", "columnar"),
                 ferry.exchanges());
-        assertTrue(FrameInputNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) - incrementalFrames >= parallelism,
+        assertTrue(AbstractNativeOperator.framesRead(IncrementalGroupAggregateSpec.KIND) - incrementalFrames >= parallelism,
                 "frames the incremental aggregates read");
         assertSameResults(stock, ferry, parallelism, global + " (split)");
         assertSameResults(stock, ferry, parallelism, RETRACTING_DISTINCT + " (split)");

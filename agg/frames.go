@@ -147,8 +147,8 @@ func (f *frameOutput) emit(out *engine.OutBatch) error {
 }
 
 // Framed is a bundle operator with keyed state fed frames (params.frames): the global aggregate,
-// the incremental aggregate. Each call's frames are decoded and checked whole (row type, max
-// parallelism, every row's key group in the operator's range and in its frame's), their rows
+// the incremental aggregate. Each call's frames are decoded and checked whole (layout, row type,
+// max parallelism; each row's key group is checked by the bundle that runs it), their rows
 // queued in Go memory, and every bundle_size queued rows run as one bundle (one Process call) of
 // the wrapped operator at the processing time of the call that completed it, one bundle per
 // output chunk: Flink's CountBundleTrigger. Advance and Flush first run the queued rows as one
@@ -158,7 +158,6 @@ type Framed struct {
 	spec            *Spec
 	size            int
 	dec             *exchange.Decoder
-	keys            *engine.KeyEncoder // checks the rows' key groups at ingest
 	queue           *engine.Queue
 	frame           engine.Batch
 	window          engine.Batch
@@ -179,7 +178,7 @@ var (
 // rows cut into bundles of p.BundleSize rows.
 func NewFramed(op engine.Operator, spec *Spec, p *FramesParams) *Framed {
 	return &Framed{Operator: op, spec: spec, size: p.BundleSize, dec: exchange.NewDecoder(spec.InputTypes),
-		keys: engine.NewKeyEncoder(spec.Keys, spec.InputTypes), queue: engine.NewQueue(spec.InputTypes)}
+		queue: engine.NewQueue(spec.InputTypes)}
 }
 
 // WireInput implements engine.WireInputs: input 0 is a batch of frames.
@@ -211,7 +210,10 @@ func (f *Framed) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBa
 	return f.Continue(out)
 }
 
-// ingest checks one frame and queues its rows.
+// ingest checks one frame and queues its rows. The rows' key groups are not computed here: the
+// bundle that runs them hashes every key anyway and refuses, before it changes any state, a key
+// of a key group outside the operator's range (a misrouted frame: the operator is then broken,
+// as after any failed bundle).
 func (f *Framed) ingest(frame []byte) error {
 	defer f.frame.Forget()
 	h, err := f.dec.Decode(frame, &f.frame)
@@ -220,19 +222,6 @@ func (f *Framed) ingest(frame []byte) error {
 	}
 	if h.MaxParallelism != f.spec.MaxParallelism {
 		return fmt.Errorf("%w: frame: routed for max parallelism %d, the operator's is %d", engine.ErrData, h.MaxParallelism, f.spec.MaxParallelism)
-	}
-	if err := f.keys.Encode(&f.frame); err != nil {
-		return err
-	}
-	state := f.State()
-	for i := range f.frame.Len {
-		kg, err := state.KeyGroupOf(f.keys.Hash(i))
-		if err != nil {
-			return fmt.Errorf("row %d: %w", i, err)
-		}
-		if kg < h.KGFirst || kg > h.KGLast {
-			return fmt.Errorf("%w: frame: row %d in key group %d, outside the frame's [%d, %d]", engine.ErrData, i, kg, h.KGFirst, h.KGLast)
-		}
 	}
 	f.queue.Append(&f.frame)
 	return nil
@@ -278,6 +267,9 @@ func (f *Framed) check() error {
 
 // Advance implements engine.Operator: the queued rows run as one bundle at nowMs.
 func (f *Framed) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	if err := f.check(); err != nil {
+		return false, err
+	}
 	if f.queue.Len() == 0 {
 		return f.Operator.Advance(watermarkMs, nowMs, out)
 	}
@@ -286,6 +278,9 @@ func (f *Framed) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, 
 
 // Flush implements engine.Operator: the queued rows run as one bundle at nowMs.
 func (f *Framed) Flush(nowMs int64, out *engine.OutBatch) (bool, error) {
+	if err := f.check(); err != nil {
+		return false, err
+	}
 	if f.queue.Len() == 0 {
 		return f.Operator.Flush(nowMs, out)
 	}

@@ -484,9 +484,10 @@ func TestGlobalHonoursColumnOffset(t *testing.T) {
 	}
 }
 
-// TestFramedGlobalRefuses: a malformed frame, a frame of another max parallelism or row type,
-// and a row outside the operator's key groups fail the call with ErrData before anything is
-// queued or merged, even after good frames of the same call.
+// TestFramedGlobalRefuses: a malformed frame and a frame of another max parallelism or row type
+// fail the call with ErrData before anything is queued or merged, even after good frames of the
+// same call; a row outside the operator's key groups fails its bundle with ErrData before the
+// bundle changes any state, and the operator refuses every later call.
 func TestFramedGlobalRefuses(t *testing.T) {
 	input := bigintInput("k", "v")
 	aggs := []AggCall{{Func: "SUM", Args: []int{1}, Name: "s"}}
@@ -539,7 +540,6 @@ func TestFramedGlobalRefuses(t *testing.T) {
 		{"corrupt", "RowKind", corrupt},
 		{"max parallelism", "max parallelism 256", frame(framesOf(t, gs.Spec, in[2:4], 1<<20, 256))},
 		{"row type", "fingerprint", frame(framesOf(t, gs2.Spec, [][]any{{int64(1), int64(1), int64(1), int64(1)}}, 1<<20, 128))},
-		{"key group", "outside this operator's range", frame(framesOf(t, gs.Spec, outside[:1], 1<<20, 128))},
 		{"truncated", "bytes", goodFrame[:len(goodFrame)-8]},
 	}
 	for _, tc := range cases {
@@ -554,6 +554,18 @@ func TestFramedGlobalRefuses(t *testing.T) {
 	}
 	if _, err := op.Flush(0, out); err != nil || out.Len != 2 || g.Groups() != 2 || op.Buffered() != 0 {
 		t.Fatalf("flush: %v, %d rows, %d keys, %d buffered", err, out.Len, g.Groups(), op.Buffered())
+	}
+	// a misrouted row: two good rows, then the row of a foreign key group completes the bundle
+	b := enginetest.Batch([]engine.Type{frameField.Type}, [][]any{{goodFrame}, {frame(framesOf(t, gs.Spec, outside[:1], 1<<20, 128))}},
+		make([]engine.RowKind, 2), enginetest.Options{})
+	if _, err := op.Process(0, b, 0, out); !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), "outside this operator's range") {
+		t.Fatalf("a row of a foreign key group: %v", err)
+	}
+	if g.Groups() != 2 {
+		t.Fatalf("%d keys after the refused bundle, want the 2 before it", g.Groups())
+	}
+	if _, err := op.Flush(0, out); !errors.Is(err, engine.ErrState) {
+		t.Fatalf("a call after the failed bundle: %v, want ErrState", err)
 	}
 }
 

@@ -80,6 +80,11 @@ import java.util.function.Consumer;
  * therefore one Flink's own two-input operator could see (its inputs are independent channels),
  * and no row is held across a watermark, a barrier or the end of input.
  *
+ * <p>Between two native aggregation stages the planner may type an edge {@link FerryFrame}
+ * (Ferry's columnar exchange): the operator then writes frames of its output rows instead of
+ * rows, or reads frames instead of rows, deciding from its output and input serializers when it
+ * initializes ({@link #writesFrames}, {@link #readsFrames}); everywhere else it runs on rows.
+ *
  * <p>Output rows are {@link org.apache.flink.table.data.binary.BinaryRowData}, one reused object
  * (like Flink's own operators, a row is valid until the next is emitted), written straight from
  * the Arrow batch Go returns, byte for byte what Flink's serializer would make of the row: a plain
@@ -627,7 +632,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /** Hands Go's buffered rows on: its flush (ferry_operator_flush), emitting what it returns. */
-    final void flushNative() {
+    private void flushNative() {
         callNative(FLUSH, -1, null, 0);
     }
 
@@ -636,7 +641,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      * reader of the output type), or its frames when the operator {@link #writesFrames}.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    protected void emit(VectorSchemaRoot chunk) {
+    private void emit(VectorSchemaRoot chunk) {
         if (framesOut) {
             // The transformation's output type is FerryFrame (the planner built it so); Flink's
             // operator base types the output by the rows every other native operator emits.

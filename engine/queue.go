@@ -158,23 +158,47 @@ func (q *Queue) Compact() {
 
 // appendBits appends n bits of src starting at bit from to dst, which holds have bits (the bits
 // past them zero), and returns it; src nil appends n set bits when ones, else n clear bits.
+// Byte-aligned runs are copied or filled a byte at a time.
 func appendBits(dst []byte, have int, src []byte, from, n int, ones bool) []byte {
 	need := (have + n + 7) / 8
-	for len(dst) < need {
-		dst = append(dst, 0)
+	if len(dst) < need {
+		dst = append(dst, make([]byte, need-len(dst))...)
+	}
+	switch {
+	case n == 0 || (src == nil && !ones):
+		return dst
+	case src == nil:
+		setBits(dst, have, n)
+		return dst
+	case have%8 == 0 && from%8 == 0:
+		copy(dst[have/8:need], src[from/8:])
+		if r := (have + n) % 8; r != 0 {
+			dst[need-1] &= 1<<r - 1 // the bits past the last row stay zero
+		}
+		return dst
 	}
 	for j := range n {
-		set := ones
-		if src != nil {
-			k := from + j
-			set = src[k>>3]&(1<<(k&7)) != 0
-		}
-		if set {
-			k := have + j
+		k := from + j
+		if src[k>>3]&(1<<(k&7)) != 0 {
+			k = have + j
 			dst[k>>3] |= 1 << (k & 7)
 		}
 	}
 	return dst
+}
+
+// setBits sets bits [at, at+n) of b.
+func setBits(b []byte, at, n int) {
+	end := at + n
+	for ; at < end && at%8 != 0; at++ {
+		b[at>>3] |= 1 << (at & 7)
+	}
+	for ; at+8 <= end; at += 8 {
+		b[at>>3] = 0xff
+	}
+	for ; at < end; at++ {
+		b[at>>3] |= 1 << (at & 7)
+	}
 }
 
 // truncBits keeps the first n bits of b, clearing the others.

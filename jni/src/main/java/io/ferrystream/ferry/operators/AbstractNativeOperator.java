@@ -469,6 +469,14 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /**
+     * Whether watermarks reach Go: every kind but one driven by processing time alone (a
+     * row-time interval join with processing-time early fire is driven by both).
+     */
+    protected boolean watermarksReachNative() {
+        return !processingTimeDriven();
+    }
+
+    /**
      * Called by the forms before a row is buffered: for a processing-time driven kind, the
      * pending rows go to Go first when the processing time moved since they arrived, so every
      * batch carries the one time its rows arrived at, as Flink's operator reads it per row. The
@@ -505,7 +513,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      * The library's earliest processing-time timer (or the hand-over of pending rows) is due: the
      * rows that arrived before go first, then Go fires every timer due at the current processing
      * time, in its timer order (Flink's timer service fires them in one pass when the service's
-     * time jumps past several). A callback superseded by an earlier one does nothing.
+     * time jumps past several). A callback superseded by an earlier one does nothing. Go is told it
+     * is a processing-time pass by the watermark {@code Long.MIN_VALUE} (docs/abi.md).
      */
     private void onProcessingTimer(long time) {
         if (time != timerCallbackMs) {
@@ -662,13 +671,13 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     // ---- watermarks, checkpoints, end of input ---------------------------------------------------
 
     /**
-     * Every pending batch, then the watermark to Go (two inputs: their combined watermark), except
-     * for a processing-time driven kind, then downstream.
+     * Every pending batch, then the watermark to Go (two inputs: their combined watermark) unless
+     * {@link #watermarksReachNative} says no, then downstream.
      */
     @Override
     public void processWatermark(Watermark mark) throws Exception {
         processPending();
-        if (!processingTimeDriven()) {
+        if (watermarksReachNative()) {
             callNative(ADVANCE, -1, null, mark.getTimestamp());
         }
         super.processWatermark(mark);

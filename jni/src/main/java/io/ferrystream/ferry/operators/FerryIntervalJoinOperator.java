@@ -21,10 +21,17 @@ public class FerryIntervalJoinOperator extends TwoInputNativeOperator<IntervalJo
     /**
      * A processing-time join ({@code ProcTimeIntervalJoin} in a {@code KeyedCoProcessOperator}):
      * each row's time is the processing time it arrived at, and the cleanup timers are
-     * processing-time timers, kept in Go and fired through Flink's processing-time service.
+     * processing-time timers, kept in Go and fired through Flink's processing-time service. A
+     * row-time join with processing-time early fire is driven by processing time too (a row's
+     * early fire is due its delay after it arrived) and by watermarks (row times and cleanup).
      */
     @Override
     protected boolean processingTimeDriven() {
-        return !spec().rowTime();
+        return !spec().rowTime() || spec().processingTimeEarlyFireOnRowTime();
+    }
+
+    @Override
+    protected boolean watermarksReachNative() {
+        return spec().rowTime();
     }
 }

@@ -16,9 +16,9 @@ import java.util.Objects;
  * their fields cross into Go (the output is the left row followed by the right row), keyed by the
  * equi-join keys. The parameters are Flink's {@code IntervalJoinSpec}: join type, window bounds
  * (milliseconds), time columns, the null filter of each key, and {@code
- * table.exec.interval-join.min-cleanup-interval}, and {@code
- * ferry.join.null-key.emit-immediately}. Built by the planner from Flink's {@code
- * StreamExecIntervalJoin} arguments.
+ * table.exec.interval-join.min-cleanup-interval}, {@code ferry.join.null-key.emit-immediately},
+ * and the {@code EARLY_FIRE} hint's delay and time mode. Built by the planner from Flink's {@code
+ * StreamExecIntervalJoin} arguments and the hint.
  */
 public final class IntervalJoinSpec extends NativeSpec {
     private static final long serialVersionUID = 1L;
@@ -40,6 +40,10 @@ public final class IntervalJoinSpec extends NativeSpec {
     private final String condition;
     /** {@code ferry.join.null-key.emit-immediately}. */
     private final boolean nullKeyEmitImmediately;
+    /** The {@code EARLY_FIRE} delay in milliseconds; negative: no early fire. */
+    private final long earlyFireDelayMs;
+    /** Early fire on processing time (on a row-time join: processing-time timers beside event-time cleanup). */
+    private final boolean earlyFireProcTime;
 
     /**
      * @param joinType {@code INNER}, {@code LEFT}, {@code RIGHT} or {@code FULL}
@@ -54,6 +58,10 @@ public final class IntervalJoinSpec extends NativeSpec {
      *     fields, as the JSON of the {@code condition} parameter (docs/abi.md), or null for none
      * @param nullKeyEmitImmediately pad the padded side's rows of keys that can never match (a NULL
      *     where {@code filterNulls} is true) on arrival instead of when Flink pads them
+     * @param earlyFireDelayMs the {@code EARLY_FIRE} hint's delay (milliseconds, at least 1) on an
+     *     outer join; negative for none
+     * @param earlyFireProcTime the hint's time mode is processing time (the join's own, or on a
+     *     row-time join processing-time early fire beside event-time cleanup)
      */
     public IntervalJoinSpec(
             String name,
@@ -70,7 +78,9 @@ public final class IntervalJoinSpec extends NativeSpec {
             int rightTimeIndex,
             boolean[] filterNulls,
             String condition,
-            boolean nullKeyEmitImmediately) {
+            boolean nullKeyEmitImmediately,
+            long earlyFireDelayMs,
+            boolean earlyFireProcTime) {
         super(KIND, name, List.of(allFields(leftType, leftKeys), allFields(rightType, rightKeys)));
         this.joinType = Objects.requireNonNull(joinType);
         this.rowTime = rowTime;
@@ -82,6 +92,8 @@ public final class IntervalJoinSpec extends NativeSpec {
         this.filterNulls = filterNulls.clone();
         this.condition = condition;
         this.nullKeyEmitImmediately = nullKeyEmitImmediately;
+        this.earlyFireDelayMs = earlyFireDelayMs;
+        this.earlyFireProcTime = earlyFireProcTime;
     }
 
     /** Every field of the input crosses: the output carries the whole row. */
@@ -99,6 +111,15 @@ public final class IntervalJoinSpec extends NativeSpec {
 
     public boolean rowTime() {
         return rowTime;
+    }
+
+    /**
+     * A row-time join whose early fire runs on processing time: its rows carry their arrival
+     * time and its early-fire timers fire through Flink's processing-time service, while
+     * watermarks still drive its cleanup.
+     */
+    public boolean processingTimeEarlyFireOnRowTime() {
+        return rowTime && earlyFireDelayMs >= 0 && earlyFireProcTime;
     }
 
     /**
@@ -127,6 +148,10 @@ public final class IntervalJoinSpec extends NativeSpec {
         }
         if (nullKeyEmitImmediately) {
             params.put("null_key_emit_immediately", true);
+        }
+        if (earlyFireDelayMs >= 0) {
+            params.put("early_fire_delay_ms", earlyFireDelayMs);
+            params.put("early_fire_time_mode", earlyFireProcTime ? "proctime" : "rowtime");
         }
         if (condition != null) {
             try {

@@ -3,11 +3,14 @@ package io.ferrystream.ferry.planner;
 import io.ferrystream.ferry.operators.AbstractNativeOperator;
 
 import org.apache.calcite.rel.RelNode;
+import org.apache.calcite.sql2rel.SqlToRelConverter;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.config.OptimizerConfigOptions;
 import org.apache.flink.table.planner.calcite.CalciteConfig;
+import org.apache.flink.table.planner.calcite.FlinkRelFactories;
+import org.apache.flink.table.planner.hint.FlinkHintStrategies;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkChainedProgram;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkStreamProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
@@ -176,8 +179,42 @@ public final class Ferry {
         } else {
             chain = new FlinkStreamProgramThenFerry(config);
         }
+        addEarlyFireRecorder(chain);
         chain.addLast(PROGRAM_NAME, new FerryOptimizeProgram());
-        config.setPlannerConfig(CalciteConfig.createBuilder(calciteConfig).replaceStreamProgram(chain).build());
+        config.setPlannerConfig(CalciteConfig.createBuilder(calciteConfig)
+                .replaceStreamProgram(chain)
+                .replaceSqlToRelConverterConfig(withEarlyFireHint(calciteConfig, config))
+                .build());
+    }
+
+    /** Puts {@link EarlyFireHint#RECORDER} before Flink's physical program, if the chain has one. */
+    private static void addEarlyFireRecorder(FlinkChainedProgram<StreamOptimizeContext> chain) {
+        if (chain.get(FlinkStreamProgram.PHYSICAL()).isDefined() && chain.get(EarlyFireHint.RECORDER_NAME).isEmpty()) {
+            chain.addBefore(FlinkStreamProgram.PHYSICAL(), EarlyFireHint.RECORDER_NAME, EarlyFireHint.RECORDER);
+        }
+    }
+
+    /**
+     * The SQL-to-rel configuration with {@code EARLY_FIRE} registered: a custom one set through
+     * the {@link CalciteConfig} with the hint added to its hint table; otherwise Flink's default
+     * (PlannerContext#getSqlToRelConverterConfig) with the hint added, reading {@code
+     * table.optimizer.sql2rel.project-merge.enabled} when a query is converted, as Flink does.
+     */
+    private static SqlToRelConverter.Config withEarlyFireHint(CalciteConfig calciteConfig, TableConfig tableConfig) {
+        if (calciteConfig.getSqlToRelConverterConfig().isDefined()) {
+            SqlToRelConverter.Config custom = calciteConfig.getSqlToRelConverterConfig().get();
+            return custom.withHintStrategyTable(EarlyFireHint.addTo(custom.getHintStrategyTable()));
+        }
+        return SqlToRelConverter.config()
+                .withTrimUnusedFields(false)
+                .withHintStrategyTable(EarlyFireHint.addTo(FlinkHintStrategies.createHintStrategyTable()))
+                .withInSubQueryThreshold(Integer.MAX_VALUE)
+                .withExpand(false)
+                .withRelBuilderFactory(FlinkRelFactories.FLINK_REL_BUILDER())
+                .addRelBuilderConfigTransform(c -> tableConfig.get(
+                                OptimizerConfigOptions.TABLE_OPTIMIZER_SQL2REL_PROJECT_MERGE_ENABLED)
+                        ? c
+                        : c.withBloat(-1));
     }
 
     /**
@@ -207,9 +244,11 @@ public final class Ferry {
             if (config.get(OptimizerConfigOptions.TABLE_OPTIMIZER_JOIN_REORDER_ENABLED) == joinReorder) {
                 return super.optimize(root, context);
             }
-            RelNode rel = FlinkStreamProgram.buildProgram(config).optimize(root, context);
+            FlinkChainedProgram<StreamOptimizeContext> flinks = FlinkStreamProgram.buildProgram(config);
+            addEarlyFireRecorder(flinks);
+            RelNode rel = flinks.optimize(root, context);
             for (String name : getProgramNames()) {
-                if (!flinkPrograms.contains(name)) {
+                if (!flinkPrograms.contains(name) && !name.equals(EarlyFireHint.RECORDER_NAME)) {
                     rel = get(name).get().optimize(rel, context);
                 }
             }

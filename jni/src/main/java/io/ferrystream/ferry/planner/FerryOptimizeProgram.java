@@ -21,6 +21,9 @@ import java.util.Map;
  * subclasses, so Ferry's own nodes are never matched again). Shared sub-trees stay shared. A node whose matching throws keeps Flink's operator, with the error as
  * its reason: Ferry never fails a query Flink could run.
  *
+ * <p>Then the changelog of the outer interval joins with the {@code EARLY_FIRE} hint (updates)
+ * goes into the plan's traits: {@link EarlyFireChangelog}.
+ *
  * <p>Sub-plan reuse needs no per-instance digest: Ferry nodes print {@code ferry=[...]}, so they
  * never share a digest with Flink's nodes, and two Ferry nodes with equal digests (same input, row
  * type, changelog traits, hints, configuration) get the same decision and build the same operator,
@@ -34,7 +37,7 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
 
     @Override
     public RelNode optimize(RelNode root, StreamOptimizeContext context) {
-        RelNode result = new Rewriter(context.getTableConfig()).visit(root);
+        RelNode result = EarlyFireChangelog.apply(new Rewriter(context.getTableConfig()).visit(root));
         List<RelNode> capture = CAPTURE.get();
         if (capture != null) {
             capture.add(result);

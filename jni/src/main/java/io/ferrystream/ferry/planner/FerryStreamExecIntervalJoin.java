@@ -5,6 +5,7 @@ import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.api.TableException;
 import org.apache.flink.streaming.api.transformations.TwoInputTransformation;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
@@ -23,6 +24,8 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgn
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import javax.annotation.Nullable;
 
 import java.util.Optional;
 
@@ -44,6 +47,8 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
     @JsonIgnore private final WindowBounds windowBounds;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
+    /** The early fire the join runs with ({@link EarlyFireHint}), or null. */
+    @JsonIgnore @Nullable private final EarlyFireHint.Resolved earlyFire;
 
     public FerryStreamExecIntervalJoin(
             ReadableConfig tableConfig,
@@ -51,10 +56,12 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
             InputProperty leftInputProperty,
             InputProperty rightInputProperty,
             RowType outputType,
-            String description) {
+            String description,
+            @Nullable EarlyFireHint.Resolved earlyFire) {
         super(tableConfig, intervalJoinSpec, leftInputProperty, rightInputProperty, outputType, description);
         this.joinSpec = intervalJoinSpec.getJoinSpec();
         this.windowBounds = intervalJoinSpec.getWindowBounds();
+        this.earlyFire = earlyFire;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -82,8 +89,12 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
         }
         IntervalJoinSpec spec = null;
         if (reason == null) {
-            spec = IntervalJoinSpecs.build(getDescription(), leftType, rightType, joinSpec, windowBounds, config);
+            spec = IntervalJoinSpecs.build(getDescription(), leftType, rightType, joinSpec, windowBounds, config, earlyFire);
             reason = NativeSupport.check(spec).orElse(null);
+        }
+        if (reason != null && earlyFire != null) {
+            throw new TableException("The EARLY_FIRE hint on " + getDescription() + " needs Ferry's native interval"
+                    + " join (Flink 2.3 has no early fire), which is not available for it any more: " + reason);
         }
         if (reason != null) {
             fallbackReason = reason;

@@ -9,6 +9,7 @@ import org.apache.calcite.rel.RelWriter;
 import org.apache.calcite.rel.core.Join;
 import org.apache.calcite.rel.core.JoinRelType;
 import org.apache.calcite.rex.RexNode;
+import org.apache.flink.table.api.TableException;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
@@ -37,6 +38,8 @@ public class FerryStreamPhysicalIntervalJoin extends StreamPhysicalIntervalJoin 
     private final WindowBounds windowBounds;
     /** Why the node stays Flink's; null when it runs natively. */
     @Nullable private final String fallbackReason;
+    /** The join's {@code EARLY_FIRE} hint, or null. */
+    @Nullable private final EarlyFireHint.Resolved earlyFire;
 
     public FerryStreamPhysicalIntervalJoin(
             RelOptCluster cluster,
@@ -47,15 +50,25 @@ public class FerryStreamPhysicalIntervalJoin extends StreamPhysicalIntervalJoin 
             RexNode originalCondition,
             RexNode remainingCondition,
             WindowBounds windowBounds,
-            @Nullable String fallbackReason) {
+            @Nullable String fallbackReason,
+            @Nullable EarlyFireHint.Resolved earlyFire) {
         super(cluster, traitSet, left, right, joinType, originalCondition, remainingCondition, windowBounds);
         this.remainingCondition = remainingCondition;
         this.windowBounds = windowBounds;
         this.fallbackReason = fallbackReason;
+        this.earlyFire = earlyFire;
     }
 
-    /** The Ferry twin of Flink's node: native when {@code reason} is null. */
+    /**
+     * The Ferry twin of Flink's node: native when {@code reason} is null. An outer join with the
+     * {@code EARLY_FIRE} hint has no Flink 2.3 operator to fall back to: it fails with the reason.
+     */
     static FerryStreamPhysicalIntervalJoin of(StreamPhysicalIntervalJoin join, @Nullable String reason) {
+        EarlyFireHint.Resolved earlyFire = EarlyFireHint.of(join);
+        if (reason != null && EarlyFireHint.producesUpdates(join, earlyFire)) {
+            throw new TableException("The EARLY_FIRE hint on " + join.getRelDetailedDescription() + " needs Ferry's"
+                    + " native interval join (Flink 2.3 has no early fire), which is not available for it: " + reason);
+        }
         return new FerryStreamPhysicalIntervalJoin(
                 join.getCluster(),
                 join.getTraitSet(),
@@ -65,7 +78,16 @@ public class FerryStreamPhysicalIntervalJoin extends StreamPhysicalIntervalJoin 
                 join.originalCondition(),
                 join.getCondition(),
                 IntervalJoinSpecs.windowBounds(join),
-                reason);
+                reason,
+                earlyFire);
+    }
+
+    /**
+     * Whether the join runs with early fire and so produces updates: an outer join with the hint
+     * and a non-negative window (master ignores the hint elsewhere), natively.
+     */
+    boolean producesEarlyFireUpdates() {
+        return fallbackReason == null && EarlyFireHint.producesUpdates(this, earlyFire);
     }
 
     @Override
@@ -94,12 +116,16 @@ public class FerryStreamPhysicalIntervalJoin extends StreamPhysicalIntervalJoin 
             boolean semiJoinDone) {
         return new FerryStreamPhysicalIntervalJoin(
                 getCluster(), traitSet, left, right, joinType, originalCondition(), conditionExpr, windowBounds,
-                fallbackReason);
+                fallbackReason, earlyFire);
     }
 
     @Override
     public RelWriter explainTerms(RelWriter pw) {
-        return super.explainTerms(pw).item("ferry", fallbackReason == null ? "native" : fallbackReason);
+        super.explainTerms(pw);
+        if (earlyFire != null) {
+            pw.item("earlyFireDelay", earlyFire.delayMs).item("earlyFireTimeMode", earlyFire.timeMode);
+        }
+        return pw.item("ferry", fallbackReason == null ? "native" : fallbackReason);
     }
 
     @Override
@@ -119,6 +145,7 @@ public class FerryStreamPhysicalIntervalJoin extends StreamPhysicalIntervalJoin 
                 InputProperty.DEFAULT,
                 InputProperty.DEFAULT,
                 FlinkTypeFactory.toLogicalRowType(getRowType()),
-                getRelDetailedDescription());
+                getRelDetailedDescription(),
+                producesEarlyFireUpdates() ? earlyFire : null);
     }
 }

@@ -53,8 +53,9 @@ public final class IntervalJoinMatcher extends NativeMatcher<StreamPhysicalInter
         if (reason != null) {
             return Decision.fallback(reason);
         }
-        IntervalJoinSpec spec =
-                IntervalJoinSpecs.build(join.getRelDetailedDescription(), left, right, joinSpec, bounds, config);
+        EarlyFireHint.Resolved earlyFire = EarlyFireHint.of(join);
+        IntervalJoinSpec spec = IntervalJoinSpecs.build(join.getRelDetailedDescription(), left, right, joinSpec, bounds,
+                config, EarlyFireHint.producesUpdates(join, earlyFire) ? earlyFire : null);
         Optional<String> refused = NativeSupport.check(spec);
         String prefix = "residual join condition: ";
         if (refused.isPresent() && joinSpec.getNonEquiCondition().isPresent() && refused.get().startsWith(prefix)) {

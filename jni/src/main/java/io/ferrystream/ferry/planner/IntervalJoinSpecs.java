@@ -21,14 +21,19 @@ import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSp
 final class IntervalJoinSpecs {
     private IntervalJoinSpecs() {}
 
-    /** The spec of the operator Flink's exec node would build, with Flink's parameters. */
+    /**
+     * The spec of the operator Flink's exec node would build, with Flink's parameters, and the
+     * early fire of the {@code EARLY_FIRE} hint when it applies ({@link
+     * FerryStreamPhysicalIntervalJoin#producesEarlyFireUpdates}; null: none).
+     */
     static IntervalJoinSpec build(
             String description,
             RowType leftType,
             RowType rightType,
             JoinSpec joinSpec,
             WindowBounds bounds,
-            ReadableConfig config) {
+            ReadableConfig config,
+            EarlyFireHint.Resolved earlyFire) {
         String condition;
         try {
             condition = joinSpec.getNonEquiCondition().isPresent()
@@ -52,7 +57,9 @@ final class IntervalJoinSpecs {
                 bounds.getRightTimeIdx(),
                 joinSpec.getFilterNulls(),
                 condition,
-                config.get(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY));
+                config.get(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY),
+                earlyFire == null ? -1L : earlyFire.delayMs,
+                earlyFire != null && earlyFire.timeMode == EarlyFireHint.TimeMode.PROCTIME);
     }
 
     /**

@@ -90,6 +90,15 @@ class IntervalJoinDifferentialTest {
     /** @param emitNullKeys {@code ferry.join.null-key.emit-immediately} */
     static Planned plan(String joinType, String condition, boolean ferry, int batchSize, boolean proctime, boolean emitNullKeys)
             throws Exception {
+        return plan(joinType, condition, ferry, batchSize, proctime, emitNullKeys, null);
+    }
+
+    /**
+     * @param hint a query hint for the join's SELECT (e.g. {@code EARLY_FIRE('delay'='3ms')}), or
+     *     null; with one, the result is read as a changelog stream (an early-fire join updates)
+     */
+    static Planned plan(String joinType, String condition, boolean ferry, int batchSize, boolean proctime, boolean emitNullKeys,
+            String hint) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
@@ -117,10 +126,14 @@ class IntervalJoinDifferentialTest {
             tEnv.createTemporaryView(side, t);
         }
         Table result = tEnv.sqlQuery(
-                "SELECT L.k, L.s, CAST(L.rt AS TIMESTAMP(3)) AS lrt, L.v, L.a, L.d, L.x, L.b, R.k AS rk, R.s AS rs,"
+                "SELECT " + (hint == null ? "" : "/*+ " + hint + " */ ") + "L.k, L.s, CAST(L.rt AS TIMESTAMP(3)) AS lrt, L.v, L.a, L.d, L.x, L.b, R.k AS rk, R.s AS rs,"
                         + " CAST(R.rt AS TIMESTAMP(3)) AS rrt, R.w, R.a AS ra, R.d AS rd, R.x AS rx, R.b AS rb FROM L "
                         + joinType + " JOIN R ON " + condition);
-        tEnv.toDataStream(result).print();
+        if (hint == null) {
+            tEnv.toDataStream(result).print();
+        } else {
+            tEnv.toChangelogStream(result).print();
+        }
         StreamGraph graph = env.getStreamGraph();
         for (StreamNode node : graph.getStreamNodes()) {
             StreamOperatorFactory<?> factory = node.getOperatorFactory();

@@ -69,6 +69,24 @@ class IntervalJoinSqlTest {
      * @param emitNullKeys {@code ferry.join.null-key.emit-immediately}
      */
     static List<String> run(boolean ferry, String query, boolean ltz, boolean manyNulls, boolean emitNullKeys) throws Exception {
+        StreamTableEnvironment tEnv = env(ferry, ltz, manyNulls, emitNullKeys);
+        String plan = tEnv.explainSql(query);
+        assertTrue(plan.contains(ferry ? "ferry=[native]" : "ferry=[disabled"), plan);
+        long opened = Ferry.nativeOperatorsOpened(IntervalJoinSpec.KIND);
+        List<String> rows = new ArrayList<>();
+        try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
+            it.forEachRemaining(r -> {
+                assertEquals(RowKind.INSERT, r.getKind());
+                rows.add(r.toString());
+            });
+        }
+        assertEquals(ferry ? 4 : 0, Ferry.nativeOperatorsOpened(IntervalJoinSpec.KIND) - opened, "native subtasks opened");
+        rows.sort(null);
+        return rows;
+    }
+
+    /** The table environment with the inputs L and R registered. */
+    static StreamTableEnvironment env(boolean ferry, boolean ltz, boolean manyNulls, boolean emitNullKeys) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(4);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
@@ -89,19 +107,7 @@ class IntervalJoinSqlTest {
                     .column("ms", "BIGINT").columnByExpression("lt", "TO_TIMESTAMP_LTZ(ms, 3)").columnByExpression("pt", "PROCTIME()")
                     .watermark(ltz ? "lt" : "rt", (ltz ? "lt" : "rt") + " - INTERVAL '1' HOUR").build()));
         }
-        String plan = tEnv.explainSql(query);
-        assertTrue(plan.contains(ferry ? "ferry=[native]" : "ferry=[disabled"), plan);
-        long opened = Ferry.nativeOperatorsOpened(IntervalJoinSpec.KIND);
-        List<String> rows = new ArrayList<>();
-        try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
-            it.forEachRemaining(r -> {
-                assertEquals(RowKind.INSERT, r.getKind());
-                rows.add(r.toString());
-            });
-        }
-        assertEquals(ferry ? 4 : 0, Ferry.nativeOperatorsOpened(IntervalJoinSpec.KIND) - opened, "native subtasks opened");
-        rows.sort(null);
-        return rows;
+        return tEnv;
     }
 
     @ParameterizedTest
@@ -195,5 +201,54 @@ class IntervalJoinSqlTest {
         }
         assertEquals(stock, run(true, query, false, true, false), "Ferry");
         assertEquals(stock, run(true, query, false, true, true), "Ferry, emitting NULL keys on arrival");
+    }
+
+    /**
+     * The {@code EARLY_FIRE} hint (Flink 2.3 cannot run it): pads come early and are retracted
+     * ({@code -U}) and replaced ({@code +U}) when a match arrives; applied to a table, the
+     * changelog ends as Flink's result without the hint, row for row. No row is late (the
+     * watermarks lag by an hour), so that holds whatever the timing. With row-time early fire the
+     * pads come with the final watermark; with processing-time early fire (1 ms after arrival)
+     * they come during the run, and the matches arriving later correct them.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"LEFT|rowtime", "RIGHT|proctime", "FULL|proctime", "FULL|rowtime"})
+    void earlyFireMaterializesToFlinksResult(String joinAndMode) throws Exception {
+        String[] parts = joinAndMode.split("\\|");
+        String join = " L.k, CAST(L.rt AS TIMESTAMP(3)), L.v, L.a, R.k, CAST(R.rt AS TIMESTAMP(3)), R.v, R.a FROM L "
+                + parts[0] + " JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND";
+        List<String> stock = run(false, "SELECT" + join, false);
+        StreamTableEnvironment tEnv = env(true, false, false, false);
+        String query = "SELECT /*+ EARLY_FIRE('delay'='1ms', 'time-mode'='" + parts[1] + "') */" + join;
+        assertTrue(tEnv.explainSql(query).contains("earlyFireDelay=[1], earlyFireTimeMode=[" + parts[1].toUpperCase()
+                + "], ferry=[native]"));
+        java.util.Map<String, Integer> table = new java.util.HashMap<>();
+        java.util.Map<RowKind, Integer> kinds = new java.util.EnumMap<>(RowKind.class);
+        try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
+            it.forEachRemaining(r -> {
+                RowKind kind = r.getKind();
+                kinds.merge(kind, 1, Integer::sum);
+                r.setKind(RowKind.INSERT);
+                String row = r.toString();
+                if (kind == RowKind.UPDATE_BEFORE || kind == RowKind.DELETE) {
+                    assertTrue(table.merge(row, -1, Integer::sum) >= 0, "retracted a row never emitted: " + row);
+                } else {
+                    table.merge(row, 1, Integer::sum);
+                }
+            });
+        }
+        List<String> materialized = new ArrayList<>();
+        table.forEach((row, n) -> {
+            for (int i = 0; i < n; i++) {
+                materialized.add(row);
+            }
+        });
+        materialized.sort(null);
+        assertEquals(stock, materialized);
+        assertEquals(kinds.getOrDefault(RowKind.UPDATE_BEFORE, 0), kinds.getOrDefault(RowKind.UPDATE_AFTER, 0), kinds.toString());
+        assertEquals(null, kinds.get(RowKind.DELETE), kinds.toString());
+        if (parts[1].equals("proctime")) {
+            assertTrue(kinds.getOrDefault(RowKind.UPDATE_BEFORE, 0) > 0, "no early pad was corrected: " + kinds);
+        }
     }
 }

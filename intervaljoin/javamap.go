@@ -39,9 +39,13 @@ type bucket struct {
 	time    int64
 	rows    [][]byte // encoded rows (rowLayout), owned by the bucket
 	matched []bool
-	// The first row's storage (most buckets hold one row): rows and matched start on these.
+	// fired is Flink's IntervalJoinLeftFired / IntervalJoinRightFired list, aligned with rows
+	// when early fire is enabled (nil otherwise): the row's early-fire pad was emitted.
+	fired []bool
+	// The first row's storage (most buckets hold one row): rows, matched and fired start on these.
 	row0     [1][]byte
 	matched0 [1]bool
+	fired0   [1]bool
 
 	hash                      int32 // spread(Long.hashCode(time)), as HashMap stores it
 	next                      *bucket

@@ -17,6 +17,14 @@ import (
 // all keys live in one timerQueue ordered as Flink's heap timer service orders them. The
 // expiration bounds and operator times are operator-wide, as in Flink, and not snapshotted.
 //
+// With early fire (Flink master's EARLY_FIRE hint, FLINK-40171) each row of a padded side has a
+// fired bit (bucket.fired) and an unmatched cached row an early-fire timer at its time plus the
+// delay, in the same queue as the cleanup timers; every timer first pads the unmatched, unfired
+// rows of the padded sides' buckets at its time minus the delay, then cleans up. With
+// processing-time early fire on a row-time join (crossDomain, FLINK-40172) the early-fire timers
+// are processing-time timers in their own queue (procTimers), each with the bucket times it
+// fires per side (keyState.sched), and event-time timers clean up only.
+//
 // Every input row is handled at once, in batch order, exactly as Flink's processElement1/2;
 // output rows are collected per call and handed out in chunks of at most spec.ChunkRows rows.
 type IntervalJoin struct {
@@ -43,6 +51,12 @@ type IntervalJoin struct {
 	leftExpiration  int64 // Flink's leftExpirationTime: left cache rows up to it may be removed
 	rightExpiration int64
 	leftOpTime      int64 // Flink's leftOperatorTime (= rightOperatorTime in both modes)
+	now             int64 // the processing time (ms) of the current call
+
+	earlyFire   bool                 // Flink's earlyFireEnabled
+	fireDelay   int64                // the early-fire delay, ms
+	crossDomain bool                 // early-fire timers on processing time, the join on row time
+	procTimers  *joincore.TimerQueue // crossDomain: the early-fire timers (Flink's processing-time heap)
 
 	// out is the output of the current call: per row its left and right encoded row (nil for
 	// the padded side).
@@ -79,6 +93,10 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		emitNullKeys:   p.NullKeyEmitImmediately,
 	}
 	j.filterNulls = joincore.FilteredPositions(p.FilterNulls)
+	j.earlyFire, j.fireDelay, j.crossDomain = p.earlyFire(jt)
+	if j.crossDomain {
+		j.procTimers = joincore.NewTimerQueue()
+	}
 	for i := range 2 {
 		in := &spec.Inputs[i]
 		j.layouts[i] = joincore.NewRowLayout(in.Types)
@@ -97,10 +115,11 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		}
 	}
 	j.out = joincore.NewPairOutput(j.layouts[0], j.layouts[1], j.outTypes, j.chunk)
-	// The option changes when rows are padded, not the state's format: either setting restores
-	// the other's snapshots.
+	// These options change when rows are padded, not the state's format: either setting restores
+	// the other's snapshots (fired bits and early-fire timers a join without them ignores).
 	layout := p
 	layout.NullKeyEmitImmediately = false
+	layout.EarlyFireDelayMs, layout.EarlyFireTimeMode = nil, ""
 	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &layout})
 	j.keys = &joinKeys{j: j}
 	j.state.Register(j.keys)
@@ -129,7 +148,7 @@ func (j *IntervalJoin) Continue(out *engine.OutBatch) (bool, error) { return j.o
 
 // Process implements engine.Operator: input 0 is the left side, input 1 the right side. Row
 // kinds are ignored, as Flink's operator ignores them (its inputs are insert-only); every
-// output row is +I.
+// output row is +I but the -U/+U pair of an early-fire pad's correction.
 func (j *IntervalJoin) Process(input int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
 	if input != 0 && input != 1 {
 		return false, fmt.Errorf("%w: input %d: the interval join has inputs 0 and 1", engine.ErrInvalid, input)
@@ -163,6 +182,7 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 		j.kgs[side] = kgs
 	}
 	j.resetOutput()
+	j.now = nowMs
 	var next [2]int
 	for _, r := range runs {
 		side, b := r.Input, in[r.Input]
@@ -188,11 +208,29 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 	return j.out.Emit(out)
 }
 
-// Advance implements engine.Operator: fires the due cleanup timers, event-time ones up to
-// watermarkMs (rowtime) or processing-time ones up to nowMs (proctime), in Flink's order.
+// Advance implements engine.Operator: fires the due timers, event-time ones up to watermarkMs
+// (rowtime) or processing-time ones up to nowMs (proctime), in Flink's order. On a row-time
+// join, watermarkMs math.MinInt64 is a processing-time callback instead: it fires the
+// processing-time early-fire timers up to nowMs (crossDomain; none otherwise) and leaves the
+// watermark as it is.
 func (j *IntervalJoin) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	j.keys.settle()
 	j.resetOutput()
+	j.now = nowMs
+	if j.rowtime && watermarkMs == math.MinInt64 {
+		for j.procTimers != nil {
+			t, ok := j.procTimers.Peek()
+			if !ok || t.Time > nowMs {
+				break
+			}
+			j.procTimers.Poll()
+			dropTime(&j.keys.k[t.Key].procTimers, t.Time)
+			j.onProcTimer(t.Key, t.Time)
+			j.removeIfEmpty(t.Key)
+		}
+		j.state.EndBatch()
+		return j.out.Emit(out)
+	}
 	upTo := nowMs
 	if j.rowtime {
 		j.watermark = watermarkMs
@@ -204,7 +242,7 @@ func (j *IntervalJoin) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (
 			break
 		}
 		j.timers.Poll()
-		j.keys.dropTimer(t)
+		dropTime(&j.keys.k[t.Key].timers, t.Time)
 		j.onTimer(t.Key, t.Time, nowMs)
 		j.removeIfEmpty(t.Key)
 	}
@@ -245,6 +283,9 @@ func (j *IntervalJoin) emitRow(l, r []byte) {
 	j.out.Add(l, r)
 }
 
+// fired reports whether row i of b, a bucket of a padded side, had its early-fire pad.
+func (b *bucket) firedAt(i int) bool { return b.fired != nil && b.fired[i] }
+
 // process is TimeIntervalJoin.processElement1 (side 0, a left row) or processElement2 (side 1)
 // for a row at time t of key id.
 //
@@ -284,7 +325,13 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 						if j.cond != nil && !j.cond.Holds(l, rr) {
 							continue
 						}
-						j.emitRow(l, rr)
+						if otherOuter && !b.matched[r] && b.firedAt(r) {
+							// the row's early-fire pad is out: the match replaces it
+							j.emitPadKind(1-side, o, engine.UpdateBefore)
+							j.out.AddKind(l, rr, engine.UpdateAfter)
+						} else {
+							j.emitRow(l, rr)
+						}
 						emitted = true
 						if otherOuter {
 							b.matched[r] = true
@@ -294,7 +341,7 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 				if b.time <= *otherExp {
 					if otherOuter {
 						for r, o := range b.rows {
-							if !b.matched[r] {
+							if !b.matched[r] && !b.firedAt(r) {
 								j.emitPad(1-side, o)
 							}
 						}
@@ -310,8 +357,12 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 			*own = j.keys.newMap()
 		}
 		b := j.keys.bucketAt(*own, t)
-		if joins || ownOuter && !j.emitNullKeys {
-			j.keys.addRow(b, row, emitted)
+		stored := joins || ownOuter && !j.emitNullKeys
+		if stored {
+			j.keys.addRow(b, row, emitted, false)
+		}
+		if j.earlyFire && ownOuter && stored && !emitted {
+			j.registerEarlyFire(id, side, t) // before the cleanup timer, as Flink registers them
 		}
 		if !hasTimer {
 			j.registerCleanUp(id, t, side == 0)
@@ -322,12 +373,73 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 	}
 }
 
-// emitPad emits row of side (0 left, 1 right) padded with NULLs for the other side.
-func (j *IntervalJoin) emitPad(side int, row []byte) {
+// emitPad emits row of side (0 left, 1 right) padded with NULLs for the other side, +I.
+func (j *IntervalJoin) emitPad(side int, row []byte) { j.emitPadKind(side, row, engine.Insert) }
+
+// emitPadKind is emitPad with row kind k.
+func (j *IntervalJoin) emitPadKind(side int, row []byte, k engine.RowKind) {
 	if side == 0 {
-		j.emitRow(row, nil)
+		j.out.AddKind(row, nil, k)
 	} else {
-		j.emitRow(nil, row)
+		j.out.AddKind(nil, row, k)
+	}
+}
+
+// registerEarlyFire registers the early-fire timer of a row of side cached at time t: an
+// event-time (rowtime) or processing-time (proctime) timer at t + the delay in the cleanup
+// timers' queue; crossDomain, a processing-time timer at the call's processing time + the delay
+// in procTimers, which fires bucket t of side (keyState.sched).
+func (j *IntervalJoin) registerEarlyFire(id int32, side int, t int64) {
+	if !j.crossDomain {
+		j.registerTimer(id, t+j.fireDelay)
+		return
+	}
+	at := j.now + j.fireDelay
+	ks := &j.keys.k[id]
+	ks.schedule(side, at, t)
+	j.registerProcTimer(id, at)
+}
+
+// registerProcTimer registers the processing-time timer (id, at) unless the key has it already.
+func (j *IntervalJoin) registerProcTimer(id int32, at int64) {
+	ks := &j.keys.k[id]
+	if !slices.Contains(ks.procTimers, at) {
+		j.procTimers.Add(joincore.Timer{Time: at, Key: id})
+		ks.procTimers = append(ks.procTimers, at)
+	}
+}
+
+// fireEarly is Flink's earlyFire: pads each row of bucket t of side's cache m (nil: none) that
+// neither matched nor fired, in bucket order, and marks it fired.
+func (j *IntervalJoin) fireEarly(m *bucketMap, side int, t int64) {
+	if m == nil {
+		return
+	}
+	b := m.get(t)
+	if b == nil || b.fired == nil {
+		return
+	}
+	for i, row := range b.rows {
+		if !b.matched[i] && !b.fired[i] {
+			j.emitPad(side, row)
+			b.fired[i] = true
+		}
+	}
+}
+
+// onProcTimer fires the processing-time early-fire timer (id, ts) of a crossDomain join: the
+// buckets scheduled for ts, the left cache's first, each in the order scheduled; no cleanup.
+func (j *IntervalJoin) onProcTimer(id int32, ts int64) {
+	j.updateOperatorTime(j.now)
+	ks := &j.keys.k[id]
+	for side, m := range [2]*bucketMap{ks.left, ks.right} {
+		times := ks.unschedule(side, ts)
+		if !j.padded(side) {
+			continue
+		}
+		for _, t := range times {
+			j.fireEarly(m, side, t)
+		}
 	}
 }
 
@@ -359,6 +471,14 @@ func (j *IntervalJoin) registerTimer(id int32, at int64) {
 func (j *IntervalJoin) onTimer(id int32, ts, nowMs int64) {
 	j.updateOperatorTime(nowMs)
 	ks := &j.keys.k[id]
+	if j.earlyFire && !j.crossDomain { // early fire before cleanup at a shared time
+		if j.jt.leftOuter {
+			j.fireEarly(ks.left, 0, ts-j.fireDelay)
+		}
+		if j.jt.rightOuter {
+			j.fireEarly(ks.right, 1, ts-j.fireDelay)
+		}
+	}
 	if ks.hasLeftTimer && ts == ks.leftTimer {
 		j.rightExpiration = j.expiration(j.leftOpTime, j.rightRelative)
 		j.removeExpired(id, false)
@@ -385,7 +505,7 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 			if b.time <= exp {
 				if pad {
 					for i, row := range b.rows {
-						if !b.matched[i] {
+						if !b.matched[i] && !b.firedAt(i) {
 							j.emitPad(side, row)
 						}
 					}
@@ -409,28 +529,39 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 }
 
 // removeIfEmpty removes key id once nothing of it is left: no cache (present, even empty), no
-// cleanup time, no timer.
+// cleanup time, no timer, no early-fire schedule.
 func (j *IntervalJoin) removeIfEmpty(id int32) {
 	ks := &j.keys.k[id]
-	if ks.left == nil && ks.right == nil && !ks.hasLeftTimer && !ks.hasRightTimer && len(ks.timers) == 0 && len(ks.restored) == 0 {
+	if ks.left == nil && ks.right == nil && !ks.hasLeftTimer && !ks.hasRightTimer && len(ks.timers) == 0 && len(ks.restored) == 0 &&
+		len(ks.procTimers) == 0 && len(ks.restoredProc) == 0 && len(ks.sched[0]) == 0 && len(ks.sched[1]) == 0 {
 		j.state.Remove(id)
 	}
 }
 
 func (j *IntervalJoin) resetOutput() { j.out.Reset() }
 
-// NextProcessingTimer implements engine.ProcessingTimers: the earliest cleanup timer of a
-// processing-time join (a row-time join has none), restored timers not yet registered included.
-// It changes nothing, so the order restored timers are registered in stays Flink's.
+// NextProcessingTimer implements engine.ProcessingTimers: the earliest processing-time timer,
+// restored timers not yet registered included: of a processing-time join its cleanup and
+// early-fire timers, of a row-time join its processing-time early-fire timers (crossDomain;
+// none otherwise). It changes nothing, so the order restored timers are registered in stays
+// Flink's.
 func (j *IntervalJoin) NextProcessingTimer() (int64, bool) {
+	q := j.timers
 	if j.rowtime {
-		return 0, false
+		if !j.crossDomain {
+			return 0, false
+		}
+		q = j.procTimers
 	}
-	head, ok := j.timers.Peek()
+	head, ok := q.Peek()
 	next := head.Time
 	if j.keys.unsettled > 0 {
 		for i := range j.keys.k {
-			for _, r := range j.keys.k[i].restored {
+			restored := j.keys.k[i].restored
+			if j.rowtime {
+				restored = j.keys.k[i].restoredProc
+			}
+			for _, r := range restored {
 				if !ok || r.time < next {
 					next, ok = r.time, true
 				}

@@ -13,13 +13,19 @@ import (
 // computed from first principles (bins of the current capacity, then insertion order, which is
 // what java.util.HashMap's list bins give; the scenarios never fill a bin far enough to make it a
 // tree, which TestHashMapOrderVectors covers against the JDK), a transliterated timer heap, row
-// at a time.
+// at a time. Early fire follows Flink master's TimeIntervalJoin after FLINK-40171 (fired bits,
+// the early-fire timer before the cleanup timer, early fire before cleanup in onTimer, -U/+U of
+// a fired row's pad) and, for processing-time early fire on a row-time join, a second heap of
+// processing-time timers with a per-key, per-side schedule fire time -> bucket times.
 type model struct {
 	leftOuter, rightOuter bool
 	rowtime               bool
 	leftRel, rightRel     int64
 	minCleanUp, lateness  int64
 	maxPar                int
+	ef, cross             bool // early fire enabled; on processing time while the join is on row time
+	delay                 int64
+	pheap                 []mTimer // cross: the processing-time heap
 
 	wm                int64
 	leftExp, rightExp int64
@@ -35,6 +41,7 @@ type mKey struct {
 	joinable    bool
 	left, right *mMap
 	lt, rt      *int64
+	sched       [2]map[int64][]int64 // cross: per side, processing-time fire time -> bucket times
 }
 
 type mMap struct {
@@ -48,6 +55,7 @@ type mEntry struct {
 	seq     int
 	rows    []string
 	matched []bool
+	fired   []bool
 }
 
 type mTimer struct {
@@ -56,12 +64,18 @@ type mTimer struct {
 }
 
 func newModel(p Params, maxPar int) *model {
-	return &model{
+	md := &model{
 		leftOuter: p.JoinType == "LEFT" || p.JoinType == "FULL", rightOuter: p.JoinType == "RIGHT" || p.JoinType == "FULL",
 		rowtime: p.TimeMode == "rowtime", leftRel: -p.LeftLowerBound, rightRel: p.LeftUpperBound,
 		minCleanUp: max(0, p.MinCleanUpIntervalMs), lateness: p.AllowedLateness, maxPar: maxPar,
-		wm: math.MinInt64, keys: map[string]*mKey{}, heap: make([]mTimer, 1),
+		wm: math.MinInt64, keys: map[string]*mKey{}, heap: make([]mTimer, 1), pheap: make([]mTimer, 1),
 	}
+	outer := md.leftOuter || md.rightOuter
+	if p.EarlyFireDelayMs != nil && *p.EarlyFireDelayMs >= 0 && outer {
+		md.ef, md.delay = true, *p.EarlyFireDelayMs
+		md.cross = md.rowtime && p.EarlyFireTimeMode == "proctime"
+	}
+	return md
 }
 
 func modelBin(t int64, c int) int {
@@ -135,14 +149,40 @@ func (md *model) updateTime(now int64) {
 	}
 }
 
-func (md *model) emit(l, r string) {
+func (md *model) emit(l, r string) { md.emitKind("+I", l, r) }
+
+func (md *model) emitKind(kind, l, r string) {
 	if l == "" {
 		l = "null, null, null"
 	}
 	if r == "" {
 		r = "null, null, null"
 	}
-	md.out = append(md.out, "+I["+l+", "+r+"]")
+	md.out = append(md.out, kind+"["+l+", "+r+"]")
+}
+
+// padRow emits row of side padded, as kind.
+func (md *model) padRow(kind string, side int, row string) {
+	if side == 0 {
+		md.emitKind(kind, row, "")
+	} else {
+		md.emitKind(kind, "", row)
+	}
+}
+
+// earlyFire pads the unmatched, unfired rows of bucket t of side's map m.
+func (md *model) earlyFire(m *mMap, side int, t int64) {
+	if m == nil {
+		return
+	}
+	if e := m.find(t); e != nil {
+		for i, r := range e.rows {
+			if !e.matched[i] && !e.fired[i] {
+				md.padRow("+I", side, r)
+				e.fired[i] = true
+			}
+		}
+	}
 }
 
 // element processes one row of side (0 left, 1 right) of key k at time t (rowtime).
@@ -171,10 +211,15 @@ func (md *model) element(side int, k *mKey, row string, t, now int64) {
 			for _, e := range (*other).order() {
 				if e.time >= lo && e.time <= hi && k.joinable {
 					for i, o := range e.rows {
+						kind := "+I"
+						if md.ef && otherOuter && !e.matched[i] && e.fired[i] {
+							md.padRow("-U", 1-side, o)
+							kind = "+U"
+						}
 						if side == 0 {
-							md.emit(row, o)
+							md.emitKind(kind, row, o)
 						} else {
-							md.emit(o, row)
+							md.emitKind(kind, o, row)
 						}
 						emitted = true
 						if otherOuter {
@@ -185,7 +230,7 @@ func (md *model) element(side int, k *mKey, row string, t, now int64) {
 				if e.time <= *otherExp {
 					if otherOuter {
 						for i, o := range e.rows {
-							if !e.matched[i] {
+							if !e.matched[i] && !e.fired[i] {
 								if side == 0 {
 									md.emit("", o)
 								} else {
@@ -209,6 +254,21 @@ func (md *model) element(side int, k *mKey, row string, t, now int64) {
 		}
 		e.rows = append(e.rows, row)
 		e.matched = append(e.matched, emitted)
+		e.fired = append(e.fired, false)
+		if md.ef && ownOuter && !emitted {
+			if md.cross {
+				at := now + md.delay
+				if k.sched[side] == nil {
+					k.sched[side] = map[int64][]int64{}
+				}
+				if !slices.Contains(k.sched[side][at], t) {
+					k.sched[side][at] = append(k.sched[side][at], t)
+				}
+				addTimer(&md.pheap, mTimer{at, k.key})
+			} else {
+				addTimer(&md.heap, mTimer{t + md.delay, k.key})
+			}
+		}
 		if *otherTimer == nil {
 			md.cleanUp(k, t, side == 0)
 		}
@@ -224,35 +284,36 @@ func (md *model) element(side int, k *mKey, row string, t, now int64) {
 func (md *model) cleanUp(k *mKey, t int64, left bool) {
 	if left {
 		at := t + md.leftRel + md.minCleanUp + md.lateness + 1
-		md.addTimer(mTimer{at, k.key})
+		addTimer(&md.heap, mTimer{at, k.key})
 		k.rt = &at
 	} else {
 		at := t + md.rightRel + md.minCleanUp + md.lateness + 1
-		md.addTimer(mTimer{at, k.key})
+		addTimer(&md.heap, mTimer{at, k.key})
 		k.lt = &at
 	}
 }
 
-func (md *model) addTimer(t mTimer) {
-	if slices.Contains(md.heap[1:], t) {
+func addTimer(hp *[]mTimer, t mTimer) {
+	if slices.Contains((*hp)[1:], t) {
 		return
 	}
-	md.heap = append(md.heap, t)
-	i := len(md.heap) - 1
-	for i > 1 && t.time < md.heap[i/2].time {
-		md.heap[i] = md.heap[i/2]
+	*hp = append(*hp, t)
+	h := *hp
+	i := len(h) - 1
+	for i > 1 && t.time < h[i/2].time {
+		h[i] = h[i/2]
 		i /= 2
 	}
-	md.heap[i] = t
+	h[i] = t
 }
 
-func (md *model) pollTimer() mTimer {
-	h := md.heap
+func pollTimer(hp *[]mTimer) mTimer {
+	h := *hp
 	head := h[1]
 	last := len(h) - 1
 	x := h[last]
 	h = h[:last]
-	md.heap = h
+	*hp = h
 	if last == 1 {
 		return head
 	}
@@ -280,9 +341,17 @@ func (md *model) advance(wm, now int64) {
 		md.wm, upTo = wm, wm
 	}
 	for len(md.heap) > 1 && md.heap[1].time <= upTo {
-		t := md.pollTimer()
+		t := pollTimer(&md.heap)
 		k := md.keys[t.key]
 		md.updateTime(now)
+		if md.ef && !md.cross {
+			if md.leftOuter {
+				md.earlyFire(k.left, 0, t.time-md.delay)
+			}
+			if md.rightOuter {
+				md.earlyFire(k.right, 1, t.time-md.delay)
+			}
+		}
 		if k.lt != nil && t.time == *k.lt {
 			md.rightExp = md.exp(md.opTime, md.rightRel)
 			md.expire(k, false)
@@ -290,6 +359,22 @@ func (md *model) advance(wm, now int64) {
 		if k.rt != nil && t.time == *k.rt {
 			md.leftExp = md.exp(md.opTime, md.leftRel)
 			md.expire(k, true)
+		}
+	}
+}
+
+// procAdvance fires the processing-time early-fire timers up to now (cross): each fires its
+// scheduled buckets, the left side's first.
+func (md *model) procAdvance(now int64) {
+	for len(md.pheap) > 1 && md.pheap[1].time <= now {
+		t := pollTimer(&md.pheap)
+		k := md.keys[t.key]
+		for side, m := range []*mMap{k.left, k.right} {
+			times := k.sched[side][t.time]
+			delete(k.sched[side], t.time)
+			for _, rt := range times {
+				md.earlyFire(m, side, rt)
+			}
 		}
 	}
 }
@@ -305,7 +390,7 @@ func (md *model) expire(k *mKey, left bool) {
 			if e.time <= exp {
 				if pad {
 					for i, r := range e.rows {
-						if !e.matched[i] {
+						if !e.matched[i] && !e.fired[i] {
 							if left {
 								md.emit(r, "")
 							} else {
@@ -347,7 +432,7 @@ func (md *model) restore() {
 			nm := &mMap{initial: tableSizeFor(c)}
 			for _, e := range old {
 				ne := md.put(nm, e.time)
-				ne.rows, ne.matched = e.rows, e.matched
+				ne.rows, ne.matched, ne.fired = e.rows, e.matched, e.fired
 			}
 			*mp = nm
 		}
@@ -356,19 +441,21 @@ func (md *model) restore() {
 		kg, pos int
 		t       mTimer
 	}
-	var all []pt
-	for i, t := range md.heap[1:] {
-		all = append(all, pt{engine.KeyGroup(engine.HashRow([]byte(t.key)), md.maxPar), i, t})
-	}
-	slices.SortStableFunc(all, func(a, b pt) int {
-		if a.kg != b.kg {
-			return a.kg - b.kg
+	for _, hp := range []*[]mTimer{&md.heap, &md.pheap} {
+		var all []pt
+		for i, t := range (*hp)[1:] {
+			all = append(all, pt{engine.KeyGroup(engine.HashRow([]byte(t.key)), md.maxPar), i, t})
 		}
-		return a.pos - b.pos
-	})
-	md.heap = md.heap[:1]
-	for _, p := range all {
-		md.addTimer(p.t)
+		slices.SortStableFunc(all, func(a, b pt) int {
+			if a.kg != b.kg {
+				return a.kg - b.kg
+			}
+			return a.pos - b.pos
+		})
+		*hp = (*hp)[:1]
+		for _, p := range all {
+			addTimer(hp, p.t)
+		}
 	}
 	md.wm, md.leftExp, md.rightExp = math.MinInt64, 0, 0
 }

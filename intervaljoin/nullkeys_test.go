@@ -192,7 +192,7 @@ func TestNullKeySnapshots(t *testing.T) {
 	}
 	// a row where none is stored now, as in a snapshot of an earlier Ferry
 	right := enginetest.Batch(rightTypes, [][]any{{nil, enginetest.Timestamp{Millis: 12}, "r"}}, []engine.RowKind{0}, enginetest.Options{})
-	op.keys.addRow(ks.right.get(12), op.layouts[1].Encode(nil, right, 0), false)
+	op.keys.addRow(ks.right.get(12), op.layouts[1].Encode(nil, right, 0), false, false)
 	bytes := op.keys.bytes
 	p.NullKeyEmitImmediately = true
 	op = snapshotRestore(t, op, p, 8)

@@ -45,6 +45,15 @@ type Params struct {
 	// NullKeyEmitImmediately (ferry.join.null-key.emit-immediately) pads a padded side's rows of
 	// such keys on arrival instead of when Flink pads them, and stores none of them.
 	NullKeyEmitImmediately bool `json:"null_key_emit_immediately,omitempty"`
+	// EarlyFireDelayMs is the delay (ms) of Flink's EARLY_FIRE hint (FLIP-497): absent or
+	// negative, no early fire. An outer join pads a cached row that matched nothing this long
+	// after its time, as +I, and corrects that pad with -U/+U when the row matches later; an
+	// inner join ignores it.
+	EarlyFireDelayMs *int64 `json:"early_fire_delay_ms,omitempty"`
+	// EarlyFireTimeMode is the time domain the delay runs in, "rowtime" or "proctime"; absent:
+	// TimeMode. "proctime" on a row-time join pads on processing-time timers at the row's arrival
+	// processing time plus the delay, while cleanup stays on event time.
+	EarlyFireTimeMode string `json:"early_fire_time_mode,omitempty"`
 	// Condition is the residual join condition over the joined row (left fields, then right
 	// fields), absent when the join condition is the equi keys and the time bounds alone.
 	Condition *joincore.Expr `json:"condition,omitempty"`
@@ -53,6 +62,16 @@ type Params struct {
 // joinType holds which sides are padded.
 type joinType struct {
 	leftOuter, rightOuter bool
+}
+
+// earlyFire reports whether early fire runs (Flink's earlyFireEnabled: a delay >= 0 on an outer
+// join; the window span is never negative here), its delay, and whether its timers are
+// processing-time timers on a row-time join (crossDomain).
+func (p *Params) earlyFire(jt joinType) (enabled bool, delay int64, crossDomain bool) {
+	if p.EarlyFireDelayMs == nil || *p.EarlyFireDelayMs < 0 || !jt.leftOuter && !jt.rightOuter {
+		return false, 0, false
+	}
+	return true, *p.EarlyFireDelayMs, p.TimeMode == "rowtime" && p.EarlyFireTimeMode == "proctime"
 }
 
 func (p *Params) validate(spec *engine.Spec) (joinType, error) {
@@ -107,6 +126,15 @@ func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 		if a != b {
 			return jt, engine.SpecError(fmt.Sprintf("inputs[1].keys[%d]", k), "type %s differs from the left key's %s", b, a)
 		}
+	}
+	switch p.EarlyFireTimeMode {
+	case "", "proctime":
+	case "rowtime":
+		if p.TimeMode == "proctime" {
+			return jt, engine.ParamError("early_fire_time_mode", "rowtime on a proctime join: row-time triggering requires a row-time interval join")
+		}
+	default:
+		return jt, engine.ParamError("early_fire_time_mode", "%q, want rowtime or proctime", p.EarlyFireTimeMode)
 	}
 	if len(p.FilterNulls) != len(l.Keys) {
 		return jt, engine.ParamError("filter_nulls", "%d flags for %d keys", len(p.FilterNulls), len(l.Keys))

@@ -9,20 +9,29 @@ import (
 	"github.com/ferrystream/ferry/joincore"
 )
 
-// joinKeys is the per-key state of an IntervalJoin (an engine.PerKey): each key's two caches,
-// its two cleanup times and the times of its registered timers.
+// joinKeys is the per-key state of an IntervalJoin (an engine.PerKey): each key's two caches
+// (with the rows' fired bits under early fire), its two cleanup times, the times of its
+// registered timers and, with processing-time early fire on a row-time join, its
+// processing-time timers and what they fire.
 //
 // Payload of a key (after the KeyedState's key bytes):
 //
 //	flags byte: 1 left cache present, 2 right cache present, 4 left cleanup time set,
-//	            8 right cleanup time set
+//	            8 right cleanup time set, 16 processing-time early-fire part present
 //	left cleanup time, right cleanup time (varint, when set)
 //	per present cache, left first: uvarint bucket count, then per bucket in iteration order its
-//	    time (varint), uvarint row count, per row its matched flag (byte 0/1), uvarint length
-//	    and encoded row; a row count of 0 is the time of rows not stored (a key that can never
-//	    match, docs/operators/interval-join.md#null-keys)
+//	    time (varint), uvarint row count, per row its flags byte (1 matched, 2 fired: the row's
+//	    early-fire pad was emitted), uvarint length and encoded row; a row count of 0 is the
+//	    time of rows not stored (a key that can never match, docs/operators/interval-join.md#null-keys)
 //	uvarint timer count, per timer its time (varint) and its position in the timer heap
 //	    (uvarint), which orders the timers' re-registration on restore
+//	with flag 16: uvarint processing-time timer count, per timer its time (varint) and heap
+//	    position (uvarint); then per side, left first, uvarint schedule entry count, per entry
+//	    its timer's time (varint), uvarint count and the bucket times it fires (varint)
+//
+// Payloads of joins without early fire have no fired flag and no flag 16 and restore with every
+// bit false. A join without early fire drops the fired bits it restores, and a join that is not
+// crossDomain the processing-time part (Flink's state is bound to the hint of the running job).
 //
 // A cache restores as Flink's heap backend restores a MapState: a map created for its size,
 // filled in the saved iteration order.
@@ -70,6 +79,46 @@ type keyState struct {
 	hasRightTimer bool
 	timers        []int64         // times of this key's timers in the timer queue
 	restored      []restoredTimer // timers read by Load, registered by settle
+	// crossDomain early fire: the times of this key's timers in procTimers, those read by Load
+	// (registered by settle), and per side (left, right) which bucket times each fires.
+	procTimers   []int64
+	restoredProc []restoredTimer
+	sched        [2][]scheduled
+}
+
+// scheduled is one processing-time early-fire timer's work on one side: Flink's
+// IntervalJoinLeftEarlyFireSchedule / IntervalJoinRightEarlyFireSchedule entry fire time ->
+// row times.
+type scheduled struct {
+	at    int64   // the timer's time
+	times []int64 // bucket times, in the order scheduled, each once
+}
+
+// schedule records that the processing-time timer at fires bucket t of side.
+func (ks *keyState) schedule(side int, at, t int64) {
+	es := ks.sched[side]
+	for i := range es {
+		if es[i].at == at {
+			if !slices.Contains(es[i].times, t) {
+				es[i].times = append(es[i].times, t)
+			}
+			return
+		}
+	}
+	ks.sched[side] = append(es, scheduled{at: at, times: []int64{t}})
+}
+
+// unschedule removes and returns the bucket times the timer at fires on side.
+func (ks *keyState) unschedule(side int, at int64) []int64 {
+	es := ks.sched[side]
+	for i := range es {
+		if es[i].at == at {
+			times := es[i].times
+			ks.sched[side] = slices.Delete(es, i, i+1)
+			return times
+		}
+	}
+	return nil
 }
 
 type restoredTimer struct {
@@ -86,7 +135,7 @@ func (s *joinKeys) Grow(n int) {
 
 // Reset implements engine.PerKey.
 func (s *joinKeys) Reset(id int32) {
-	if len(s.k[id].restored) > 0 {
+	if len(s.k[id].restored) > 0 || len(s.k[id].restoredProc) > 0 {
 		s.unsettled--
 	}
 	s.dropMap(s.k[id].left)
@@ -109,14 +158,20 @@ func (s *joinKeys) bucketAt(m *bucketMap, t int64) *bucket {
 	return b
 }
 
-// addRow appends a row to a bucket.
-func (s *joinKeys) addRow(b *bucket, row []byte, matched bool) {
+// addRow appends a row to a bucket, with its fired bit when early fire is enabled.
+func (s *joinKeys) addRow(b *bucket, row []byte, matched, fired bool) {
 	if len(b.rows) == 0 {
 		s.bytes += bucketBytes - timeBucketBytes
 		b.rows, b.matched = b.row0[:0], b.matched0[:0]
+		if s.j.earlyFire {
+			b.fired = b.fired0[:0]
+		}
 	}
 	b.rows = append(b.rows, row)
 	b.matched = append(b.matched, matched)
+	if s.j.earlyFire {
+		b.fired = append(b.fired, fired)
+	}
 	s.bytes += int64(len(row)) + rowOverhead
 }
 
@@ -164,14 +219,17 @@ func (s *joinKeys) dropMap(m *bucketMap) {
 // Bytes implements engine.PerKey: an estimate of the per-key states, caches, rows and timers,
 // without a pass over them.
 func (s *joinKeys) Bytes() int64 {
-	return int64(cap(s.k))*96 + s.bytes + s.j.timers.Bytes()
+	n := int64(cap(s.k))*96 + s.bytes + s.j.timers.Bytes()
+	if s.j.procTimers != nil {
+		n += s.j.procTimers.Bytes()
+	}
+	return n
 }
 
-// dropTimer forgets a polled timer of its key.
-func (s *joinKeys) dropTimer(t joincore.Timer) {
-	ks := &s.k[t.Key]
-	if i := slices.Index(ks.timers, t.Time); i >= 0 {
-		ks.timers = slices.Delete(ks.timers, i, i+1)
+// dropTime removes time t from a key's list of timer times (a polled timer).
+func dropTime(times *[]int64, t int64) {
+	if i := slices.Index(*times, t); i >= 0 {
+		*times = slices.Delete(*times, i, i+1)
 	}
 }
 
@@ -191,6 +249,10 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 	}
 	if ks.hasRightTimer {
 		flags |= 8
+	}
+	procPart := len(ks.procTimers) > 0 || len(ks.sched[0]) > 0 || len(ks.sched[1]) > 0
+	if procPart {
+		flags |= 16
 	}
 	dst = append(dst, flags)
 	if ks.hasLeftTimer {
@@ -213,6 +275,9 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 					if b.matched[i] {
 						f = 1
 					}
+					if b.firedAt(i) {
+						f |= 2
+					}
 					dst = append(dst, f)
 					dst = binary.AppendUvarint(dst, uint64(len(r)))
 					dst = append(dst, r...)
@@ -220,9 +285,29 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 			}
 		}
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(ks.timers)))
-	for _, t := range ks.timers {
-		pos, _ := s.j.timers.Position(joincore.Timer{Time: t, Key: id})
+	dst = appendTimers(dst, s.j.timers, ks.timers, id)
+	if procPart {
+		dst = appendTimers(dst, s.j.procTimers, ks.procTimers, id)
+		for _, es := range ks.sched {
+			dst = binary.AppendUvarint(dst, uint64(len(es)))
+			for _, e := range es {
+				dst = binary.AppendVarint(dst, e.at)
+				dst = binary.AppendUvarint(dst, uint64(len(e.times)))
+				for _, t := range e.times {
+					dst = binary.AppendVarint(dst, t)
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// appendTimers appends the count of times, then each time and its position in q (key id's
+// timers).
+func appendTimers(dst []byte, q *joincore.TimerQueue, times []int64, id int32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(times)))
+	for _, t := range times {
+		pos, _ := q.Position(joincore.Timer{Time: t, Key: id})
 		dst = binary.AppendVarint(dst, t)
 		dst = binary.AppendUvarint(dst, uint64(pos))
 	}
@@ -239,7 +324,7 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 	}
 	flags := src[0]
 	src = src[1:]
-	if flags&^15 != 0 {
+	if flags&^31 != 0 {
 		return nil, fmt.Errorf("%w: interval join state flags %#x", engine.ErrData, flags)
 	}
 	var err error
@@ -273,30 +358,86 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 			ks.right = m
 		}
 	}
-	n, src, err := uvarint(src)
-	if err != nil {
+	if ks.restored, src, err = loadTimers(src); err != nil {
 		return nil, err
 	}
+	if flags&16 != 0 {
+		var proc []restoredTimer
+		if proc, src, err = loadTimers(src); err != nil {
+			return nil, err
+		}
+		var sched [2][]scheduled
+		for side := range 2 {
+			if sched[side], src, err = loadSchedule(src); err != nil {
+				return nil, err
+			}
+		}
+		if s.j.crossDomain {
+			ks.restoredProc, ks.sched = proc, sched
+		}
+	}
+	if len(ks.restored) > 0 || len(ks.restoredProc) > 0 {
+		s.unsettled++
+	}
+	return src, nil
+}
+
+// loadTimers reads a list of timers that appendTimers wrote.
+func loadTimers(src []byte) (ts []restoredTimer, _ []byte, err error) {
+	n, src, err := uvarint(src)
+	if err != nil {
+		return nil, nil, err
+	}
 	if n > uint64(len(src))/2 {
-		return nil, fmt.Errorf("%w: timer count %d out of range", engine.ErrData, n)
+		return nil, nil, fmt.Errorf("%w: timer count %d out of range", engine.ErrData, n)
 	}
 	for range n {
 		var rt restoredTimer
 		if rt.time, src, err = varint(src); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if rt.pos, src, err = uvarint(src); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if slices.ContainsFunc(ks.restored, func(o restoredTimer) bool { return o.time == rt.time }) {
-			return nil, fmt.Errorf("%w: duplicate timer", engine.ErrData)
+		if slices.ContainsFunc(ts, func(o restoredTimer) bool { return o.time == rt.time }) {
+			return nil, nil, fmt.Errorf("%w: duplicate timer", engine.ErrData)
 		}
-		ks.restored = append(ks.restored, rt)
+		ts = append(ts, rt)
 	}
-	if len(ks.restored) > 0 {
-		s.unsettled++
+	return ts, src, nil
+}
+
+// loadSchedule reads one side's processing-time early-fire schedule.
+func loadSchedule(src []byte) (es []scheduled, _ []byte, err error) {
+	n, src, err := uvarint(src)
+	if err != nil {
+		return nil, nil, err
 	}
-	return src, nil
+	if n > uint64(len(src))/2 {
+		return nil, nil, fmt.Errorf("%w: schedule entry count %d out of range", engine.ErrData, n)
+	}
+	for range n {
+		var e scheduled
+		if e.at, src, err = varint(src); err != nil {
+			return nil, nil, err
+		}
+		var m uint64
+		if m, src, err = uvarint(src); err != nil {
+			return nil, nil, err
+		}
+		if m == 0 || m > uint64(len(src)) {
+			return nil, nil, fmt.Errorf("%w: schedule entry of %d bucket times", engine.ErrData, m)
+		}
+		for range m {
+			var t int64
+			if t, src, err = varint(src); err != nil {
+				return nil, nil, err
+			}
+			e.times = append(e.times, t)
+		}
+		es = append(es, e)
+	}
+	return es, src, nil
 }
 
 // loadMap reads one cache; keep false drops its rows (a snapshot taken before Ferry stopped
@@ -333,10 +474,10 @@ func (s *joinKeys) loadMap(src []byte, layout *joincore.RowLayout, keep bool) (_
 		}
 		b := s.bucketAt(m, t)
 		for range rows {
-			if len(src) == 0 || src[0] > 1 {
-				return nil, nil, fmt.Errorf("%w: matched flag invalid or missing", engine.ErrData)
+			if len(src) == 0 || src[0] > 3 {
+				return nil, nil, fmt.Errorf("%w: row flags invalid or missing", engine.ErrData)
 			}
-			matched := src[0] == 1
+			matched, fired := src[0]&1 != 0, src[0]&2 != 0
 			var size uint64
 			if size, src, err = uvarint(src[1:]); err != nil {
 				return nil, nil, err
@@ -350,7 +491,7 @@ func (s *joinKeys) loadMap(src []byte, layout *joincore.RowLayout, keep bool) (_
 				return nil, nil, err
 			}
 			if keep {
-				s.addRow(b, row, matched)
+				s.addRow(b, row, matched, fired)
 			}
 		}
 	}
@@ -358,27 +499,35 @@ func (s *joinKeys) loadMap(src []byte, layout *joincore.RowLayout, keep bool) (_
 }
 
 // settle registers the timers of restored keys, as Flink's restore adds the timers of its heap
-// snapshot: key group by key group in ascending order, each in its saved heap order.
+// snapshot: key group by key group in ascending order, each in its saved heap order; each time
+// domain's timers in their own queue.
 func (s *joinKeys) settle() {
 	if s.unsettled == 0 {
 		return
 	}
-	var all []joincore.RestoredTimer
+	var all, proc []joincore.RestoredTimer
 	for id := range s.k {
 		ks := &s.k[id]
-		if len(ks.restored) == 0 {
+		if len(ks.restored) == 0 && len(ks.restoredProc) == 0 {
 			continue
 		}
 		kg := engine.KeyGroup(engine.HashRow(s.j.state.Key(int32(id))), s.j.maxParallelism)
 		for _, r := range ks.restored {
 			all = append(all, joincore.RestoredTimer{KeyGroup: kg, Pos: r.pos, Timer: joincore.Timer{Time: r.time, Key: int32(id)}})
 		}
-		ks.restored = nil
+		for _, r := range ks.restoredProc {
+			proc = append(proc, joincore.RestoredTimer{KeyGroup: kg, Pos: r.pos, Timer: joincore.Timer{Time: r.time, Key: int32(id)}})
+		}
+		ks.restored, ks.restoredProc = nil, nil
 	}
 	s.unsettled = 0
 	joincore.SortRestored(all)
 	for _, p := range all {
 		s.j.registerTimer(p.Timer.Key, p.Timer.Time)
+	}
+	joincore.SortRestored(proc)
+	for _, p := range proc {
+		s.j.registerProcTimer(p.Timer.Key, p.Timer.Time)
 	}
 }
 

@@ -56,13 +56,14 @@ func Uvarint(src []byte, errTruncated error) (uint64, []byte, error) {
 }
 
 // PairOutput collects the output rows of one call as pairs of encoded rows (left, right; nil for
-// a padded side) and writes them out in chunks. The rows belong to the caller's state or to
-// nobody once removed from it; PairOutput never modifies them.
+// a padded side) with their row kinds and writes them out in chunks. The rows belong to the
+// caller's state or to nobody once removed from it; PairOutput never modifies them.
 type PairOutput struct {
 	layouts  [2]*RowLayout
 	types    []engine.Type // output columns: the left layout's, then the right's (if any)
 	chunk    int
 	l, r     [][]byte
+	kinds    []engine.RowKind // per row; engine.Insert unless AddKind said otherwise
 	next     int
 	varBytes []int
 }
@@ -73,10 +74,14 @@ func NewPairOutput(left, right *RowLayout, types []engine.Type, chunk int) *Pair
 	return &PairOutput{layouts: [2]*RowLayout{left, right}, types: types, chunk: chunk, varBytes: make([]int, len(types))}
 }
 
-// Add appends one output row.
-func (o *PairOutput) Add(l, r []byte) {
+// Add appends one +I output row.
+func (o *PairOutput) Add(l, r []byte) { o.AddKind(l, r, engine.Insert) }
+
+// AddKind appends one output row of row kind k.
+func (o *PairOutput) AddKind(l, r []byte, k engine.RowKind) {
 	o.l = append(o.l, l)
 	o.r = append(o.r, r)
+	o.kinds = append(o.kinds, k)
 }
 
 // Len is the number of rows of the call not yet written.
@@ -86,11 +91,11 @@ func (o *PairOutput) Len() int { return len(o.l) - o.next }
 func (o *PairOutput) Reset() {
 	clear(o.l)
 	clear(o.r)
-	o.l, o.r, o.next = o.l[:0], o.r[:0], 0
+	o.l, o.r, o.kinds, o.next = o.l[:0], o.r[:0], o.kinds[:0], 0
 }
 
-// Emit writes the next chunk of the call's rows into out, every row +I; more reports whether
-// rows remain.
+// Emit writes the next chunk of the call's rows, with their row kinds, into out; more reports
+// whether rows remain.
 func (o *PairOutput) Emit(out *engine.OutBatch) (more bool, err error) {
 	n := min(o.chunk, len(o.l)-o.next)
 	if n <= 0 {
@@ -126,7 +131,7 @@ func (o *PairOutput) Emit(out *engine.OutBatch) (more bool, err error) {
 			o.layouts[1].WriteColumn(&out.Cols[c], rs, c-nl)
 		}
 	}
-	clear(out.Kinds()) // +I
+	copy(out.Kinds(), o.kinds[o.next:o.next+n])
 	out.Finish()
 	o.next += n
 	if o.next < len(o.l) {

@@ -1,6 +1,5 @@
 package io.ferrystream.ferry.operators;
 
-import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.FIELDS;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.harness;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.plan;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -84,7 +83,7 @@ class EarlyFireHarnessTest {
                 case 'S': {
                     h.prepareSnapshotPreBarrier(++cp);
                     OperatorSubtaskState state = h.snapshot(cp, cp);
-                    collect(h, out);
+                    collect(h, p, out);
                     h.close();
                     h = harness(p, state);
                     h.setProcessingTime(clock);
@@ -95,20 +94,22 @@ class EarlyFireHarnessTest {
             }
             // the operator batches rows: what a step produces shows after a barrier's flush
             h.prepareSnapshotPreBarrier(++cp);
-            collect(h, out);
+            collect(h, p, out);
         }
         h.close();
         return out;
     }
 
-    private static void collect(KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h, List<String> out) {
+    private static void collect(
+            KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h, Planned p, List<String> out) {
+        int right = p.leftType().getFieldCount();
         for (Object o : h.getOutput()) {
             if (o instanceof Watermark) {
                 out.add("WM " + ((Watermark) o).getTimestamp());
             } else if (o instanceof StreamRecord) {
                 RowData r = (RowData) ((StreamRecord<?>) o).getValue();
                 out.add(r.getRowKind().shortString() + "[" + time(r, 2) + "," + (r.isNullAt(0) ? "null" : r.getLong(0))
-                        + "," + time(r, FIELDS + 2) + "," + (r.isNullAt(FIELDS) ? "null" : r.getLong(FIELDS)) + "]");
+                        + "," + time(r, right + 2) + "," + (r.isNullAt(right) ? "null" : r.getLong(right)) + "]");
             }
         }
         h.getOutput().clear();

@@ -81,6 +81,14 @@ class EarlyFireHintTest {
     }
 
     @Test
+    void asyncStateChangesNothing() {
+        TableEnvironment tEnv = env(true);
+        tEnv.getConfig().set("table.exec.async-state.enabled", "true");
+        String line = joinLine(tEnv, leftJoin("EARLY_FIRE('delay'='5s')"));
+        assertTrue(line.contains("earlyFireTimeMode=[ROWTIME], ferry=[native]"), line);
+    }
+
+    @Test
     void innerJoinsIgnoreTheHint() {
         String line = joinLine(env(true), "SELECT /*+ EARLY_FIRE('delay'='5s') */" + String.format(ROW_TIME_ON, ""));
         assertTrue(line.contains("earlyFireDelay=[5000]"), line);

@@ -75,6 +75,19 @@ func distinctMap(entries ...[2]int64) []byte {
 }
 
 func init() {
+	// The interval join with EARLY_FIRE: fired bits (event-time early fire at the watermarks),
+	// and pending processing-time early fires with their schedule (on a row-time join).
+	base := multiInputFuzzSpecs[intervaljoin.Kind][0]
+	for _, ef := range []struct{ name, params string }{
+		{"restore-interval-join-early-fire", `"early_fire_delay_ms":3,`},
+		{"restore-interval-join-proctime-early-fire", `"early_fire_delay_ms":1000,"early_fire_time_mode":"proctime",`},
+	} {
+		s := base
+		s.name = ef.name
+		s.json = strings.Replace(strings.Replace(base.json, base.name, ef.name, 1), `"filter_nulls"`, ef.params+`"filter_nulls"`, 1)
+		multiInputFuzzSpecs[intervaljoin.Kind] = append(multiInputFuzzSpecs[intervaljoin.Kind], s)
+	}
+
 	// The window join's state: per key, windows with rows on both sides (NULL keys on the left,
 	// emitted side of LEFT only) and their timers.
 	multiInputFuzzSpecs[windowjoin.Kind] = []multiInputSpec{{

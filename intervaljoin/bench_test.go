@@ -3,6 +3,7 @@ package intervaljoin
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -14,13 +15,14 @@ import (
 // seller, category, dateTime) JOIN bid(auction, bidder, price, channel, dateTime) ON a.id =
 // b.auction AND b.dateTime BETWEEN a.dateTime AND a.dateTime + 10 s, 3 auctions per 46 bids in
 // event-time order, keys/10 auctions per second, bids to an auction of the last 12 s; one
-// ProcessRuns call per 1,000 rows, then a watermark. ns/op is per input row; cpu-ns/row the
-// process's CPU time per input row (GC included).
+// ProcessRuns call per 1,000 rows, then a watermark. LEFT+early_fire is the LEFT join with
+// EARLY_FIRE('delay'='2s'). ns/op is per input row; cpu-ns/row the process's CPU time per input
+// row (GC included).
 //
 //	go test -run '^$' -bench Nexmark -cpuprofile /tmp/ij.prof ./intervaljoin
 func BenchmarkNexmark(b *testing.B) {
 	for _, keys := range []int{1000, 100_000} {
-		for _, jt := range []string{"INNER", "LEFT"} {
+		for _, jt := range []string{"INNER", "LEFT", "LEFT+early_fire"} {
 			b.Run(fmt.Sprintf("%s/keys=%d", jt, keys), func(b *testing.B) { benchNexmark(b, jt, keys) })
 		}
 	}
@@ -37,11 +39,15 @@ func benchNexmark(b *testing.B, jt string, keys int) {
 	ts := engine.Type{ID: engine.Timestamp, Precision: 3}
 	bigint := engine.Type{ID: engine.BigInt}
 	str := engine.Type{ID: engine.Varchar, Nullable: true}
+	earlyFire := ""
+	if j, ok := strings.CutSuffix(jt, "+early_fire"); ok {
+		jt, earlyFire = j, `"early_fire_delay_ms":2000,`
+	}
 	spec := fmt.Sprintf(`{"kind":"interval_join","name":"bench","inputs":[`+
 		`{"fields":[{"name":"id","type":"BIGINT","nullable":false},{"name":"itemName","type":"VARCHAR"},{"name":"seller","type":"BIGINT","nullable":false},{"name":"category","type":"BIGINT","nullable":false},{"name":"dateTime","type":"TIMESTAMP(3)","nullable":false}],"keys":[0]},`+
 		`{"fields":[{"name":"auction","type":"BIGINT","nullable":false},{"name":"bidder","type":"BIGINT","nullable":false},{"name":"price","type":"BIGINT","nullable":false},{"name":"channel","type":"VARCHAR"},{"name":"dateTime","type":"TIMESTAMP(3)","nullable":false}],"keys":[0]}],`+
 		`"max_parallelism":128,"params":{"join_type":%q,"time_mode":"rowtime","left_lower_bound":-10000,"left_upper_bound":0,`+
-		`"allowed_lateness":0,"min_clean_up_interval_ms":0,"left_time_index":4,"right_time_index":4,"filter_nulls":[true]}}`, jt)
+		`"allowed_lateness":0,"min_clean_up_interval_ms":0,"left_time_index":4,"right_time_index":4,%s"filter_nulls":[true]}}`, jt, earlyFire)
 	types := [2][]engine.Type{{bigint, str, bigint, bigint, ts}, {bigint, bigint, bigint, str, ts}}
 
 	// Enough calls to fill the state (12 s of event time), then b.N rows of a steady stream.

@@ -119,6 +119,10 @@ func TestEarlyFireGoldens(t *testing.T) {
 		// cross-domain: the event-time cleanup comes first; the processing-time timer is a no-op
 		{"cross-domain/cleanup-first", efParams("LEFT", "rowtime", 3, "proctime"), []event{P(0), L(10, "a"), W(20), P(3)},
 			[]string{"|", "|", padL, "|", "|"}, false},
+		// cross-domain: a timer fires its whole bucket, as a row-time timer does: the row that
+		// arrived at processing time 2 is padded with the first row, at 3, its own timer (5) a no-op
+		{"cross-domain/bucket", efParams("LEFT", "rowtime", 3, "proctime"), []event{P(0), L(10, "a"), P(2), L(10, "b"), P(3), P(5), W(30), P(100)},
+			[]string{"|", "|", "|", "|", padL, pad(true, k1, 10, "b"), "|", "|", "|", "|"}, false},
 		// snapshots with a pending early fire and with a fired row: the same output
 		{"snapshot", efParams("LEFT", "rowtime", 3, ""), []event{L(10, "a"), S, W(13), S, R(12, "b"), W(30)},
 			[]string{"|", padL, "|", padOf("-U", true, k1, 10, "a"), joinedRow("+U", k1, 10, "a", 12, "b"), "|", "|"}, false},

@@ -283,7 +283,7 @@ func (j *IntervalJoin) emitRow(l, r []byte) {
 	j.out.Add(l, r)
 }
 
-// fired reports whether row i of b, a bucket of a padded side, had its early-fire pad.
+// firedAt reports whether row i of b, a bucket of a padded side, had its early-fire pad.
 func (b *bucket) firedAt(i int) bool { return b.fired != nil && b.fired[i] }
 
 // process is TimeIntervalJoin.processElement1 (side 0, a left row) or processElement2 (side 1)

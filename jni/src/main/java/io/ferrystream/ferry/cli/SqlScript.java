@@ -8,7 +8,8 @@ import java.util.regex.Pattern;
 
 /**
  * A SQL script as the SQL Client reads one: statements end at semicolons outside strings, quoted
- * identifiers and comments; {@code --} and {@code /* *}{@code /} comments are dropped. Besides
+ * identifiers and comments; {@code --} and {@code /* *}{@code /} comments are dropped, query
+ * hints ({@code /*+ ... *}{@code /}) kept. Besides
  * Flink's own statements a script may hold the SQL Client's {@code SET 'key' = 'value';}, {@code
  * SET;}, {@code RESET 'key';} and {@code RESET;}.
  */
@@ -75,12 +76,16 @@ final class SqlScript {
                     lastCommentLine = line;
                 }
                 i = end - 1; // the newline is counted by the next iteration
-            } else if (c == '/' && next == '*') { // block comment: dropped
+            } else if (c == '/' && next == '*') { // block comment: dropped; a hint (/*+ ... */) kept
                 int end = script.indexOf("*/", i + 2);
                 int stop = end < 0 ? n : end + 2;
+                boolean hint = i + 2 < n && script.charAt(i + 2) == '+';
+                if (hint && startLine < 0) {
+                    startLine = line;
+                }
                 line += count(script, i, stop, '\n');
+                cur.append(hint ? script.substring(i, stop) : " ");
                 i = stop - 1;
-                cur.append(' ');
             } else if (c == ';') {
                 add(out, cur, startLine, lastCommentLine == startLine - 1 ? comments : List.of());
                 startLine = -1;

@@ -182,6 +182,36 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Outer interval joins with the EARLY_FIRE hint: native, and the table their changelogs leave
+     * is Flink's result without the hint (which the stock side runs).
+     */
+    @Test
+    void earlyFireIntervalJoins() {
+        Cli.Result r = Cli.run("sql", Cli.example("interval-join-early-fire.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(2, r.count("stock Flink side: without the EARLY_FIRE hint"), r.toString());
+        assertEquals(2, r.count("): IDENTICAL final result"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(2, n[1], r.toString());
+        assertEquals(2, n[0], r.toString());
+        assertEquals(2, r.count("earlyFireDelay=["), r.toString());
+    }
+
+    /** The stock side's SQL: EARLY_FIRE hints removed, other hints kept. */
+    @Test
+    void stockSideDropsOnlyEarlyFire() {
+        assertEquals("SELECT  a FROM t", SqlRun.withoutEarlyFire("SELECT /*+ EARLY_FIRE('delay'='5s') */ a FROM t"));
+        assertEquals("SELECT /*+ STATE_TTL('t'='1d') */ a FROM t",
+                SqlRun.withoutEarlyFire("SELECT /*+ early_fire('delay'='5s', 'time-mode'='proctime'), STATE_TTL('t'='1d') */ a FROM t"));
+        assertEquals("SELECT /*+ STATE_TTL('t'='1d') */ a FROM t",
+                SqlRun.withoutEarlyFire("SELECT /*+ STATE_TTL('t'='1d'), EARLY_FIRE('delay'='5s') */ a FROM t"));
+        assertEquals("SELECT a /* EARLY_FIRE('delay'='5s') */ FROM t",
+                SqlRun.withoutEarlyFire("SELECT a /* EARLY_FIRE('delay'='5s') */ FROM t"));
+    }
+
+    /**
      * Window joins: TUMBLE (inner), HOP (full, residual condition) and CUMULATE (anti) windows all
      * run natively and produce what Flink's produce.
      */

@@ -43,6 +43,16 @@ class SqlScriptTest {
     }
 
     @Test
+    void queryHintsAreKept() {
+        List<SqlScript.Statement> st = SqlScript.parse(String.join("\n",
+                "-- q: early fire",
+                "SELECT /*+ EARLY_FIRE('delay'='5s') */ a /* a comment */ FROM t;"));
+        assertEquals(1, st.size());
+        assertEquals("SELECT /*+ EARLY_FIRE('delay'='5s') */ a   FROM t", st.get(0).sql());
+        assertEquals("line 2, q: early fire", st.get(0).label());
+    }
+
+    @Test
     void setAndResetForms() {
         assertArrayEquals(new String[] {"table.exec.mini-batch.allow-latency", "1 s"},
                 SqlScript.setKeyValue("SET 'table.exec.mini-batch.allow-latency' = '1 s'"));

@@ -195,7 +195,9 @@ int32_t ferry_operator_process_runs(FerryHandle h, int32_t n_batches,
                                     int32_t* more, struct FerryError* err);
 
 /* Advances event time to watermark_ms and processing time to now_ms; fills *out with the first
- * chunk of the rows this releases (timers, expiry). */
+ * chunk of the rows this releases (timers, expiry). watermark_ms INT64_MIN is a processing-time
+ * callback (next_timer_ms came due): it fires processing-time timers only and leaves event time
+ * where it is. */
 int32_t ferry_operator_advance(FerryHandle h, int64_t watermark_ms, int64_t now_ms,
                                struct ArrowArray* out, int32_t* more, struct FerryError* err);
 

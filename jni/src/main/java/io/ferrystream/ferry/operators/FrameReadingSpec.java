@@ -6,6 +6,17 @@ package io.ferrystream.ferry.operators;
  * library cuts Flink's count bundles itself (docs/abi.md#frames).
  */
 public interface FrameReadingSpec {
-    /** This spec reading frames, cutting bundles of {@code bundleSize} rows. */
+    /**
+     * This spec reading frames, cutting bundles of {@code bundleSize} rows, as Flink's count
+     * trigger would ({@link NativeSpec#readsFrames}).
+     */
     NativeSpec withFrames(long bundleSize);
+
+    /** {@code bundleSize}, refused unless a bundle holds at least one row. */
+    static long checkBundleSize(long bundleSize) {
+        if (bundleSize < 1) {
+            throw new IllegalArgumentException("a bundle holds at least one row, not " + bundleSize);
+        }
+        return bundleSize;
+    }
 }

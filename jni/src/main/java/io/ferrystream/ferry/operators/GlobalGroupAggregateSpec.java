@@ -1,7 +1,6 @@
 package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.arrow.ArrowTypes;
-import io.ferrystream.ferry.exchange.FerryFrame;
 import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
 import org.apache.flink.table.types.logical.LogicalType;
@@ -37,8 +36,6 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
     private final boolean countStarInserted;
     private final boolean generateUpdateBefore;
     private final long stateTtlMs;
-    /** table.exec.mini-batch.size when the input is frames of the columnar exchange; 0: rows. */
-    private final long frameBundleSize;
 
     /**
      * @param name the operator's description, used in messages
@@ -76,11 +73,10 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
         this.countStarInserted = countStarInserted;
         this.generateUpdateBefore = generateUpdateBefore;
         this.stateTtlMs = stateTtlMs;
-        this.frameBundleSize = 0;
     }
 
     private GlobalGroupAggregateSpec(GlobalGroupAggregateSpec rows, long frameBundleSize) {
-        super(KIND, rows.name(), rows.inputs());
+        super(rows, frameBundleSize);
         this.localInput = rows.localInput;
         this.calls = rows.calls;
         this.needRetraction = rows.needRetraction;
@@ -88,30 +84,11 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
         this.countStarInserted = rows.countStarInserted;
         this.generateUpdateBefore = rows.generateUpdateBefore;
         this.stateTtlMs = rows.stateTtlMs;
-        this.frameBundleSize = frameBundleSize;
     }
 
-    /**
-     * This spec reading its partial rows from frames of the columnar exchange: the library cuts
-     * the bundles of {@code bundleSize} rows itself, as Flink's count trigger would.
-     */
     @Override
     public GlobalGroupAggregateSpec withFrames(long bundleSize) {
-        if (bundleSize < 1) {
-            throw new IllegalArgumentException("a bundle holds at least one row, not " + bundleSize);
-        }
-        return new GlobalGroupAggregateSpec(this, bundleSize);
-    }
-
-    /** Whether the input is frames of the columnar exchange ({@link #withFrames}). */
-    public boolean readsFrames() {
-        return frameBundleSize > 0;
-    }
-
-    /** Frames, one per row, when {@link #readsFrames()}; else the partial rows. */
-    @Override
-    public RowType batchType(int i) {
-        return readsFrames() ? FerryFrame.ROW_TYPE : super.batchType(i);
+        return new GlobalGroupAggregateSpec(this, FrameReadingSpec.checkBundleSize(bundleSize));
     }
 
     /** 0, 1, …, n - 1. */
@@ -139,9 +116,6 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
         params.put("need_retraction", needRetraction);
         params.put("generate_update_before", generateUpdateBefore);
         params.put("state_ttl_ms", Math.max(0, stateTtlMs));
-        if (readsFrames()) {
-            params.putObject("frames").put("bundle_size", frameBundleSize);
-        }
     }
 
     /** The {@code local_input} fields of a merging aggregate's spec: name, type, nullability. */

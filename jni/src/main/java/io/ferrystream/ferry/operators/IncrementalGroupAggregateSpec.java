@@ -1,7 +1,6 @@
 package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.exchange.ExchangeTarget;
-import io.ferrystream.ferry.exchange.FerryFrame;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
@@ -38,8 +37,6 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
     private final int[] finalKeys;
     private final boolean needRetraction;
     private final long stateTtlMs;
-    /** table.exec.mini-batch.size when the input is frames of the columnar exchange; 0: rows. */
-    private final long frameBundleSize;
     /** The consumer's parallelism and max parallelism when the output is frames; 0: rows. */
     private final int exchangeParallelism;
     private final int exchangeMaxParallelism;
@@ -74,44 +71,25 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
         this.finalKeys = finalKeys.clone();
         this.needRetraction = needRetraction;
         this.stateTtlMs = stateTtlMs;
-        this.frameBundleSize = 0;
         this.exchangeParallelism = 0;
         this.exchangeMaxParallelism = 0;
     }
 
     private IncrementalGroupAggregateSpec(IncrementalGroupAggregateSpec s, long frameBundleSize, int exchangeParallelism, int exchangeMaxParallelism) {
-        super(KIND, s.name(), s.inputs());
+        super(s, frameBundleSize);
         this.localInput = s.localInput;
         this.calls = s.calls;
         this.finalKeys = s.finalKeys;
         this.needRetraction = s.needRetraction;
         this.stateTtlMs = s.stateTtlMs;
-        this.frameBundleSize = frameBundleSize;
         this.exchangeParallelism = exchangeParallelism;
         this.exchangeMaxParallelism = exchangeMaxParallelism;
     }
 
-    /**
-     * This spec reading its partial rows from frames of the columnar exchange: the library cuts
-     * the bundles of {@code bundleSize} rows itself, as Flink's count trigger would.
-     */
     @Override
     public IncrementalGroupAggregateSpec withFrames(long bundleSize) {
-        if (bundleSize < 1) {
-            throw new IllegalArgumentException("a bundle holds at least one row, not " + bundleSize);
-        }
-        return new IncrementalGroupAggregateSpec(this, bundleSize, exchangeParallelism, exchangeMaxParallelism);
-    }
-
-    /** Whether the input is frames of the columnar exchange ({@link #withFrames}). */
-    public boolean readsFrames() {
-        return frameBundleSize > 0;
-    }
-
-    /** Frames, one per row, when {@link #readsFrames()}; else the partial rows. */
-    @Override
-    public RowType batchType(int i) {
-        return readsFrames() ? FerryFrame.ROW_TYPE : super.batchType(i);
+        return new IncrementalGroupAggregateSpec(this, FrameReadingSpec.checkBundleSize(bundleSize), exchangeParallelism,
+                exchangeMaxParallelism);
     }
 
     /**
@@ -123,7 +101,7 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
         if (parallelism < 1 || maxParallelism < parallelism) {
             throw new IllegalArgumentException("an exchange of " + parallelism + " channels for " + maxParallelism + " key groups");
         }
-        return new IncrementalGroupAggregateSpec(this, frameBundleSize, parallelism, maxParallelism);
+        return new IncrementalGroupAggregateSpec(this, frameBundleSize(), parallelism, maxParallelism);
     }
 
     /** Opened for the task's own key groups, writing frames for {@code target} ({@link #forExchange}). */
@@ -148,9 +126,6 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
         }
         params.put("need_retraction", needRetraction);
         params.put("state_ttl_ms", Math.max(0, stateTtlMs));
-        if (readsFrames()) {
-            params.putObject("frames").put("bundle_size", frameBundleSize);
-        }
         if (exchangeParallelism > 0) {
             params.putObject("exchange").put("parallelism", exchangeParallelism).put("max_parallelism", exchangeMaxParallelism);
         }

@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.exchange.FerryFrame;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -108,6 +109,11 @@ public abstract class NativeSpec implements Serializable {
     private final String kind;
     private final String name;
     private final List<Input> inputs;
+    /**
+     * {@code table.exec.mini-batch.size} when input 0 is frames of the columnar exchange, whose
+     * bundles the library then cuts itself ({@link FrameReadingSpec}); 0: rows.
+     */
+    private final long frameBundleSize;
 
     /**
      * @param kind the operator kind, as the library names it (e.g. {@code group_aggregate})
@@ -121,6 +127,21 @@ public abstract class NativeSpec implements Serializable {
             throw new IllegalArgumentException("a native operator has at least one input");
         }
         this.inputs = List.copyOf(inputs);
+        this.frameBundleSize = 0;
+    }
+
+    /**
+     * {@code spec}'s kind, name and inputs, reading input 0 from frames of the columnar exchange
+     * in bundles of {@code frameBundleSize} rows (0: rows); for a {@link FrameReadingSpec}'s copies.
+     */
+    protected NativeSpec(NativeSpec spec, long frameBundleSize) {
+        if (frameBundleSize < 0) {
+            throw new IllegalArgumentException("a bundle holds at least one row, not " + frameBundleSize);
+        }
+        this.kind = spec.kind;
+        this.name = spec.name;
+        this.inputs = spec.inputs;
+        this.frameBundleSize = frameBundleSize;
     }
 
     /** The operator kind, as the library names it; also the key of Ferry's per-kind counters. */
@@ -145,7 +166,17 @@ public abstract class NativeSpec implements Serializable {
      * reads that input's rows from frames of Ferry's columnar exchange (docs/abi.md#frames).
      */
     public RowType batchType(int i) {
-        return inputs.get(i).type;
+        return i == 0 && readsFrames() ? FerryFrame.ROW_TYPE : inputs.get(i).type;
+    }
+
+    /** Whether input 0 is frames of the columnar exchange ({@link FrameReadingSpec#withFrames}). */
+    public final boolean readsFrames() {
+        return frameBundleSize > 0;
+    }
+
+    /** The bundle size of a spec reading frames ({@link #readsFrames}); 0 otherwise. */
+    protected final long frameBundleSize() {
+        return frameBundleSize;
     }
 
     /**
@@ -158,7 +189,8 @@ public abstract class NativeSpec implements Serializable {
      * The spec JSON for a subtask owning key groups [keyGroupStart, keyGroupEnd] of
      * {@code maxParallelism}: the common header, {@code {"kind", "name", "inputs": [{"fields":
      * [...], "keys": [...]}, ...], "max_parallelism", "key_group_start", "key_group_end",
-     * "params": {...}}}, with {@link #writeParams}'s object as {@code params} (docs/abi.md). The
+     * "params": {...}}}, with {@link #writeParams}'s object as {@code params}, plus {@code frames}
+     * when the spec {@link #readsFrames} (docs/abi.md). The
      * library rejects unknown fields. Kinds never override this (tests do, to feed a kind's library
      * operator from two inputs).
      */
@@ -175,7 +207,11 @@ public abstract class NativeSpec implements Serializable {
         spec.put("max_parallelism", maxParallelism);
         spec.put("key_group_start", keyGroupStart);
         spec.put("key_group_end", keyGroupEnd);
-        writeParams(spec.putObject("params"));
+        ObjectNode params = spec.putObject("params");
+        writeParams(params);
+        if (readsFrames()) {
+            params.putObject("frames").put("bundle_size", frameBundleSize);
+        }
         try {
             return JSON.writeValueAsString(spec);
         } catch (JsonProcessingException e) {

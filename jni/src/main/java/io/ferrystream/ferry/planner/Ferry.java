@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>{@link #install(TableConfig)} appends one optimizer program, {@value #PROGRAM_NAME}, after
  * Flink's own stream program. It runs on the final physical plan of every query and swaps each
  * supported node for a Ferry node whose ExecNode builds the native operator; every other candidate
- * node keeps Flink's operator and shows in EXPLAIN why ({@code ferry=[reason]}). Call it before
+ * node keeps Flink's operator and shows in EXPLAIN why ({@code ferry=[reason]}). It also registers
+ * the {@code EARLY_FIRE} hint and puts its recorder before Flink's physical program ({@link
+ * EarlyFireHint}). Call it before
  * the first statement; {@code ferry.*} options are read when a query is planned, so they may be
  * changed at any time after.
  *

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.calcite.rel.RelNode;
+import org.apache.calcite.rel.hint.RelHint;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.api.TableEnvironment;
@@ -20,7 +21,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** {@link Ferry#install}: one program appended last, idempotent, custom programs kept. */
+/**
+ * {@link Ferry#install}: one program appended last and the EARLY_FIRE hint's recorder before
+ * Flink's physical program, idempotent, custom programs kept.
+ */
 class FerryInstallTest {
     private static FlinkChainedProgram<StreamOptimizeContext> streamProgram(TableConfig config) {
         return config.getPlannerConfig().unwrap(CalciteConfig.class).get().getStreamProgram().get();
@@ -34,8 +38,12 @@ class FerryInstallTest {
         Ferry.install(tEnv);
         assertTrue(Ferry.isInstalled(config));
         List<String> expected = new ArrayList<>(FlinkStreamProgram.buildProgram(config).getProgramNames());
+        expected.add(expected.indexOf(FlinkStreamProgram.PHYSICAL()), EarlyFireHint.RECORDER_NAME);
         expected.add(Ferry.PROGRAM_NAME);
         assertEquals(expected, streamProgram(config).getProgramNames());
+        // the EARLY_FIRE hint is registered with Flink's own hints
+        assertTrue(config.getPlannerConfig().unwrap(CalciteConfig.class).get().getSqlToRelConverterConfig().get()
+                .getHintStrategyTable().validateHint(RelHint.builder("EARLY_FIRE").hintOption("delay", "5s").build()));
 
         PlannerConfig installed = config.getPlannerConfig();
         Ferry.install(config);
@@ -59,6 +67,7 @@ class FerryInstallTest {
 
         Ferry.install(tEnv);
         List<String> expected = new ArrayList<>(customNames);
+        expected.add(expected.indexOf(FlinkStreamProgram.PHYSICAL()), EarlyFireHint.RECORDER_NAME);
         expected.add(Ferry.PROGRAM_NAME);
         assertEquals(expected, streamProgram(config).getProgramNames());
         assertEquals(customNames, custom.getProgramNames(), "the user's chain must not change");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The JVM side-by-side benchmark (jni/src/test/java/io/ferrystream/ferry/bench, run from the test
 # classpath): markdown tables on stdout, progress on stderr. Expects build/native (./build.sh
-# bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, sql-2phase, exchange, split,
+# bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, sql-2phase, exchange, split, call-cost,
 # interval-join, window-join, ferry-only) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
 # lists them). `scripts/bench-jvm.sh jfr [SECTION] [flags]` runs Ferry's operator alone
 # (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry), the two-phase SQL jobs of both

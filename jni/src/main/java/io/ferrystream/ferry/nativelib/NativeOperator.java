@@ -40,8 +40,13 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class NativeOperator implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
-    /** Offset of {@code release} in struct ArrowArray (8 fields of 8 bytes precede it). */
-    private static final long ARRAY_RELEASE_OFFSET = 64;
+    /**
+     * System property, read when an operator opens: "true" moves batches with Arrow Java's C Data
+     * exporter and importer ({@code Data.exportVectorSchemaRoot}, {@code
+     * Data.importIntoVectorSchemaRoot}) instead of {@link InputExport} and {@link OutputChunk}.
+     * For benchmarks and differential tests of the two paths.
+     */
+    public static final String ARROW_JAVA_CDATA_PROPERTY = "ferry.cdata.arrow-java";
 
     private final Handle handle;
     private final Cleaner.Cleanable cleanable;
@@ -51,6 +56,8 @@ public final class NativeOperator implements AutoCloseable {
     private final Schema[] checkedInputSchemas;
     private final ArrowArray in;
     private final ArrowArray out;
+    /** Whether batches cross with Arrow Java's exporter and importer ({@link #ARROW_JAVA_CDATA_PROPERTY}). */
+    private final boolean arrowJava;
     private Schema outputSchema;
     /** {@link #processRuns}: the exported batches' addresses, one per input (0: none). */
     private long[] addrs = new long[0];
@@ -65,8 +72,12 @@ public final class NativeOperator implements AutoCloseable {
         final BufferAllocator exportAllocator;
         final ArrowArray in;
         final ArrowArray out;
+        /** {@link #process}: the reusable input tree. */
+        final InputExport input = new InputExport();
         /** {@link #processRuns}: one export structure per input, made at its first call. */
         ArrowArray[] ins = new ArrowArray[0];
+        /** {@link #processRuns}: one reusable input tree per input, likewise. */
+        InputExport[] inputs = new InputExport[0];
 
         Handle(long value, BufferAllocator exportAllocator) {
             this.value = value;
@@ -89,6 +100,10 @@ public final class NativeOperator implements AutoCloseable {
             for (ArrowArray a : ins) {
                 a.close();
             }
+            input.close();
+            for (InputExport e : inputs) {
+                e.close();
+            }
             exportAllocator.close();
         }
     }
@@ -102,6 +117,7 @@ public final class NativeOperator implements AutoCloseable {
         this.checkedInputSchemas = new Schema[inputSchemas.size()];
         this.in = handle.in;
         this.out = handle.out;
+        this.arrowJava = Boolean.getBoolean(ARROW_JAVA_CDATA_PROPERTY);
         this.cleanable = CLEANER.register(this, handle);
     }
 
@@ -195,14 +211,11 @@ public final class NativeOperator implements AutoCloseable {
             Consumer<VectorSchemaRoot> onChunk) {
         ensureOpen();
         checkInput(input, in);
-        long inAddr = this.in.memoryAddress();
-        Data.exportVectorSchemaRoot(exportAllocator, in, null, this.in);
+        long inAddr = export(in, handle.input, this.in);
         try {
             return drain(FerryNative.process(handle.value, input, inAddr, nowMs, out.memoryAddress()), output, onChunk);
         } finally {
-            if (MemoryUtil.getLong(inAddr + ARRAY_RELEASE_OFFSET) != 0) { // contract: never happens
-                this.in.release();
-            }
+            releaseIfLive(inAddr); // contract: the library already did
             Reference.reachabilityFence(this);
         }
     }
@@ -221,9 +234,14 @@ public final class NativeOperator implements AutoCloseable {
             for (ArrowArray a : handle.ins) {
                 a.close();
             }
+            for (InputExport e : handle.inputs) {
+                e.close();
+            }
             handle.ins = new ArrowArray[ins.length];
+            handle.inputs = new InputExport[ins.length];
             for (int i = 0; i < ins.length; i++) {
                 handle.ins[i] = ArrowArray.allocateNew(exportAllocator);
+                handle.inputs[i] = new InputExport();
             }
             addrs = new long[ins.length];
         }
@@ -236,17 +254,14 @@ public final class NativeOperator implements AutoCloseable {
         try {
             for (int i = 0; i < ins.length; i++) {
                 if (ins[i] != null && ins[i].getRowCount() > 0) {
-                    Data.exportVectorSchemaRoot(exportAllocator, ins[i], null, handle.ins[i]);
-                    addrs[i] = handle.ins[i].memoryAddress();
+                    addrs[i] = export(ins[i], handle.inputs[i], handle.ins[i]);
                 }
             }
             return drain(FerryNative.processRuns(handle.value, addrs, runs, nRuns, nowMs, out.memoryAddress()),
                     output, onChunk);
         } finally {
             for (int i = 0; i < ins.length; i++) {
-                if (addrs[i] != 0 && MemoryUtil.getLong(addrs[i] + ARRAY_RELEASE_OFFSET) != 0) { // contract: never happens
-                    handle.ins[i].release();
-                }
+                releaseIfLive(addrs[i]); // contract: the library already did
             }
             Reference.reachabilityFence(this);
         }
@@ -279,6 +294,27 @@ public final class NativeOperator implements AutoCloseable {
     }
 
     /**
+     * Exports {@code root} into {@code tree} and returns the struct's address; with Arrow Java's
+     * exporter into {@code fallback} when the operator uses it or the tree cannot take the root's
+     * vectors.
+     */
+    private long export(VectorSchemaRoot root, InputExport tree, ArrowArray fallback) {
+        long addr = arrowJava ? 0 : tree.fill(root);
+        if (addr == 0) {
+            Data.exportVectorSchemaRoot(exportAllocator, root, null, fallback);
+            addr = fallback.memoryAddress();
+        }
+        return addr;
+    }
+
+    /** Calls the release callback of the struct ArrowArray at {@code addr} (0: none) if it is set. */
+    private static void releaseIfLive(long addr) {
+        if (addr != 0 && MemoryUtil.getLong(addr + InputExport.RELEASE) != 0) {
+            FerryNative.releaseArray(addr);
+        }
+    }
+
+    /**
      * Hands the chunk of an output call (flags from FerryNative) and every chunk that follows
      * (ferry_operator_next) to onChunk; returns how many there were.
      */
@@ -286,10 +322,15 @@ public final class NativeOperator implements AutoCloseable {
         int chunks = 0;
         while (true) {
             if ((flags & FerryNative.FILLED) != 0) {
+                long outAddr = out.memoryAddress();
                 try {
-                    Data.importIntoVectorSchemaRoot(allocator, out, output, null, false);
+                    if (!arrowJava && OutputChunk.loads(output)) {
+                        OutputChunk.load(outAddr, output, allocator);
+                    } else {
+                        Data.importIntoVectorSchemaRoot(allocator, out, output, null, false);
+                    }
                 } finally {
-                    out.release(); // no-op once imported (the importer moved it); frees it if import failed
+                    releaseIfLive(outAddr); // no-op once loaded (moved out); frees it if loading failed
                 }
                 chunks++;
                 onChunk.accept(output);

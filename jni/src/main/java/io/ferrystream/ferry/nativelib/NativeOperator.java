@@ -20,21 +20,30 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * One native operator (a libferry.so operator handle). Not thread-safe: like a Flink operator it
  * is driven by one thread at a time.
  *
- * <p>Batches cross zero-copy over the Arrow C Data Interface:
+ * <p>Batches cross zero-copy over the Arrow C Data Interface, without Arrow Java's C Data
+ * exporter and importer (whose per-buffer allocator bookkeeping cost ~13 µs per call):
  * <ul>
- *   <li>Input: {@link #process} exports the input root of one of the operator's inputs; Go reads
- *       its buffers in place and releases the export before the call returns, on success and on
- *       every error. The caller may therefore reset and refill the input vectors as soon as
- *       {@code process} returns.
+ *   <li>Input: {@link #process} fills a reusable C struct tree ({@link InputExport}, one per
+ *       input, allocated once) with the addresses of the input root's own buffers; nothing is
+ *       retained. Go reads the buffers in place and releases the struct before the call returns,
+ *       on success and on every error. The caller may therefore reset and refill the input
+ *       vectors as soon as {@code process} returns.
  *   <li>Output: Go's output lives in C memory and comes in chunks: a call may produce several
- *       (ferry_operator_next), each imported into the caller's output root
- *       ({@code Data.importIntoVectorSchemaRoot}) without copying and handed to the caller's chunk
- *       consumer, before the next chunk replaces it. The memory is freed when the root's vectors
- *       are cleared, reloaded or closed. The wrapped foreign memory is counted against the
- *       operator's allocator, which therefore needs headroom: an import failing on the allocator
- *       limit leaks the native batch in arrow-java 19.0.0 (apache/arrow-java#1239) and must fail
- *       the task.
+ *       (ferry_operator_next), each loaded into the caller's output root ({@link OutputChunk}:
+ *       Go's buffers wrapped in {@code ArrowBuf}s sharing one reference count per chunk) without
+ *       copying and handed to the caller's chunk consumer, before the next chunk replaces it. The
+ *       memory is freed (Go's release callback) when the last of the chunk's buffers is released:
+ *       the root's vectors cleared, reloaded or closed, or vectors transferred out of it closed
+ *       in turn. It is counted by the library ({@link NativeLibrary#outstandingBytes}), not by
+ *       an Arrow allocator.
  * </ul>
+ *
+ * <p>Roots with vectors other than fixed- and variable-width ones, and every operator opened
+ * while the system property {@value #ARROW_JAVA_CDATA_PROPERTY} is "true", use Arrow Java's
+ * {@code Data.exportVectorSchemaRoot} and {@code Data.importIntoVectorSchemaRoot} instead, with
+ * the same lifetimes; that import is counted against the operator's allocator, which therefore
+ * needs headroom: an import failing on the allocator limit leaks the native batch in arrow-java
+ * 19.0.0 (apache/arrow-java#1239) and must fail the task.
  *
  * <p>{@link #close()} is idempotent; a {@link Cleaner} closes handles of leaked operators.
  */
@@ -127,8 +136,9 @@ public final class NativeOperator implements AutoCloseable {
      * {@code ArrowTypes.schemaOf(rowType)}) the library checks it against the spec, and every
      * input root is checked against it before export.
      *
-     * @param allocator allocator for imported output batches (needs headroom, see class doc); a
-     *     child of it carries the export-side structures
+     * @param allocator allocator of the vectors' empty buffers and, on Arrow Java's path, of
+     *     imported output batches (needs headroom, see class doc); a child of it carries the
+     *     export-side structures of that path
      */
     public static NativeOperator open(String specJson, Schema inputSchema, BufferAllocator allocator) {
         return openInputs(specJson, inputSchema == null ? List.of() : List.of(inputSchema), allocator);

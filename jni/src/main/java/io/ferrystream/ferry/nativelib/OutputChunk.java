@@ -62,20 +62,22 @@ final class OutputChunk implements ReferenceManager {
 
     /**
      * Loads the chunk in the struct ArrowArray at {@code src} (filled by the library; {@link
-     * #loads} holds for {@code root}) into {@code root}, moving it out of {@code src}. On a
-     * malformed struct throws {@link FerryException} EINTERNAL and leaves {@code src} unreleased
-     * for the caller to release.
+     * #loads} holds for {@code root}) into {@code root}, moving it out of {@code src}. Throws
+     * {@link FerryException} EINVAL when the root's columns do not match the chunk's and EINTERNAL
+     * on a malformed struct, both before anything is loaded and with {@code src} left for the
+     * caller to release.
      */
     static void load(long src, VectorSchemaRoot root, BufferAllocator allocator) {
         List<FieldVector> vectors = root.getFieldVectors();
         int n = vectors.size();
         long length = MemoryUtil.getLong(src + LENGTH);
         long kids = MemoryUtil.getLong(src + CHILDREN);
-        if (length < 0 || length > Integer.MAX_VALUE || MemoryUtil.getLong(src + OFFSET) != 0
-                || MemoryUtil.getLong(src + N_CHILDREN) != n || (n > 0 && kids == 0)) {
-            throw malformed("struct array of " + MemoryUtil.getLong(src + N_CHILDREN) + " columns, "
-                    + length + " rows at offset " + MemoryUtil.getLong(src + OFFSET) + " for a root of " + n
-                    + " columns");
+        long nChildren = MemoryUtil.getLong(src + N_CHILDREN);
+        if (nChildren != n) {
+            throw wrongRoot("the chunk has " + nChildren + " columns, the output root " + n);
+        }
+        if (length < 0 || length > Integer.MAX_VALUE || MemoryUtil.getLong(src + OFFSET) != 0 || (n > 0 && kids == 0)) {
+            throw malformed(length + " rows at offset " + MemoryUtil.getLong(src + OFFSET));
         }
         int rows = (int) length;
         long bitmap = (rows + 63L) >>> 6 << 3; // bytes of one all-valid bitmap, whole words
@@ -84,24 +86,28 @@ final class OutputChunk implements ReferenceManager {
             long kid = MemoryUtil.getLong(kids + 8L * i);
             FieldVector v = vectors.get(i);
             long want = v instanceof BaseVariableWidthVector ? 3 : 2;
+            if (kid != 0 && MemoryUtil.getLong(kid + N_BUFFERS) != want) {
+                throw wrongRoot("chunk column " + i + " has " + MemoryUtil.getLong(kid + N_BUFFERS)
+                        + " buffers, the output root's vector " + v.getName() + " (" + v.getMinorType() + ") " + want);
+            }
             long nulls = kid == 0 ? -1 : MemoryUtil.getLong(kid + NULL_COUNT);
             if (kid == 0 || MemoryUtil.getLong(kid + RELEASE) == 0 || MemoryUtil.getLong(kid + LENGTH) != length
-                    || MemoryUtil.getLong(kid + OFFSET) != 0 || MemoryUtil.getLong(kid + N_BUFFERS) != want
-                    || MemoryUtil.getLong(kid + N_CHILDREN) != 0 || MemoryUtil.getLong(kid + DICTIONARY) != 0
-                    || MemoryUtil.getLong(kid + BUFFERS) == 0 || nulls < 0 || nulls > length) {
-                throw malformed("column " + i + " (" + v.getName() + ") is not an unreleased " + want
-                        + "-buffer array of " + length + " rows with a null count in [0, " + length + "]");
+                    || MemoryUtil.getLong(kid + OFFSET) != 0 || MemoryUtil.getLong(kid + N_CHILDREN) != 0
+                    || MemoryUtil.getLong(kid + DICTIONARY) != 0 || MemoryUtil.getLong(kid + BUFFERS) == 0
+                    || nulls < 0 || nulls > length) {
+                throw malformed("column " + i + " is not an unreleased " + want + "-buffer array of " + length
+                        + " rows with a null count in [0, " + length + "]");
             }
             long bufs = MemoryUtil.getLong(kid + BUFFERS);
             if (MemoryUtil.getLong(bufs) == 0) {
                 if (nulls != 0) {
-                    throw malformed("column " + i + " (" + v.getName() + ") has " + nulls + " nulls and no validity buffer");
+                    throw malformed("column " + i + " has " + nulls + " nulls and no validity buffer");
                 }
                 missing++;
             }
             for (int b = 1; b < want; b++) {
                 if (rows > 0 && MemoryUtil.getLong(bufs + 8L * b) == 0 && (b == 1 || dataBytes(bufs, rows) > 0)) {
-                    throw malformed("column " + i + " (" + v.getName() + ") has no buffer " + b);
+                    throw malformed("column " + i + " has no buffer " + b);
                 }
             }
         }
@@ -149,6 +155,11 @@ final class OutputChunk implements ReferenceManager {
     private static long dataBytes(long bufs, int rows) {
         long offsets = MemoryUtil.getLong(bufs + 8);
         return rows == 0 || offsets == 0 ? 0 : Math.max(0, MemoryUtil.getInt(offsets + 4L * rows));
+    }
+
+    private static FerryException wrongRoot(String what) {
+        return new FerryException(FerryException.EINVAL, "NativeOperator: the output root does not match the"
+                + " operator's output schema: " + what);
     }
 
     private static FerryException malformed(String what) {

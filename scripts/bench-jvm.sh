@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The JVM side-by-side benchmark (jni/src/test/java/io/ferrystream/ferry/bench, run from the test
 # classpath): markdown tables on stdout, progress on stderr. Expects build/native (./build.sh
-# bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, sql-2phase, exchange, split,
+# bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, sql-2phase, exchange, split, call-cost,
 # interval-join, window-join, ferry-only) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
 # lists them). `scripts/bench-jvm.sh jfr [SECTION] [flags]` runs Ferry's operator alone
 # (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry), the two-phase SQL jobs of both
@@ -35,14 +35,14 @@ opts=(
 if [ "${1:-}" = jfr ]; then
   shift
   section=ferry-only
-  case "${1:-}" in ferry-only|sql-ferry|sql-2phase|one-row|interval-join-ferry|window-join-ferry) section=$1; shift ;; esac
+  case "${1:-}" in ferry-only|sql-ferry|sql-2phase|one-row|call-cost|interval-join-ferry|window-join-ferry) section=$1; shift ;; esac
   rec=$OUT/bench-jvm-$section.jfr
   log "JFR: bench-jvm $section $* ($rec)"
   java "${opts[@]}" -XX:StartFlightRecording=filename="$rec",settings=profile \
     -cp "$cp" io.ferrystream.ferry.bench.Bench "$section" "$@"
   case $section in
     ferry-only) "$ROOT/scripts/jfr-top.sh" "$rec" 'OneInputNativeOperator[.]processElement' ;; # the operator only
-    one-row) "$ROOT/scripts/jfr-top.sh" "$rec" 'NativeOperator[.]process' ;;
+    one-row|call-cost) "$ROOT/scripts/jfr-top.sh" "$rec" 'NativeOperator[.]process' ;;
     interval-join-ferry|window-join-ferry) "$ROOT/scripts/jfr-top.sh" "$rec" 'IntervalJoinBench[$]Driver[.]run' ;;
     sql-2phase) # every sample, then those through the mini-batch assigner (its share of the jobs)
       "$ROOT/scripts/jfr-top.sh" "$rec"

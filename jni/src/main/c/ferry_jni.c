@@ -341,6 +341,32 @@ static void n_close(JNIEnv* env, jclass cls, jlong h) {
   check(env, ferry_operator_close((FerryHandle)h, &err), &err);
 }
 
+/* The release callback of the input batches NativeOperator exports itself (InputExport): the
+ * struct tree is Java's, allocated once and refilled every call, and the buffers are the Java
+ * vectors', owned by Java throughout. Releasing only marks the struct and its children released
+ * (release = NULL), which is what NativeOperator checks after every call. */
+static void release_java_input(struct ArrowArray* a) {
+  for (int64_t i = 0; i < a->n_children; i++) {
+    if (a->children[i] != NULL) a->children[i]->release = NULL;
+  }
+  a->release = NULL;
+}
+
+static jlong n_input_release(JNIEnv* env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jlong)(intptr_t)&release_java_input;
+}
+
+/* Calls the release callback of the ArrowArray at addr, if it is set (an output chunk of
+ * libferry.so that NativeOperator moved out of its output struct). */
+static void n_release_array(JNIEnv* env, jclass cls, jlong addr) {
+  (void)env;
+  (void)cls;
+  struct ArrowArray* a = ptr_of(addr);
+  if (a != NULL && a->release != NULL) a->release(a);
+}
+
 static jlong n_outstanding_bytes(JNIEnv* env, jclass cls) {
   (void)env;
   (void)cls;
@@ -363,6 +389,8 @@ static const JNINativeMethod g_methods[] = {
     {"stats", "(J[J)V", (void*)n_stats},
     {"close", "(J)V", (void*)n_close},
     {"outstandingBytes", "()J", (void*)n_outstanding_bytes},
+    {"inputRelease", "()J", (void*)n_input_release},
+    {"releaseArray", "(J)V", (void*)n_release_array},
 };
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {

@@ -60,4 +60,13 @@ final class FerryNative {
     static native void close(long handle);
 
     static native long outstandingBytes();
+
+    /**
+     * The address of the glue's release callback for input batches whose struct tree Java owns
+     * (InputExport): it only sets {@code release} of the struct and its children to NULL.
+     */
+    static native long inputRelease();
+
+    /** Calls the release callback of the ArrowArray at {@code arrayAddr} if it is set. */
+    static native void releaseArray(long arrayAddr);
 }

@@ -20,28 +20,42 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * One native operator (a libferry.so operator handle). Not thread-safe: like a Flink operator it
  * is driven by one thread at a time.
  *
- * <p>Batches cross zero-copy over the Arrow C Data Interface:
+ * <p>Batches cross zero-copy over the Arrow C Data Interface, without Arrow Java's C Data
+ * exporter and importer (whose per-buffer allocator bookkeeping cost ~13 µs per call):
  * <ul>
- *   <li>Input: {@link #process} exports the input root of one of the operator's inputs; Go reads
- *       its buffers in place and releases the export before the call returns, on success and on
- *       every error. The caller may therefore reset and refill the input vectors as soon as
- *       {@code process} returns.
+ *   <li>Input: {@link #process} fills a reusable C struct tree ({@link InputExport}, one per
+ *       input, allocated once) with the addresses of the input root's own buffers; nothing is
+ *       retained. Go reads the buffers in place and releases the struct before the call returns,
+ *       on success and on every error. The caller may therefore reset and refill the input
+ *       vectors as soon as {@code process} returns.
  *   <li>Output: Go's output lives in C memory and comes in chunks: a call may produce several
- *       (ferry_operator_next), each imported into the caller's output root
- *       ({@code Data.importIntoVectorSchemaRoot}) without copying and handed to the caller's chunk
- *       consumer, before the next chunk replaces it. The memory is freed when the root's vectors
- *       are cleared, reloaded or closed. The wrapped foreign memory is counted against the
- *       operator's allocator, which therefore needs headroom: an import failing on the allocator
- *       limit leaks the native batch in arrow-java 19.0.0 (apache/arrow-java#1239) and must fail
- *       the task.
+ *       (ferry_operator_next), each loaded into the caller's output root ({@link OutputChunk}:
+ *       Go's buffers wrapped in {@code ArrowBuf}s sharing one reference count per chunk) without
+ *       copying and handed to the caller's chunk consumer, before the next chunk replaces it. The
+ *       memory is freed (Go's release callback) when the last of the chunk's buffers is released:
+ *       the root's vectors cleared, reloaded or closed, or vectors transferred out of it closed
+ *       in turn. It is counted by the library ({@link NativeLibrary#outstandingBytes}), not by
+ *       an Arrow allocator.
  * </ul>
+ *
+ * <p>Roots with vectors other than fixed- and variable-width ones, and every operator opened
+ * while the system property {@value #ARROW_JAVA_CDATA_PROPERTY} is "true", use Arrow Java's
+ * {@code Data.exportVectorSchemaRoot} and {@code Data.importIntoVectorSchemaRoot} instead, with
+ * the same lifetimes; that import is counted against the operator's allocator, which therefore
+ * needs headroom: an import failing on the allocator limit leaks the native batch in arrow-java
+ * 19.0.0 (apache/arrow-java#1239) and must fail the task.
  *
  * <p>{@link #close()} is idempotent; a {@link Cleaner} closes handles of leaked operators.
  */
 public final class NativeOperator implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
-    /** Offset of {@code release} in struct ArrowArray (8 fields of 8 bytes precede it). */
-    private static final long ARRAY_RELEASE_OFFSET = 64;
+    /**
+     * System property, read when an operator opens: "true" moves batches with Arrow Java's C Data
+     * exporter and importer ({@code Data.exportVectorSchemaRoot}, {@code
+     * Data.importIntoVectorSchemaRoot}) instead of {@link InputExport} and {@link OutputChunk}.
+     * For benchmarks and differential tests of the two paths.
+     */
+    public static final String ARROW_JAVA_CDATA_PROPERTY = "ferry.cdata.arrow-java";
 
     private final Handle handle;
     private final Cleaner.Cleanable cleanable;
@@ -51,6 +65,8 @@ public final class NativeOperator implements AutoCloseable {
     private final Schema[] checkedInputSchemas;
     private final ArrowArray in;
     private final ArrowArray out;
+    /** Whether batches cross with Arrow Java's exporter and importer ({@link #ARROW_JAVA_CDATA_PROPERTY}). */
+    private final boolean arrowJava;
     private Schema outputSchema;
     /** {@link #processRuns}: the exported batches' addresses, one per input (0: none). */
     private long[] addrs = new long[0];
@@ -65,8 +81,12 @@ public final class NativeOperator implements AutoCloseable {
         final BufferAllocator exportAllocator;
         final ArrowArray in;
         final ArrowArray out;
+        /** {@link #process}: the reusable input tree. */
+        final InputExport input = new InputExport();
         /** {@link #processRuns}: one export structure per input, made at its first call. */
         ArrowArray[] ins = new ArrowArray[0];
+        /** {@link #processRuns}: one reusable input tree per input, likewise. */
+        InputExport[] inputs = new InputExport[0];
 
         Handle(long value, BufferAllocator exportAllocator) {
             this.value = value;
@@ -89,6 +109,10 @@ public final class NativeOperator implements AutoCloseable {
             for (ArrowArray a : ins) {
                 a.close();
             }
+            input.close();
+            for (InputExport e : inputs) {
+                e.close();
+            }
             exportAllocator.close();
         }
     }
@@ -102,6 +126,7 @@ public final class NativeOperator implements AutoCloseable {
         this.checkedInputSchemas = new Schema[inputSchemas.size()];
         this.in = handle.in;
         this.out = handle.out;
+        this.arrowJava = Boolean.getBoolean(ARROW_JAVA_CDATA_PROPERTY);
         this.cleanable = CLEANER.register(this, handle);
     }
 
@@ -111,8 +136,9 @@ public final class NativeOperator implements AutoCloseable {
      * {@code ArrowTypes.schemaOf(rowType)}) the library checks it against the spec, and every
      * input root is checked against it before export.
      *
-     * @param allocator allocator for imported output batches (needs headroom, see class doc); a
-     *     child of it carries the export-side structures
+     * @param allocator allocator of the vectors' empty buffers and, on Arrow Java's path, of
+     *     imported output batches (needs headroom, see class doc); a child of it carries the
+     *     export-side structures of that path
      */
     public static NativeOperator open(String specJson, Schema inputSchema, BufferAllocator allocator) {
         return openInputs(specJson, inputSchema == null ? List.of() : List.of(inputSchema), allocator);
@@ -195,14 +221,11 @@ public final class NativeOperator implements AutoCloseable {
             Consumer<VectorSchemaRoot> onChunk) {
         ensureOpen();
         checkInput(input, in);
-        long inAddr = this.in.memoryAddress();
-        Data.exportVectorSchemaRoot(exportAllocator, in, null, this.in);
+        long inAddr = export(in, handle.input, this.in);
         try {
             return drain(FerryNative.process(handle.value, input, inAddr, nowMs, out.memoryAddress()), output, onChunk);
         } finally {
-            if (MemoryUtil.getLong(inAddr + ARRAY_RELEASE_OFFSET) != 0) { // contract: never happens
-                this.in.release();
-            }
+            releaseIfLive(inAddr); // contract: the library already did
             Reference.reachabilityFence(this);
         }
     }
@@ -221,9 +244,14 @@ public final class NativeOperator implements AutoCloseable {
             for (ArrowArray a : handle.ins) {
                 a.close();
             }
+            for (InputExport e : handle.inputs) {
+                e.close();
+            }
             handle.ins = new ArrowArray[ins.length];
+            handle.inputs = new InputExport[ins.length];
             for (int i = 0; i < ins.length; i++) {
                 handle.ins[i] = ArrowArray.allocateNew(exportAllocator);
+                handle.inputs[i] = new InputExport();
             }
             addrs = new long[ins.length];
         }
@@ -236,17 +264,14 @@ public final class NativeOperator implements AutoCloseable {
         try {
             for (int i = 0; i < ins.length; i++) {
                 if (ins[i] != null && ins[i].getRowCount() > 0) {
-                    Data.exportVectorSchemaRoot(exportAllocator, ins[i], null, handle.ins[i]);
-                    addrs[i] = handle.ins[i].memoryAddress();
+                    addrs[i] = export(ins[i], handle.inputs[i], handle.ins[i]);
                 }
             }
             return drain(FerryNative.processRuns(handle.value, addrs, runs, nRuns, nowMs, out.memoryAddress()),
                     output, onChunk);
         } finally {
             for (int i = 0; i < ins.length; i++) {
-                if (addrs[i] != 0 && MemoryUtil.getLong(addrs[i] + ARRAY_RELEASE_OFFSET) != 0) { // contract: never happens
-                    handle.ins[i].release();
-                }
+                releaseIfLive(addrs[i]); // contract: the library already did
             }
             Reference.reachabilityFence(this);
         }
@@ -279,6 +304,27 @@ public final class NativeOperator implements AutoCloseable {
     }
 
     /**
+     * Exports {@code root} into {@code tree} and returns the struct's address; with Arrow Java's
+     * exporter into {@code fallback} when the operator uses it or the tree cannot take the root's
+     * vectors.
+     */
+    private long export(VectorSchemaRoot root, InputExport tree, ArrowArray fallback) {
+        long addr = arrowJava ? 0 : tree.fill(root);
+        if (addr == 0) {
+            Data.exportVectorSchemaRoot(exportAllocator, root, null, fallback);
+            addr = fallback.memoryAddress();
+        }
+        return addr;
+    }
+
+    /** Calls the release callback of the struct ArrowArray at {@code addr} (0: none) if it is set. */
+    private static void releaseIfLive(long addr) {
+        if (addr != 0 && MemoryUtil.getLong(addr + InputExport.RELEASE) != 0) {
+            FerryNative.releaseArray(addr);
+        }
+    }
+
+    /**
      * Hands the chunk of an output call (flags from FerryNative) and every chunk that follows
      * (ferry_operator_next) to onChunk; returns how many there were.
      */
@@ -286,10 +332,15 @@ public final class NativeOperator implements AutoCloseable {
         int chunks = 0;
         while (true) {
             if ((flags & FerryNative.FILLED) != 0) {
+                long outAddr = out.memoryAddress();
                 try {
-                    Data.importIntoVectorSchemaRoot(allocator, out, output, null, false);
+                    if (!arrowJava && OutputChunk.loads(output)) {
+                        OutputChunk.load(outAddr, output, allocator);
+                    } else {
+                        Data.importIntoVectorSchemaRoot(allocator, out, output, null, false);
+                    }
                 } finally {
-                    out.release(); // no-op once imported (the importer moved it); frees it if import failed
+                    releaseIfLive(outAddr); // no-op once loaded (moved out); frees it if loading failed
                 }
                 chunks++;
                 onChunk.accept(output);

@@ -27,6 +27,9 @@ import java.util.Locale;
  *   <li>{@code ferry-only}: only Ferry's operator through the operator driver, for profiling
  *       (JFR); {@code sql-ferry}: only the Ferry-on SQL jobs, likewise; {@code one-row}: only
  *       Ferry calls of one-row batches (the fixed cost of a call from Java), likewise;
+ *   <li>{@code call-cost}: one {@code NativeOperator.process} call of 1 and of 1024 rows, batches
+ *       moved by Arrow Java's C Data Interface and by Ferry's own export and chunk loading,
+ *       interleaved ({@link CallCost}; first of {@code -keys}, {@code -reps} passes);
  *   <li>{@code all}: operator, sql, split.
  * </ul>
  *
@@ -41,7 +44,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|interval-join-ferry|window-join|window-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -182,6 +185,9 @@ public final class Bench {
                 break;
             case "sql-ferry":
                 sql(out, sqlRows, sqlKeys, reps, true);
+                break;
+            case "call-cost":
+                CallCost.table(out, keys[0], reps);
                 break;
             case "one-row":
                 out.append("### Ferry, batches of one row (ns per call, last of ").append(reps).append(" rounds)\n\n")

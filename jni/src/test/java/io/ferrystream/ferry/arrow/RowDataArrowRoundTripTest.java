@@ -11,7 +11,20 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.FixedSizeBinaryVector;
 import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -28,6 +41,7 @@ import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.CharType;
+import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -161,6 +175,110 @@ class RowDataArrowRoundTripTest {
                 assertEquals(0, w.count());
             }
         }
+    }
+
+    /**
+     * The writer's buffers hold, for every row written, the bytes Arrow Java's own {@code setSafe}
+     * methods write for the same values (validity bits, offsets, data), across growth and reuse.
+     */
+    @Test
+    void writerBytesEqualArrowJavasSetSafe() {
+        List<GenericRowData> rows = AllTypes.rows(true);
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(AllTypes.ROW_TYPE, allocator, 3);
+                VectorSchemaRoot want = VectorSchemaRoot.create(ArrowTypes.schemaOf(AllTypes.ROW_TYPE), allocator)) {
+            want.allocateNew();
+            for (int round = 0; round < 2; round++) {
+                for (int r = 0; r < rows.size(); r++) {
+                    w.write(rows.get(r));
+                    setSafe(want, r, rows.get(r));
+                }
+                w.finish();
+                want.setRowCount(rows.size());
+                int n = rows.size();
+                for (int c = 0; c < want.getFieldVectors().size(); c++) {
+                    FieldVector a = want.getVector(c);
+                    FieldVector b = w.root().getVector(c);
+                    String where = "round " + round + ", " + a.getField();
+                    assertEquals(a.getValueCount(), b.getValueCount(), where);
+                    assertEquals(a.getNullCount(), b.getNullCount(), where);
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(a.isNull(i), b.isNull(i), where + " row " + i);
+                        assertArrayEquals(slot(a, i), slot(b, i), where + " row " + i);
+                    }
+                }
+                w.reset();
+                want.getFieldVectors().forEach(FieldVector::reset);
+            }
+        }
+    }
+
+    /** Row {@code i}'s data bytes: its fixed-width slot (bits for BOOLEAN), or its offsets and bytes. */
+    private static byte[] slot(FieldVector v, int i) {
+        if (v instanceof BaseVariableWidthVector) {
+            BaseVariableWidthVector var = (BaseVariableWidthVector) v;
+            int start = var.getOffsetBuffer().getInt(4L * i);
+            int end = var.getOffsetBuffer().getInt(4L * i + 4);
+            byte[] b = new byte[8 + end - start];
+            java.nio.ByteBuffer.wrap(b).putInt(start).putInt(end);
+            var.getDataBuffer().getBytes(start, b, 8, end - start);
+            return b;
+        }
+        if (v instanceof BitVector) {
+            return new byte[] {(byte) ((v.getDataBuffer().getByte(i >>> 3) >> (i & 7)) & 1)};
+        }
+        int width = ((BaseFixedWidthVector) v).getTypeWidth();
+        byte[] b = new byte[width];
+        v.getDataBuffer().getBytes((long) i * width, b, 0, width);
+        return b;
+    }
+
+    /** Row {@code r} written with Arrow Java's setSafe per vector type: the reference encoding. */
+    private static void setSafe(VectorSchemaRoot root, int r, RowData row) {
+        for (int c = 0; c < AllTypes.TYPES.length; c++) {
+            LogicalType t = AllTypes.TYPES[c];
+            FieldVector v = root.getVector(c);
+            if (row.isNullAt(c)) {
+                if (v instanceof BaseFixedWidthVector) {
+                    ((BaseFixedWidthVector) v).setNull(r);
+                } else {
+                    ((BaseVariableWidthVector) v).setNull(r);
+                }
+                continue;
+            }
+            switch (t.getTypeRoot()) {
+                case BOOLEAN -> ((BitVector) v).setSafe(r, row.getBoolean(c) ? 1 : 0);
+                case TINYINT -> ((TinyIntVector) v).setSafe(r, row.getByte(c));
+                case SMALLINT -> ((SmallIntVector) v).setSafe(r, row.getShort(c));
+                case INTEGER -> ((IntVector) v).setSafe(r, row.getInt(c));
+                case DATE -> ((DateDayVector) v).setSafe(r, row.getInt(c));
+                case BIGINT -> ((BigIntVector) v).setSafe(r, row.getLong(c));
+                case FLOAT -> ((Float4Vector) v).setSafe(r, row.getFloat(c));
+                case DOUBLE -> ((Float8Vector) v).setSafe(r, row.getDouble(c));
+                case DECIMAL -> {
+                    DecimalType d = (DecimalType) t;
+                    ((DecimalVector) v).setBigEndianSafe(r,
+                            row.getDecimal(c, d.getPrecision(), d.getScale()).toBigDecimal().unscaledValue().toByteArray());
+                }
+                case CHAR, VARCHAR -> {
+                    byte[] b = row.getString(c).toBytes();
+                    ((VarCharVector) v).setSafe(r, b, 0, b.length);
+                }
+                case TIMESTAMP_WITHOUT_TIME_ZONE -> {
+                    int p = ((TimestampType) t).getPrecision();
+                    TimestampData ts = row.getTimestamp(c, p);
+                    if (p <= 3) {
+                        ((TimeStampMilliVector) v).setSafe(r, ts.getMillisecond());
+                    } else {
+                        byte[] b = new byte[ArrowTypes.TIMESTAMP_WIDTH];
+                        java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                                .putLong(ts.getMillisecond()).putInt(ts.getNanoOfMillisecond());
+                        ((FixedSizeBinaryVector) v).setSafe(r, b);
+                    }
+                }
+                default -> throw new AssertionError("untested type " + t);
+            }
+        }
+        ((TinyIntVector) root.getVector(AllTypes.TYPES.length)).setSafe(r, row.getRowKind().toByteValue());
     }
 
     private static byte[] bytes(BinaryRowData r) {

@@ -65,6 +65,9 @@ import org.apache.flink.types.RowKind;
  * (Flink keeps those in the field's 8-byte slot). Fixed-width values, validity bits and short
  * strings are read by address ({@link MemoryUtil}, unchecked): {@link #load()} checks once per
  * batch that every buffer holds the loaded rows, short strings check their offsets per value.
+ * When every column has such a fixed-width slot (no strings, large decimals, precise timestamps
+ * or binary columns), the first {@code readBinary} after a load writes the whole batch into one
+ * reused heap buffer, column by column, and each call re-points the reused row at its slice.
  *
  * <p>Importing into a root replaces its buffers: call {@link #load()} after every import (and
  * before the first read) to re-fetch them. Rows are valid until the root is reloaded or closed.
@@ -77,6 +80,13 @@ public final class ArrowRowDataReader {
     private final ColumnarRowData row;
     private final BinaryRowData binaryRow;
     private final BinaryRowWriter binaryWriter;
+    /** Every column is read by address with a fixed-size slot: readBinary reads a transposed batch. */
+    private final boolean fixedOnly;
+    private final int fixedSize;
+    /** The loaded batch as BinaryRowData, row i at {@code i * fixedSize} (fixedOnly; valid if transposed). */
+    private byte[] rowBytes = new byte[0];
+    private MemorySegment[] rowSegments = {MemorySegmentFactory.wrap(rowBytes)}; // one array: pointTo(segment) allocates one
+    private boolean transposed;
     private ArrowBuf kinds;
     private long kindsAddress;
     private int rowCount;
@@ -106,6 +116,12 @@ public final class ArrowRowDataReader {
         row = new ColumnarRowData(batch);
         binaryRow = new BinaryRowData(n);
         binaryWriter = new BinaryRowWriter(binaryRow);
+        boolean fixed = true;
+        for (ArrowColumn c : columns) {
+            fixed &= dataBytes(c.kind, 1) > 0;
+        }
+        fixedOnly = fixed;
+        fixedSize = binaryRow.getFixedLengthPartSize();
         load();
     }
 
@@ -119,6 +135,7 @@ public final class ArrowRowDataReader {
         need(kinds, rowCount, ArrowTypes.ROW_KIND_FIELD);
         kindsAddress = kinds.memoryAddress();
         batch.setNumRows(rowCount);
+        transposed = false;
     }
 
     /** Rows of the loaded batch. */
@@ -150,6 +167,13 @@ public final class ArrowRowDataReader {
      */
     public BinaryRowData readBinary(int i) {
         checkRow(i);
+        if (fixedOnly) {
+            if (!transposed) {
+                transpose();
+            }
+            binaryRow.pointTo(rowSegments, i * fixedSize, fixedSize);
+            return binaryRow;
+        }
         BinaryRowWriter w = binaryWriter;
         w.reset();
         w.writeRowKind(RowKind.fromByteValue(MemoryUtil.getByte(kindsAddress + i)));
@@ -192,6 +216,76 @@ public final class ArrowRowDataReader {
         }
         w.complete();
         return binaryRow;
+    }
+
+    /**
+     * Writes every loaded row as a BinaryRowData into {@link #rowBytes}, one column at a time: the
+     * bytes BinaryRowWriter makes of the row (RowKind byte, null bits, slots zeroed for NULLs,
+     * each value with its type's width, the rest of its slot zero). A column without NULLs in
+     * the batch skips its validity bits.
+     */
+    private void transpose() {
+        int n = rowCount;
+        int size = fixedSize;
+        long need = (long) n * size;
+        if (need > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("a batch of " + n + " rows of " + size + " bytes is too large");
+        }
+        if (rowBytes.length < need) {
+            rowBytes = new byte[(int) Math.max(need, Math.min(Integer.MAX_VALUE - 8, 2L * rowBytes.length))];
+            rowSegments = new MemorySegment[] {MemorySegmentFactory.wrap(rowBytes)};
+        }
+        MemorySegment seg = rowSegments[0];
+        int nullBytes = size - 8 * columns.length;
+        for (int i = 0, at = 0; i < n; i++, at += size) { // the header: RowKind, no NULLs yet
+            seg.putLong(at, RowKind.fromByteValue(MemoryUtil.getByte(kindsAddress + i)).toByteValue() & 0xFFL);
+            for (int b = 8; b < nullBytes; b += 8) {
+                seg.putLong(at + b, 0L);
+            }
+        }
+        // Every slot is written whole: a NULL's with 0 (setNullAt), a narrower value's zero-extended
+        // (the high bytes BinaryRowWriter leaves untouched are zero in its rows: only setNullAt, 0,
+        // and the same narrow write ever reach that slot).
+        for (int c = 0; c < columns.length; c++) {
+            ArrowColumn col = columns[c];
+            long valid = col.vector.getNullCount() == 0 ? 0 : col.validityAddress;
+            long d = col.dataAddress;
+            int slot = nullBytes + 8 * c;
+            int bit = c + BinaryRowData.HEADER_SIZE_IN_BITS;
+            int nullByte = bit >>> 3;
+            byte nullMask = (byte) (1 << (bit & 7));
+            int kind = col.kind;
+            for (int i = 0, at = 0; i < n; i++, at += size) {
+                if (valid != 0 && (MemoryUtil.getByte(valid + (i >>> 3)) & (1 << (i & 7))) == 0) {
+                    seg.put(at + nullByte, (byte) (seg.get(at + nullByte) | nullMask));
+                    seg.putLong(at + slot, 0L);
+                    continue;
+                }
+                switch (kind) {
+                    case BIT:
+                        seg.putLong(at + slot, (MemoryUtil.getByte(d + (i >>> 3)) >>> (i & 7)) & 1L);
+                        break;
+                    case BYTE:
+                        seg.putLong(at + slot, MemoryUtil.getByte(d + i) & 0xFFL);
+                        break;
+                    case SHORT:
+                        seg.putLong(at + slot, MemoryUtil.getShort(d + ((long) i << 1)) & 0xFFFFL);
+                        break;
+                    case INT:
+                        seg.putLong(at + slot, MemoryUtil.getInt(d + ((long) i << 2)) & 0xFFFFFFFFL);
+                        break;
+                    case LONG:
+                        seg.putLong(at + slot, MemoryUtil.getLong(d + ((long) i << 3)));
+                        break;
+                    case DECIMAL64:
+                        seg.putLong(at + slot, MemoryUtil.getLong(d + ((long) i << 4)));
+                        break;
+                    default:
+                        throw new IllegalStateException("column kind " + kind);
+                }
+            }
+        }
+        transposed = true;
     }
 
     /** Throws unless {@code buf} holds {@code bytes} bytes (a buffer Go exported too short). */

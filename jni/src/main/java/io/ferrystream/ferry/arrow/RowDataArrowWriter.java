@@ -29,12 +29,14 @@ import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.types.RowKind;
 
 /**
  * Writes Flink {@link RowData} rows (any implementation, through its typed getters) into a reused
@@ -133,74 +135,102 @@ public final class RowDataArrowWriter implements AutoCloseable {
         for (Column c : columns) {
             int pos = c.pos;
             if (c.nullable && row.isNullAt(pos)) {
-                if (c.var != null) {
-                    c.endAt(i); // an empty value; the validity bit stays 0
-                }
-                continue;
+                c.writeNull(i);
+            } else {
+                writeValue(c, row, pos, i);
             }
-            long data = c.data;
-            switch (c.kind) {
-                case BOOLEAN:
-                    if (row.getBoolean(pos)) {
-                        setBit(data, i);
-                    }
-                    break;
-                case BYTE:
-                    MemoryUtil.putByte(data + i, row.getByte(pos));
-                    break;
-                case SHORT:
-                    MemoryUtil.putShort(data + ((long) i << 1), row.getShort(pos));
-                    break;
-                case INT:
-                    MemoryUtil.putInt(data + ((long) i << 2), row.getInt(pos));
-                    break;
-                case LONG:
-                    MemoryUtil.putLong(data + ((long) i << 3), row.getLong(pos));
-                    break;
-                case FLOAT: // raw bits: NaN payloads and -0.0 survive
-                    MemoryUtil.putInt(data + ((long) i << 2), Float.floatToRawIntBits(row.getFloat(pos)));
-                    break;
-                case DOUBLE:
-                    MemoryUtil.putLong(data + ((long) i << 3), Double.doubleToRawLongBits(row.getDouble(pos)));
-                    break;
-                case COMPACT_DECIMAL:
-                    putDecimal(data, i, row.getDecimal(pos, c.precision, c.scale).toUnscaledLong());
-                    break;
-                case DECIMAL:
-                    c.writeDecimal(row.getDecimal(pos, c.precision, c.scale), i);
-                    break;
-                case TIMESTAMP_MILLI:
-                    MemoryUtil.putLong(data + ((long) i << 3), row.getTimestamp(pos, c.precision).getMillisecond());
-                    break;
-                case TIMESTAMP: {
-                    TimestampData ts = row.getTimestamp(pos, c.precision);
-                    long at = data + (long) i * ArrowTypes.TIMESTAMP_WIDTH;
-                    MemoryUtil.putLong(at, ts.getMillisecond());
-                    MemoryUtil.putInt(at + 8, ts.getNanoOfMillisecond());
-                    break;
-                }
-                case STRING:
-                    c.appendString(row.getString(pos), i);
-                    break;
-                case BYTES: {
-                    byte[] b = row.getBinary(pos);
-                    c.append(b, 0, b.length, i);
-                    break;
-                }
-                case DISTINCT_VIEW: {
-                    RawValueData<MapView<Object, Object>> raw = row.getRawValue(pos);
-                    c.append(c.distinct.encode(raw.toObject(c.distinct.serializer())), i);
-                    break;
-                }
-                case ACCUMULATOR:
-                    c.append(c.accumulator.encode(row.getRow(pos, c.accumulator.arity())), i);
-                    break;
-                default:
-                    throw new IllegalStateException("column kind " + c.kind);
-            }
-            setBit(c.validity, i);
         }
-        MemoryUtil.putByte(kindData + i, row.getRowKind().toByteValue());
+        endRow(row.getRowKind(), i);
+    }
+
+    /**
+     * Appends fields {@code fields} of {@code row}, RowKind included: what {@code
+     * write(ProjectedRowData.from(fields).replaceRow(row))} writes, without the view's calls and
+     * with the null bits read as one word. Returns false, writing nothing, unless the row is in
+     * one segment with at most 56 fields (its header and null bits in one little-endian long).
+     */
+    public boolean writeProjected(BinaryRowData row, int[] fields) {
+        MemorySegment[] segs = row.getSegments();
+        int arity = row.getArity();
+        if (segs.length != 1 || arity > 64 - BinaryRowData.HEADER_SIZE_IN_BITS || !BinaryRowData.LITTLE_ENDIAN
+                || fields.length != columns.length) {
+            return false;
+        }
+        long header = segs[0].getLong(row.getOffset()); // RowKind byte, then one bit per field
+        int i = count;
+        if (i >= capacity) {
+            growRows(i);
+        }
+        for (Column c : columns) {
+            int pos = fields[c.pos];
+            if (pos < 0 || pos >= arity) {
+                throw new IndexOutOfBoundsException("field " + pos + " of a row of " + arity);
+            }
+            if (c.nullable && (header & (1L << (pos + BinaryRowData.HEADER_SIZE_IN_BITS))) != 0) {
+                c.writeNull(i);
+            } else {
+                writeValue(c, row, pos, i);
+            }
+        }
+        endRow(row.getRowKind(), i);
+        return true;
+    }
+
+    /**
+     * Writes the non-NULL field {@code pos} of {@code row} as row {@code i} of column {@code c}
+     * (capacity ensured). Small enough to inline into both callers, where the row's class is
+     * known; the rarer kinds are in {@link Column#writeOther}.
+     */
+    private static void writeValue(Column c, RowData row, int pos, int i) {
+        long data = c.data;
+        switch (c.kind) {
+            case BOOLEAN:
+                if (row.getBoolean(pos)) {
+                    setBit(data, i);
+                }
+                break;
+            case BYTE:
+                MemoryUtil.putByte(data + i, row.getByte(pos));
+                break;
+            case SHORT:
+                MemoryUtil.putShort(data + ((long) i << 1), row.getShort(pos));
+                break;
+            case INT:
+                MemoryUtil.putInt(data + ((long) i << 2), row.getInt(pos));
+                break;
+            case LONG:
+                MemoryUtil.putLong(data + ((long) i << 3), row.getLong(pos));
+                break;
+            case FLOAT: // raw bits: NaN payloads and -0.0 survive
+                MemoryUtil.putInt(data + ((long) i << 2), Float.floatToRawIntBits(row.getFloat(pos)));
+                break;
+            case DOUBLE:
+                MemoryUtil.putLong(data + ((long) i << 3), Double.doubleToRawLongBits(row.getDouble(pos)));
+                break;
+            case COMPACT_DECIMAL:
+                putDecimal(data, i, row.getDecimal(pos, c.precision, c.scale).toUnscaledLong());
+                break;
+            case TIMESTAMP_MILLI:
+                MemoryUtil.putLong(data + ((long) i << 3), row.getTimestamp(pos, c.precision).getMillisecond());
+                break;
+            case TIMESTAMP: {
+                TimestampData ts = row.getTimestamp(pos, c.precision);
+                long at = data + (long) i * ArrowTypes.TIMESTAMP_WIDTH;
+                MemoryUtil.putLong(at, ts.getMillisecond());
+                MemoryUtil.putInt(at + 8, ts.getNanoOfMillisecond());
+                break;
+            }
+            case STRING:
+                c.appendString(row.getString(pos), i);
+                break;
+            default:
+                c.writeOther(row, pos, i);
+        }
+        setBit(c.validity, i);
+    }
+
+    private void endRow(RowKind kind, int i) {
+        MemoryUtil.putByte(kindData + i, kind.toByteValue());
         setBit(kindValidity, i);
         count = i + 1;
     }
@@ -402,6 +432,37 @@ public final class RowDataArrowWriter implements AutoCloseable {
             if (var != null) {
                 offsets = var.getOffsetBuffer().memoryAddress();
                 dataCapacity = d.capacity();
+            }
+        }
+
+        /** A NULL as row {@code i}: its validity bit stays 0; a variable-width value is empty. */
+        void writeNull(int i) {
+            if (var != null) {
+                endAt(i);
+            }
+        }
+
+        /** {@link #writeValue}'s rarer kinds (no validity bit: the caller sets it). */
+        void writeOther(RowData row, int pos, int i) {
+            switch (kind) {
+                case DECIMAL:
+                    writeDecimal(row.getDecimal(pos, precision, scale), i);
+                    break;
+                case BYTES: {
+                    byte[] b = row.getBinary(pos);
+                    append(b, 0, b.length, i);
+                    break;
+                }
+                case DISTINCT_VIEW: {
+                    RawValueData<MapView<Object, Object>> raw = row.getRawValue(pos);
+                    append(distinct.encode(raw.toObject(distinct.serializer())), i);
+                    break;
+                }
+                case ACCUMULATOR:
+                    append(accumulator.encode(row.getRow(pos, accumulator.arity())), i);
+                    break;
+                default:
+                    throw new IllegalStateException("column kind " + kind);
             }
         }
 

@@ -38,6 +38,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.data.utils.ProjectedRowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.CharType;
@@ -178,6 +179,49 @@ class RowDataArrowRoundTripTest {
     }
 
     /**
+     * A batch of fixed-width columns only is transposed into one buffer: readBinary still returns,
+     * in any order and more than once, the bytes Flink's serializer makes of each row.
+     */
+    @Test
+    void fixedWidthBatchesReadBinaryAsFlinkWritesThem() {
+        int[] fixed = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 15, 16, 19};
+        LogicalType[] types = new LogicalType[fixed.length];
+        String[] names = new String[fixed.length];
+        for (int k = 0; k < fixed.length; k++) {
+            types[k] = AllTypes.TYPES[fixed[k]];
+            names[k] = AllTypes.NAMES[fixed[k]];
+        }
+        RowType t = RowType.of(types, names);
+        List<GenericRowData> rows = new java.util.ArrayList<>();
+        for (GenericRowData r : AllTypes.rows(true)) {
+            GenericRowData p = new GenericRowData(r.getRowKind(), fixed.length);
+            for (int k = 0; k < fixed.length; k++) {
+                p.setField(k, r.getField(fixed[k]));
+            }
+            rows.add(p);
+        }
+        RowDataSerializer ser = new RowDataSerializer(t);
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(t, allocator, 4)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(w.root());
+            for (int round = 0; round < 2; round++) {
+                List<GenericRowData> batch = round == 0 ? rows : rows.subList(0, 5); // a smaller batch reuses the buffer
+                batch.forEach(w::write);
+                w.finish();
+                reader.load();
+                for (int k = 0; k < 2 * batch.size(); k++) {
+                    int i = k < batch.size() ? batch.size() - 1 - k : k - batch.size(); // backwards, then forwards
+                    BinaryRowData want = ser.toBinaryRow(reader.read(i)).copy();
+                    BinaryRowData got = reader.readBinary(i);
+                    assertEquals(batch.get(i).getRowKind(), got.getRowKind(), "row " + i);
+                    assertArrayEquals(bytes(want), bytes(got), "round " + round + ", row " + i);
+                    AllTypes.assertRowEquals(t, batch.get(i), got, "round " + round + ", row " + i);
+                }
+                w.reset();
+            }
+        }
+    }
+
+    /**
      * The writer's buffers hold, for every row written, the bytes Arrow Java's own {@code setSafe}
      * methods write for the same values (validity bits, offsets, data), across growth and reuse.
      */
@@ -209,6 +253,49 @@ class RowDataArrowRoundTripTest {
                 w.reset();
                 want.getFieldVectors().forEach(FieldVector::reset);
             }
+        }
+    }
+
+    /**
+     * writeProjected over BinaryRowData writes what write does over the projected view (every
+     * type, NULLs, fields reordered), and declines rows of more than 56 fields.
+     */
+    @Test
+    void writeProjectedEqualsWriteOfTheView() {
+        int n = AllTypes.TYPES.length;
+        int[] fields = new int[n];
+        LogicalType[] types = new LogicalType[n];
+        for (int k = 0; k < n; k++) {
+            fields[k] = (k * 7 + 3) % n; // a permutation (7 and 22 are coprime)
+            types[k] = AllTypes.TYPES[fields[k]];
+        }
+        RowType t = RowType.of(types);
+        RowDataSerializer ser = new RowDataSerializer(AllTypes.ROW_TYPE);
+        List<BinaryRowData> rows = AllTypes.rows(true).stream().map(r -> ser.toBinaryRow(r).copy()).toList();
+        ProjectedRowData view = ProjectedRowData.from(fields);
+        try (RowDataArrowWriter a = RowDataArrowWriter.create(t, allocator, 2);
+                RowDataArrowWriter b = RowDataArrowWriter.create(t, allocator, 2)) {
+            for (BinaryRowData r : rows) {
+                a.write(view.replaceRow(r));
+                assertTrue(b.writeProjected(r, fields));
+            }
+            a.finish();
+            b.finish();
+            for (int c = 0; c <= n; c++) {
+                FieldVector va = a.root().getVector(c);
+                FieldVector vb = b.root().getVector(c);
+                assertEquals(va.getValueCount(), vb.getValueCount());
+                for (int i = 0; i < rows.size(); i++) {
+                    assertEquals(va.isNull(i), vb.isNull(i), va.getField() + " row " + i);
+                    assertArrayEquals(slot(va, i), slot(vb, i), va.getField() + " row " + i);
+                }
+            }
+        }
+        RowType wide = RowType.of(java.util.Collections.nCopies(57, (LogicalType) new IntType()).toArray(new LogicalType[0]));
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(RowType.of(new IntType()), allocator, 2)) {
+            BinaryRowData r = new RowDataSerializer(wide).toBinaryRow(new GenericRowData(57));
+            assertFalse(w.writeProjected(r, new int[] {56}));
+            assertEquals(0, w.count());
         }
     }
 

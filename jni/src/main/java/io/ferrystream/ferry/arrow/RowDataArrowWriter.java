@@ -48,8 +48,9 @@ import org.apache.flink.types.RowKind;
  * <p>Values go straight into the vectors' buffers by address ({@link MemoryUtil}, no per-value
  * bounds or reference-count checks): the row capacity of every vector is checked once per row
  * (and the buffers grown and their addresses re-read when a row would not fit), a variable-width
- * value's data capacity once per value. Validity bits are OR-ed into buffers {@link #reset()} zeroed;
- * a NULL writes nothing but, in a variable-width column, its offset. The bytes are those Arrow
+ * value's data capacity once per value. Validity bits are OR-ed into buffers {@link #reset()} zeroed
+ * (those of NOT NULL columns and the RowKind set at once in {@link #finish()}); a NULL writes
+ * nothing but, in a variable-width column, its offset. The bytes are those Arrow
  * Java's {@code setSafe} methods write, and {@link #finish()} hands the vectors the row count (and
  * the variable-width ones their last set index) as {@code setSafe} would have left them.
  *
@@ -226,12 +227,13 @@ public final class RowDataArrowWriter implements AutoCloseable {
             default:
                 c.writeOther(row, pos, i);
         }
-        setBit(c.validity, i);
+        if (c.nullable) {
+            setBit(c.validity, i); // NOT NULL columns: all at once in finish
+        }
     }
 
     private void endRow(RowKind kind, int i) {
         MemoryUtil.putByte(kindData + i, kind.toByteValue());
-        setBit(kindValidity, i);
         count = i + 1;
     }
 
@@ -242,6 +244,12 @@ public final class RowDataArrowWriter implements AutoCloseable {
 
     /** Sets the value counts of all vectors and the root's row count to {@link #count()}. */
     public void finish() {
+        for (Column c : columns) {
+            if (!c.nullable) {
+                setValid(c.validity, count);
+            }
+        }
+        setValid(kindValidity, count);
         for (Column c : varWidth) {
             c.var.setLastSet(count - 1); // the offsets are written: nothing for setValueCount to fill
         }
@@ -273,6 +281,14 @@ public final class RowDataArrowWriter implements AutoCloseable {
     private static void setBit(long bitmap, int i) {
         long at = bitmap + (i >>> 3);
         MemoryUtil.putByte(at, (byte) (MemoryUtil.getByte(at) | (1 << (i & 7))));
+    }
+
+    /** Sets validity bits {@code [0, rows)} of a bitmap reset zeroed (what setSafe per row leaves). */
+    private static void setValid(long bitmap, int rows) {
+        MemoryUtil.setMemory(bitmap, rows >>> 3, (byte) -1);
+        if ((rows & 7) != 0) {
+            MemoryUtil.putByte(bitmap + (rows >>> 3), (byte) ((1 << (rows & 7)) - 1));
+        }
     }
 
     /** A decimal128 slot: the unscaled long, sign-extended to 16 little-endian bytes. */

@@ -141,7 +141,8 @@ public final class RowDataArrowWriter implements AutoCloseable {
                 writeValue(c, row, pos, i);
             }
         }
-        endRow(row.getRowKind(), i);
+        MemoryUtil.putByte(kindData + i, row.getRowKind().toByteValue());
+        count = i + 1;
     }
 
     /**
@@ -158,6 +159,10 @@ public final class RowDataArrowWriter implements AutoCloseable {
             return false;
         }
         long header = segs[0].getLong(row.getOffset()); // RowKind byte, then one bit per field
+        byte kind = (byte) header;
+        if ((kind & ~3) != 0) {
+            RowKind.fromByteValue(kind); // throws: not a RowKind
+        }
         int i = count;
         if (i >= capacity) {
             growRows(i);
@@ -173,7 +178,8 @@ public final class RowDataArrowWriter implements AutoCloseable {
                 writeValue(c, row, pos, i);
             }
         }
-        endRow(row.getRowKind(), i);
+        MemoryUtil.putByte(kindData + i, kind);
+        count = i + 1;
         return true;
     }
 
@@ -230,11 +236,6 @@ public final class RowDataArrowWriter implements AutoCloseable {
         if (c.nullable) {
             setBit(c.validity, i); // NOT NULL columns: all at once in finish
         }
-    }
-
-    private void endRow(RowKind kind, int i) {
-        MemoryUtil.putByte(kindData + i, kind.toByteValue());
-        count = i + 1;
     }
 
     /** Rows written since the last {@link #reset()}. */

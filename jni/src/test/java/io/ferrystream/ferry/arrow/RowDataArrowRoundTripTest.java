@@ -296,6 +296,10 @@ class RowDataArrowRoundTripTest {
             BinaryRowData r = new RowDataSerializer(wide).toBinaryRow(new GenericRowData(57));
             assertFalse(w.writeProjected(r, new int[] {56}));
             assertEquals(0, w.count());
+            BinaryRowData bad = new RowDataSerializer(RowType.of(new IntType())).toBinaryRow(GenericRowData.of(1)).copy();
+            bad.getSegments()[0].put(bad.getOffset(), (byte) 9); // not a RowKind byte
+            assertThrows(UnsupportedOperationException.class, () -> w.writeProjected(bad, new int[] {0}));
+            assertEquals(0, w.count());
         }
     }
 

@@ -248,7 +248,7 @@ public final class ArrowRowDataReader {
         // and the same narrow write ever reach that slot).
         for (int c = 0; c < columns.length; c++) {
             ArrowColumn col = columns[c];
-            long valid = col.vector.getNullCount() == 0 ? 0 : col.validityAddress;
+            long valid = col.validityAddress == 0 || col.vector.getNullCount() == 0 ? 0 : col.validityAddress;
             long d = col.dataAddress;
             int slot = nullBytes + 8 * c;
             int bit = c + BinaryRowData.HEADER_SIZE_IN_BITS;

@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.arrow;
 
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.util.MemoryUtil;
@@ -545,11 +546,22 @@ public final class ArrowRowDataReader {
             if (compact) {
                 d = DecimalData.fromUnscaledLong(data.getLong(at), precision, scale);
             } else {
-                byte[] be = new byte[16];
-                for (int k = 0; k < 16; k++) {
-                    be[15 - k] = data.getByte(at + k);
+                // what DecimalData.fromUnscaledBytes does with the 16 bytes big-endian, without
+                // them when the value fits in a long (the high word is the low word's sign)
+                long lo = data.getLong(at);
+                long hi = data.getLong(at + 8);
+                BigInteger u;
+                if (hi == lo >> 63) {
+                    u = BigInteger.valueOf(lo);
+                } else {
+                    byte[] be = new byte[16];
+                    for (int k = 0; k < 8; k++) {
+                        be[7 - k] = (byte) (hi >>> (k << 3));
+                        be[15 - k] = (byte) (lo >>> (k << 3));
+                    }
+                    u = new BigInteger(be);
                 }
-                d = DecimalData.fromUnscaledBytes(be, precision, scale);
+                d = DecimalData.fromBigDecimal(new BigDecimal(u, scale), precision, scale);
             }
             if (d == null || (wantPrecision == precision && wantScale == scale)) {
                 return d;

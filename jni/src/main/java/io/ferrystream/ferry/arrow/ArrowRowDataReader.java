@@ -1,8 +1,10 @@
 package io.ferrystream.ferry.arrow;
 
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -60,7 +62,13 @@ import org.apache.flink.types.RowKind;
  *
  * <p>{@link #readBinary(int)} instead copies row {@code i} into one reused {@link BinaryRowData},
  * byte for byte what Flink's {@code RowDataSerializer.toBinaryRow} makes of {@code read(i)}, with
- * typed writes: no boxing, and no object per fixed-width value or per string.
+ * typed writes: no boxing, and no object per fixed-width value or per string of up to 7 bytes
+ * (Flink keeps those in the field's 8-byte slot). Fixed-width values, validity bits and short
+ * strings are read by address ({@link MemoryUtil}, unchecked): {@link #load()} checks once per
+ * batch that every buffer holds the loaded rows, short strings check their offsets per value.
+ * When every column has such a fixed-width slot (no strings, large decimals, precise timestamps
+ * or binary columns), the first {@code readBinary} after a load writes the whole batch into one
+ * reused heap buffer, column by column, and each call re-points the reused row at its slice.
  *
  * <p>Importing into a root replaces its buffers: call {@link #load()} after every import (and
  * before the first read) to re-fetch them. Rows are valid until the root is reloaded or closed.
@@ -73,7 +81,15 @@ public final class ArrowRowDataReader {
     private final ColumnarRowData row;
     private final BinaryRowData binaryRow;
     private final BinaryRowWriter binaryWriter;
+    /** Every column is read by address with a fixed-size slot: readBinary reads a transposed batch. */
+    private final boolean fixedOnly;
+    private final int fixedSize;
+    /** The loaded batch as BinaryRowData, row i at {@code i * fixedSize} (fixedOnly; valid if transposed). */
+    private byte[] rowBytes = new byte[0];
+    private MemorySegment[] rowSegments = {MemorySegmentFactory.wrap(rowBytes)}; // one array: pointTo(segment) allocates one
+    private boolean transposed;
     private ArrowBuf kinds;
+    private long kindsAddress;
     private int rowCount;
 
     public ArrowRowDataReader(VectorSchemaRoot root) {
@@ -101,6 +117,12 @@ public final class ArrowRowDataReader {
         row = new ColumnarRowData(batch);
         binaryRow = new BinaryRowData(n);
         binaryWriter = new BinaryRowWriter(binaryRow);
+        boolean fixed = true;
+        for (ArrowColumn c : columns) {
+            fixed &= dataBytes(c.kind, 1) > 0;
+        }
+        fixedOnly = fixed;
+        fixedSize = binaryRow.getFixedLengthPartSize();
         load();
     }
 
@@ -111,7 +133,10 @@ public final class ArrowRowDataReader {
             c.load(rowCount);
         }
         kinds = rowKind.getDataBuffer();
+        need(kinds, rowCount, ArrowTypes.ROW_KIND_FIELD);
+        kindsAddress = kinds.memoryAddress();
         batch.setNumRows(rowCount);
+        transposed = false;
     }
 
     /** Rows of the loaded batch. */
@@ -143,19 +168,163 @@ public final class ArrowRowDataReader {
      */
     public BinaryRowData readBinary(int i) {
         checkRow(i);
+        if (fixedOnly) {
+            if (!transposed) {
+                transpose();
+            }
+            binaryRow.pointTo(rowSegments, i * fixedSize, fixedSize);
+            return binaryRow;
+        }
         BinaryRowWriter w = binaryWriter;
         w.reset();
-        w.writeRowKind(RowKind.fromByteValue(kinds.getByte(i)));
-        for (int c = 0; c < columns.length; c++) {
-            ArrowColumn col = columns[c];
-            if (col.isNullAt(i)) {
+        w.writeRowKind(RowKind.fromByteValue(MemoryUtil.getByte(kindsAddress + i)));
+        ArrowColumn[] cols = columns;
+        for (int c = 0; c < cols.length; c++) {
+            ArrowColumn col = cols[c];
+            long valid = col.validityAddress;
+            if (valid != 0 && (MemoryUtil.getByte(valid + (i >>> 3)) & (1 << (i & 7))) == 0) {
                 w.setNullAt(c);
-            } else {
-                col.write(w, c, i);
+                continue;
+            }
+            long d = col.dataAddress;
+            // the slot bytes BinaryRowWriter's typed writes make: floats as their raw bits, compact
+            // decimals and timestamps as their long
+            switch (col.kind) {
+                case BIT:
+                    w.writeBoolean(c, (MemoryUtil.getByte(d + (i >>> 3)) & (1 << (i & 7))) != 0);
+                    break;
+                case BYTE:
+                    w.writeByte(c, MemoryUtil.getByte(d + i));
+                    break;
+                case SHORT:
+                    w.writeShort(c, MemoryUtil.getShort(d + ((long) i << 1)));
+                    break;
+                case INT:
+                    w.writeInt(c, MemoryUtil.getInt(d + ((long) i << 2)));
+                    break;
+                case LONG:
+                    w.writeLong(c, MemoryUtil.getLong(d + ((long) i << 3)));
+                    break;
+                case DECIMAL64:
+                    w.writeLong(c, MemoryUtil.getLong(d + ((long) i << 4)));
+                    break;
+                case UTF8:
+                    ((StringColumn) col).writeDirect(w, c, i);
+                    break;
+                default:
+                    col.write(w, c, i);
             }
         }
         w.complete();
         return binaryRow;
+    }
+
+    /**
+     * Writes every loaded row as a BinaryRowData into {@link #rowBytes}, one column at a time: the
+     * bytes BinaryRowWriter makes of the row (RowKind byte, null bits, slots zeroed for NULLs,
+     * each value with its type's width, the rest of its slot zero). A column without NULLs in
+     * the batch skips its validity bits.
+     */
+    private void transpose() {
+        int n = rowCount;
+        int size = fixedSize;
+        long need = (long) n * size;
+        if (need > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("a batch of " + n + " rows of " + size + " bytes is too large");
+        }
+        if (rowBytes.length < need) {
+            rowBytes = new byte[(int) Math.max(need, Math.min(Integer.MAX_VALUE - 8, 2L * rowBytes.length))];
+            rowSegments = new MemorySegment[] {MemorySegmentFactory.wrap(rowBytes)};
+        }
+        MemorySegment seg = rowSegments[0];
+        int nullBytes = size - 8 * columns.length;
+        for (int i = 0, at = 0; i < n; i++, at += size) { // the header: RowKind, no NULLs yet
+            seg.putLong(at, RowKind.fromByteValue(MemoryUtil.getByte(kindsAddress + i)).toByteValue() & 0xFFL);
+            for (int b = 8; b < nullBytes; b += 8) {
+                seg.putLong(at + b, 0L);
+            }
+        }
+        // Every slot is written whole: a NULL's with 0 (setNullAt), a narrower value's zero-extended
+        // (the high bytes BinaryRowWriter leaves untouched are zero in its rows: only setNullAt, 0,
+        // and the same narrow write ever reach that slot).
+        for (int c = 0; c < columns.length; c++) {
+            ArrowColumn col = columns[c];
+            long valid = col.validityAddress == 0 || col.vector.getNullCount() == 0 ? 0 : col.validityAddress;
+            long d = col.dataAddress;
+            int slot = nullBytes + 8 * c;
+            int bit = c + BinaryRowData.HEADER_SIZE_IN_BITS;
+            int nullByte = bit >>> 3;
+            byte nullMask = (byte) (1 << (bit & 7));
+            int kind = col.kind;
+            for (int i = 0, at = 0; i < n; i++, at += size) {
+                if (valid != 0 && (MemoryUtil.getByte(valid + (i >>> 3)) & (1 << (i & 7))) == 0) {
+                    seg.put(at + nullByte, (byte) (seg.get(at + nullByte) | nullMask));
+                    seg.putLong(at + slot, 0L);
+                    continue;
+                }
+                switch (kind) {
+                    case BIT:
+                        seg.putLong(at + slot, (MemoryUtil.getByte(d + (i >>> 3)) >>> (i & 7)) & 1L);
+                        break;
+                    case BYTE:
+                        seg.putLong(at + slot, MemoryUtil.getByte(d + i) & 0xFFL);
+                        break;
+                    case SHORT:
+                        seg.putLong(at + slot, MemoryUtil.getShort(d + ((long) i << 1)) & 0xFFFFL);
+                        break;
+                    case INT:
+                        seg.putLong(at + slot, MemoryUtil.getInt(d + ((long) i << 2)) & 0xFFFFFFFFL);
+                        break;
+                    case LONG:
+                        seg.putLong(at + slot, MemoryUtil.getLong(d + ((long) i << 3)));
+                        break;
+                    case DECIMAL64:
+                        seg.putLong(at + slot, MemoryUtil.getLong(d + ((long) i << 4)));
+                        break;
+                    default:
+                        throw new IllegalStateException("column kind " + kind);
+                }
+            }
+        }
+        transposed = true;
+    }
+
+    /** Throws unless {@code buf} holds {@code bytes} bytes (a buffer Go exported too short). */
+    private static void need(ArrowBuf buf, long bytes, Object what) {
+        if (bytes > 0 && (buf == null || buf.capacity() < bytes)) {
+            throw new IllegalStateException("Arrow buffer of " + what + " holds " + (buf == null ? 0 : buf.capacity())
+                    + " bytes, the batch needs " + bytes);
+        }
+    }
+
+    // how readBinary reads a column: by address with the given slot width, or (OTHER) through write
+    private static final int OTHER = 0;
+    private static final int BIT = 1; // bit-packed BOOLEAN
+    private static final int BYTE = 2;
+    private static final int SHORT = 3;
+    private static final int INT = 4; // INT, DATE, FLOAT (raw bits)
+    private static final int LONG = 5; // BIGINT, DOUBLE (raw bits), TIMESTAMP(p <= 3)
+    private static final int DECIMAL64 = 6; // DECIMAL(p <= 18): the low 8 of 16 bytes
+    private static final int UTF8 = 7; // VARCHAR/CHAR: int32 offsets and data
+
+    /** Data-buffer bytes {@code rows} rows of a column of {@code kind} span (0: not read by address). */
+    private static long dataBytes(int kind, int rows) {
+        switch (kind) {
+            case BIT:
+                return (rows + 7L) >>> 3;
+            case BYTE:
+                return rows;
+            case SHORT:
+                return 2L * rows;
+            case INT:
+                return 4L * rows;
+            case LONG:
+                return 8L * rows;
+            case DECIMAL64:
+                return 16L * rows;
+            default:
+                return 0;
+        }
     }
 
     private void checkRow(int i) {
@@ -207,17 +376,32 @@ public final class ArrowRowDataReader {
     /** A column over one Arrow vector; {@link #load(int)} caches its current buffers. */
     private abstract static class ArrowColumn implements ColumnVector {
         final FieldVector vector;
+        final int kind;
         ArrowBuf validity;
         ArrowBuf data;
+        /** The loaded buffers' addresses (0: no validity buffer, no NULLs), checked to hold the rows. */
+        long validityAddress;
+        long dataAddress;
 
         ArrowColumn(FieldVector vector) {
+            this(vector, OTHER);
+        }
+
+        ArrowColumn(FieldVector vector, int kind) {
             this.vector = vector;
+            this.kind = kind;
         }
 
         void load(int rows) {
             ArrowBuf v = vector.getValidityBuffer();
             validity = v != null && v.capacity() > 0 ? v : null;
             data = vector.getDataBuffer();
+            if (validity != null) {
+                need(validity, (rows + 7L) >>> 3, vector.getField());
+            }
+            need(data, dataBytes(kind, rows), vector.getField());
+            validityAddress = validity == null ? 0 : validity.memoryAddress();
+            dataAddress = data == null ? 0 : data.memoryAddress();
         }
 
         /** Writes the non-NULL value of row {@code i} as field {@code pos}, as BinaryWriter.write does. */
@@ -231,7 +415,7 @@ public final class ArrowRowDataReader {
 
     private static final class BooleanColumn extends ArrowColumn implements BooleanColumnVector {
         BooleanColumn(FieldVector v) {
-            super(v);
+            super(v, BIT);
         }
 
         @Override
@@ -247,7 +431,7 @@ public final class ArrowRowDataReader {
 
     private static final class ByteColumn extends ArrowColumn implements ByteColumnVector {
         ByteColumn(FieldVector v) {
-            super(v);
+            super(v, BYTE);
         }
 
         @Override
@@ -263,7 +447,7 @@ public final class ArrowRowDataReader {
 
     private static final class ShortColumn extends ArrowColumn implements ShortColumnVector {
         ShortColumn(FieldVector v) {
-            super(v);
+            super(v, SHORT);
         }
 
         @Override
@@ -280,7 +464,7 @@ public final class ArrowRowDataReader {
     /** INT and DATE (days since epoch). */
     private static final class IntColumn extends ArrowColumn implements IntColumnVector {
         IntColumn(FieldVector v) {
-            super(v);
+            super(v, INT);
         }
 
         @Override
@@ -296,7 +480,7 @@ public final class ArrowRowDataReader {
 
     private static final class LongColumn extends ArrowColumn implements LongColumnVector {
         LongColumn(FieldVector v) {
-            super(v);
+            super(v, LONG);
         }
 
         @Override
@@ -312,7 +496,7 @@ public final class ArrowRowDataReader {
 
     private static final class FloatColumn extends ArrowColumn implements FloatColumnVector {
         FloatColumn(FieldVector v) {
-            super(v);
+            super(v, INT);
         }
 
         @Override
@@ -328,7 +512,7 @@ public final class ArrowRowDataReader {
 
     private static final class DoubleColumn extends ArrowColumn implements DoubleColumnVector {
         DoubleColumn(FieldVector v) {
-            super(v);
+            super(v, LONG);
         }
 
         @Override
@@ -349,7 +533,7 @@ public final class ArrowRowDataReader {
         final boolean compact;
 
         DecimalColumn(FieldVector v, int precision, int scale) {
-            super(v);
+            super(v, DecimalData.isCompact(precision) ? DECIMAL64 : OTHER);
             this.precision = precision;
             this.scale = scale;
             this.compact = DecimalData.isCompact(precision);
@@ -362,11 +546,22 @@ public final class ArrowRowDataReader {
             if (compact) {
                 d = DecimalData.fromUnscaledLong(data.getLong(at), precision, scale);
             } else {
-                byte[] be = new byte[16];
-                for (int k = 0; k < 16; k++) {
-                    be[15 - k] = data.getByte(at + k);
+                // what DecimalData.fromUnscaledBytes does with the 16 bytes big-endian, without
+                // them when the value fits in a long (the high word is the low word's sign)
+                long lo = data.getLong(at);
+                long hi = data.getLong(at + 8);
+                BigInteger u;
+                if (hi == lo >> 63) {
+                    u = BigInteger.valueOf(lo);
+                } else {
+                    byte[] be = new byte[16];
+                    for (int k = 0; k < 8; k++) {
+                        be[7 - k] = (byte) (hi >>> (k << 3));
+                        be[15 - k] = (byte) (lo >>> (k << 3));
+                    }
+                    u = new BigInteger(be);
                 }
-                d = DecimalData.fromUnscaledBytes(be, precision, scale);
+                d = DecimalData.fromBigDecimal(new BigDecimal(u, scale), precision, scale);
             }
             if (d == null || (wantPrecision == precision && wantScale == scale)) {
                 return d;
@@ -430,16 +625,47 @@ public final class ArrowRowDataReader {
         byte[] heap = new byte[0];
         MemorySegment[] heapSegments = {MemorySegmentFactory.wrap(heap)};
 
+        long offsetsAddress;
+        long dataCapacity;
+
         StringColumn(FieldVector v) {
-            super(v);
+            super(v, UTF8);
         }
 
         @Override
         void load(int rows) {
             super.load(rows);
             offsets = vector.getOffsetBuffer();
+            need(offsets, rows == 0 ? 0 : 4L * (rows + 1), vector.getField());
+            offsetsAddress = offsets.memoryAddress();
+            dataCapacity = data == null ? 0 : data.capacity();
             this.rows = rows;
             copied = false;
+        }
+
+        /**
+         * {@link #write}, a string of up to 7 bytes straight from the data buffer into the
+         * field's slot as Flink's writer lays it out: the bytes little-endian in the low 7
+         * bytes, {@code 0x80 | length} in the high byte.
+         */
+        void writeDirect(BinaryRowWriter w, int pos, int i) {
+            long at = offsetsAddress + ((long) i << 2);
+            int start = MemoryUtil.getInt(at);
+            int len = MemoryUtil.getInt(at + 4) - start;
+            if (len > 7 || !BinaryRowData.LITTLE_ENDIAN) {
+                write(w, pos, i);
+                return;
+            }
+            if (start < 0 || len < 0 || start + len > dataCapacity) {
+                throw new IllegalStateException("string " + i + " of " + vector.getField() + " spans [" + start + ", "
+                        + (start + len) + ") of " + dataCapacity + " data bytes");
+            }
+            long from = dataAddress + start;
+            long sevenBytes = 0;
+            for (int k = 0; k < len; k++) {
+                sevenBytes |= (MemoryUtil.getByte(from + k) & 0xFFL) << (k << 3);
+            }
+            w.writeLong(pos, ((len | 0x80L) << 56) | sevenBytes);
         }
 
         private void copyToHeap() {
@@ -552,7 +778,7 @@ public final class ArrowRowDataReader {
     /** TIMESTAMP(p ≤ 3): epoch millis. */
     private static final class TimestampMilliColumn extends ArrowColumn implements TimestampColumnVector {
         TimestampMilliColumn(FieldVector v) {
-            super(v);
+            super(v, LONG);
         }
 
         @Override

@@ -1,8 +1,10 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.data.utils.ProjectedRowData;
@@ -18,13 +20,15 @@ import org.apache.flink.table.data.utils.ProjectedRowData;
  */
 public final class NativeInputRow {
     private final ProjectedRowData projected;
+    private final int[] projection;
     private final int[] javaSources;
     private final boolean trackJavaStrings;
     private final GenericRowData flags;
     private final JoinedRowData joined = new JoinedRowData();
 
     public NativeInputRow(NativeSpec.Input input, boolean trackJavaStrings) {
-        this.projected = ProjectedRowData.from(input.projection());
+        this.projection = input.projection();
+        this.projected = ProjectedRowData.from(projection);
         this.javaSources = input.javaStringSources();
         this.trackJavaStrings = trackJavaStrings;
         this.flags = new GenericRowData(javaSources.length);
@@ -47,6 +51,18 @@ public final class NativeInputRow {
         joined.replace(p, flags);
         joined.setRowKind(row.getRowKind());
         return joined;
+    }
+
+    /**
+     * Appends the view of {@code row} to {@code writer}: from a BinaryRowData (the form rows
+     * arrive in after an exchange) without the view when there are no flags to add.
+     */
+    public void writeTo(RowDataArrowWriter writer, RowData row) {
+        if (javaSources.length == 0 && row instanceof BinaryRowData
+                && writer.writeProjected((BinaryRowData) row, projection)) {
+            return;
+        }
+        writer.write(of(row));
     }
 
     private static boolean holdsJavaString(RowData row, int pos) {

@@ -51,7 +51,7 @@ public abstract class OneInputNativeOperator<S extends NativeSpec> extends Abstr
             processFrame(((StreamRecord<?>) element).getValue());
             return;
         }
-        writer.write(inputRow.of(element.getValue()));
+        inputRow.writeTo(writer, element.getValue());
         if (writer.count() >= batchSize) {
             processInput(0);
         } else if (bundled) {

@@ -113,7 +113,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
             return;
         }
         beforeRow();
-        writer0.write(inputRow0.of(element.getValue()));
+        inputRow0.writeTo(writer0, element.getValue());
         afterRow(writer0, 0);
     }
 
@@ -123,7 +123,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
             return;
         }
         beforeRow();
-        writer1.write(inputRow1.of(element.getValue()));
+        inputRow1.writeTo(writer1, element.getValue());
         afterRow(writer1, 1);
     }
 

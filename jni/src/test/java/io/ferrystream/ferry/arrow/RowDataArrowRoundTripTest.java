@@ -11,7 +11,20 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.FixedSizeBinaryVector;
 import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -25,9 +38,11 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.data.utils.ProjectedRowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.CharType;
+import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -161,6 +176,200 @@ class RowDataArrowRoundTripTest {
                 assertEquals(0, w.count());
             }
         }
+    }
+
+    /**
+     * A batch of fixed-width columns only is transposed into one buffer: readBinary still returns,
+     * in any order and more than once, the bytes Flink's serializer makes of each row.
+     */
+    @Test
+    void fixedWidthBatchesReadBinaryAsFlinkWritesThem() {
+        int[] fixed = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 15, 16, 19};
+        LogicalType[] types = new LogicalType[fixed.length];
+        String[] names = new String[fixed.length];
+        for (int k = 0; k < fixed.length; k++) {
+            types[k] = AllTypes.TYPES[fixed[k]];
+            names[k] = AllTypes.NAMES[fixed[k]];
+        }
+        RowType t = RowType.of(types, names);
+        List<GenericRowData> rows = new java.util.ArrayList<>();
+        for (GenericRowData r : AllTypes.rows(true)) {
+            GenericRowData p = new GenericRowData(r.getRowKind(), fixed.length);
+            for (int k = 0; k < fixed.length; k++) {
+                p.setField(k, r.getField(fixed[k]));
+            }
+            rows.add(p);
+        }
+        RowDataSerializer ser = new RowDataSerializer(t);
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(t, allocator, 4)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(w.root());
+            for (int round = 0; round < 2; round++) {
+                List<GenericRowData> batch = round == 0 ? rows : rows.subList(0, 5); // a smaller batch reuses the buffer
+                batch.forEach(w::write);
+                w.finish();
+                reader.load();
+                for (int k = 0; k < 2 * batch.size(); k++) {
+                    int i = k < batch.size() ? batch.size() - 1 - k : k - batch.size(); // backwards, then forwards
+                    BinaryRowData want = ser.toBinaryRow(reader.read(i)).copy();
+                    BinaryRowData got = reader.readBinary(i);
+                    assertEquals(batch.get(i).getRowKind(), got.getRowKind(), "row " + i);
+                    assertArrayEquals(bytes(want), bytes(got), "round " + round + ", row " + i);
+                    AllTypes.assertRowEquals(t, batch.get(i), got, "round " + round + ", row " + i);
+                }
+                w.reset();
+            }
+        }
+    }
+
+    /**
+     * The writer's buffers hold, for every row written, the bytes Arrow Java's own {@code setSafe}
+     * methods write for the same values (validity bits, offsets, data), across growth and reuse.
+     */
+    @Test
+    void writerBytesEqualArrowJavasSetSafe() {
+        List<GenericRowData> rows = AllTypes.rows(true);
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(AllTypes.ROW_TYPE, allocator, 3);
+                VectorSchemaRoot want = VectorSchemaRoot.create(ArrowTypes.schemaOf(AllTypes.ROW_TYPE), allocator)) {
+            want.allocateNew();
+            for (int round = 0; round < 2; round++) {
+                for (int r = 0; r < rows.size(); r++) {
+                    w.write(rows.get(r));
+                    setSafe(want, r, rows.get(r));
+                }
+                w.finish();
+                want.setRowCount(rows.size());
+                int n = rows.size();
+                for (int c = 0; c < want.getFieldVectors().size(); c++) {
+                    FieldVector a = want.getVector(c);
+                    FieldVector b = w.root().getVector(c);
+                    String where = "round " + round + ", " + a.getField();
+                    assertEquals(a.getValueCount(), b.getValueCount(), where);
+                    assertEquals(a.getNullCount(), b.getNullCount(), where);
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(a.isNull(i), b.isNull(i), where + " row " + i);
+                        assertArrayEquals(slot(a, i), slot(b, i), where + " row " + i);
+                    }
+                }
+                w.reset();
+                want.getFieldVectors().forEach(FieldVector::reset);
+            }
+        }
+    }
+
+    /**
+     * writeProjected over BinaryRowData writes what write does over the projected view (every
+     * type, NULLs, fields reordered), and declines rows of more than 56 fields.
+     */
+    @Test
+    void writeProjectedEqualsWriteOfTheView() {
+        int n = AllTypes.TYPES.length;
+        int[] fields = new int[n];
+        LogicalType[] types = new LogicalType[n];
+        for (int k = 0; k < n; k++) {
+            fields[k] = (k * 7 + 3) % n; // a permutation (7 and 22 are coprime)
+            types[k] = AllTypes.TYPES[fields[k]];
+        }
+        RowType t = RowType.of(types);
+        RowDataSerializer ser = new RowDataSerializer(AllTypes.ROW_TYPE);
+        List<BinaryRowData> rows = AllTypes.rows(true).stream().map(r -> ser.toBinaryRow(r).copy()).toList();
+        ProjectedRowData view = ProjectedRowData.from(fields);
+        try (RowDataArrowWriter a = RowDataArrowWriter.create(t, allocator, 2);
+                RowDataArrowWriter b = RowDataArrowWriter.create(t, allocator, 2)) {
+            for (BinaryRowData r : rows) {
+                a.write(view.replaceRow(r));
+                assertTrue(b.writeProjected(r, fields));
+            }
+            a.finish();
+            b.finish();
+            for (int c = 0; c <= n; c++) {
+                FieldVector va = a.root().getVector(c);
+                FieldVector vb = b.root().getVector(c);
+                assertEquals(va.getValueCount(), vb.getValueCount());
+                for (int i = 0; i < rows.size(); i++) {
+                    assertEquals(va.isNull(i), vb.isNull(i), va.getField() + " row " + i);
+                    assertArrayEquals(slot(va, i), slot(vb, i), va.getField() + " row " + i);
+                }
+            }
+        }
+        RowType wide = RowType.of(java.util.Collections.nCopies(57, (LogicalType) new IntType()).toArray(new LogicalType[0]));
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(RowType.of(new IntType()), allocator, 2)) {
+            BinaryRowData r = new RowDataSerializer(wide).toBinaryRow(new GenericRowData(57));
+            assertFalse(w.writeProjected(r, new int[] {56}));
+            assertEquals(0, w.count());
+            BinaryRowData bad = new RowDataSerializer(RowType.of(new IntType())).toBinaryRow(GenericRowData.of(1)).copy();
+            bad.getSegments()[0].put(bad.getOffset(), (byte) 9); // not a RowKind byte
+            assertThrows(UnsupportedOperationException.class, () -> w.writeProjected(bad, new int[] {0}));
+            assertEquals(0, w.count());
+        }
+    }
+
+    /** Row {@code i}'s data bytes: its fixed-width slot (bits for BOOLEAN), or its offsets and bytes. */
+    private static byte[] slot(FieldVector v, int i) {
+        if (v instanceof BaseVariableWidthVector) {
+            BaseVariableWidthVector var = (BaseVariableWidthVector) v;
+            int start = var.getOffsetBuffer().getInt(4L * i);
+            int end = var.getOffsetBuffer().getInt(4L * i + 4);
+            byte[] b = new byte[8 + end - start];
+            java.nio.ByteBuffer.wrap(b).putInt(start).putInt(end);
+            var.getDataBuffer().getBytes(start, b, 8, end - start);
+            return b;
+        }
+        if (v instanceof BitVector) {
+            return new byte[] {(byte) ((v.getDataBuffer().getByte(i >>> 3) >> (i & 7)) & 1)};
+        }
+        int width = ((BaseFixedWidthVector) v).getTypeWidth();
+        byte[] b = new byte[width];
+        v.getDataBuffer().getBytes((long) i * width, b, 0, width);
+        return b;
+    }
+
+    /** Row {@code r} written with Arrow Java's setSafe per vector type: the reference encoding. */
+    private static void setSafe(VectorSchemaRoot root, int r, RowData row) {
+        for (int c = 0; c < AllTypes.TYPES.length; c++) {
+            LogicalType t = AllTypes.TYPES[c];
+            FieldVector v = root.getVector(c);
+            if (row.isNullAt(c)) {
+                if (v instanceof BaseFixedWidthVector) {
+                    ((BaseFixedWidthVector) v).setNull(r);
+                } else {
+                    ((BaseVariableWidthVector) v).setNull(r);
+                }
+                continue;
+            }
+            switch (t.getTypeRoot()) {
+                case BOOLEAN -> ((BitVector) v).setSafe(r, row.getBoolean(c) ? 1 : 0);
+                case TINYINT -> ((TinyIntVector) v).setSafe(r, row.getByte(c));
+                case SMALLINT -> ((SmallIntVector) v).setSafe(r, row.getShort(c));
+                case INTEGER -> ((IntVector) v).setSafe(r, row.getInt(c));
+                case DATE -> ((DateDayVector) v).setSafe(r, row.getInt(c));
+                case BIGINT -> ((BigIntVector) v).setSafe(r, row.getLong(c));
+                case FLOAT -> ((Float4Vector) v).setSafe(r, row.getFloat(c));
+                case DOUBLE -> ((Float8Vector) v).setSafe(r, row.getDouble(c));
+                case DECIMAL -> {
+                    DecimalType d = (DecimalType) t;
+                    ((DecimalVector) v).setBigEndianSafe(r,
+                            row.getDecimal(c, d.getPrecision(), d.getScale()).toBigDecimal().unscaledValue().toByteArray());
+                }
+                case CHAR, VARCHAR -> {
+                    byte[] b = row.getString(c).toBytes();
+                    ((VarCharVector) v).setSafe(r, b, 0, b.length);
+                }
+                case TIMESTAMP_WITHOUT_TIME_ZONE -> {
+                    int p = ((TimestampType) t).getPrecision();
+                    TimestampData ts = row.getTimestamp(c, p);
+                    if (p <= 3) {
+                        ((TimeStampMilliVector) v).setSafe(r, ts.getMillisecond());
+                    } else {
+                        byte[] b = new byte[ArrowTypes.TIMESTAMP_WIDTH];
+                        java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                                .putLong(ts.getMillisecond()).putInt(ts.getNanoOfMillisecond());
+                        ((FixedSizeBinaryVector) v).setSafe(r, b);
+                    }
+                }
+                default -> throw new AssertionError("untested type " + t);
+            }
+        }
+        ((TinyIntVector) root.getVector(AllTypes.TYPES.length)).setSafe(r, row.getRowKind().toByteValue());
     }
 
     private static byte[] bytes(BinaryRowData r) {

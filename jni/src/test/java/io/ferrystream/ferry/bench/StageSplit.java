@@ -69,7 +69,7 @@ final class StageSplit {
         for (int round = 0; round < rounds; round++) {
             long t0 = System.nanoTime();
             for (int i = 0; i < calls; i++) {
-                writer.write(projected.of(data[i % data.length]));
+                projected.writeTo(writer, data[i % data.length]);
                 writer.finish();
                 if (nativeOp.process(0, writer.root(), 0, outRoot, c -> { }) > 0) {
                     reader.load();
@@ -132,7 +132,7 @@ final class StageSplit {
             NativeInputRow projected = new NativeInputRow(spec.input(0), false);
             for (int from = 0; from < prefill.length; from += 1024) {
                 for (int i = from; i < Math.min(prefill.length, from + 1024); i++) {
-                    writer.write(projected.of(prefill[i]));
+                    projected.writeTo(writer, prefill[i]);
                 }
                 writer.finish();
                 nativeOp.process(0, writer.root(), 0, outRoot, c -> { });
@@ -181,7 +181,7 @@ final class StageSplit {
                     int to = Math.min(rows1.length, from + batchSize);
                     long a = System.nanoTime();
                     for (int i = from; i < to; i++) {
-                        writer.write(projected.of(rows1[i]));
+                        projected.writeTo(writer, rows1[i]);
                     }
                     writer.finish();
                     long b = System.nanoTime();

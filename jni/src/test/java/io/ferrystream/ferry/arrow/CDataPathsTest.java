@@ -3,21 +3,17 @@ package io.ferrystream.ferry.arrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ferrystream.ferry.nativelib.NativeLibrary;
+import io.ferrystream.ferry.nativelib.NativeTestAllocator;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Collectors;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.types.logical.RowType;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The two ways NativeOperator moves batches, differentially: Arrow Java's C Data exporter and
@@ -28,24 +24,11 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("test-library")
 class CDataPathsTest {
-    private BufferAllocator allocator;
-
-    @BeforeEach
-    void setUp() {
-        NativeLibrary.load();
-        allocator = new RootAllocator();
-    }
-
-    @AfterEach
-    void tearDown() {
-        allocator.close();
-        assertEquals(0, NativeLibrary.outstandingBytes());
-    }
+    @RegisterExtension
+    final NativeTestAllocator lib = new NativeTestAllocator();
 
     static String fanoutSpec(RowType type) {
-        String fields = type.getFields().stream()
-                .map(f -> "{\"name\":\"" + f.getName() + "\",\"type\":\"" + ArrowTypes.specTypeOf(f.getType()) + "\"}")
-                .collect(Collectors.joining(","));
+        String fields = LibraryRoundTripTest.specFields(type);
         return "{\"kind\":\"test_fanout\",\"name\":\"fanout(all types)\",\"inputs\":[{\"fields\":[" + fields
                 + "],\"keys\":[0]}],\"max_parallelism\":128,\"chunk_rows\":7,\"params\":{\"copies\":2}}";
     }
@@ -55,9 +38,9 @@ class CDataPathsTest {
         RowType type = AllTypes.ROW_TYPE;
         List<String> chunks = new ArrayList<>();
         System.setProperty(NativeOperator.ARROW_JAVA_CDATA_PROPERTY, Boolean.toString(arrowJava));
-        try (NativeOperator op = NativeOperator.open(fanoutSpec(type), ArrowTypes.schemaOf(type), allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(type, allocator, 64);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = NativeOperator.open(fanoutSpec(type), ArrowTypes.schemaOf(type), lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(type, lib.allocator(), 64);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             System.clearProperty(NativeOperator.ARROW_JAVA_CDATA_PROPERTY);
             for (int from = 0; from < rows.size(); from += 13) { // uneven batches
                 for (GenericRowData r : rows.subList(from, Math.min(rows.size(), from + 13))) {

@@ -4,13 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ferrystream.ferry.nativelib.NativeLibrary;
+import io.ferrystream.ferry.nativelib.NativeTestAllocator;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.flink.table.data.GenericRowData;
@@ -24,34 +22,27 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.types.RowKind;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Java writes every type, Go reads it as grouping keys and writes it back as output keys, Java
  * reads it: proves both sides agree on each layout of docs/abi.md.
  */
 class LibraryRoundTripTest {
-    private BufferAllocator allocator;
+    @RegisterExtension
+    final NativeTestAllocator lib = new NativeTestAllocator();
 
-    @BeforeEach
-    void setUp() {
-        NativeLibrary.load();
-        allocator = new RootAllocator();
-    }
-
-    @AfterEach
-    void tearDown() {
-        allocator.close();
-        assertEquals(0, NativeLibrary.outstandingBytes());
+    /** The spec's input fields of {@code type}: name and spec type, comma-separated. */
+    static String specFields(RowType type) {
+        return type.getFields().stream()
+                .map(f -> "{\"name\":\"" + f.getName() + "\",\"type\":\"" + ArrowTypes.specTypeOf(f.getType()) + "\"}")
+                .collect(Collectors.joining(","));
     }
 
     /** group_aggregate keyed by every column, with COUNT(*). */
     static String allKeysSpec(RowType type) {
-        String input = type.getFields().stream()
-                .map(f -> "{\"name\":\"" + f.getName() + "\",\"type\":\"" + ArrowTypes.specTypeOf(f.getType()) + "\"}")
-                .collect(Collectors.joining(","));
+        String input = specFields(type);
         String keys = IntStream.range(0, type.getFieldCount()).mapToObj(Integer::toString)
                 .collect(Collectors.joining(","));
         return "{\"kind\":\"group_aggregate\",\"name\":\"GroupAggregate(all types)\",\"inputs\":[{\"fields\":["
@@ -64,9 +55,9 @@ class LibraryRoundTripTest {
         RowType type = AllTypes.ROW_TYPE;
         List<GenericRowData> generic = AllTypes.rows(false);
         RowDataSerializer ser = new RowDataSerializer(type);
-        try (NativeOperator op = NativeOperator.open(allKeysSpec(type), ArrowTypes.schemaOf(type), allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(type, allocator, 64);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = NativeOperator.open(allKeysSpec(type), ArrowTypes.schemaOf(type), lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(type, lib.allocator(), 64);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             List<Field> outFields = op.outputSchema().getFields();
             assertEquals(type.getFieldCount() + 2, outFields.size());
             for (int i = 0; i < type.getFieldCount(); i++) { // keys come back with the input's layout
@@ -112,9 +103,9 @@ class LibraryRoundTripTest {
             rows[i] = ser.toBinaryRow(GenericRowData.of((long) (i % 1000), i, i * 0.5,
                     AllTypes.str("bidder-" + i + "-xxxxxxxxxxxx"))).copy();
         }
-        try (NativeOperator op = NativeOperator.open(spec, ArrowTypes.schemaOf(type), allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(type, allocator, batch);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = NativeOperator.open(spec, ArrowTypes.schemaOf(type), lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(type, lib.allocator(), batch);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             ArrowRowDataReader reader = new ArrowRowDataReader(out);
             long sink = 0;
             // write only: RowData -> Arrow

@@ -12,8 +12,6 @@ import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import java.util.List;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
@@ -24,9 +22,8 @@ import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.arrow.vector.util.TransferPair;
 import org.apache.flink.types.RowKind;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Ferry's own C Data path against the real libferry.so: the reusable input tree ({@link
@@ -35,20 +32,8 @@ import org.junit.jupiter.api.Test;
  * through reloads, clears and transfers, and malformed roots as exceptions.
  */
 class CDataTest {
-    private BufferAllocator allocator;
-
-    @BeforeEach
-    void setUp() {
-        NativeLibrary.load();
-        assertEquals(0, NativeLibrary.outstandingBytes(), "a previous test leaked native output");
-        allocator = new RootAllocator();
-    }
-
-    @AfterEach
-    void tearDown() {
-        allocator.close(); // fails on any leaked Java buffer
-        assertEquals(0, NativeLibrary.outstandingBytes(), "native output not released");
-    }
+    @RegisterExtension
+    final NativeTestAllocator lib = new NativeTestAllocator();
 
     private static long child(long root, int i) {
         return MemoryUtil.getLong(MemoryUtil.getLong(root + InputExport.CHILDREN) + 8L * i);
@@ -56,10 +41,10 @@ class CDataTest {
 
     @Test
     void theInputTreeCarriesTheVectorsOwnBuffersAndTheLibraryReleasesIt() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 64);
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 64);
                 InputExport tree = new InputExport();
-                ArrowArray out = ArrowArray.allocateNew(allocator)) {
+                ArrowArray out = ArrowArray.allocateNew(lib.allocator())) {
             w.write(Bids.row(RowKind.INSERT, 1L, null));
             Bids.write(w, 2, 9, 9);
             long addr = tree.fill(w.root());
@@ -100,16 +85,16 @@ class CDataTest {
 
     @Test
     void outputChunksAreGoMemoryReleasedWithTheirLastBuffer() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 512);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator);
-                VectorSchemaRoot other = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 512);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator());
+                VectorSchemaRoot other = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             Bids.write(w, 0, 500, 500);
-            long javaBefore = allocator.getAllocatedMemory();
+            long javaBefore = lib.allocator().getAllocatedMemory();
             assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             long first = NativeLibrary.outstandingBytes();
             assertTrue(first > 500 * (8 + 8 + 4), "the chunk is Go's memory: " + first);
-            assertEquals(javaBefore, allocator.getAllocatedMemory(), "no Java allocation for the output");
+            assertEquals(javaBefore, lib.allocator().getAllocatedMemory(), "no Java allocation for the output");
             for (FieldVector v : out.getFieldVectors()) {
                 assertInstanceOf(OutputChunk.class, v.getDataBuffer().getReferenceManager(), v.getName());
                 assertInstanceOf(OutputChunk.class, v.getValidityBuffer().getReferenceManager(), v.getName());
@@ -143,9 +128,9 @@ class CDataTest {
     @Test
     void aVectorClaimingMoreValuesThanItsBuffersIsEdataBeforeTheCall() {
         Schema schema = ArrowTypes.schemaOf(Bids.INPUT);
-        try (NativeOperator op = NativeOperator.open(Bids.spec(), schema, allocator);
-                VectorSchemaRoot in = VectorSchemaRoot.create(schema, allocator);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = NativeOperator.open(Bids.spec(), schema, lib.allocator());
+                VectorSchemaRoot in = VectorSchemaRoot.create(schema, lib.allocator());
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             in.allocateNew();
             for (int i = 0; i < 3; i++) {
                 ((BigIntVector) in.getVector(0)).setSafe(i, i);
@@ -177,9 +162,9 @@ class CDataTest {
     @Test
     void anOutputRootOfTheWrongShapeIsAnExceptionAndTheChunkIsReleased() {
         Schema narrow = new Schema(op0().getFields().subList(0, 2));
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16);
-                VectorSchemaRoot out = VectorSchemaRoot.create(narrow, allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 16);
+                VectorSchemaRoot out = VectorSchemaRoot.create(narrow, lib.allocator())) {
             Bids.write(w, 1, 3, 3);
             FerryException e = assertThrows(FerryException.class, () -> op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(FerryException.EINVAL, e.code());
@@ -189,7 +174,7 @@ class CDataTest {
     }
 
     private Schema op0() {
-        try (NativeOperator op = Bids.open(allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator())) {
             return op.outputSchema();
         }
     }

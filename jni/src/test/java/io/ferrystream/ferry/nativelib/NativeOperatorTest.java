@@ -35,26 +35,13 @@ import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** NativeOperator against the real libferry.so: changelog, zero copy, release timing, errors. */
 class NativeOperatorTest {
-    private BufferAllocator allocator;
-
-    @BeforeEach
-    void setUp() {
-        NativeLibrary.load();
-        assertEquals(0, NativeLibrary.outstandingBytes(), "a previous test leaked native output");
-        allocator = new RootAllocator();
-    }
-
-    @AfterEach
-    void tearDown() {
-        allocator.close(); // fails on any leaked Java buffer
-        assertEquals(0, NativeLibrary.outstandingBytes(), "native output not released");
-    }
+    @RegisterExtension
+    final NativeTestAllocator lib = new NativeTestAllocator();
 
     @Test
     void libraryLoadsOnce() throws Exception {
@@ -78,9 +65,9 @@ class NativeOperatorTest {
 
     @Test
     void docsExampleChangelog() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 16);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             RowKind pI = RowKind.INSERT, mU = RowKind.UPDATE_BEFORE, pU = RowKind.UPDATE_AFTER, mD = RowKind.DELETE;
             List<RowData> in = List.of(row(pI, 1L, 10), row(pI, 2L, null), row(pI, 1L, 5), row(mU, 1L, 10),
                     row(pU, 1L, 7), row(mD, 2L, null), row(mD, 3L, 1), row(mD, 1L, 5), row(mD, 1L, 7), row(pI, 1L, 1),
@@ -101,9 +88,9 @@ class NativeOperatorTest {
 
     @Test
     void inputIsReleasedBeforeProcessReturnsAndMayBeReused() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 1024);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 1024);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             ArrowRowDataReader r = new ArrowRowDataReader(out);
             long exportBaseline = op.exportAllocator().getAllocatedMemory();
             for (int batch = 0; batch < 5; batch++) {
@@ -136,13 +123,13 @@ class NativeOperatorTest {
 
     @Test
     void bothDirectionsAreZeroCopy() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 4096);
-                BufferAllocator importer = allocator.newChildAllocator("import", 0, Long.MAX_VALUE);
-                ArrowArray in = ArrowArray.allocateNew(allocator);
-                ArrowArray outArr = ArrowArray.allocateNew(allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 4096);
+                BufferAllocator importer = lib.allocator().newChildAllocator("import", 0, Long.MAX_VALUE);
+                ArrowArray in = ArrowArray.allocateNew(lib.allocator());
+                ArrowArray outArr = ArrowArray.allocateNew(lib.allocator())) {
             Bids.write(w, 0, 4096, 4096);
-            Data.exportVectorSchemaRoot(allocator, w.root(), null, in);
+            Data.exportVectorSchemaRoot(lib.allocator(), w.root(), null, in);
             // Java → C: the exported pointers are the vectors' own buffers
             for (int c = 0; c < 3; c++) {
                 FieldVector v = w.root().getVector(c);
@@ -177,7 +164,7 @@ class NativeOperatorTest {
                     }
                 }
                 long growth = importer.getAllocatedMemory() - before;
-                System.out.printf("zero-copy: Go output %d bytes, Java import allocator +%d bytes%n", goBytes, growth);
+                System.out.printf("zero-copy: Go output %d bytes, Java import lib.allocator() +%d bytes%n", goBytes, growth);
                 assertTrue(growth <= goBytes + 80 + javaAllocated,
                         "import copied: +" + growth + " bytes for a " + goBytes + "-byte native batch");
                 assertEquals(4096, out.getRowCount());
@@ -188,20 +175,20 @@ class NativeOperatorTest {
 
     @Test
     void theGlueZeroesOutputStructsFilledWithGarbage() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16);
-                ArrowArray in = ArrowArray.allocateNew(allocator);
-                ArrowArray o = ArrowArray.allocateNew(allocator);
-                org.apache.arrow.c.ArrowSchema s = org.apache.arrow.c.ArrowSchema.allocateNew(allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 16);
+                ArrowArray in = ArrowArray.allocateNew(lib.allocator());
+                ArrowArray o = ArrowArray.allocateNew(lib.allocator());
+                org.apache.arrow.c.ArrowSchema s = org.apache.arrow.c.ArrowSchema.allocateNew(lib.allocator())) {
             MemoryUtil.setMemory(s.memoryAddress(), 72, (byte) 0xFF);
             FerryNative.outputSchema(op.nativeHandle(), s.memoryAddress());
-            Schema schema = Data.importSchema(allocator, s, null);
+            Schema schema = Data.importSchema(lib.allocator(), s, null);
             Bids.write(w, 1, 3, 3);
-            Data.exportVectorSchemaRoot(allocator, w.root(), null, in);
+            Data.exportVectorSchemaRoot(lib.allocator(), w.root(), null, in);
             MemoryUtil.setMemory(o.memoryAddress(), 80, (byte) 0xFF);
             assertEquals(FerryNative.FILLED, FerryNative.process(op.nativeHandle(), 0, in.memoryAddress(), 0, o.memoryAddress()));
-            try (VectorSchemaRoot out = VectorSchemaRoot.create(schema, allocator)) {
-                Data.importIntoVectorSchemaRoot(allocator, o, out, null, false); // keep o for reuse
+            try (VectorSchemaRoot out = VectorSchemaRoot.create(schema, lib.allocator())) {
+                Data.importIntoVectorSchemaRoot(lib.allocator(), o, out, null, false); // keep o for reuse
                 assertEquals(List.of("+I[1, 1, 0]", "+I[2, 1, 1]", "+I[3, 1, 2]"), Bids.rows(new ArrowRowDataReader(out)));
             }
             MemoryUtil.setMemory(o.memoryAddress(), 80, (byte) 0xFF);
@@ -224,9 +211,9 @@ class NativeOperatorTest {
 
     @Test
     void reimportingIntoARootReleasesThePreviousBatch() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 512);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 512);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             Bids.write(w, 0, 500, 500);
             assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             long first = NativeLibrary.outstandingBytes();
@@ -245,9 +232,9 @@ class NativeOperatorTest {
     @Test
     void outputOutlivesTheOperator() {
         VectorSchemaRoot out;
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16)) {
-            out = VectorSchemaRoot.create(op.outputSchema(), allocator);
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 16)) {
+            out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator());
             Bids.write(w, 7, 3, 3);
             assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
         }
@@ -259,9 +246,9 @@ class NativeOperatorTest {
 
     @Test
     void emptyBatchAdvanceAndFlushProduceNothing() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 16);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             w.finish();
             assertEquals(0, op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(0, op.advance(Long.MAX_VALUE, 10, out, c -> { }));
@@ -274,9 +261,9 @@ class NativeOperatorTest {
     void snapshotAndRestoreEveryKeyGroup() {
         List<byte[]> blobs = new ArrayList<>();
         List<Integer> groups = new ArrayList<>();
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 256);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 256);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             Bids.write(w, 0, 200, 50);
             assertEquals(1, op.process(0, w.root(), 0, out, c -> { }));
             for (int kg = 0; kg < 128; kg++) {
@@ -291,9 +278,9 @@ class NativeOperatorTest {
             assertEquals(FerryException.EINVAL, e.code());
         }
         assertTrue(groups.size() > 10 && groups.size() < 51, "50 keys over 128 key groups: " + groups.size());
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 256);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 256);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             for (int i = 0; i < groups.size(); i++) {
                 op.restore(groups.get(i), blobs.get(i));
             }
@@ -324,54 +311,54 @@ class NativeOperatorTest {
     void badSpecIsEinvalWithTheNativeMessage() {
         String bad = "{\"kind\":\"group_aggregate\",\"inputs\":[{\"fields\":[{\"name\":\"a\",\"type\":\"BIGINT\"}],"
                 + "\"keys\":[7]}],\"max_parallelism\":128}";
-        FerryException e = assertThrows(FerryException.class, () -> NativeOperator.open(bad, null, allocator));
+        FerryException e = assertThrows(FerryException.class, () -> NativeOperator.open(bad, null, lib.allocator()));
         assertEquals(FerryException.EINVAL, e.code());
         assertTrue(e.getMessage().startsWith("ferry_operator_open: ")
                 && e.getMessage().endsWith("spec: inputs[0].keys[0]: column 7 out of range (input has 1 columns)"), e.getMessage());
-        e = assertThrows(FerryException.class, () -> NativeOperator.open("{not json", null, allocator));
+        e = assertThrows(FerryException.class, () -> NativeOperator.open("{not json", null, lib.allocator()));
         assertEquals(FerryException.EINVAL, e.code());
         e = assertThrows(FerryException.class,
-                () -> NativeOperator.open(Bids.spec("\"test\":{\"panic\":\"process\"}"), null, allocator));
+                () -> NativeOperator.open(Bids.spec("\"test\":{\"panic\":\"process\"}"), null, lib.allocator()));
         assertEquals(FerryException.EINVAL, e.code());
         assertTrue(e.getMessage().contains("test_hooks"), e.getMessage());
         e = assertThrows(FerryException.class, () -> NativeOperator.open(
-                Bids.spec().replace("group_aggregate", "window_aggregate"), null, allocator));
+                Bids.spec().replace("group_aggregate", "window_aggregate"), null, lib.allocator()));
         assertEquals(FerryException.EUNSUPPORTED, e.code());
         // non-ASCII and supplementary characters survive both directions of the glue
         e = assertThrows(FerryException.class, () -> NativeOperator.open(
                 Bids.spec().replace("\"bidder\",\"type\":\"BIGINT\"", "\"bidder\",\"type\":\"BÏGINT😀\""), null,
-                allocator));
+                lib.allocator()));
         assertTrue(e.getMessage().contains("BÏGINT😀"), e.getMessage());
-        e = assertThrows(FerryException.class, () -> NativeOperator.open("{\"kind\":\"x\u0000\"}", null, allocator));
+        e = assertThrows(FerryException.class, () -> NativeOperator.open("{\"kind\":\"x\u0000\"}", null, lib.allocator()));
         assertEquals(FerryException.EINVAL, e.code());
         // the glue consumes the exported schema even when it never reaches the library
         e = assertThrows(FerryException.class,
-                () -> NativeOperator.open("{\u0000}", ArrowTypes.schemaOf(Bids.INPUT), allocator));
+                () -> NativeOperator.open("{\u0000}", ArrowTypes.schemaOf(Bids.INPUT), lib.allocator()));
         assertEquals(FerryException.EINVAL, e.code());
         assertTrue(e.getMessage().contains("NUL"), e.getMessage());
-        assertEquals(0, allocator.getAllocatedMemory(), "schema released");
+        assertEquals(0, lib.allocator().getAllocatedMemory(), "schema released");
         e = assertThrows(FerryException.class, () -> FerryNative.init(null));
         assertEquals(FerryException.EINVAL, e.code());
     }
 
     @Test
     void closedOperatorsAndStaleHandles() {
-        NativeOperator op = Bids.open(allocator);
+        NativeOperator op = Bids.open(lib.allocator());
         long h = op.nativeHandle();
         Schema outSchema = op.outputSchema();
         op.close();
         op.close(); // no-op
         assertTrue(op.isClosed());
-        try (RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 4);
-                VectorSchemaRoot out = VectorSchemaRoot.create(outSchema, allocator)) {
+        try (RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 4);
+                VectorSchemaRoot out = VectorSchemaRoot.create(outSchema, lib.allocator())) {
             Bids.write(w, 1, 2, 2);
             FerryException e = assertThrows(FerryException.class, () -> op.process(0, w.root(), 0, out, c -> { }));
             assertEquals(FerryException.EINVAL, e.code());
             assertThrows(FerryException.class, () -> op.snapshot(0));
             assertThrows(FerryException.class, op::outputSchema);
             // the native side rejects the stale handle itself, and consumes the input
-            try (ArrowArray in = ArrowArray.allocateNew(allocator); ArrowArray o = ArrowArray.allocateNew(allocator)) {
-                Data.exportVectorSchemaRoot(allocator, w.root(), null, in);
+            try (ArrowArray in = ArrowArray.allocateNew(lib.allocator()); ArrowArray o = ArrowArray.allocateNew(lib.allocator())) {
+                Data.exportVectorSchemaRoot(lib.allocator(), w.root(), null, in);
                 e = assertThrows(FerryException.class,
                         () -> FerryNative.process(h, 0, in.memoryAddress(), 0, o.memoryAddress()));
                 assertEquals(FerryException.EINVAL, e.code());
@@ -388,19 +375,19 @@ class NativeOperatorTest {
     void schemaMismatchAtOpenIsEdataAndTheSchemaIsReleased() {
         RowType wrong = RowType.of(new LogicalType[] {new IntType(), new IntType()}, new String[] {"bidder", "price"});
         FerryException e = assertThrows(FerryException.class,
-                () -> NativeOperator.open(Bids.spec(), ArrowTypes.schemaOf(wrong), allocator));
+                () -> NativeOperator.open(Bids.spec(), ArrowTypes.schemaOf(wrong), lib.allocator()));
         assertEquals(FerryException.EDATA, e.code());
         assertTrue(e.getMessage().contains("column 0") && e.getMessage().contains("\"i\"")
                 && e.getMessage().contains("\"l\""), e.getMessage());
-        assertEquals(0, allocator.getAllocatedMemory(), "exported schema released");
+        assertEquals(0, lib.allocator().getAllocatedMemory(), "exported schema released");
     }
 
     @Test
     void rootNotMatchingTheOpenSchemaIsRejectedBeforeExport() {
         RowType wrong = RowType.of(new LogicalType[] {new IntType(), new IntType()}, new String[] {"bidder", "price"});
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(wrong, allocator, 4);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(wrong, lib.allocator(), 4);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             w.write(org.apache.flink.table.data.GenericRowData.of(1, 2));
             w.finish();
             FerryException e = assertThrows(FerryException.class, () -> op.process(0, w.root(), 0, out, c -> { }));
@@ -411,9 +398,9 @@ class NativeOperatorTest {
 
     @Test
     void malformedBatchesAreEdataAndStillReleased() {
-        try (NativeOperator op = Bids.open(allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, allocator, 16);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = Bids.open(lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(Bids.INPUT, lib.allocator(), 16);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             long exportBaseline = op.exportAllocator().getAllocatedMemory();
             Bids.write(w, 1, 4, 4);
             ((TinyIntVector) w.root().getVector(2)).set(2, 9); // RowKind byte 9
@@ -433,9 +420,9 @@ class NativeOperatorTest {
         }
         // without an input schema the library's per-batch checks are the only guard
         RowType narrow = RowType.of(new LogicalType[] {new BigIntType()}, new String[] {"bidder"});
-        try (NativeOperator op = NativeOperator.open(Bids.spec(), null, allocator);
-                RowDataArrowWriter w = RowDataArrowWriter.create(narrow, allocator, 16);
-                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), allocator)) {
+        try (NativeOperator op = NativeOperator.open(Bids.spec(), null, lib.allocator());
+                RowDataArrowWriter w = RowDataArrowWriter.create(narrow, lib.allocator(), 16);
+                VectorSchemaRoot out = VectorSchemaRoot.create(op.outputSchema(), lib.allocator())) {
             long exportBaseline = op.exportAllocator().getAllocatedMemory();
             w.write(org.apache.flink.table.data.GenericRowData.of(5L));
             w.finish();

@@ -55,6 +55,8 @@ final class StageSplit {
     record Result(int keys, int rows, int batch, double[] nsPerRow, double totalNsPerRow, long outputs, double oneRowCallNs) {}
 
     /** Calls of one row each in the per-call measurement. */
+    private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
+
     static final int ONE_ROW_CALLS = Integer.getInteger("bench.onerow.calls", 100_000);
 
     /**
@@ -157,6 +159,7 @@ final class StageSplit {
         OperatorBench.CountingOutput output = new OperatorBench.CountingOutput();
         StreamRecord<RowData> outRecord = new StreamRecord<>(null);
         double[][] perRep = new double[reps][STAGES.length + 1];
+        double[][] cpuPerRep = new double[reps][2];
         long outputs = 0;
         double serializeNs = Double.NaN;
         double oneRowCallNs = Double.NaN;
@@ -175,16 +178,20 @@ final class StageSplit {
                 RowData[] rows1 = pass == -2 ? prefill : data;
                 boolean serialize = pass == reps;
                 long[] t = new long[STAGES.length];
+                long cpuWrite = 0; // thread CPU time of the write and emit stages (ns), steadier than
+                long cpuEmit = 0; // the wall clock on a loaded machine
                 long outBefore = output.records;
                 long start = System.nanoTime();
                 for (int from = 0; from < rows1.length; from += batchSize) {
                     int to = Math.min(rows1.length, from + batchSize);
+                    long ca = CPU.getCurrentThreadCpuTime();
                     long a = System.nanoTime();
                     for (int i = from; i < to; i++) {
                         projected.writeTo(writer, rows1[i]);
                     }
                     writer.finish();
                     long b = System.nanoTime();
+                    cpuWrite += CPU.getCurrentThreadCpuTime() - ca;
                     boolean produced = nativeOp.process(0, writer.root(), 0, outRoot, c -> { }) > 0;
                     long c = System.nanoTime();
                     writer.reset();
@@ -202,6 +209,7 @@ final class StageSplit {
                         sink += genericRows(reader, generic);
                         g1 = System.nanoTime();
                     }
+                    long ce = CPU.getCurrentThreadCpuTime();
                     long e = System.nanoTime();
                     reader.load();
                     int n = reader.rowCount();
@@ -209,6 +217,7 @@ final class StageSplit {
                         output.collect(outRecord.replace(reader.readBinary(i)));
                     }
                     long f = System.nanoTime();
+                    cpuEmit += CPU.getCurrentThreadCpuTime() - ce;
                     if (!genericFirst) {
                         g0 = System.nanoTime();
                         sink += genericRows(reader, generic);
@@ -238,10 +247,13 @@ final class StageSplit {
                     }
                     perRep[pass][STAGES.length] = (double) (t[0] + t[1] + t[2]) / rows1.length;
                     outputs = output.records - outBefore;
+                    cpuPerRep[pass][0] = (double) cpuWrite / rows1.length;
+                    cpuPerRep[pass][1] = (double) cpuEmit / rows1.length;
                     Bench.log("split keys %-8s rep %d: write %.0f, native %.0f, emit %.0f, generic %.0f ns/row;"
-                                    + " loop %.0f ns/row",
+                                    + " loop %.0f ns/row; thread CPU: write %.0f, emit %.0f ns/row",
                             Bench.count(keys), pass + 1, perRep[pass][0], perRep[pass][1], perRep[pass][2],
-                            perRep[pass][3], (double) (end - start) / rows1.length);
+                            perRep[pass][3], (double) (end - start) / rows1.length, cpuPerRep[pass][0],
+                            cpuPerRep[pass][1]);
                 }
             }
             oneRowCallNs = oneRowCalls(writer, projected, nativeOp, outRoot, reader, data,
@@ -261,9 +273,15 @@ final class StageSplit {
         }
         med[4] = serializeNs;
         double[] tot = new double[reps];
+        double[] cpuWrite = new double[reps];
+        double[] cpuEmit = new double[reps];
         for (int r = 0; r < reps; r++) {
             tot[r] = perRep[r][STAGES.length];
+            cpuWrite[r] = cpuPerRep[r][0];
+            cpuEmit[r] = cpuPerRep[r][1];
         }
+        Bench.log("split keys %-8s median thread CPU: RowData->Arrow %.1f, emit %.1f ns per input row",
+                Bench.count(keys), Stats.median(cpuWrite), Stats.median(cpuEmit));
         return new Result(keys, rows, batchSize, med, Stats.median(tot), outputs, oneRowCallNs);
     }
 

@@ -77,27 +77,11 @@ final class EarlyFireHint {
 
     private EarlyFireHint() {}
 
-    /** A resolved hint: the delay in milliseconds (at least 1) and the clock that drives it. */
-    static final class Resolved {
-        final long delayMs;
-        /** Null: the join's own time mode (resolved in {@link #of}). */
-        final TimeMode timeMode;
-
-        Resolved(long delayMs, TimeMode timeMode) {
-            this.delayMs = delayMs;
-            this.timeMode = timeMode;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Resolved && ((Resolved) o).delayMs == delayMs && ((Resolved) o).timeMode == timeMode;
-        }
-
-        @Override
-        public int hashCode() {
-            return Long.hashCode(delayMs) * 31 + (timeMode == null ? 0 : timeMode.hashCode());
-        }
-    }
+    /**
+     * A resolved hint: the delay in milliseconds (at least 1) and the clock that drives it (null
+     * until {@link #of} resolves it: the join's own).
+     */
+    record Resolved(long delayMs, TimeMode timeMode) {}
 
     // ---- registration ------------------------------------------------------------------------
 
@@ -228,12 +212,12 @@ final class EarlyFireHint {
         }
         WindowBounds bounds = IntervalJoinSpecs.windowBounds(join);
         TimeMode own = bounds.isEventTime() ? TimeMode.ROWTIME : TimeMode.PROCTIME;
-        if (hint.timeMode == TimeMode.ROWTIME && own == TimeMode.PROCTIME) {
+        if (hint.timeMode() == TimeMode.ROWTIME && own == TimeMode.PROCTIME) {
             throw new ValidationException(
                     "EARLY_FIRE hint requested row-time triggering on a processing-time interval join. Row-time"
                             + " triggering requires a row-time interval join.");
         }
-        return new Resolved(hint.delayMs, hint.timeMode == null ? own : hint.timeMode);
+        return new Resolved(hint.delayMs(), hint.timeMode() == null ? own : hint.timeMode());
     }
 
     /**

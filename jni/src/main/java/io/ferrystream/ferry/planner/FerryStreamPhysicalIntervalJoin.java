@@ -123,7 +123,7 @@ public class FerryStreamPhysicalIntervalJoin extends StreamPhysicalIntervalJoin 
     public RelWriter explainTerms(RelWriter pw) {
         super.explainTerms(pw);
         if (earlyFire != null) {
-            pw.item("earlyFireDelay", earlyFire.delayMs).item("earlyFireTimeMode", earlyFire.timeMode);
+            pw.item("earlyFireDelay", earlyFire.delayMs()).item("earlyFireTimeMode", earlyFire.timeMode());
         }
         return pw.item("ferry", fallbackReason == null ? "native" : fallbackReason);
     }

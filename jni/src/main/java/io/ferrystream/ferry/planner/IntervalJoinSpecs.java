@@ -58,8 +58,8 @@ final class IntervalJoinSpecs {
                 joinSpec.getFilterNulls(),
                 condition,
                 config.get(FerryOptions.JOIN_NULL_KEY_EMIT_IMMEDIATELY),
-                earlyFire == null ? -1L : earlyFire.delayMs,
-                earlyFire != null && earlyFire.timeMode == EarlyFireHint.TimeMode.PROCTIME);
+                earlyFire == null ? -1L : earlyFire.delayMs(),
+                earlyFire != null && earlyFire.timeMode() == EarlyFireHint.TimeMode.PROCTIME);
     }
 
     /**

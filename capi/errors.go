@@ -49,6 +49,8 @@ func codeOf(err error) C.int32_t {
 		return C.FERRY_ENOMEM
 	case errors.Is(err, engine.ErrState):
 		return C.FERRY_ESTATE
+	case errors.Is(err, engine.ErrExternal):
+		return C.FERRY_EEXTERNAL
 	}
 	return C.FERRY_EINTERNAL
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
+	"github.com/ferrystream/ferry/lookup/jdbclookup"
 	"github.com/ferrystream/ferry/snapshot"
 )
 
@@ -79,9 +80,9 @@ var restoreFuzzSpecs = map[string][]spec{
 	},
 }
 
-// statelessKinds are the registered kinds without keyed state (test kinds, and the local
+// statelessKinds are the registered kinds without keyed state (test kinds, the JDBC lookup, and the local
 // aggregate, whose bundle never outlives a call).
-var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": true, agg.LocalKind: true}
+var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": true, agg.LocalKind: true, jdbclookup.Kind: true}
 
 func TestFuzzRestoreCoversEveryKind(t *testing.T) {
 	for _, k := range engine.Kinds() {

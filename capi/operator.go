@@ -106,6 +106,27 @@ func ferry_operator_open(specJSON *C.ferry_cchar, nSchemas C.int32_t, schemas *C
 	})
 }
 
+//export ferry_operator_connect
+func ferry_operator_connect(h C.FerryHandle, dsn, user, password *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t {
+	return call("ferry_operator_connect", cerr, func() error {
+		if dsn == nil {
+			return fmt.Errorf("%w: dsn must not be NULL", engine.ErrInvalid)
+		}
+		o, err := lookup(h)
+		if err != nil {
+			return err
+		}
+		var u, pw string
+		if user != nil {
+			u = C.GoString(user)
+		}
+		if password != nil {
+			pw = C.GoString(password)
+		}
+		return o.s.Connect(C.GoString(dsn), u, pw)
+	})
+}
+
 //export ferry_operator_output_schema
 func ferry_operator_output_schema(h C.FerryHandle, out *C.struct_ArrowSchema, cerr *C.struct_FerryError) C.int32_t {
 	return call("ferry_operator_output_schema", cerr, func() error {

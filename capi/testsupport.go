@@ -171,6 +171,7 @@ const (
 	codeInternal    = int32(C.FERRY_EINTERNAL)
 	codePoisoned    = int32(C.FERRY_EPOISONED)
 	codeQuery       = int32(C.FERRY_EQUERY)
+	codeExternal    = int32(C.FERRY_EEXTERNAL)
 )
 
 const (

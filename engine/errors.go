@@ -19,6 +19,11 @@ var (
 	// ErrQuery marks a runtime error of the query itself that Flink raises as a
 	// TableRuntimeException, e.g. SINGLE_VALUE's second row (FERRY_EQUERY; QueryError).
 	ErrQuery = errors.New("query failed")
+	// ErrExternal marks a failure of an external system the operator talks to (a database it
+	// looks rows up in: server down, credentials refused, a missing table, errors after its
+	// retries) (FERRY_EEXTERNAL). The operator stays usable; the host fails the task as Flink's
+	// connector would.
+	ErrExternal = errors.New("external system failed")
 )
 
 // QueryError is a runtime error of the query, raised where Flink's generated code throws

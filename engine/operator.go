@@ -100,3 +100,13 @@ type WireInputs interface {
 type Buffering interface {
 	Buffered() int
 }
+
+// Connector is implemented by an operator that talks to an external system (the JDBC lookup's
+// PostgreSQL): the host hands it the connection and credentials after open, through their own
+// call rather than the spec, so that they never reach logs or error messages. Until Connect
+// succeeds, Process fails with ErrState. Errors never contain password.
+type Connector interface {
+	// Connect connects to dsn (a libpq/pgx connection string without credentials) as user with
+	// password; an empty user or password keeps the DSN's (or the driver's default).
+	Connect(dsn, user, password string) error
+}

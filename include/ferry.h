@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 8
+#define FERRY_ABI_VERSION 9
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -109,8 +109,11 @@ enum {
   FERRY_ENOMEM = 5,       /* a memory limit was reached */
   FERRY_EINTERNAL = 6,    /* a Go panic was recovered; the library is now poisoned */
   FERRY_EPOISONED = 7,    /* an earlier panic poisoned the library */
-  FERRY_EQUERY = 8        /* the query failed at run time as Flink's would (TableRuntimeException);
+  FERRY_EQUERY = 8,       /* the query failed at run time as Flink's would (TableRuntimeException);
                              the message is Flink's, verbatim; the operator is broken afterwards */
+  FERRY_EEXTERNAL = 9     /* an external system the operator talks to failed (the lookup's
+                             PostgreSQL: down, credentials refused, a missing table, errors after
+                             the retries); the operator stays usable */
 };
 
 /* A caller-owned error. Zero-initialise before a call; after a failing call, read code and
@@ -165,6 +168,16 @@ int32_t ferry_init(const char* options_json, struct FerryError* err);
 int32_t ferry_operator_open(const char* spec_json, int32_t n_schemas,
                             struct ArrowSchema* const* input_schemas, FerryHandle* out,
                             struct FerryError* err);
+
+/* Hands an opened operator that talks to an external system (kind jdbc_lookup) its connection:
+ * dsn is a libpq/pgx connection string without credentials (e.g. "host=h port=5432
+ * dbname=d"), user and password (NULL or "": the DSN's or the driver's default) are kept out
+ * of the spec so they never reach logs; no error message contains the password. Connects and
+ * checks the external side (the lookup's table and columns); FERRY_EEXTERNAL when it fails,
+ * FERRY_EUNSUPPORTED for a kind without a connection, FERRY_ESTATE when already connected.
+ * Until it succeeds, process fails with FERRY_ESTATE. Strings are only read during the call. */
+int32_t ferry_operator_connect(FerryHandle h, const char* dsn, const char* user,
+                               const char* password, struct FerryError* err);
 
 /* Exports the schema of the operator's output batches into the zero-initialised *out. The
  * caller releases it. */

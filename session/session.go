@@ -151,6 +151,19 @@ func (s *Session) Output() ([]engine.Field, error) {
 	return s.op.Output(), s.release(nil)
 }
 
+// Connect hands the operator its external system's connection (engine.Connector); a kind
+// without one fails with engine.ErrUnsupported. The password is never part of an error.
+func (s *Session) Connect(dsn, user, password string) error {
+	if err := s.acquire(false); err != nil {
+		return err
+	}
+	c, ok := s.op.(engine.Connector)
+	if !ok {
+		return s.release(fmt.Errorf("%w: operator kind %s takes no connection", engine.ErrUnsupported, s.spec.Kind))
+	}
+	return s.release(c.Connect(dsn, user, password))
+}
+
 // Process imports in (a struct array of input's columns and the RowKind column, valid for the
 // call only) and processes it at processing time nowMs; the first output chunk, if any, goes to
 // dst. It reports whether more output follows (Next). The caller releases in.

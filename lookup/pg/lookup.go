@@ -53,6 +53,9 @@ type Config struct {
 	Tracer pgx.QueryTracer
 	// Sleep waits between retries (nil: a timer that the context cancels); tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// User and Password, when not empty, replace the connection string's; pgx leaves the
+	// password out of its error messages.
+	User, Password string
 }
 
 // Lookuper runs the batched lookups of one Config over a bounded pool. Safe for concurrent use.
@@ -103,6 +106,12 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Lookuper, error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("lookup pg: bad connection string: %w", err)
+	}
+	if cfg.User != "" {
+		pc.ConnConfig.User = cfg.User
+	}
+	if cfg.Password != "" {
+		pc.ConnConfig.Password = cfg.Password
 	}
 	pc.MaxConns = cfg.MaxConns
 	pc.MinConns = 0

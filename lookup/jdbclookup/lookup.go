@@ -204,7 +204,8 @@ func (o *Operator) emit(out *engine.OutBatch) (bool, error) {
 	return true, nil
 }
 
-// value reads key row i of c as lookup/pg's Go value of Flink type t (types.go of lookup/pg).
+// value reads key row i of c (KeyWire's layout) as lookup/pg's Go value of Flink type t
+// (types.go of lookup/pg).
 func value(c *engine.Column, t pg.Type, i int) any {
 	switch t.Kind {
 	case pg.Boolean:
@@ -231,7 +232,11 @@ func value(c *engine.Column, t pg.Type, i int) any {
 	case pg.Decimal:
 		return pg.DecimalValue{Lo: binary.LittleEndian.Uint64(b), Hi: int64(binary.LittleEndian.Uint64(b[8:]))}
 	case pg.Timestamp:
-		return pg.TimestampValue{Millis: int64(binary.LittleEndian.Uint64(b)), NanoOfMilli: int32(binary.LittleEndian.Uint32(b[8:]))}
+		v := pg.TimestampValue{Millis: int64(binary.LittleEndian.Uint64(b))}
+		if len(b) == 12 { // TIMESTAMP(p > 3)
+			v.NanoOfMilli = int32(binary.LittleEndian.Uint32(b[8:]))
+		}
+		return v
 	}
 	panic(fmt.Sprintf("jdbclookup: key type %s passed Wire", t)) // Wire admits only the types above
 }

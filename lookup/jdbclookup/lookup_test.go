@@ -70,7 +70,7 @@ func spec(t *testing.T, p Params, chunkRows int) *engine.Spec {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := Wire(pt)
+		w, err := KeyWire(pt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,6 +268,26 @@ func TestCompositeKeys(t *testing.T) {
 	want := []string{`+I[0, "r1", 1]`, `+I[0, "r3", 1]`, `+I[1, "r4", 2]`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestTemporalKeys: TIMESTAMP(3) keys cross as epoch millis, TIMESTAMP(6) with their
+// nanoseconds, TIME as INT milliseconds of the day, DATE as days.
+func TestTemporalKeys(t *testing.T) {
+	exec(t, `CREATE TABLE k_ts (ts3 timestamp(3), ts6 timestamp(6), tm time(0), dt date, v text)`,
+		`INSERT INTO k_ts VALUES ('2024-01-01 10:00:00.123', '2024-01-01 10:00:00.123456', '12:34:56', '2024-02-29', 'hit')`)
+	p := Params{Table: "k_ts", Keys: []Column{{"ts3", "TIMESTAMP(3)"}, {"ts6", "TIMESTAMP(6)"}, {"tm", "TIME(0)"}, {"dt", "DATE"}},
+		Fields: []Column{{"v", "STRING"}}}
+	s := open(t, p, 0)
+	types := []engine.Type{{ID: engine.Timestamp, Precision: 3, Nullable: true}, {ID: engine.Timestamp, Precision: 6, Nullable: true},
+		{ID: engine.Int, Nullable: true}, {ID: engine.Date, Nullable: true}}
+	ts3 := enginetest.Timestamp{Millis: 1704103200123}
+	got, _, err := lookup(t, s, types, [][]any{
+		{ts3, enginetest.Timestamp{Millis: 1704103200123, Nanos: 456000}, int64(45296000), int64(19782)},
+		{ts3, enginetest.Timestamp{Millis: 1704103200123, Nanos: 457000}, int64(45296000), int64(19782)},
+	})
+	if err != nil || !reflect.DeepEqual(got, []string{`+I[0, "hit"]`}) {
+		t.Errorf("got %q, %v", got, err)
 	}
 }
 

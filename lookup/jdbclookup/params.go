@@ -51,10 +51,20 @@ type CacheParams struct {
 	CacheMissingKey *bool `json:"cache_missing_key,omitempty"`
 }
 
-// Wire is the type a value of Flink type t crosses the C ABI as (docs/abi.md, "Columns across
-// the boundary"): CHAR as VARCHAR, BYTES as BINARY, TIME as INT (ms of the day), TIMESTAMP(p)
-// as TIMESTAMP(6) whatever p (Flink's converter keeps the driver's microseconds); nullable. An
-// ARRAY is not carried.
+// KeyWire is the type a key of Flink type t crosses the C ABI as (docs/abi.md, "Columns across
+// the boundary"): CHAR as VARCHAR, BYTES as BINARY, TIME as INT (ms of the day), the rest as
+// themselves; nullable. An ARRAY is not carried.
+func KeyWire(t pg.Type) (engine.Type, error) {
+	w, err := Wire(t)
+	if t.Kind == pg.Timestamp {
+		w.Precision = t.Precision
+	}
+	return w, err
+}
+
+// Wire is the type an output value of Flink type t crosses the C ABI as: KeyWire's, but
+// TIMESTAMP(p) as TIMESTAMP(6) whatever p (Flink's converter keeps the driver's microseconds
+// whatever the declared precision).
 func Wire(t pg.Type) (engine.Type, error) {
 	w := engine.Type{Nullable: true}
 	switch t.Kind {
@@ -110,10 +120,11 @@ func (p *Params) parse(spec *engine.Spec) (cfg pg.Config, out []engine.Field, er
 	}
 	cfg.Table = p.Table
 	for i, k := range p.Keys {
-		c, w, err := column(fmt.Sprintf("keys[%d]", i), k)
+		c, _, err := column(fmt.Sprintf("keys[%d]", i), k)
 		if err != nil {
 			return cfg, nil, err
 		}
+		w, _ := KeyWire(c.Type)
 		if got := in.Types[i]; got.ID != w.ID || got.Precision != w.Precision || got.Scale != w.Scale {
 			return cfg, nil, engine.SpecError(fmt.Sprintf("inputs[0].fields[%d].type", i), "%s, but key %s of type %s crosses as %s", got, k.Name, k.Type, w)
 		}

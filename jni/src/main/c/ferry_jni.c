@@ -185,6 +185,32 @@ static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jlongArray schema_add
   return (jlong)h;
 }
 
+/* ferry_operator_connect: user and password may be null (NULL). The password's UTF-8 copy is
+ * zeroed before it is freed. */
+static void n_connect(JNIEnv* env, jclass cls, jlong h, jstring dsn, jstring user, jstring password) {
+  (void)cls;
+  char* strs[3] = {NULL, NULL, NULL};
+  jstring args[3] = {dsn, user, password};
+  int32_t rc = FERRY_OK;
+  const char* why = NULL;
+  for (int i = 0; i < 3 && rc == FERRY_OK; i++) {
+    if (args[i] != NULL || i == 0) rc = utf8_of(env, args[i], &strs[i], &why);
+  }
+  if (rc == FERRY_OK) {
+    struct FerryError err = {0};
+    int32_t st = ferry_operator_connect((FerryHandle)h, strs[0], strs[1], strs[2], &err);
+    check(env, st, &err);
+  }
+  for (int i = 0; i < 3; i++) {
+    if (strs[i] != NULL) {
+      volatile char* p = strs[i];
+      while (*p) *p++ = 0;
+      free(strs[i]);
+    }
+  }
+  if (rc != FERRY_OK) throw_ferry(env, rc, why);
+}
+
 static void n_output_schema(JNIEnv* env, jclass cls, jlong h, jlong schema_addr) {
   (void)cls;
   struct ArrowSchema* out = ptr_of(schema_addr);
@@ -379,6 +405,7 @@ static const JNINativeMethod g_methods[] = {
     {"init", "(Ljava/lang/String;)V", (void*)n_init},
     {"open", "(Ljava/lang/String;[J)J", (void*)n_open},
     {"outputSchema", "(JJ)V", (void*)n_output_schema},
+    {"connect", "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;)V", (void*)n_connect},
     {"process", "(JIJJJ)I", (void*)n_process},
     {"processRuns", "(J[J[IIJJ)I", (void*)n_process_runs},
     {"advance", "(JJJJ)I", (void*)n_advance},

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * A failed call into libferry.so. {@link #code()} is one of the status codes of
- * {@code include/ferry.h} ({@link #EINVAL} … {@link #EQUERY}), or {@link #ELOAD} when the
+ * {@code include/ferry.h} ({@link #EINVAL} … {@link #EEXTERNAL}), or {@link #ELOAD} when the
  * library itself could not be loaded. The message is the native one, {@code "function: detail"}
  * ({@link #EQUERY}: Flink's message alone).
  */
@@ -33,6 +33,12 @@ public class FerryException extends RuntimeException {
      * exception with it); the native operator is broken afterwards.
      */
     public static final int EQUERY = 8;
+    /**
+     * FERRY_EEXTERNAL: an external system the operator talks to failed (the JDBC lookup's
+     * PostgreSQL: down, credentials refused, a missing table, errors after the retries); the
+     * operator stays usable, the message never contains the password.
+     */
+    public static final int EEXTERNAL = 9;
 
     private final int code;
 
@@ -69,6 +75,7 @@ public class FerryException extends RuntimeException {
             case EINTERNAL: return "EINTERNAL";
             case EPOISONED: return "EPOISONED";
             case EQUERY: return "EQUERY";
+            case EEXTERNAL: return "EEXTERNAL";
             default: return "E" + code;
         }
     }

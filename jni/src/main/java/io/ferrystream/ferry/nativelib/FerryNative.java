@@ -30,6 +30,12 @@ final class FerryNative {
 
     static native void outputSchema(long handle, long schemaAddr);
 
+    /**
+     * ferry_operator_connect: the connection of an operator that talks to an external system
+     * (jdbc_lookup); user and password may be null. No error message contains the password.
+     */
+    static native void connect(long handle, String dsn, String user, String password);
+
     /** ferry_operator_process on input {@code input}: {@link #FILLED} | {@link #MORE} flags. The input is always consumed. */
     static native int process(long handle, int input, long inArrayAddr, long nowMs, long outArrayAddr);
 

@@ -194,6 +194,25 @@ public final class NativeOperator implements AutoCloseable {
         }
     }
 
+    /**
+     * Hands an operator that talks to an external system (kind {@code jdbc_lookup}) its
+     * connection (ferry_operator_connect): {@code dsn} a libpq/pgx connection string without
+     * credentials, {@code user} and {@code password} (null: the DSN's or the driver's default).
+     * Throws {@link FerryException} ({@link FerryException#EEXTERNAL} when the database refuses);
+     * no message contains the password.
+     */
+    public void connect(String dsn, String user, String password) {
+        if (dsn == null) {
+            throw new NullPointerException("dsn");
+        }
+        ensureOpen();
+        try {
+            FerryNative.connect(handle.value, dsn, user, password);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
     /** The operator's output schema: its output columns, then {@code $row_kind}. Cached. */
     public Schema outputSchema() {
         ensureOpen();

@@ -73,4 +73,14 @@ public final class FerryOptions {
                                     + " The same rows, earlier and in another order"
                                     + " (docs/operators/interval-join.md#null-keys,"
                                     + " docs/operators/window-join.md#null-keys).");
+
+    public static final ConfigOption<Boolean> LOOKUP_JDBC_NATIVE =
+            ConfigOptions.key("ferry.lookup.jdbc.native")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Lookup joins against a JDBC PostgreSQL table: Go does the lookups, one"
+                                    + " statement per batch of probe rows, instead of Flink's JDBC lookup"
+                                    + " function (one statement per probe row). Same rows"
+                                    + " (docs/operators/lookup-join.md).");
 }

@@ -1,13 +1,9 @@
 package io.ferrystream.ferry.lookup;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -16,11 +12,9 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TimeZone;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.flink.connector.jdbc.core.table.source.JdbcRowDataLookupFunction;
 import org.apache.flink.connector.jdbc.internal.options.InternalJdbcConnectionOptions;
@@ -51,7 +45,6 @@ import org.junit.jupiter.api.io.TempDir;
  * values or row order (docs/operators/lookup-join.md).
  */
 class JdbcLookupParityTest {
-    private static final Path ROOT = Path.of("").toAbsolutePath().getParent();
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir Path dir;
@@ -69,8 +62,8 @@ class JdbcLookupParityTest {
 
     @Test
     void goLookupReturnsFlinksRows() throws Exception {
-        Map<String, String> env = startServer();
-        try {
+        try (PostgresServer server = PostgresServer.start()) {
+            Map<String, String> env = server.env;
             String url = "jdbc:postgresql://" + env.get("PGHOST") + ":" + env.get("PGPORT") + "/" + env.get("PGDATABASE");
             try (Connection c = DriverManager.getConnection(url, env.get("PGUSER"), env.get("PGPASSWORD"));
                     Statement s = c.createStatement()) {
@@ -153,11 +146,9 @@ class JdbcLookupParityTest {
             assertTrue(flinkRows > 10, "Flink's lookup returned only " + flinkRows + " rows");
             Path file = dir.resolve("parity.json");
             Files.writeString(file, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root));
-            String result = run(List.of("go", "run", "./tests/lookupparity", file.toString()), 600);
+            String result = PostgresServer.run(List.of("go", "run", "./tests/lookupparity", file.toString()), 600);
             System.out.println(result);
             assertTrue(result.contains("case types:"), result);
-        } finally {
-            run(List.of(ROOT.resolve("scripts/postgres.sh").toString(), "stop", env.get("FERRY_PG_DIR")), 120);
         }
     }
 
@@ -253,39 +244,5 @@ class JdbcLookupParityTest {
         } else {
             out.add(v.toString()); // Boolean, Byte, Short, Integer, Long, StringData
         }
-    }
-
-    private static Map<String, String> startServer() throws Exception {
-        String out = run(List.of(ROOT.resolve("scripts/postgres.sh").toString(), "start"), 120);
-        Map<String, String> env = new LinkedHashMap<>();
-        for (String line : out.split("\n")) {
-            int eq = line.indexOf('=');
-            if (eq > 0) {
-                env.put(line.substring(0, eq), line.substring(eq + 1).trim());
-            }
-        }
-        assertTrue(env.containsKey("PGPORT") && env.containsKey("FERRY_PG_DIR"), "scripts/postgres.sh start printed: " + out);
-        return env;
-    }
-
-    /** Runs cmd in the repository root; fails with its output unless it exits 0 in time. */
-    private static String run(List<String> cmd, int seconds) throws IOException, InterruptedException {
-        Process p;
-        try {
-            ProcessBuilder pb = new ProcessBuilder(cmd).directory(ROOT.toFile()).redirectErrorStream(true);
-            pb.environment().put("FERRY_PG_OWNER", Long.toString(ProcessHandle.current().pid()));
-            p = pb.start();
-        } catch (IOException e) {
-            fail("cannot run " + cmd + " (Go and Debian's postgresql are needed: scripts/setup.sh test): " + e);
-            return null;
-        }
-        byte[] bytes = p.getInputStream().readAllBytes();
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail(cmd + " did not finish in " + seconds + " s");
-        }
-        String out = new String(bytes, StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), cmd + " failed:\n" + out);
-        return out;
     }
 }

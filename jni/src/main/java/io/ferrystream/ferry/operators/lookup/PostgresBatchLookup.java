@@ -26,6 +26,7 @@ import org.apache.flink.table.connector.source.lookup.LookupOptions;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
@@ -98,7 +99,10 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
             opened.connect(dsn(options.get(URL)), options.get(USERNAME), options.get(PASSWORD));
             writer = RowDataArrowWriter.create(keyType, this.allocator, 1024);
             root = VectorSchemaRoot.create(opened.outputSchema(), this.allocator);
-            this.reader = new ArrowRowDataReader(root);
+            List<RowType.RowField> outFields = new ArrayList<>();
+            outFields.add(new RowType.RowField("ordinal", new IntType(false)));
+            outFields.addAll(projected.getFields());
+            this.reader = new ArrowRowDataReader(root, new RowType(outFields)); // BYTES columns need their type
         } catch (RuntimeException | Error e) {
             closeAll(e, root, writer, opened);
             this.allocator.close();

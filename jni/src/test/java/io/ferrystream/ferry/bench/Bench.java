@@ -44,7 +44,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|lookup-pg] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -101,6 +101,10 @@ public final class Bench {
             rows = 1_000_000;
             keys = new int[] {1_000, 100_000};
             reps = 5;
+        }
+        if (section.startsWith("lookup")) {
+            rows = 50_000;
+            reps = 3;
         }
         for (int i = 0; i < rest.size(); i++) {
             String a = rest.get(i);
@@ -185,6 +189,9 @@ public final class Bench {
                 break;
             case "sql-ferry":
                 sql(out, sqlRows, sqlKeys, reps, true);
+                break;
+            case "lookup-pg":
+                LookupBench.table(out, rows, rows / 10, reps, commit);
                 break;
             case "call-cost":
                 CallCost.table(out, keys[0], reps);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -22,7 +23,10 @@ import java.util.concurrent.TimeUnit;
  * cannot start the test fails with the script's output.
  */
 public final class PostgresServer implements AutoCloseable {
-    public static final Path ROOT = Path.of("").toAbsolutePath().getParent();
+    /** The repository root: the working directory (benchmarks) or its parent (jni's tests). */
+    public static final Path ROOT = Files.exists(Path.of("scripts/postgres.sh"))
+            ? Path.of("").toAbsolutePath()
+            : Path.of("").toAbsolutePath().getParent();
 
     /** The script's lines: PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, FERRY_PG_DIR. */
     public final Map<String, String> env;

@@ -25,6 +25,8 @@ import java.util.Arrays;
 public final class LookupKeys implements Serializable {
     private static final long serialVersionUID = 1L;
 
+    /** Per key: its dim column (ascending). */
+    private final int[] dims;
     /** Per key: the probe field it reads, or -1 for a constant. */
     private final int[] fields;
     /** Per key: its type (the probe field's, or the constant's). */
@@ -36,14 +38,16 @@ public final class LookupKeys implements Serializable {
     private transient GenericRowData constantRow;
 
     /**
+     * @param dims per key: its dim column, ascending
      * @param fields per key in dim order: the probe field index, or -1 for a constant
      * @param types per key: the probe field's type, or the constant's
      * @param constantValues per key: the constant's internal value (null for a field key, or a NULL constant)
      */
-    public LookupKeys(int[] fields, LogicalType[] types, Object[] constantValues) {
-        if (fields.length != types.length || fields.length != constantValues.length) {
-            throw new IllegalArgumentException("one field, type and constant per key");
+    public LookupKeys(int[] dims, int[] fields, LogicalType[] types, Object[] constantValues) {
+        if (fields.length != dims.length || fields.length != types.length || fields.length != constantValues.length) {
+            throw new IllegalArgumentException("one dim column, field, type and constant per key");
         }
+        this.dims = dims.clone();
         this.fields = fields.clone();
         this.types = types.clone();
         GenericRowData row = GenericRowData.of(constantValues.clone());
@@ -54,6 +58,11 @@ public final class LookupKeys implements Serializable {
             throw new UncheckedIOException(e);
         }
         this.constants = out.getCopyOfBuffer();
+    }
+
+    /** The dim column per key, ascending. */
+    public int[] dims() {
+        return dims.clone();
     }
 
     /** The probe field per key in dim order, -1 for a constant. */
@@ -112,6 +121,6 @@ public final class LookupKeys implements Serializable {
 
     @Override
     public String toString() {
-        return "LookupKeys" + Arrays.toString(fields);
+        return "LookupKeys(dims " + Arrays.toString(dims) + ", fields " + Arrays.toString(fields) + ")";
     }
 }

@@ -10,8 +10,10 @@ import io.ferrystream.ferry.operators.lookup.LookupKeys;
 import io.ferrystream.ferry.operators.lookup.SyncLookupBatch;
 
 import org.apache.calcite.plan.RelOptTable;
+import org.apache.calcite.rel.core.JoinRelType;
 import org.apache.calcite.rex.RexNode;
 import org.apache.flink.api.dag.Transformation;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.streaming.api.datastream.AsyncDataStream;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -21,8 +23,11 @@ import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
 import org.apache.flink.streaming.api.operators.StreamOperatorFactory;
 import org.apache.flink.streaming.api.operators.async.AsyncWaitOperatorFactory;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.streaming.util.retryable.AsyncRetryStrategies;
 import org.apache.flink.table.api.TableException;
+import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
@@ -33,13 +38,11 @@ import org.apache.flink.table.planner.plan.utils.LookupJoinUtil;
 import org.apache.flink.table.planner.plan.utils.RexLiteralUtil;
 import org.apache.flink.table.runtime.operators.join.FlinkJoinType;
 import org.apache.flink.table.runtime.operators.join.lookup.LookupJoinRunner;
-import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
 
-import org.apache.calcite.rel.core.JoinRelType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -131,9 +134,9 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
                 super.createJoinTransformation(planner, config, upsertMaterialize, lookupKeyContainsPrimaryKey);
         String reason = NativeMatcher.disabledReason(config, LookupJoinMatcher.ENABLED);
         if (reason == null) {
-            JoinRelType joinType = flinkJoinType == FlinkJoinType.LEFT ? JoinRelType.LEFT
-                    : flinkJoinType == FlinkJoinType.INNER ? JoinRelType.INNER : JoinRelType.FULL;
-            reason = LookupJoinMatcher.shapeReason(joinType, materialize, probeChangelog, asyncOptions);
+            // FlinkJoinType and Calcite's JoinRelType name the same join types alike
+            reason = LookupJoinMatcher.shapeReason(
+                    JoinRelType.valueOf(flinkJoinType.name()), materialize, probeChangelog, asyncOptions);
         }
         LookupJoinBatch batch = null;
         if (reason == null) {
@@ -187,8 +190,7 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
                                 .getUserFunction();
                 if (fetchers != null && runner instanceof LookupJoinRunner) {
                     RelOptTable table = getTemporalTableSourceSpec().getTemporalTable(
-                            planner.getFlinkContext(), (org.apache.flink.table.planner.calcite.FlinkTypeFactory)
-                                    planner.getTypeFactory());
+                            planner.getFlinkContext(), (FlinkTypeFactory) planner.getTypeFactory());
                     LookupKeys lookupKeys = lookupKeys(keys, probeType);
                     BatchFetcher fetcher = fetchers.create(table, lookupKeys);
                     if (fetcher != null) {
@@ -198,8 +200,10 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
                 return new SyncLookupBatch(runner);
             }
             if (factory instanceof AsyncWaitOperatorFactory) {
+                // the lookup join's retries are inside the function (RetryableAsyncLookupFunctionDelegator);
+                // Flink gives the operator none, and Ferry's batch has no operator-level retry
                 Object retry = FlinkFields.read(factory, AsyncWaitOperatorFactory.class, "asyncRetryStrategy");
-                if (retry != null && !retry.getClass().getName().endsWith("NoRetryStrategy")) {
+                if (retry != null && retry != AsyncRetryStrategies.NO_RETRY_STRATEGY) {
                     return null;
                 }
                 AsyncFunction<RowData, RowData> function =
@@ -230,7 +234,7 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
                 FunctionCallUtil.Constant c = (FunctionCallUtil.Constant) p;
                 fields[i] = -1;
                 // as Flink's generated fetcher: the literal's internal value, of the literal's type
-                org.apache.flink.api.java.tuple.Tuple2<Object, LogicalType> v = RexLiteralUtil.toFlinkInternalValue(c.literal);
+                Tuple2<Object, LogicalType> v = RexLiteralUtil.toFlinkInternalValue(c.literal);
                 types[i] = v.f1;
                 constants[i] = v.f0;
             }

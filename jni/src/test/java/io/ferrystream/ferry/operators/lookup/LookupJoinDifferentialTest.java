@@ -4,6 +4,7 @@ import io.ferrystream.ferry.operators.Batching;
 import io.ferrystream.ferry.operators.FerryLookupJoinOperator;
 
 import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.streaming.api.datastream.AsyncDataStream;
 import org.apache.flink.streaming.api.functions.async.AsyncFunction;
@@ -22,6 +23,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.conversion.DataStructureConverter;
 import org.apache.flink.table.data.conversion.DataStructureConverters;
+import org.apache.flink.table.functions.LookupFunction;
 import org.apache.flink.table.runtime.collector.ListenableCollector;
 import org.apache.flink.table.runtime.collector.TableFunctionResultFuture;
 import org.apache.flink.table.runtime.generated.FilterCondition;
@@ -42,6 +44,7 @@ import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
@@ -187,6 +190,49 @@ class LookupJoinDifferentialTest {
         return new FerryLookupJoinOperator(batch, Batching.of(batchSize, 1000), "test lookup join");
     }
 
+    /** A batch fetcher over the retrying lookup function, once per key row. */
+    static final class RetryingPerKeyFetcher implements BatchFetcher {
+        private transient LookupFunction lookup;
+
+        @Override
+        public void open(RuntimeContext context) throws Exception {
+            lookup = LookupTestPieces.retrying();
+            lookup.open(null);
+        }
+
+        @Override
+        public List<List<RowData>> fetch(List<RowData> keyRows) throws Exception {
+            List<List<RowData>> out = new ArrayList<>();
+            for (RowData key : keyRows) {
+                var rows = lookup.lookup(key);
+                out.add(rows == null ? null : new ArrayList<>(rows));
+            }
+            return out;
+        }
+    }
+
+    /**
+     * The LOOKUP hint's lookup_miss retry lives in Flink's lookup function
+     * (RetryableLookupFunctionDelegator): the same rows through Ferry's sync and batched-fetch forms.
+     */
+    @Test
+    void lookupMissRetry() throws Exception {
+        List<Object> input = probeStream(new Random(11), 80, false);
+        List<String> flink = run(SimpleOperatorFactory.of(new ProcessOperator<>(
+                syncRunner(true, false, false, false, new LookupTestPieces.RetryingFetcher()))), input, false);
+        List<String> sync = run(SimpleOperatorFactory.of(new FerryLookupJoinOperator(new SyncLookupBatch(
+                syncRunner(true, false, false, false, new LookupTestPieces.RetryingFetcher())), Batching.of(6, 1000), "t")),
+                input, false);
+        List<String> fetching = run(SimpleOperatorFactory.of(new FerryLookupJoinOperator(new FetchingLookupBatch(
+                syncRunner(true, false, false, false, new LookupTestPieces.RetryingFetcher()),
+                new LookupKeys(new int[] {0}, new int[] {0}, new LogicalType[] {new IntType()}, new Object[] {null}),
+                new RetryingPerKeyFetcher()), Batching.of(6, 1000), "t")), input, false);
+        assertEquals(flink, sync);
+        assertEquals(flink, fetching);
+        // the first probe of key 3 gets its rows after two empty answers and two retries
+        assertTrue(flink.stream().anyMatch(r -> r.contains(",3,Jark)")), flink.toString());
+    }
+
     /** A batch fetcher that calls the connector's LookupFunction once per key row, as Flink's fetcher does. */
     static final class PerKeyFetcher implements BatchFetcher {
         private final LookupTestPieces.DimLookup lookup = new LookupTestPieces.DimLookup();
@@ -291,7 +337,7 @@ class LookupJoinDifferentialTest {
      * what Flink's runner emitted before the failing row.
      */
     @ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(Mode.class)
+    @EnumSource(Mode.class)
     void failingRequest(Mode mode) throws Exception {
         List<Object> input = probeStream(new Random(5), 20, true);
         // Flink's
@@ -343,7 +389,7 @@ class LookupJoinDifferentialTest {
 
     /** A request that never completes: Flink's timeout callback at the deadline, Flink's exception. */
     @ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(value = Mode.class, names = {"ASYNC_ORDERED", "ASYNC_UNORDERED"})
+    @EnumSource(value = Mode.class, names = {"ASYNC_ORDERED", "ASYNC_UNORDERED"})
     void timeout(Mode mode) throws Exception {
         List<Object> input = new ArrayList<>(probeStream(new Random(9), 6, false));
         input.add(new StreamRecord<>(GenericRowData.of(LookupTestPieces.HANGING_KEY, StringData.fromString("h")), 77L));

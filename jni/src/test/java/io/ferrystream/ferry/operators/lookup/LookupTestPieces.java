@@ -5,6 +5,7 @@ import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.streaming.api.functions.async.AsyncFunction;
 import org.apache.flink.streaming.api.functions.async.ResultFuture;
+import org.apache.flink.streaming.util.retryable.RetryPredicates;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -13,11 +14,14 @@ import org.apache.flink.table.functions.LookupFunction;
 import org.apache.flink.table.runtime.collector.ListenableCollector;
 import org.apache.flink.table.runtime.collector.TableFunctionResultFuture;
 import org.apache.flink.table.runtime.generated.FilterCondition;
+import org.apache.flink.table.runtime.operators.join.lookup.ResultRetryStrategy;
+import org.apache.flink.table.runtime.operators.join.lookup.RetryableLookupFunctionDelegator;
 import org.apache.flink.util.Collector;
 
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -255,6 +259,49 @@ public final class LookupTestPieces {
         @Override
         boolean condition() {
             return false;
+        }
+    }
+
+    /** A connector answering nothing for the first two calls per key (Flink's 'start-lookup-threshold'). */
+    public static final class ThresholdLookup extends LookupFunction {
+        private final Map<Integer, Integer> calls = new HashMap<>();
+
+        @Override
+        public Collection<RowData> lookup(RowData keyRow) {
+            int k = keyRow.getInt(0);
+            int n = calls.merge(k, 1, Integer::sum);
+            return n <= 2 ? null : DATA.get(k);
+        }
+    }
+
+    /** The lookup function Flink builds for the LOOKUP hint's lookup_miss retry (max-attempts 2, 1 ms). */
+    static LookupFunction retrying() {
+        return new RetryableLookupFunctionDelegator(new ThresholdLookup(),
+                ResultRetryStrategy.fixedDelayRetry(2, 1, RetryPredicates.EMPTY_RESULT_PREDICATE));
+    }
+
+    /** Flink's generated fetcher over {@link #retrying()}. */
+    public static final class RetryingFetcher extends AbstractRichFunction implements FlatMapFunction<RowData, RowData> {
+        private final LookupFunction lookup = retrying();
+
+        public RetryingFetcher() {}
+
+        @Override
+        public void open(OpenContext openContext) throws Exception {
+            lookup.open(null);
+        }
+
+        @Override
+        public void flatMap(RowData in, Collector<RowData> out) throws Exception {
+            if (in.isNullAt(0)) {
+                return;
+            }
+            Collection<RowData> rows = lookup.lookup(GenericRowData.of(in.getInt(0)));
+            if (rows != null) {
+                for (RowData r : rows) {
+                    out.collect(r);
+                }
+            }
         }
     }
 }

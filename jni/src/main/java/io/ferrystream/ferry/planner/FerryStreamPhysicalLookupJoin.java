@@ -94,10 +94,14 @@ public class FerryStreamPhysicalLookupJoin extends StreamPhysicalLookupJoin impl
                 preferCustomShuffle(), fallbackReason);
     }
 
-    /** As Flink's; a native node asked to materialize stays Flink's, with the reason. */
+    /**
+     * As Flink's. Flink's planner sets upsert materialization after Ferry's program decided (its
+     * non-deterministic-update check runs on the optimized plan): such a node stays Flink's, with
+     * that reason.
+     */
     @Override
     public StreamPhysicalLookupJoin copy(boolean upsertMaterialize) {
-        String reason = upsertMaterialize && fallbackReason == null ? LookupJoinMatcher.MATERIALIZE_REASON : fallbackReason;
+        String reason = upsertMaterialize ? LookupJoinMatcher.MATERIALIZE_REASON : fallbackReason;
         return new FerryStreamPhysicalLookupJoin(getCluster(), getTraitSet(), getInput(), temporalTable(),
                 calcOnTemporalTable(), joinInfo(), joinType(), lookupHint(), upsertMaterialize, enableLookupShuffle(),
                 preferCustomShuffle(), reason);

@@ -15,6 +15,8 @@ import org.apache.flink.types.RowKind;
 
 import javax.annotation.Nullable;
 
+import java.util.stream.Collectors;
+
 /**
  * The lookup join kind's matcher: decides whether one {@link StreamPhysicalLookupJoin} runs as
  * {@link FerryLookupJoinOperator}. Native: INNER and LEFT joins of an insert-only probe on a
@@ -67,7 +69,8 @@ public final class LookupJoinMatcher extends NativeMatcher<StreamPhysicalLookupJ
             return "key-ordered async lookup (table.exec.async-lookup.key-ordered-enabled on an updating probe): not native yet";
         }
         if (!probeChangelog.containsOnly(RowKind.INSERT)) {
-            return "updating probe (changelog " + probeChangelog + "): not native yet";
+            return "updating probe (changelog " + probeChangelog.getContainedKinds().stream().map(RowKind::shortString)
+                    .collect(Collectors.joining(",")) + "): not native yet";
         }
         return null;
     }

@@ -81,6 +81,25 @@ class LookupJoinDocTest {
         assertEquals(18, cells);
     }
 
+    /**
+     * Upsert materialization (TRY_RESOLVE on an updating probe whose dim columns reach a retracting
+     * sink): Flink's planner sets it after Ferry's program decided, through the node's copy, which
+     * keeps the node Flink's with the reason.
+     */
+    @Test
+    void upsertMaterializeFallsBack() {
+        TableEnvironment tEnv = env();
+        tEnv.getConfig().set("table.optimizer.non-deterministic-update.strategy", "TRY_RESOLVE");
+        tEnv.executeSql("CREATE TEMPORARY TABLE snk (id BIGINT, cnt BIGINT, name STRING)"
+                + " WITH ('connector'='values', 'sink-insert-only'='false')");
+        String plan = PlannerTests.physicalPlan(tEnv.explainSql("INSERT INTO snk SELECT T.id, T.cnt, D.name FROM"
+                + " (SELECT id, COUNT(*) AS cnt, PROCTIME() AS proctime FROM src GROUP BY id) AS T"
+                + " LEFT JOIN dim FOR SYSTEM_TIME AS OF T.proctime AS D ON T.id = D.id"));
+        List<String> terms = PlannerTests.ferryTerms(plan).stream().filter(t -> !t.equals("native")).toList();
+        assertTrue(plan.contains("LookupJoin("), plan);
+        assertEquals(List.of(LookupJoinMatcher.MATERIALIZE_REASON), terms, plan);
+    }
+
     static TableEnvironment env() {
         TableEnvironment tEnv = PlannerTests.newTableEnv(true);
         tEnv.executeSql("CREATE TEMPORARY TABLE src (id BIGINT, len INT, content STRING, proctime AS PROCTIME())"

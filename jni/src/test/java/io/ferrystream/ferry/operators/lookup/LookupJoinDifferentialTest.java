@@ -436,6 +436,21 @@ class LookupJoinDifferentialTest {
         assertEquals(1, LookupTestPieces.Fetcher.CLOSED.get() - closedBefore, "closed twice");
     }
 
+    /** The requests of a batch overlap, at most the capacity at a time. */
+    @Test
+    void asyncRequestsOverlapUpToCapacity() throws Exception {
+        List<Object> input = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            input.add(new StreamRecord<>(GenericRowData.of(i % 2 == 0 ? 3 : 6, StringData.fromString("p" + i)), i));
+        }
+        LookupTestPieces.AsyncFetcher.MAX_IN_FLIGHT.set(0);
+        List<String> ferry = run(SimpleOperatorFactory.of(ferryOperator(Mode.ASYNC_ORDERED, false, false, false, false, 0, 60)),
+                input, false);
+        int max = LookupTestPieces.AsyncFetcher.MAX_IN_FLIGHT.get();
+        assertTrue(max >= 2 && max <= CAPACITY, "most lookups in flight at once: " + max);
+        assertEquals(run(flinkFactory(Mode.ASYNC_ORDERED, false, false, false, false, 0), input, false), ferry);
+    }
+
     /** Nothing is held across a checkpoint barrier: the pending batch runs before it. */
     @Test
     void barrierFlushes() throws Exception {

@@ -180,10 +180,14 @@ public final class LookupTestPieces {
 
     /**
      * Flink's generated async fetcher: a NULL key completes empty at once; otherwise the lookup
-     * completes on one of three threads after 0-2 ms (so completions come out of order);
+     * completes on one of six threads after 0-2 ms (so completions come out of order);
      * {@link #FAILING_KEY} completes exceptionally, {@link #HANGING_KEY} never.
      */
     public static final class AsyncFetcher extends AbstractRichFunction implements AsyncFunction<RowData, Object> {
+        /** Lookups invoked and not yet completed, of every instance; and the most at once. */
+        static final AtomicInteger IN_FLIGHT = new AtomicInteger();
+        static final AtomicInteger MAX_IN_FLIGHT = new AtomicInteger();
+
         private transient ExecutorService executor;
 
         public AsyncFetcher() {}
@@ -191,7 +195,7 @@ public final class LookupTestPieces {
 
         @Override
         public void open(OpenContext openContext) {
-            executor = Executors.newFixedThreadPool(3);
+            executor = Executors.newFixedThreadPool(6);
             random = new Random(7);
         }
 
@@ -207,12 +211,15 @@ public final class LookupTestPieces {
                 return;
             }
             long sleepMicros = random.nextInt(2000);
+            MAX_IN_FLIGHT.accumulateAndGet(IN_FLIGHT.incrementAndGet(), Math::max);
             executor.execute(() -> {
                 try {
                     TimeUnit.MICROSECONDS.sleep(sleepMicros);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
+                } finally {
+                    IN_FLIGHT.decrementAndGet();
                 }
                 if (k == FAILING_KEY) {
                     future.completeExceptionally(new RuntimeException("lookup failed for key " + k));

@@ -196,13 +196,12 @@ final class PlanAnalysis {
 
     /**
      * Why a stateful operator that no native kind replaces stays Flink's, or null for a node that
-     * is not one (stateless nodes, exchanges, sources, sinks). Lookup joins count too: they are
-     * Ferry's to replace (docs/architecture.md), though they keep no keyed state.
+     * is not one (stateless nodes, exchanges, sources, sinks). Lookup joins are candidates of
+     * their own kind ({@code lookup_join}), native or with their fallback reason.
      */
     static String otherStatefulReason(String op) {
         return switch (op) {
             case "Join" -> "regular join: no native operator kind yet";
-            case "LookupJoin" -> "lookup join: no native operator kind yet";
             case "TemporalJoin" -> "temporal join: no native operator kind yet";
             case "MultiJoin" -> "multi-way join: no native operator kind yet";
             case "DeltaJoin" -> "delta join: no native operator kind yet";

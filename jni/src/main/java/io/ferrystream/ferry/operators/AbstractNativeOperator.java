@@ -211,6 +211,15 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         return batching;
     }
 
+    /**
+     * Counts one opened operator subtask of {@code kind} for the plan node {@code name}: every Ferry
+     * operator, native or not (the lookup join runs no Go), reports its opens here.
+     */
+    static void countOpened(String kind, String name) {
+        OPENED.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
+        OPENED_BY_NAME.computeIfAbsent(name, k -> new AtomicLong()).incrementAndGet();
+    }
+
     /** How many native operators of {@code kind} ({@link NativeSpec#kind()}) were opened in this JVM. */
     public static long openedCount(String kind) {
         AtomicLong n = OPENED.get(kind);
@@ -395,8 +404,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     @Override
     public void open() throws Exception {
         super.open();
-        OPENED.computeIfAbsent(spec.kind(), k -> new AtomicLong()).incrementAndGet();
-        OPENED_BY_NAME.computeIfAbsent(spec.name(), k -> new AtomicLong()).incrementAndGet();
+        countOpened(spec.kind(), spec.name());
         int inputs = spec.inputs().size();
         // Only a state backend that keeps live objects lets Java Strings reach Flink's state; an
         // operator that is not keyed keeps its rows on the heap (Flink's bundle operators do)

@@ -14,7 +14,8 @@ import java.util.Map;
 public final class NativeKinds {
     private static final List<NativeMatcher<?>> MATCHERS =
             List.of(new GroupAggregateMatcher(), new LocalGroupAggregateMatcher(), new GlobalGroupAggregateMatcher(),
-                    new IncrementalGroupAggregateMatcher(), new IntervalJoinMatcher(), new WindowJoinMatcher());
+                    new IncrementalGroupAggregateMatcher(), new IntervalJoinMatcher(), new WindowJoinMatcher(),
+                    new LookupJoinMatcher());
 
     private static final Map<Class<?>, NativeMatcher<?>> BY_NODE_CLASS = new HashMap<>();
 

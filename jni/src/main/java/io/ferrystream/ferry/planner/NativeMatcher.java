@@ -81,11 +81,20 @@ public abstract class NativeMatcher<R extends StreamPhysicalRel> {
         if (off != null) {
             return Decision.fallback(off);
         }
-        String backend = backendReason(config);
+        String backend = keepsNativeState() ? backendReason(config) : null;
         if (backend != null) {
             return Decision.fallback(backend);
         }
         return match(node, config);
+    }
+
+    /**
+     * Whether the kind's operator keeps state in Go, checkpointed as raw keyed state (and so
+     * refuses state backends that cannot checkpoint it, {@link #backendReason}); a stateless kind
+     * (the lookup join) says no.
+     */
+    protected boolean keepsNativeState() {
+        return true;
     }
 
     /**

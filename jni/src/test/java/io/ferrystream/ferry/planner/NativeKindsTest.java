@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.operators.FerryLookupJoinOperator;
 import io.ferrystream.ferry.operators.GroupAggregateSpec;
 import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
@@ -29,7 +30,8 @@ class NativeKindsTest {
     void theGroupAggregateIsRegistered() {
         assertEquals(
                 List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND,
-                        IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND, WindowJoinSpec.KIND),
+                        IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND, WindowJoinSpec.KIND,
+                        FerryLookupJoinOperator.KIND),
                 Ferry.operatorKinds());
         NativeMatcher<?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.nodeClass());

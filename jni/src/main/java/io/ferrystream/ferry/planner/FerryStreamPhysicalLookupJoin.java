@@ -109,7 +109,21 @@ public class FerryStreamPhysicalLookupJoin extends StreamPhysicalLookupJoin impl
 
     @Override
     public RelWriter explainTerms(RelWriter pw) {
-        return super.explainTerms(pw).item("ferry", fallbackReason == null ? "native" : fallbackReason);
+        String fetch = fallbackReason == null ? jdbcLookups().explain(temporalTable(), lookupDims()) : null;
+        return super.explainTerms(pw)
+                .item("ferry", fallbackReason == null ? "native" : fallbackReason)
+                .itemIf("fetch", fetch, fetch != null);
+    }
+
+    /** Where the join's JDBC temporal table, if any, is looked up. */
+    private JdbcLookups jdbcLookups() {
+        return new JdbcLookups(tableConfig(), retryOptions().isDefined());
+    }
+
+    /** The lookup keys' dim columns, ascending. */
+    private int[] lookupDims() {
+        return JavaConverters.setAsJavaSet(allLookupKeys().keySet()).stream()
+                .mapToInt(k -> (Integer) k).sorted().toArray();
     }
 
     @Override
@@ -153,6 +167,6 @@ public class FerryStreamPhysicalLookupJoin extends StreamPhysicalLookupJoin impl
                 FlinkTypeFactory.toLogicalRowType(getRowType()),
                 getRelDetailedDescription(),
                 preferCustomShuffle(),
-                null);
+                jdbcLookups());
     }
 }

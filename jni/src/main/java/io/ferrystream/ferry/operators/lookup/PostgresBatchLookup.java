@@ -15,7 +15,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ReadableConfig;
@@ -43,7 +45,8 @@ import org.apache.flink.table.types.logical.VarBinaryType;
  * by the key row's ordinal. The URL becomes a pgx connection string without credentials; the
  * user name and password reach Go through their own call, never a spec or a message.
  *
- * <p>Not thread-safe: one instance per lookup function instance (per subtask).
+ * <p>Serializable with its operator (configuration only); opened on the TaskManager. Not
+ * thread-safe: one instance per operator instance (per subtask).
  */
 public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
     /** The JDBC connector's option keys this class reads (JdbcConnectorOptions, LookupOptions). */
@@ -59,38 +62,74 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
     private static final int PGJDBC_CONNECT_TIMEOUT_S = 10;
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    private static final long serialVersionUID = 1L;
+
+    /** The temporal table's connector options (credentials included, as Flink's own lookup function holds them). */
+    private final LinkedHashMap<String, String> options;
     private final RowType projected;
     private final RowType keyType;
-    private final BufferAllocator allocator;
-    private final NativeOperator op;
-    private final RowDataArrowWriter keys;
-    private final VectorSchemaRoot out;
-    private final ArrowRowDataReader reader;
-    private final RowData.FieldGetter[] getters;
+
+    /** Set by {@link #open(BufferAllocator)}; closed by {@link #close}. */
+    private transient BufferAllocator allocator;
+    /** The root {@link #open(RuntimeContext)} made for the lookup; null when the caller gave the parent. */
+    private transient BufferAllocator root;
+    private transient NativeOperator op;
+    private transient RowDataArrowWriter keys;
+    private transient VectorSchemaRoot out;
+    private transient ArrowRowDataReader reader;
+    private transient RowData.FieldGetter[] getters;
 
     /**
-     * Opens the native lookup and connects it (the table and columns are checked by PostgreSQL
-     * here). Throws {@link IllegalArgumentException} with {@link #reasonNotNative}'s reason when the
-     * table cannot go this way, {@code FerryException} when Go refuses it or PostgreSQL fails.
+     * A lookup to open on the TaskManager ({@link #open(RuntimeContext)}). Throws {@link
+     * IllegalArgumentException} with {@link #reasonNotNative}'s reason when the table cannot go
+     * this way.
      *
      * @param options the temporal table's connector options ({@code 'connector' = 'jdbc'})
      * @param projected the fields the lookup returns (Flink's projected physical row type), in order
      * @param keyNames the lookup keys' names in {@code projected}, in Flink's key order
-     * @param allocator the parent of this lookup's Arrow memory
      */
-    public PostgresBatchLookup(Map<String, String> options, RowType projected, String[] keyNames,
-            BufferAllocator allocator) {
+    public PostgresBatchLookup(Map<String, String> options, RowType projected, String[] keyNames) {
         String reason = reasonNotNative(options, projected, keyNames, false);
         if (reason != null) {
             throw new IllegalArgumentException("the JDBC lookup cannot run natively: " + reason);
         }
+        this.options = new LinkedHashMap<>(options);
         this.projected = projected;
         List<RowType.RowField> keyFields = new ArrayList<>();
         for (String k : keyNames) {
             keyFields.add(new RowType.RowField(k, projected.getTypeAt(projected.getFieldIndex(k)).copy(true)));
         }
         this.keyType = new RowType(keyFields);
-        this.allocator = allocator.newChildAllocator("ferry-jdbc-lookup", 0, Long.MAX_VALUE);
+    }
+
+    /** {@link #PostgresBatchLookup(Map, RowType, String[])}, opened at once with {@code allocator}. */
+    public PostgresBatchLookup(Map<String, String> options, RowType projected, String[] keyNames,
+            BufferAllocator allocator) {
+        this(options, projected, keyNames);
+        open(allocator);
+    }
+
+    /** Opens on the operator's thread with an allocator of its own, closed with the lookup. */
+    @Override
+    public void open(RuntimeContext context) {
+        root = new RootAllocator(Long.MAX_VALUE);
+        try {
+            open(root);
+        } catch (RuntimeException | Error e) {
+            root.close();
+            root = null;
+            throw e;
+        }
+    }
+
+    /**
+     * Opens the native lookup and connects it (the table and columns are checked by PostgreSQL
+     * here): {@code FerryException} when Go refuses it or PostgreSQL fails.
+     *
+     * @param parent the parent of this lookup's Arrow memory
+     */
+    private void open(BufferAllocator parent) {
+        this.allocator = parent.newChildAllocator("ferry-jdbc-lookup", 0, Long.MAX_VALUE);
         NativeOperator opened = null;
         RowDataArrowWriter writer = null;
         VectorSchemaRoot root = null;
@@ -106,6 +145,7 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
         } catch (RuntimeException | Error e) {
             closeAll(e, root, writer, opened);
             this.allocator.close();
+            this.allocator = null;
             throw e;
         }
         this.op = opened;
@@ -147,8 +187,12 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
 
     @Override
     public void close() {
-        Throwable first = closeAll(null, out, keys, op);
-        allocator.close();
+        if (allocator == null) {
+            return; // never opened, or its open failed and cleaned up
+        }
+        Throwable first = closeAll(null, out, keys, op, allocator, root);
+        allocator = null;
+        root = null;
         if (first instanceof RuntimeException re) {
             throw re;
         }

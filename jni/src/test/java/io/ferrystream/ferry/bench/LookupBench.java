@@ -98,7 +98,7 @@ final class LookupBench {
         try (Connection conn = pg.connect(); Statement st = conn.createStatement()) {
             st.execute("DROP TABLE IF EXISTS dim");
             st.execute("CREATE TABLE dim (id BIGINT PRIMARY KEY, name VARCHAR(32), price BIGINT, updated TIMESTAMP(3))");
-            st.execute("INSERT INTO dim SELECT i, 'item-' || i, (i * 7919) % 100000,"
+            st.execute("INSERT INTO dim SELECT i, 'item-' || i, (i::bigint * 7919) % 100000,"
                     + " TIMESTAMP '2026-01-01 00:00:00' + i * INTERVAL '1 second' FROM generate_series(1, " + rows + ") AS i");
             st.execute("ANALYZE dim");
         }

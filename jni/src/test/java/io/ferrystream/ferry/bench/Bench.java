@@ -30,6 +30,9 @@ import java.util.Locale;
  *   <li>{@code call-cost}: one {@code NativeOperator.process} call of 1 and of 1024 rows, batches
  *       moved by Arrow Java's C Data Interface and by Ferry's own export and chunk loading,
  *       interleaved ({@link CallCost}; first of {@code -keys}, {@code -reps} passes);
+ *   <li>{@code lookup-join}: the q13-shaped lookup join with Flink's test lookup source, sync and
+ *       async, Ferry off / on interleaved ({@link LookupJoinBench}; {@code -sql-rows} probe rows,
+ *       default 200K; {@code -reps});
  *   <li>{@code all}: operator, sql, split.
  * </ul>
  *
@@ -44,7 +47,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|lookup-pg] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|lookup-pg|lookup-join] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -96,6 +99,9 @@ public final class Bench {
         List<String> rest = new ArrayList<>(Arrays.asList(args));
         if (!rest.isEmpty() && !rest.get(0).startsWith("-")) {
             section = rest.remove(0);
+        }
+        if (section.equals("lookup-join")) {
+            sqlRows = 200_000;
         }
         if (section.startsWith("interval-join") || section.startsWith("window-join")) {
             rows = 1_000_000;
@@ -171,6 +177,9 @@ public final class Bench {
                 break;
             case "interval-join":
                 IntervalJoinBench.table(out, keys, rows, reps, batch, variants);
+                break;
+            case "lookup-join":
+                LookupJoinBench.run(out, sqlRows, reps);
                 break;
             case "window-join":
                 IntervalJoinBench.table(WindowJoinBench.SHAPE, out, keys, rows, reps, batch, variants);

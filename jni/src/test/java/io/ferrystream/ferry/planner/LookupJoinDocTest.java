@@ -100,6 +100,17 @@ class LookupJoinDocTest {
         assertEquals(List.of(LookupJoinMatcher.MATERIALIZE_REASON), terms, plan);
     }
 
+    /** A compiled plan records Flink's node type (a loaded plan runs Flink's operator, as for every kind). */
+    @Test
+    void compiledPlanKeepsFlinksNodeType() {
+        TableEnvironment tEnv = env();
+        tEnv.executeSql("CREATE TEMPORARY TABLE snk2 (id BIGINT, name STRING) WITH ('connector'='values')");
+        String json = tEnv.compilePlanSql("INSERT INTO snk2 SELECT T.id, D.name FROM src AS T"
+                + String.format(ON, "dim")).asJsonString();
+        assertTrue(json.contains("\"stream-exec-lookup-join_1\""), json);
+        assertTrue(!json.toLowerCase(java.util.Locale.ROOT).contains("ferry") && !json.contains("fallbackReason"), json);
+    }
+
     static TableEnvironment env() {
         TableEnvironment tEnv = PlannerTests.newTableEnv(true);
         tEnv.executeSql("CREATE TEMPORARY TABLE src (id BIGINT, len INT, content STRING, proctime AS PROCTIME())"

@@ -12,6 +12,8 @@
 #   ./build.sh demo       installs what is missing (scripts/setup.sh demo), builds everything, then
 #                         ./ferry sql examples/nexmark-groupby.sql --mode compare (parity) and
 #                         ./ferry bench examples/demo-throughput.sql (throughput, about a minute)
+#   ./build.sh demo-lookup  a lookup join against a real PostgreSQL it starts (scripts/demo-lookup.sql),
+#                         Ferry off and on compared
 #   ./build.sh bench      Go benchmarks of the group aggregate (direct and through the C ABI)
 #   ./build.sh perf       the perf harness (tests/perf): rows/s tables against a limit baseline
 #   ./build.sh bench-jvm  Flink's group aggregate (heap, RocksDB) against Ferry's in one JVM:
@@ -59,6 +61,29 @@ cmd_demo() {
   ./ferry bench examples/demo-throughput.sql --runs 3
 }
 
+# A lookup join against a real PostgreSQL (scripts/postgres.sh starts one, removed at the end):
+# ./ferry sql scripts/demo-lookup.sql --mode compare --require-native with the server filled in.
+cmd_demo_lookup() {
+  scripts/setup.sh lookup
+  cmd_jar
+  local dir
+  dir=$(mktemp -d)
+  FERRY_PG_OWNER=$$ scripts/postgres.sh start "$dir/pg" > "$dir/env"
+  trap 'scripts/postgres.sh stop "'"$dir"'/pg" >/dev/null; rm -rf "'"$dir"'"' EXIT
+  set -a; . "$dir/env"; set +a
+  log "PostgreSQL on $PGHOST:$PGPORT: table products (1,000 rows)"
+  psql -q -v ON_ERROR_STOP=1 -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" -d "$PGDATABASE" <<'SQL'
+CREATE TABLE products (id BIGINT PRIMARY KEY, name VARCHAR(40), price NUMERIC(10, 2), category VARCHAR(20), added TIMESTAMP(3));
+INSERT INTO products SELECT i, 'product ' || i, (i * 37 % 5000) / 100.0,
+  (ARRAY['books', 'toys', 'garden', 'music'])[1 + i % 4], TIMESTAMP '2026-01-01 00:00:00' + i * INTERVAL '1 hour'
+  FROM generate_series(1, 1000) AS i;
+SQL
+  sed -e "s|@URL@|jdbc:postgresql://$PGHOST:$PGPORT/$PGDATABASE|" -e "s|@USER@|$PGUSER|" -e "s|@PASSWORD@|$PGPASSWORD|" \
+    scripts/demo-lookup.sql > "$dir/lookup.sql"
+  log "parity: ./ferry sql scripts/demo-lookup.sql --mode compare --require-native"
+  ./ferry sql "$dir/lookup.sql" --mode compare --require-native --max-rows 5
+}
+
 cmd_jni() {
   cmd_build
   mvn_ -pl jni test
@@ -84,10 +109,11 @@ case "${1:-build}" in
   test) cmd_test ;;
   jar) cmd_jar ;;
   demo) cmd_demo ;;
+  demo-lookup) cmd_demo_lookup ;;
   bench) scripts/native.sh bench ;;
   perf) shift; scripts/native.sh perf "$@" ;;
   bench-jvm) shift; cmd_bench_jvm "$@" ;;
   jni) cmd_jni ;;
   flink-suites) shift; cmd_flink_suites "$@" ;;
-  *) echo "usage: $0 [build|test|jar|demo|bench|perf|bench-jvm|jni|flink-suites]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|jar|demo|demo-lookup|bench|perf|bench-jvm|jni|flink-suites]" >&2; exit 2 ;;
 esac

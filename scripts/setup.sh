@@ -3,6 +3,7 @@
 # sudo when not root), and checks Go:
 #   scripts/setup.sh demo    gcc and libc headers (cgo), binutils (nm: the export check), JDK 17,
 #                            Maven: what ./build.sh demo needs
+#   scripts/setup.sh lookup  the same, plus the PostgreSQL server: what ./build.sh demo-lookup needs
 #   scripts/setup.sh test    the same, plus valgrind (the C harness), Chromium (the HTML report's
 #                            test) and the PostgreSQL server (the lookup tests start their own,
 #                            scripts/postgres.sh): what ./build.sh test and .ci/run need (the default)
@@ -13,8 +14,8 @@ set -euo pipefail
 
 profile=${1:-test}
 case $profile in
-  demo|test) ;;
-  *) echo "usage: $0 [demo|test]" >&2; exit 2 ;;
+  demo|lookup|test) ;;
+  *) echo "usage: $0 [demo|lookup|test]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -27,6 +28,8 @@ command -v mvn >/dev/null 2>&1 || need+=(maven)
 if [ "$profile" = test ]; then
   command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+fi
+if [ "$profile" != demo ]; then
   # Debian keeps pg_ctl and initdb in /usr/lib/postgresql/VERSION/bin, off PATH.
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null 2>&1 || need+=(postgresql)
 fi

@@ -34,15 +34,21 @@ type Cache struct {
 	opts CacheOptions
 	now  func() time.Time
 
-	mu    sync.Mutex
-	lru   *list.List // of *cacheEntry, most recently used first
-	byKey map[string]*list.Element
+	mu      sync.Mutex
+	lru     *list.List // of *cacheEntry, most recently used (read or written) first
+	byWrite *list.List // of *cacheEntry, least recently written first
+	byKey   map[string]*list.Element
 }
 
+// cacheEntry is one key's rows. Its place in lru orders it by access and in byWrite by write, so
+// the entries expired after access are a suffix of lru and those expired after write a prefix of
+// byWrite (the clock never runs backwards): Put removes every expired entry in time proportional
+// to their number.
 type cacheEntry struct {
 	key             string
 	rows            []Row
 	written, access time.Time
+	writeEl         *list.Element // in byWrite
 }
 
 // NewCache returns an empty cache; now is the clock (nil: time.Now), a fake one in tests.
@@ -53,7 +59,7 @@ func NewCache(opts CacheOptions, now func() time.Time) (*Cache, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{opts: opts, now: now, lru: list.New(), byKey: map[string]*list.Element{}}, nil
+	return &Cache{opts: opts, now: now, lru: list.New(), byWrite: list.New(), byKey: map[string]*list.Element{}}, nil
 }
 
 // Get returns the rows cached for key (possibly none: a cached miss) and whether it was cached.
@@ -90,16 +96,18 @@ func (c *Cache) Put(key string, rows []Row) {
 		e := el.Value.(*cacheEntry)
 		e.rows, e.written, e.access = rows, now, now
 		c.lru.MoveToFront(el)
+		c.byWrite.MoveToBack(e.writeEl)
 	} else {
-		c.byKey[key] = c.lru.PushFront(&cacheEntry{key: key, rows: rows, written: now, access: now})
+		e := &cacheEntry{key: key, rows: rows, written: now, access: now}
+		e.writeEl = c.byWrite.PushBack(e)
+		c.byKey[key] = c.lru.PushFront(e)
 	}
 	// Guava cleans expired entries on writes, then evicts down to maximumSize.
-	for el := c.lru.Back(); el != nil; {
-		prev := el.Prev()
-		if c.expired(el.Value.(*cacheEntry), now) {
-			c.remove(el)
-		}
-		el = prev
+	for el := c.lru.Back(); el != nil && c.expired(el.Value.(*cacheEntry), now); el = c.lru.Back() {
+		c.remove(el)
+	}
+	for w := c.byWrite.Front(); w != nil && c.expired(w.Value.(*cacheEntry), now); w = c.byWrite.Front() {
+		c.remove(c.byKey[w.Value.(*cacheEntry).key])
 	}
 	for c.opts.MaxRows >= 0 && int64(c.lru.Len()) > c.opts.MaxRows {
 		c.remove(c.lru.Back())
@@ -119,6 +127,8 @@ func (c *Cache) expired(e *cacheEntry, now time.Time) bool {
 }
 
 func (c *Cache) remove(el *list.Element) {
-	delete(c.byKey, el.Value.(*cacheEntry).key)
+	e := el.Value.(*cacheEntry)
+	delete(c.byKey, e.key)
 	c.lru.Remove(el)
+	c.byWrite.Remove(e.writeEl)
 }

@@ -81,6 +81,61 @@ class LookupJoinDocTest {
         assertEquals(18, cells);
     }
 
+    /** A row of "Where the lookups run": the dim table's extra options, the ON clause's tail, the config. */
+    record Fetch(String options, String condition, Map<String, String> config) {}
+
+    static final String PG = "'connector'='jdbc', 'url'='jdbc:postgresql://127.0.0.1:5432/db', 'table-name'='dim',"
+            + " 'username'='u', 'password'='p'";
+
+    static final Map<String, Fetch> FETCHES = Map.of(
+            "a JDBC table on PostgreSQL (`'url'='jdbc:postgresql://…'`)", new Fetch("", "", Map.of()),
+            "the same with `'lookup.cache'='PARTIAL'`",
+            new Fetch(", 'lookup.cache'='PARTIAL', 'lookup.partial-cache.max-rows'='1000'", "", Map.of()),
+            "the same with a pre-filter and a residual condition (`AND T.len > 5 AND D.age > T.len`)",
+            new Fetch("", " AND T.len > 5 AND D.age > T.len", Map.of()),
+            "a condition on the dim table alone (`AND D.age > 15`: Flink pushes it into the JDBC source)",
+            new Fetch("", " AND D.age > 15", Map.of()),
+            "a `LOOKUP` hint with retries", new Fetch("", "", Map.of()),
+            "`ferry.lookup.jdbc.native=false`", new Fetch("", "", Map.of("ferry.lookup.jdbc.native", "false")),
+            "a field of a type Ferry does not carry (`ARRAY<INT>`)", new Fetch("", "", Map.of()),
+            "a table of any other connector (`values`)", new Fetch("", "", Map.of()));
+
+    private static final java.util.regex.Pattern FETCH_TERM = java.util.regex.Pattern.compile("fetch=\\[([^\\]]*)\\]");
+
+    /** docs/operators/lookup-join.md's "Where the lookups run" table against EXPLAIN's fetch term. */
+    @Test
+    void fetchAgreesWithTheDocument() throws Exception {
+        List<List<String>> table = DocTables.first(DOC, "## Where the lookups run");
+        assertEquals(List.of("temporal table", "`fetch=[…]`"), table.get(0));
+        List<String> labels = new ArrayList<>();
+        for (List<String> row : table.subList(1, table.size())) {
+            Fetch f = FETCHES.get(row.get(0));
+            assertTrue(f != null, "no query for the row " + row.get(0));
+            labels.add(row.get(0));
+            TableEnvironment tEnv = env();
+            f.config().forEach(tEnv.getConfig()::set);
+            boolean array = row.get(0).contains("ARRAY");
+            tEnv.executeSql("CREATE TEMPORARY TABLE pgdim (age INT, id BIGINT, name STRING" + (array ? ", tags ARRAY<INT>" : "")
+                    + ") WITH (" + PG + f.options() + ")");
+            String hint = row.get(0).contains("LOOKUP") ? "/*+ LOOKUP('table'='D', 'retry-predicate'='lookup_miss',"
+                    + " 'retry-strategy'='fixed_delay', 'fixed-delay'='10ms', 'max-attempts'='3') */ " : "";
+            String dim = row.get(0).contains("values") ? "dim" : "pgdim";
+            String sql = "SELECT " + hint + "T.id, D.name" + (array ? ", D.tags" : "") + " FROM src AS T LEFT"
+                    + String.format(ON, dim) + f.condition();
+            String plan = PlannerTests.physicalPlan(tEnv.explainSql(sql));
+            assertEquals(List.of("native"), PlannerTests.ferryTerms(plan), plan);
+            java.util.regex.Matcher m = FETCH_TERM.matcher(plan);
+            String expected = row.get(1).replace("`", "");
+            if (expected.equals("none")) {
+                assertTrue(!m.find(), sql + "\n" + plan);
+            } else {
+                assertTrue(m.find(), sql + "\n" + plan);
+                assertEquals(expected, m.group(1), sql);
+            }
+        }
+        assertEquals(FETCHES.keySet(), new HashSet<>(labels), "every documented row has a query and back");
+    }
+
     /**
      * Upsert materialization (TRY_RESOLVE on an updating probe whose dim columns reach a retracting
      * sink): Flink's planner sets it after Ferry's program decided, through the node's copy, which

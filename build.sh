@@ -68,9 +68,10 @@ cmd_demo_lookup() {
   cmd_jar
   local dir
   dir=$(mktemp -d)
-  FERRY_PG_OWNER=$$ scripts/postgres.sh start "$dir/pg" > "$dir/env"
-  trap 'scripts/postgres.sh stop "'"$dir"'/pg" >/dev/null; rm -rf "'"$dir"'"' EXIT
+  trap 'rm -rf "'"$dir"'"' EXIT
+  FERRY_PG_OWNER=$$ scripts/postgres.sh start > "$dir/env"
   set -a; . "$dir/env"; set +a
+  trap 'scripts/postgres.sh stop "$FERRY_PG_DIR" >/dev/null; rm -rf "'"$dir"'"' EXIT
   log "PostgreSQL on $PGHOST:$PGPORT: table products (1,000 rows)"
   psql -q -v ON_ERROR_STOP=1 -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" -d "$PGDATABASE" <<'SQL'
 CREATE TABLE products (id BIGINT PRIMARY KEY, name VARCHAR(40), price NUMERIC(10, 2), category VARCHAR(20), added TIMESTAMP(3));

@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.operators.lookup.Closing;
 import io.ferrystream.ferry.operators.lookup.LookupJoinBatch;
 import io.ferrystream.ferry.operators.lookup.ProbeContext;
 import io.ferrystream.ferry.operators.lookup.ProbeOutput;
@@ -175,24 +176,7 @@ public final class FerryLookupJoinOperator extends AbstractStreamOperator<RowDat
 
     @Override
     public void close() throws Exception {
-        Exception first = null;
-        try {
-            closeLookup();
-        } catch (Exception e) {
-            first = e;
-        }
-        try {
-            super.close();
-        } catch (Exception e) {
-            if (first == null) {
-                first = e;
-            } else {
-                first.addSuppressed(e);
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        Closing.closeAll(this::closeLookup, super::close);
     }
 
     /** Closes the batch, then Flink's function, once; keeps the first exception. */
@@ -201,27 +185,8 @@ public final class FerryLookupJoinOperator extends AbstractStreamOperator<RowDat
             return;
         }
         open = false;
-        Exception first = null;
-        try {
-            lookup.close();
-        } catch (Exception e) {
-            first = e;
-        }
         Function function = lookup.function();
-        if (function != null) {
-            try {
-                FunctionUtils.closeFunction(function);
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        Closing.closeAll(lookup::close, function == null ? null : () -> FunctionUtils.closeFunction(function));
     }
 
     @Override

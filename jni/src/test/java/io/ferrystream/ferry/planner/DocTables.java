@@ -9,10 +9,18 @@ import java.util.List;
 final class DocTables {
     private DocTables() {}
 
-    /** The cells of the first table after the line {@code heading} (the header row first, no separator row). */
+    /** The cells of the document's first table (the header row first, no separator row). */
+    static List<List<String>> first(Path doc) throws Exception {
+        return first(doc, null);
+    }
+
+    /**
+     * The cells of the first table after the line {@code heading} (null: anywhere), the header row
+     * first, no separator row.
+     */
     static List<List<String>> first(Path doc, String heading) throws Exception {
         List<List<String>> rows = new ArrayList<>();
-        boolean after = false;
+        boolean after = heading == null;
         for (String line : Files.readAllLines(doc)) {
             after |= line.equals(heading);
             if (!after) {

@@ -24,24 +24,7 @@ class FerryGroupByDocTest {
 
     /** The first markdown table of the document: header cells, then rows of cells. */
     static List<List<String>> firstTable() throws Exception {
-        List<List<String>> rows = new ArrayList<>();
-        for (String line : Files.readAllLines(DOC)) {
-            if (!line.startsWith("|")) {
-                if (!rows.isEmpty()) {
-                    break;
-                }
-                continue;
-            }
-            if (line.startsWith("|---")) {
-                continue;
-            }
-            List<String> cells = new ArrayList<>();
-            for (String c : line.substring(1, line.length() - 1).split("\\|")) {
-                cells.add(c.trim());
-            }
-            rows.add(cells);
-        }
-        return rows;
+        return DocTables.first(DOC);
     }
 
     @Test

@@ -3,7 +3,6 @@ package io.ferrystream.ferry.planner;
 import org.apache.flink.table.api.TableEnvironment;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -69,23 +68,6 @@ class WindowJoinDocTest {
     }
 
     static List<List<String>> firstTable() throws Exception {
-        List<List<String>> rows = new ArrayList<>();
-        for (String line : Files.readAllLines(DOC)) {
-            if (!line.startsWith("|")) {
-                if (!rows.isEmpty()) {
-                    break;
-                }
-                continue;
-            }
-            if (line.startsWith("|---")) {
-                continue;
-            }
-            List<String> cells = new ArrayList<>();
-            for (String c : line.substring(1, line.length() - 1).split("\\|")) {
-                cells.add(c.trim());
-            }
-            rows.add(cells);
-        }
-        return rows;
+        return DocTables.first(DOC);
     }
 }

@@ -146,26 +146,8 @@ public final class FetchingLookupBatch implements LookupJoinBatch {
 
     @Override
     public void close() throws Exception {
-        Exception first = null;
-        for (AutoCloseable c : new AutoCloseable[] {
-            fetcher::close,
-            () -> closeFunction(calc),
-            () -> closeFunction(collector),
-            () -> closeFunction(preFilter)
-        }) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        Closing.closeAll(fetcher::close, () -> closeFunction(calc), () -> closeFunction(collector),
+                () -> closeFunction(preFilter));
     }
 
     private static void closeFunction(@Nullable Function f) throws Exception {

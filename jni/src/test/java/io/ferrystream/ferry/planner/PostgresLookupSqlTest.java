@@ -160,6 +160,12 @@ class PostgresLookupSqlTest {
         compare(", 'lookup.cache'='PARTIAL', 'lookup.partial-cache.max-rows'='5'", NATIVE_QUERIES[0], JdbcLookups.NATIVE);
     }
 
+    /** The JDBC connector ignores {@code lookup.cache = FULL}: Go looks up with no cache, as Flink's lookup does. */
+    @Test
+    void fullCacheIsIgnoredAsFlinkDoes() throws Exception {
+        compare(", 'lookup.cache'='FULL'", NATIVE_QUERIES[1], JdbcLookups.NATIVE);
+    }
+
     /** A constant condition on the dim table is pushed into the JDBC source: Flink's lookup stays, inside Ferry's operator. */
     @Test
     void pushedFilterKeepsFlinksJdbcLookup() throws Exception {

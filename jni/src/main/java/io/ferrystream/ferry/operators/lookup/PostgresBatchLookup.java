@@ -223,7 +223,8 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
     /**
      * Why the temporal table of a lookup join cannot go the Go way, or null when it can: the
      * options must be the JDBC connector's with a {@code jdbc:postgresql:} URL whose every part
-     * maps to pgx ({@link #dsn}), no {@code lookup.cache = FULL}, no filter pushed into the source,
+     * maps to pgx ({@link #dsn}), no filter pushed into the source (a {@code lookup.cache = FULL} the
+     * connector ignores, and so does {@link #cacheParams}),
      * every projected field of a type the PostgreSQL dialect supports and Ferry carries, and the
      * JVM's default zone a fixed offset (timestamptz values are its wall clock, and Go's and the
      * JVM's zone rules could differ).
@@ -250,10 +251,6 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
         }
         if (options.containsKey("compatible-mode")) {
             return "'compatible-mode' is set";
-        }
-        String cache = options.getOrDefault(LookupOptions.CACHE_TYPE.key(), "NONE");
-        if (cache.equalsIgnoreCase("FULL")) {
-            return "lookup.cache FULL";
         }
         if (pushedFilters) {
             return "a filter is pushed into the JDBC source";

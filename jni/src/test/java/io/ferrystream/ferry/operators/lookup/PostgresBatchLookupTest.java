@@ -276,7 +276,9 @@ class PostgresBatchLookupTest {
         assertNull(PostgresBatchLookup.reasonNotNative(o, type, id, false));
         assertEquals("a filter is pushed into the JDBC source", PostgresBatchLookup.reasonNotNative(o, type, id, true));
         o.put("lookup.cache", "FULL");
-        assertEquals("lookup.cache FULL", PostgresBatchLookup.reasonNotNative(o, type, id, false));
+        // the JDBC connector ignores FULL (no cache, or the deprecated options' one): so does Ferry
+        assertEquals(null, PostgresBatchLookup.reasonNotNative(o, type, id, false));
+        assertEquals(null, PostgresBatchLookup.cacheParams(org.apache.flink.configuration.Configuration.fromMap(o)));
         o = options("d_types");
         o.put("url", "jdbc:mysql://h/db");
         assertEquals("the URL is not a jdbc:postgresql: URL", PostgresBatchLookup.reasonNotNative(o, type, id, false));

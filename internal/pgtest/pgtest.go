@@ -22,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Instance is a running server. Its fields are the connection script's env lines.
@@ -153,4 +155,39 @@ func findScript() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Exec runs statements on the test binary's server as the test user; a failing one fails t.
+func Exec(t testing.TB, sql ...string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, Server(t).DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	for _, s := range sql {
+		if _, err := c.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// BatchedStatements is how often the server ran lookup/pg's batched statement over table
+// (pg_stat_statements).
+func BatchedStatements(t testing.TB, table string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, Server(t).DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int64
+	err = c.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+		WHERE query LIKE 'SELECT __ferry_k.__ord%' AND query LIKE '% FROM ' || $1 || ' WHERE %'`, table).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

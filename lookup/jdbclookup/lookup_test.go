@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/ferrystream/ferry/internal/pgtest"
@@ -21,39 +19,6 @@ import (
 
 // Every test here runs against the real PostgreSQL that pgtest starts for this binary.
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
-
-func exec(t *testing.T, sql ...string) {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, pgtest.Server(t).DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	for _, s := range sql {
-		if _, err := c.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
-// statementCalls is how often the server ran the batched statement over table.
-func statementCalls(t *testing.T, table string) int64 {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, pgtest.Server(t).DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	var n int64
-	err = c.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
-		WHERE query LIKE 'SELECT __ferry_k.__ord%' AND query LIKE '% FROM ' || $1 || ' WHERE %'`, table).Scan(&n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // dsn is the server's connection string without credentials, as the JVM sends it.
 func dsn(t *testing.T) string {
@@ -197,7 +162,7 @@ func typesParams() Params {
 // lookup/pg's own result; ordinals, several rows per key, duplicate and missing keys, chunking,
 // and one statement per batch.
 func TestKind(t *testing.T) {
-	exec(t, `CREATE TABLE k_types (id int4, b bool, t1 int2, s int2, big int8, r float4, d float8, n numeric(10,3),
+	pgtest.Exec(t, `CREATE TABLE k_types (id int4, b bool, t1 int2, s int2, big int8, r float4, d float8, n numeric(10,3),
 		n30 numeric, t text, vc varchar(10), c char(5), by bytea, dt date, tm time(6), ts3 timestamp(6),
 		ts timestamp(6), tz timestamptz(6))`,
 		`INSERT INTO k_types (id) VALUES (1)`,
@@ -211,12 +176,12 @@ func TestKind(t *testing.T) {
 	p := typesParams()
 	s := open(t, p, 2)
 	keys := [][]any{{int64(2)}, {int64(1)}, {int64(99)}, {int64(2)}, {int64(3)}}
-	before := statementCalls(t, "k_types")
+	before := pgtest.BatchedStatements(t, "k_types")
 	got, chunks, err := lookup(t, s, intKey, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls := statementCalls(t, "k_types") - before; calls != 1 {
+	if calls := pgtest.BatchedStatements(t, "k_types") - before; calls != 1 {
 		t.Errorf("the batch ran %d statements, want 1", calls)
 	}
 	want := expected(t, p, [][]any{{int32(2)}, {int32(1)}, {int32(99)}, {int32(2)}, {int32(3)}})
@@ -241,11 +206,11 @@ func TestKind(t *testing.T) {
 	}
 
 	// an empty batch sends nothing and emits nothing; a batch of misses emits nothing
-	before = statementCalls(t, "k_types")
+	before = pgtest.BatchedStatements(t, "k_types")
 	if got, _, err := lookup(t, s, intKey, nil); err != nil || len(got) != 0 {
 		t.Errorf("empty batch: %q, %v", got, err)
 	}
-	if calls := statementCalls(t, "k_types") - before; calls != 0 {
+	if calls := pgtest.BatchedStatements(t, "k_types") - before; calls != 0 {
 		t.Errorf("the empty batch ran %d statements", calls)
 	}
 	if got, _, err := lookup(t, s, intKey, [][]any{{int64(7)}, {int64(8)}}); err != nil || len(got) != 0 {
@@ -255,7 +220,7 @@ func TestKind(t *testing.T) {
 
 // TestCompositeKeys: two keys of other types, as the JVM writes them.
 func TestCompositeKeys(t *testing.T) {
-	exec(t, `CREATE TABLE k_comp (a int8, b varchar(10), c char(4), v text)`,
+	pgtest.Exec(t, `CREATE TABLE k_comp (a int8, b varchar(10), c char(4), v text)`,
 		`INSERT INTO k_comp VALUES (1,'x','ab','r1'),(1,'y','ab','r2'),(1,'x','ab','r3'),(2,'x','cd','r4')`)
 	p := Params{Table: "k_comp", Keys: []Column{{"a", "BIGINT"}, {"b", "STRING"}, {"c", "STRING"}},
 		Fields: []Column{{"v", "STRING"}, {"a", "BIGINT"}}}
@@ -274,7 +239,7 @@ func TestCompositeKeys(t *testing.T) {
 // TestTemporalKeys: TIMESTAMP(3) keys cross as epoch millis, TIMESTAMP(6) with their
 // nanoseconds, TIME as INT milliseconds of the day, DATE as days.
 func TestTemporalKeys(t *testing.T) {
-	exec(t, `CREATE TABLE k_ts (ts3 timestamp(3), ts6 timestamp(6), tm time(0), dt date, v text)`,
+	pgtest.Exec(t, `CREATE TABLE k_ts (ts3 timestamp(3), ts6 timestamp(6), tm time(0), dt date, v text)`,
 		`INSERT INTO k_ts VALUES ('2024-01-01 10:00:00.123', '2024-01-01 10:00:00.123456', '12:34:56', '2024-02-29', 'hit')`)
 	p := Params{Table: "k_ts", Keys: []Column{{"ts3", "TIMESTAMP(3)"}, {"ts6", "TIMESTAMP(6)"}, {"tm", "TIME(0)"}, {"dt", "DATE"}},
 		Fields: []Column{{"v", "STRING"}}}
@@ -294,7 +259,7 @@ func TestTemporalKeys(t *testing.T) {
 // TestCache: with lookup.cache PARTIAL a key's rows come from the cache (no statement, the old
 // rows after the table changed); with NONE every batch asks the server.
 func TestCache(t *testing.T) {
-	exec(t, `CREATE TABLE k_cache (id int4, v text)`, `INSERT INTO k_cache VALUES (1, 'one'), (2, 'two')`)
+	pgtest.Exec(t, `CREATE TABLE k_cache (id int4, v text)`, `INSERT INTO k_cache VALUES (1, 'one'), (2, 'two')`)
 	base := Params{Table: "k_cache", Keys: []Column{{"id", "INT"}}, Fields: []Column{{"v", "STRING"}}}
 	rows := int64(10)
 	cached := base
@@ -306,13 +271,13 @@ func TestCache(t *testing.T) {
 			t.Fatalf("first lookup: %q, %v", got, err)
 		}
 	}
-	exec(t, `UPDATE k_cache SET v = 'uno' WHERE id = 1`, `INSERT INTO k_cache VALUES (3, 'three')`)
-	before := statementCalls(t, "k_cache")
+	pgtest.Exec(t, `UPDATE k_cache SET v = 'uno' WHERE id = 1`, `INSERT INTO k_cache VALUES (3, 'three')`)
+	before := pgtest.BatchedStatements(t, "k_cache")
 	got, _, err := lookup(t, sc, intKey, keys)
 	if err != nil || !reflect.DeepEqual(got, []string{`+I[0, "one"]`}) { // key 3 is a cached miss
 		t.Errorf("cached: %q, %v", got, err)
 	}
-	if calls := statementCalls(t, "k_cache") - before; calls != 0 {
+	if calls := pgtest.BatchedStatements(t, "k_cache") - before; calls != 0 {
 		t.Errorf("cached keys ran %d statements", calls)
 	}
 	got, _, err = lookup(t, sn, intKey, keys)
@@ -320,12 +285,12 @@ func TestCache(t *testing.T) {
 		t.Errorf("no cache: %q, %v", got, err)
 	}
 	// a cached key and a new one: only the new one is fetched, in one statement
-	before = statementCalls(t, "k_cache")
+	before = pgtest.BatchedStatements(t, "k_cache")
 	got, _, err = lookup(t, sc, intKey, [][]any{{int64(2)}, {int64(1)}})
 	if err != nil || !reflect.DeepEqual(got, []string{`+I[0, "two"]`, `+I[1, "one"]`}) {
 		t.Errorf("mixed: %q, %v", got, err)
 	}
-	if calls := statementCalls(t, "k_cache") - before; calls != 1 {
+	if calls := pgtest.BatchedStatements(t, "k_cache") - before; calls != 1 {
 		t.Errorf("mixed batch ran %d statements, want 1", calls)
 	}
 }
@@ -333,7 +298,7 @@ func TestCache(t *testing.T) {
 // TestErrors: every failure is an error of the right class with the pg package's message, and
 // none contains the password.
 func TestErrors(t *testing.T) {
-	exec(t, `CREATE TABLE k_err (id int4, u uuid, v text)`, `INSERT INTO k_err VALUES (1, gen_random_uuid(), 'a')`)
+	pgtest.Exec(t, `CREATE TABLE k_err (id int4, u uuid, v text)`, `INSERT INTO k_err VALUES (1, gen_random_uuid(), 'a')`)
 	srv := pgtest.Server(t)
 	ok := Params{Table: "k_err", Keys: []Column{{"id", "INT"}}, Fields: []Column{{"v", "STRING"}}}
 	zero := 0
@@ -432,9 +397,9 @@ func TestErrors(t *testing.T) {
 	if err := s2.Connect(dsn(t), srv.User, srv.Password); err != nil {
 		t.Fatal(err)
 	}
-	exec(t, `ALTER TABLE k_err RENAME TO k_err_gone`)
+	pgtest.Exec(t, `ALTER TABLE k_err RENAME TO k_err_gone`)
 	_, _, err = lookup(t, s2, intKey, [][]any{{int64(1)}})
-	exec(t, `ALTER TABLE k_err_gone RENAME TO k_err`)
+	pgtest.Exec(t, `ALTER TABLE k_err_gone RENAME TO k_err`)
 	check("table gone", err, engine.ErrExternal, "Execution of JDBC statement failed. (after 1 attempts)", `relation "k_err" does not exist`)
 	if err != nil {
 		all = append(all, err.Error())

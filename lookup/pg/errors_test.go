@@ -16,7 +16,7 @@ import (
 
 // TestErrors: each failure is an error naming what is wrong, never a panic.
 func TestErrors(t *testing.T) {
-	exec(t, `CREATE TABLE lk_err (k int4, u uuid, j jsonb, b int8, s text)`, `INSERT INTO lk_err VALUES (1, gen_random_uuid(), '{}', 1, 'a')`)
+	pgtest.Exec(t, `CREATE TABLE lk_err (k int4, u uuid, j jsonb, b int8, s text)`, `INSERT INTO lk_err VALUES (1, gen_random_uuid(), '{}', 1, 'a')`)
 	srv := pgtest.Server(t)
 	ctx := context.Background()
 	base := Config{Table: "lk_err", Keys: cols(t, "k INT"), Fields: cols(t, "s STRING")}
@@ -90,7 +90,7 @@ func TestErrors(t *testing.T) {
 // JDBC statement failed." with the database's cause; a deterministic SQL error is retried too.
 func TestRetries(t *testing.T) {
 	srv := pgtest.Server(t)
-	exec(t, `CREATE TABLE lk_retry (k int4, v text)`, `INSERT INTO lk_retry VALUES (1, 'one')`)
+	pgtest.Exec(t, `CREATE TABLE lk_retry (k int4, v text)`, `INSERT INTO lk_retry VALUES (1, 'one')`)
 	ctx := context.Background()
 	var mu sync.Mutex
 	var slept []time.Duration
@@ -112,7 +112,7 @@ func TestRetries(t *testing.T) {
 	lookup(t, l, []any{int32(1)}) // a pooled connection exists
 
 	// a dropped connection: the first attempt fails, the retry gets a new connection
-	exec(t, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND usename = current_user`)
+	pgtest.Exec(t, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND usename = current_user`)
 	got := lookup(t, l, []any{int32(1)})
 	if !reflect.DeepEqual(got, [][]Row{{{"one"}}}) || !reflect.DeepEqual(slept, []time.Duration{0}) {
 		t.Fatalf("after a dropped connection: %v, slept %v", got, slept)
@@ -152,11 +152,11 @@ func TestRetries(t *testing.T) {
 
 	// a table dropped after Open: retried (Flink retries every SQLException), then the cause
 	slept = nil
-	exec(t, `CREATE TABLE lk_gone (k int4, v text)`)
+	pgtest.Exec(t, `CREATE TABLE lk_gone (k int4, v text)`)
 	cfg.Table = "lk_gone"
 	cfg.MaxRetries = 1
 	l3 := open(t, cfg)
-	exec(t, `DROP TABLE lk_gone`)
+	pgtest.Exec(t, `DROP TABLE lk_gone`)
 	_, err = l3.Lookup(ctx, [][]any{{int32(1)}})
 	if !errors.As(err, &le) || le.Attempts != 2 || !strings.Contains(err.Error(), `relation "lk_gone" does not exist`) {
 		t.Errorf("dropped table: %v", err)
@@ -164,7 +164,7 @@ func TestRetries(t *testing.T) {
 
 	// the per-attempt deadline: a slow statement times out and is retried
 	slept = nil
-	exec(t, `CREATE TABLE lk_slow (k int4, v text)`, `INSERT INTO lk_slow VALUES (1, 'x')`)
+	pgtest.Exec(t, `CREATE TABLE lk_slow (k int4, v text)`, `INSERT INTO lk_slow VALUES (1, 'x')`)
 	c, err := pgx.Connect(ctx, srv.DSN())
 	if err != nil {
 		t.Fatal(err)

@@ -20,22 +20,6 @@ import (
 // Every test here runs against the real PostgreSQL that pgtest starts for this binary.
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// exec runs statements as the test user.
-func exec(t *testing.T, sql ...string) {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, pgtest.Server(t).DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	for _, s := range sql {
-		if _, err := c.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
 func mustType(t *testing.T, s string) Type {
 	t.Helper()
 	ty, err := ParseType(s)
@@ -102,7 +86,7 @@ func ts(wall time.Time) TimestampValue {
 // NULL on overflow, blank-padded CHAR, bytea with zero bytes, dates and timestamps before 1970
 // with fractions, TIME losing its fraction, TIMESTAMPTZ as the zone's wall clock, arrays.
 func TestTypes(t *testing.T) {
-	exec(t, `CREATE TABLE lk_types (id int4, b bool, s int2, i int4, big int8, r float4, d float8,
+	pgtest.Exec(t, `CREATE TABLE lk_types (id int4, b bool, s int2, i int4, big int8, r float4, d float8,
 		n numeric(10,3), n2 numeric, t text, vc varchar(10), c char(5), by bytea, dt date, tm time(6),
 		ts timestamp(6), tz timestamptz(6), ai int4[], at text[], an numeric[])`,
 		`INSERT INTO lk_types (id) VALUES (1)`,
@@ -159,7 +143,7 @@ func TestTypes(t *testing.T) {
 		}
 	}
 	// the 1582 gap and infinities are refused, not guessed
-	exec(t, `INSERT INTO lk_types (id, dt) VALUES (4, '1582-10-10')`, `INSERT INTO lk_types (id, ts) VALUES (5, 'infinity')`)
+	pgtest.Exec(t, `INSERT INTO lk_types (id, dt) VALUES (4, '1582-10-10')`, `INSERT INTO lk_types (id, ts) VALUES (5, 'infinity')`)
 	l := open(t, Config{Table: "lk_types", Keys: cols(t, "id INT"), Fields: cols(t, "dt DATE", "ts TIMESTAMP(3)")})
 	for _, k := range []int32{4, 5} {
 		_, err := l.Lookup(context.Background(), [][]any{{k}})
@@ -170,38 +154,20 @@ func TestTypes(t *testing.T) {
 	}
 }
 
-// statementCalls is how often the server ran the batched statement over table (pg_stat_statements).
-func statementCalls(t *testing.T, table string) int64 {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, pgtest.Server(t).DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	var n int64
-	err = c.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
-		WHERE query LIKE 'SELECT __ferry_k.__ord%' AND query LIKE '% FROM ' || $1 || ' WHERE %'`, table).Scan(&n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestBatch: composite keys, several rows per key (all of them, duplicates included, in the
 // per-key statement's order), missing keys, duplicate keys in one batch, and ONE statement per
 // batch (counted by the client's tracer and by the server's pg_stat_statements).
 func TestBatch(t *testing.T) {
-	exec(t, `CREATE TABLE lk_batch (a int4, b varchar(10), v text, w int8)`,
+	pgtest.Exec(t, `CREATE TABLE lk_batch (a int4, b varchar(10), v text, w int8)`,
 		`INSERT INTO lk_batch VALUES (1,'x','r1',10),(1,'y','r2',20),(1,'x','r3',30),(2,'x','r4',40),(1,'x','r1',10),(NULL,'x','rn',0)`)
 	var cnt counter
 	l := open(t, Config{Table: "lk_batch", Keys: cols(t, "a INT", "b STRING"), Fields: cols(t, "v STRING", "w BIGINT"), Tracer: &cnt})
-	before := statementCalls(t, "lk_batch")
+	before := pgtest.BatchedStatements(t, "lk_batch")
 	got := lookup(t, l, []any{int32(1), "x"}, []any{int32(2), "y"}, []any{int32(2), "x"}, []any{int32(1), "x"}, []any{int32(1), "y"})
 	if n := cnt.n.Load(); n != 1 {
 		t.Errorf("%d statements for one batch, want 1", n)
 	}
-	if n := statementCalls(t, "lk_batch") - before; n != 1 {
+	if n := pgtest.BatchedStatements(t, "lk_batch") - before; n != 1 {
 		t.Errorf("server ran the batched statement %d times, want 1", n)
 	}
 	r1 := []Row{{"r1", int64(10)}, {"r3", int64(30)}, {"r1", int64(10)}}
@@ -269,7 +235,7 @@ func TestBatch(t *testing.T) {
 // TIMESTAMP keys, TIMESTAMP keys on timestamptz read in the JVM zone; DECIMAL, BOOLEAN, BYTES,
 // SMALLINT keys; duplicates by exact Flink value (NaN alike, -0.0 apart).
 func TestKeyBinding(t *testing.T) {
-	exec(t, `CREATE TABLE lk_keys (c char(4), t text, f8 float8, f4 float4, tm time(3), dt date, ts timestamp(3),
+	pgtest.Exec(t, `CREATE TABLE lk_keys (c char(4), t text, f8 float8, f4 float4, tm time(3), dt date, ts timestamp(3),
 		tz timestamptz, n numeric(6,2), bo bool, by bytea, sm int2, v int4)`,
 		`INSERT INTO lk_keys VALUES ('ab', 'ab', 2.2, 2.5, '12:34:56', '2024-02-29', '2024-01-01 10:00:00.123',
 		'2024-01-01 10:00:00+00', 1.50, true, '\x00ff', -7, 1)`,
@@ -405,13 +371,13 @@ func TestCache(t *testing.T) {
 	}
 
 	// through a Lookuper: cached keys and misses send nothing; only the rest is fetched
-	exec(t, `CREATE TABLE lk_cache (k int4, v int4)`, `INSERT INTO lk_cache VALUES (1, 10), (2, 20)`)
+	pgtest.Exec(t, `CREATE TABLE lk_cache (k int4, v int4)`, `INSERT INTO lk_cache VALUES (1, 10), (2, 20)`)
 	clk = newClock()
 	cache, _ := NewCache(CacheOptions{MaxRows: 100, ExpireAfterWrite: time.Minute, CacheMissingKey: true}, clk.now)
 	var cnt counter
 	l := open(t, Config{Table: "lk_cache", Keys: cols(t, "k INT"), Fields: cols(t, "v INT"), Cache: cache, Tracer: &cnt})
 	lookup(t, l, []any{int32(1)}, []any{int32(3)})
-	exec(t, `UPDATE lk_cache SET v = 11 WHERE k = 1`, `INSERT INTO lk_cache VALUES (3, 30)`)
+	pgtest.Exec(t, `UPDATE lk_cache SET v = 11 WHERE k = 1`, `INSERT INTO lk_cache VALUES (3, 30)`)
 	got := lookup(t, l, []any{int32(1)}, []any{int32(3)})
 	if cnt.n.Load() != 1 || !reflect.DeepEqual(got, [][]Row{rowsOf(10), {}}) {
 		t.Errorf("cached: got %v after %d statements, want the cached [10] and miss in 1", got, cnt.n.Load())

@@ -99,8 +99,10 @@ cmd_test() {
   GOEXPERIMENT=cgocheck2 build_lib "$OUT/cgocheck2/libferry.so" -tags ferrytest
   build_harness "$OUT/cgocheck2/libferry.so" "$OUT/ferry_harness_cgocheck2"
   "$OUT/ferry_harness_cgocheck2"
-  build_harness "$OUT/test/libferry.so" "$OUT/ferry_harness"
-  # Go's async preemption signals confuse valgrind's stack tracking; they change nothing else.
+  # Built with Go's valgrind instrumentation: the runtime tells valgrind its stacks and heap
+  # (tests/c/go-runtime.supp says why). Async preemption signals stay off under valgrind too.
+  build_lib "$OUT/valgrind/libferry.so" -tags ferrytest,valgrind
+  build_harness "$OUT/valgrind/libferry.so" "$OUT/ferry_harness"
   GODEBUG=asyncpreemptoff=1 valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --show-leak-kinds=definite,indirect --suppressions=tests/c/go-runtime.supp -q \
     "$OUT/ferry_harness"

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   }
   /* Under valgrind (its preload library is in LD_PRELOAD), Go's signal-based preemption makes
    * valgrind report invalid writes in runtime.asyncPreempt that cannot be told apart from real
-   * errors in a stripped libferry.so (see go-runtime.supp). */
+   * errors in libferry.so's Go code (see go-runtime.supp). */
   const char* preload = getenv("LD_PRELOAD");
   const char* godebug = getenv("GODEBUG");
   if (preload && strstr(preload, "vgpreload") && !(godebug && strstr(godebug, "asyncpreemptoff=1")))

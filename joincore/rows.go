@@ -84,7 +84,8 @@ const rowArenaChunk = 16 << 10
 // own. Rows are never modified and never freed one by one: a chunk goes to Go's GC once no row
 // in it is referenced (rows leave the caches roughly in time order, so chunks empty in order).
 type RowArena struct {
-	buf []byte // the current chunk; rows are appended up to its capacity
+	buf   []byte  // the current chunk; rows are appended up to its capacity
+	sizes []int32 // EncodeRows' scratch
 }
 
 // Encode encodes row i of in into the arena; the result's capacity is its length.
@@ -97,6 +98,105 @@ func (a *RowArena) Encode(l *RowLayout, in *engine.Batch, i int) []byte {
 	row := l.Encode(a.buf[start:start], in, i)
 	a.buf = a.buf[:start+len(row)]
 	return row[:len(row):len(row)]
+}
+
+// Sizes sets sizes[k] to the encoded length of row sel[k] of in and returns sizes.
+func (l *RowLayout) Sizes(in *engine.Batch, sel []int32, sizes []int32) []int32 {
+	sizes = sizes[:0]
+	for range sel {
+		sizes = append(sizes, int32(l.fixed))
+	}
+	for c, t := range l.types {
+		if t.ID != engine.Varchar {
+			continue
+		}
+		col := &in.Cols[c]
+		for k, i := range sel {
+			if !col.IsNull(int(i)) {
+				j := col.Offset + int(i)
+				sizes[k] += col.Offs[j+1] - col.Offs[j]
+			}
+		}
+	}
+	return sizes
+}
+
+// EncodeInto encodes row sel[k] of in into rows[k], a column at a time: the same bytes as
+// Encode. rows[k] must be zeroed and of the length Sizes gave. ends is scratch.
+func (l *RowLayout) EncodeInto(in *engine.Batch, sel []int32, rows [][]byte, ends []int32) []int32 {
+	ends = ends[:0]
+	for range sel {
+		ends = append(ends, int32(l.fixed)) // where row k's next VARCHAR bytes go
+	}
+	for c, t := range l.types {
+		col := &in.Cols[c]
+		off, bit := l.off[c], byte(1)<<(c&7)
+		switch {
+		case t.ID == engine.Varchar:
+			for k, i := range sel {
+				row := rows[k]
+				if col.IsNull(int(i)) {
+					row[c>>3] |= bit
+					continue
+				}
+				v := col.Bytes(int(i))
+				binary.LittleEndian.PutUint32(row[off:], uint32(ends[k]))
+				binary.LittleEndian.PutUint32(row[off+4:], uint32(len(v)))
+				ends[k] += int32(copy(row[ends[k]:], v))
+			}
+		case t.ID == engine.Boolean:
+			for k, i := range sel {
+				if col.IsNull(int(i)) {
+					rows[k][c>>3] |= bit
+				} else if col.Bool(int(i)) {
+					rows[k][off] = 1
+				}
+			}
+		case t.Width() == 8:
+			data := col.Data[col.Offset*8:]
+			for k, i := range sel {
+				if col.IsNull(int(i)) {
+					rows[k][c>>3] |= bit
+				} else {
+					binary.LittleEndian.PutUint64(rows[k][off:], binary.LittleEndian.Uint64(data[int(i)*8:]))
+				}
+			}
+		default:
+			w := t.Width()
+			for k, i := range sel {
+				if col.IsNull(int(i)) {
+					rows[k][c>>3] |= bit
+				} else {
+					copy(rows[k][off:off+w], col.Fixed(int(i)))
+				}
+			}
+		}
+	}
+	return ends
+}
+
+// EncodeRows encodes rows sel of in into the arena with EncodeInto and appends them to dst (row
+// sel[k] at dst[len(dst)+k], its capacity its length). The rows of one call share a chunk.
+func (a *RowArena) EncodeRows(l *RowLayout, in *engine.Batch, sel []int32, dst [][]byte) [][]byte {
+	if len(sel) == 0 {
+		return dst
+	}
+	a.sizes = l.Sizes(in, sel, a.sizes)
+	total := 0
+	for _, n := range a.sizes {
+		total += int(n)
+	}
+	if cap(a.buf)-len(a.buf) < total {
+		a.buf = make([]byte, 0, max(rowArenaChunk, total)) // zeroed, as EncodeInto wants
+	}
+	buf := a.buf[len(a.buf) : len(a.buf)+total]
+	a.buf = a.buf[:len(a.buf)+total]
+	first := len(dst)
+	for _, n := range a.sizes {
+		dst, buf = append(dst, buf[:n:n]), buf[n:]
+	}
+	a.sizes = l.EncodeInto(in, sel, dst[first:], a.sizes)
+	return dst
 }
 
 func (l *RowLayout) IsNull(row []byte, c int) bool { return row[c>>3]&(1<<(c&7)) != 0 }

@@ -42,6 +42,15 @@ type WindowJoin struct {
 	kgs        []int32
 	timerTimes []int64 // per row of the batch, its window's timer time
 	matched    []bool
+	// Process' rows to keep: their batch positions, where each goes and, encoded, the rows.
+	sel  []int32
+	dest []rowDest
+	rows [][]byte
+}
+
+// rowDest is where Process puts a row it keeps: a window of a key, or (key -1) the output.
+type rowDest struct {
+	key, window int32
 }
 
 func open(spec *engine.Spec) (engine.Operator, error) {
@@ -167,9 +176,10 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		j.timerTimes = append(j.timerTimes, t)
 	}
 	j.out.Reset()
-	layout := j.layouts[input]
 	keep := j.preserved(input)
-	encode := func(i int) []byte { return j.arena.Encode(layout, in, i) }
+	// First the state, each row to keep recorded with where it goes; then those rows are encoded
+	// together, a column at a time, and stored or emitted in row order.
+	j.sel, j.dest = j.sel[:0], j.dest[:0]
 	for i := range in.Len {
 		end, timer := int64(binary.LittleEndian.Uint64(endCol.Fixed(i))), j.timerTimes[i]
 		if j.fired(end, timer) {
@@ -181,22 +191,33 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		joins := joincore.KeyJoins(key, j.filterNulls)
 		if !joins && j.emitNullKeys {
 			if keep {
-				j.emitUnmatched(input, encode(i))
+				j.sel = append(j.sel, int32(i))
+				j.dest = append(j.dest, rowDest{key: -1})
 			}
 			continue
 		}
 		if id < 0 {
 			id = j.state.Insert(key, hash, kg)
 		}
-		w, created := j.keys.window(id, end, timer)
+		wi, created := j.keys.window(id, end, timer)
 		if joins || keep {
-			j.keys.addRow(w, input, encode(i))
+			j.sel = append(j.sel, int32(i))
+			j.dest = append(j.dest, rowDest{key: id, window: int32(wi)})
 		}
 		if created { // one timer per (key, window), registered with the window's first row
 			j.timers.Add(joincore.Timer{Time: timer, NS: end, Key: id})
-			w.registered = true
+			j.keys.k[id].wins[wi].registered = true
 		}
 	}
+	j.rows = j.arena.EncodeRows(j.layouts[input], in, j.sel, j.rows[:0])
+	for k, d := range j.dest {
+		if d.key < 0 {
+			j.emitUnmatched(input, j.rows[k])
+		} else {
+			j.keys.addRow(&j.keys.k[d.key].wins[d.window], input, j.rows[k])
+		}
+	}
+	clear(j.rows) // the rows belong to the state and the output now
 	j.state.EndBatch()
 	return j.out.Emit(out)
 }

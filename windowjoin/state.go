@@ -75,16 +75,16 @@ func (ks *keyState) find(end int64) int {
 	return -1
 }
 
-// window returns key id's window ending at end, creating it with its timer time if absent
-// (created).
-func (s *joinKeys) window(id int32, end, timer int64) (w *window, created bool) {
+// window returns the index of key id's window ending at end, creating it with its timer time
+// if absent (created). The index holds until a window of the key is removed.
+func (s *joinKeys) window(id int32, end, timer int64) (i int, created bool) {
 	ks := &s.k[id]
 	if i := ks.find(end); i >= 0 {
-		return &ks.wins[i], false
+		return i, false
 	}
 	ks.wins = append(ks.wins, window{end: end, timer: timer})
 	s.bytes += windowBytes
-	return &ks.wins[len(ks.wins)-1], true
+	return len(ks.wins) - 1, true
 }
 
 // addRow appends a row of side to window w.

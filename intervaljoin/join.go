@@ -64,6 +64,8 @@ type IntervalJoin struct {
 
 	kgs    [2][]int32        // per side: the key group of each row of the call's batch
 	arena  joincore.RowArena // the memory of cached rows
+	rows   [2][][]byte       // per side: the call's rows, encoded
+	all    []int32           // 0, 1, 2, ...: every row of a batch
 	single [2]*engine.Batch
 	oneRun [1]engine.Run
 	order  []*bucket
@@ -180,12 +182,17 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 			kgs = append(kgs, int32(kg))
 		}
 		j.kgs[side] = kgs
+		// Every row is encoded (cached or emitted), all of a batch together, a column at a time.
+		for len(j.all) < b.Len {
+			j.all = append(j.all, int32(len(j.all)))
+		}
+		j.rows[side] = j.arena.EncodeRows(j.layouts[side], b, j.all[:b.Len], j.rows[side][:0])
 	}
 	j.resetOutput()
 	j.now = nowMs
 	var next [2]int
 	for _, r := range runs {
-		side, b := r.Input, in[r.Input]
+		side := r.Input
 		enc, layout, kgs := j.enc[side], j.layouts[side], j.kgs[side]
 		for i := next[side]; i < next[side]+r.Rows; i++ {
 			key, hash, kg := enc.Key(i), enc.Hash(i), int(kgs[i])
@@ -193,7 +200,7 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 			if id < 0 {
 				id = j.state.Insert(key, hash, kg)
 			}
-			row := j.arena.Encode(layout, b, i)
+			row := j.rows[side][i]
 			j.updateOperatorTime(nowMs)
 			t := j.leftOpTime
 			if j.rowtime {
@@ -204,6 +211,8 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 		}
 		next[side] += r.Rows
 	}
+	clear(j.rows[0]) // the rows belong to the caches and the output now
+	clear(j.rows[1])
 	j.state.EndBatch()
 	return j.out.Emit(out)
 }

@@ -243,34 +243,51 @@ func (l *RowLayout) Check(row []byte) error {
 // WriteColumn writes field c of rows (nil: a padded side, all NULL) into out, which Init laid
 // out for len(rows) rows.
 func (l *RowLayout) WriteColumn(out *engine.OutColumn, rows [][]byte, c int) {
-	t := l.types[c]
-	pos := int32(0)
-	for j, row := range rows {
-		null := row == nil || l.IsNull(row, c)
-		if t.ID == engine.Varchar {
-			out.Offs[j] = pos
-		}
-		if null {
-			if out.Valid != nil { // a NOT NULL input column holds no NULL (validated on import)
-				out.SetNull(j)
-			}
-			continue
-		}
-		s := row[l.off[c]:]
-		switch t.ID {
-		case engine.Boolean:
-			if s[0] != 0 {
-				out.Data[j>>3] |= 1 << (j & 7)
-			}
-		case engine.Varchar:
-			pos += int32(copy(out.Data[pos:], l.Varchar(row, c)))
-		default:
-			w := t.Width()
-			copy(out.Data[j*w:(j+1)*w], s[:w])
+	t, off := l.types[c], l.off[c]
+	byteIdx, bit := c>>3, byte(1)<<(c&7)
+	null := func(row []byte) bool { return row == nil || row[byteIdx]&bit != 0 }
+	setNull := func(j int) {
+		if out.Valid != nil { // a NOT NULL input column holds no NULL (validated on import)
+			out.SetNull(j)
 		}
 	}
-	if t.ID == engine.Varchar {
+	switch w := t.Width(); {
+	case t.ID == engine.Varchar:
+		pos := int32(0)
+		for j, row := range rows {
+			out.Offs[j] = pos
+			if null(row) {
+				setNull(j)
+				continue
+			}
+			pos += int32(copy(out.Data[pos:], l.Varchar(row, c)))
+		}
 		out.Offs[len(rows)] = pos
+	case t.ID == engine.Boolean:
+		for j, row := range rows {
+			if null(row) {
+				setNull(j)
+			} else if row[off] != 0 {
+				out.Data[j>>3] |= 1 << (j & 7)
+			}
+		}
+	case w == 8:
+		data := out.Data[:len(rows)*8]
+		for j, row := range rows {
+			if null(row) {
+				setNull(j)
+			} else {
+				binary.LittleEndian.PutUint64(data[j*8:], binary.LittleEndian.Uint64(row[off:]))
+			}
+		}
+	default:
+		for j, row := range rows {
+			if null(row) {
+				setNull(j)
+			} else {
+				copy(out.Data[j*w:(j+1)*w], row[off:off+w])
+			}
+		}
 	}
 }
 

@@ -66,17 +66,6 @@ func (l *RowLayout) Encode(dst []byte, in *engine.Batch, i int) []byte {
 	return dst
 }
 
-// Size is the length of row i of in encoded.
-func (l *RowLayout) Size(in *engine.Batch, i int) int {
-	n := l.fixed
-	for c, t := range l.types {
-		if t.ID == engine.Varchar && !in.Cols[c].IsNull(i) {
-			n += len(in.Cols[c].Bytes(i))
-		}
-	}
-	return n
-}
-
 // rowArenaChunk is the size of one chunk of a RowArena.
 const rowArenaChunk = 16 << 10
 
@@ -86,18 +75,6 @@ const rowArenaChunk = 16 << 10
 type RowArena struct {
 	buf   []byte  // the current chunk; rows are appended up to its capacity
 	sizes []int32 // EncodeRows' scratch
-}
-
-// Encode encodes row i of in into the arena; the result's capacity is its length.
-func (a *RowArena) Encode(l *RowLayout, in *engine.Batch, i int) []byte {
-	n := l.Size(in, i)
-	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(rowArenaChunk, n))
-	}
-	start := len(a.buf)
-	row := l.Encode(a.buf[start:start], in, i)
-	a.buf = a.buf[:start+len(row)]
-	return row[:len(row):len(row)]
 }
 
 // Sizes sets sizes[k] to the encoded length of row sel[k] of in and returns sizes.

@@ -454,6 +454,16 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         }
     }
 
+    /** The {@code ferryStateKeys} gauge: the keys the state held after the last call. */
+    public long stateKeys() {
+        return stateKeys;
+    }
+
+    /** The {@code ferryStateBytes} gauge: Go's estimate of the state's bytes after the last call. */
+    public long stateBytes() {
+        return stateBytes;
+    }
+
     /**
      * Reads the state's figures from Go for the gauges, on the task thread after each call that
      * can change the state (a reporter thread must not call into the operator).

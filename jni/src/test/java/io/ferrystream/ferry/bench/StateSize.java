@@ -1,0 +1,113 @@
+package io.ferrystream.ferry.bench;
+
+import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
+import org.apache.flink.table.data.RowData;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * State bytes per key of the operator benchmark's GROUP BY ({@link OperatorBench#QUERY}: COUNT,
+ * SUM, MAX, AVG of a BIGINT per key) after one row per key, Flink's operator on the heap backend
+ * against Ferry's, each in Flink's keyed test harness:
+ *
+ * <ul>
+ *   <li>Flink, heap: the JVM heap the state took (heap in use after full collections, after the
+ *       keys minus before; the rows fed are allocated before the first measurement);
+ *   <li>Ferry: the state's own estimate ({@code ferry_operator_stats}: the capacities of its flat
+ *       slices) and, as a check that counts everything Go holds, the process's resident memory
+ *       after minus before (the JVM heap is pre-touched, so its pages do not move RSS);
+ *   <li>both: the bytes of a checkpoint of the state ({@code OperatorSubtaskState#getStateSize}).
+ * </ul>
+ */
+final class StateSize {
+    private StateSize() {}
+
+    private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
+
+    static void table(StringBuilder out, int[] keys) throws Exception {
+        out.append("### State bytes per key: ").append(OperatorBench.QUERY).append("\n\n")
+                .append("| keys | Flink, heap: JVM heap | Flink, heap: checkpoint | Ferry: state (its estimate) | Ferry: process RSS growth | Ferry: checkpoint | Ferry / Flink (memory) |\n")
+                .append("|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int k : keys) {
+            RowData[] prefill = BenchBids.prefill(k);
+            double[] heap = flink(prefill);
+            double[] ferry = ferry(prefill);
+            out.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |%n", Bench.count(k),
+                    heap[0], heap[1], ferry[0], ferry[1], ferry[2], ferry[0] / heap[0]));
+        }
+        out.append('\n');
+    }
+
+    /** Flink's operator on the heap backend: JVM heap and checkpoint bytes per key. */
+    private static double[] flink(RowData[] prefill) throws Exception {
+        OperatorBench.Planned stock = OperatorBench.plan(false, 1024);
+        long before = heapUsed();
+        try (OperatorBench.Driver d = new OperatorBench.Driver(OperatorBench.Variant.HEAP, stock)) {
+            d.run(prefill);
+            long after = heapUsed();
+            long checkpoint = checkpointBytes(d);
+            Bench.log("state size, Flink heap, %s keys: heap %d -> %d bytes, checkpoint %d bytes", Bench.count(prefill.length),
+                    before, after, checkpoint);
+            return new double[] {(double) (after - before) / prefill.length, (double) checkpoint / prefill.length};
+        }
+    }
+
+    /** Ferry's operator: its state estimate, RSS growth and checkpoint bytes per key. */
+    private static double[] ferry(RowData[] prefill) throws Exception {
+        OperatorBench.Planned planned = OperatorBench.plan(true, 1024);
+        heapUsed();
+        long rssBefore = rss();
+        try (OperatorBench.Driver d = new OperatorBench.Driver(OperatorBench.Variant.FERRY, planned)) {
+            d.run(prefill);
+            heapUsed();
+            long rssAfter = rss();
+            FerryGroupAggregateOperator op = (FerryGroupAggregateOperator) d.op;
+            long[] stats = {op.stateKeys(), op.stateBytes()};
+            if (stats[0] != prefill.length) {
+                throw new IllegalStateException("Ferry holds " + stats[0] + " keys, want " + prefill.length);
+            }
+            long checkpoint = checkpointBytes(d);
+            Bench.log("state size, Ferry, %s keys: state %d bytes, RSS %d -> %d bytes, checkpoint %d bytes",
+                    Bench.count(prefill.length), stats[1], rssBefore, rssAfter, checkpoint);
+            double n = prefill.length;
+            return new double[] {stats[1] / n, (rssAfter - rssBefore) / n, checkpoint / n};
+        }
+    }
+
+    private static long checkpointBytes(OperatorBench.Driver d) throws Exception {
+        d.harness.setCheckpointStorage(new JobManagerCheckpointStorage(Integer.MAX_VALUE)); // in memory, no 5 MiB cap
+        OperatorSubtaskState s = d.harness.snapshot(++d.checkpoint, d.checkpoint);
+        return s.getStateSize();
+    }
+
+    /** JVM heap in use after full collections (until it stops falling). */
+    private static long heapUsed() {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 10; i++) {
+            System.gc();
+            long u = MEMORY.getHeapMemoryUsage().getUsed();
+            if (u >= used) {
+                break;
+            }
+            used = u;
+        }
+        return used;
+    }
+
+    /** The process's resident memory (VmRSS), bytes. */
+    private static long rss() throws Exception {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        throw new IllegalStateException("no VmRSS in /proc/self/status");
+    }
+}

@@ -221,8 +221,7 @@ func (l *RowLayout) Check(row []byte) error {
 // out for len(rows) rows.
 func (l *RowLayout) WriteColumn(out *engine.OutColumn, rows [][]byte, c int) {
 	t, off := l.types[c], l.off[c]
-	byteIdx, bit := c>>3, byte(1)<<(c&7)
-	null := func(row []byte) bool { return row == nil || row[byteIdx]&bit != 0 }
+	null := func(row []byte) bool { return row == nil || l.IsNull(row, c) }
 	setNull := func(j int) {
 		if out.Valid != nil { // a NOT NULL input column holds no NULL (validated on import)
 			out.SetNull(j)

@@ -160,11 +160,7 @@ func findScript() (string, error) {
 // Exec runs statements on the test binary's server as the test user; a failing one fails t.
 func Exec(t testing.TB, sql ...string) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, Server(t).DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := connect(t)
 	defer c.Close(ctx)
 	for _, s := range sql {
 		if _, err := c.Exec(ctx, s); err != nil {
@@ -177,17 +173,25 @@ func Exec(t testing.TB, sql ...string) {
 // (pg_stat_statements).
 func BatchedStatements(t testing.TB, table string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, Server(t).DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := connect(t)
 	defer c.Close(ctx)
 	var n int64
-	err = c.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+	err := c.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
 		WHERE query LIKE 'SELECT __ferry_k.__ord%' AND query LIKE '% FROM ' || $1 || ' WHERE %'`, table).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// connect opens a connection to the test binary's server as the test user; the caller closes
+// it. A failure fails t.
+func connect(t testing.TB) (context.Context, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, Server(t).DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c
 }

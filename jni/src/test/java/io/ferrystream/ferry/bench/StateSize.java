@@ -19,7 +19,7 @@ import java.util.Locale;
  *
  * <ul>
  *   <li>Flink, heap: the JVM heap the state took (heap in use after full collections, after the
- *       keys minus before; the rows fed are allocated before the first measurement);
+ *       keys minus before them, the harness already open; the rows fed are allocated before);
  *   <li>Ferry: the state's own estimate ({@code ferry_operator_stats}: the capacities of its flat
  *       slices) and, as a check that counts everything Go holds, the process's resident memory
  *       after minus before (the JVM heap is pre-touched, so its pages do not move RSS);
@@ -48,8 +48,8 @@ final class StateSize {
     /** Flink's operator on the heap backend: JVM heap and checkpoint bytes per key. */
     private static double[] flink(RowData[] prefill) throws Exception {
         OperatorBench.Planned stock = OperatorBench.plan(false, 1024);
-        long before = heapUsed();
         try (OperatorBench.Driver d = new OperatorBench.Driver(OperatorBench.Variant.HEAP, stock)) {
+            long before = heapUsed(); // the harness open: its own memory is not the state's
             d.run(prefill);
             long after = heapUsed();
             long checkpoint = checkpointBytes(d);
@@ -62,9 +62,9 @@ final class StateSize {
     /** Ferry's operator: its state estimate, RSS growth and checkpoint bytes per key. */
     private static double[] ferry(RowData[] prefill) throws Exception {
         OperatorBench.Planned planned = OperatorBench.plan(true, 1024);
-        heapUsed();
-        long rssBefore = rss();
         try (OperatorBench.Driver d = new OperatorBench.Driver(OperatorBench.Variant.FERRY, planned)) {
+            heapUsed();
+            long rssBefore = rss(); // the harness and the native operator open
             d.run(prefill);
             heapUsed();
             long rssAfter = rss();

@@ -582,11 +582,8 @@ func TestDecimalStateRejectsCorruptPayload(t *testing.T) {
 		if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
 			t.Fatal(err)
 		}
-		for kg := range 128 {
-			_, payload, err := op.State().SnapshotKeyGroup(kg, 0, nil, math.MaxInt)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for kg, chunks := range enginetest.Snapshot(t, op.State(), math.MaxInt) {
+			payload := chunks[0]
 			try := func(p []byte) {
 				defer func() {
 					if e := recover(); e != nil {

@@ -146,20 +146,7 @@ func restoreIncremental(t *testing.T, op *IncrementalGroupAggregate, spec *Incre
 	if err != nil {
 		t.Fatal(err)
 	}
-	for kg := 0; kg < spec.MaxParallelism; kg++ {
-		for from := 0; from >= 0; {
-			next, payload, err := op.State().SnapshotKeyGroup(kg, from, nil, 1+kg%7)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(payload) > 0 {
-				if err := fresh.State().RestoreKeyGroup(kg, payload); err != nil {
-					t.Fatal(err)
-				}
-			}
-			from = next
-		}
-	}
+	enginetest.Restore(t, fresh.State(), enginetest.Snapshot(t, op.State(), 1+op.State().Len()%7))
 	if fresh.State().Len() != op.State().Len() {
 		t.Fatalf("restored %d keys of %d", fresh.State().Len(), op.State().Len())
 	}

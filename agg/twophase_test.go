@@ -595,20 +595,7 @@ func restoreGlobal(t *testing.T, op *GlobalGroupAggregate, spec *GlobalSpec) *Gl
 	if err != nil {
 		t.Fatal(err)
 	}
-	for kg := 0; kg < spec.MaxParallelism; kg++ {
-		for from := 0; from >= 0; {
-			next, payload, err := op.State().SnapshotKeyGroup(kg, from, nil, 1+kg%31)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(payload) > 0 {
-				if err := fresh.State().RestoreKeyGroup(kg, payload); err != nil {
-					t.Fatal(err)
-				}
-			}
-			from = next
-		}
-	}
+	enginetest.Restore(t, fresh.State(), enginetest.Snapshot(t, op.State(), 1+op.Groups()%31))
 	if fresh.Groups() != op.Groups() {
 		t.Fatalf("restored %d keys of %d", fresh.Groups(), op.Groups())
 	}

@@ -126,13 +126,3 @@ func (x *Index) Delete(tag uint32, id int32) {
 		}
 	}
 }
-
-// AppendIDs appends every id of the index to ids, in slot order.
-func (x *Index) AppendIDs(ids []int32) []int32 {
-	for _, s := range x.slots {
-		if s != 0 {
-			ids = append(ids, int32(uint32(s))-1)
-		}
-	}
-	return ids
-}

@@ -81,9 +81,7 @@ type KeyedState struct {
 	kgEnd       int
 	fingerprint uint64
 
-	snapIDs []int32 // keys of the key group being snapshotted
-	snapKG  int     // the key group snapIDs lists
-	added   []int32 // keys of the payload being restored, for its rollback
+	added []int32 // keys of the payload being restored, for its rollback
 }
 
 // NewKeyedState returns the empty keyed state of an operator of spec, whose keys are those of its
@@ -97,7 +95,6 @@ func NewKeyedState(spec *Spec, cfg StateConfig) *KeyedState {
 		kgStart:     start,
 		kgEnd:       end,
 		fingerprint: spec.Fingerprint(stateLayout{TTL: cfg.TTL.Enabled(), Timers: cfg.Timers, Kind: cfg.Layout}),
-		snapKG:      -1,
 	}
 	if s.ttl.Enabled() && !cfg.EntriesOnly {
 		s.lastWrite = []int64{}
@@ -315,41 +312,66 @@ func (s *KeyedState) HasState(kg int) bool {
 	return s.CheckKeyGroup(kg) == nil && s.keys.KeyGroupLen(kg) > 0
 }
 
-// SnapshotKeyGroup appends the state of key group kg to dst, starting at position from of the
-// key group's snapshot order and stopping once dst has grown by at least limit bytes. It returns
-// the position to continue from, or -1 when the key group is complete; a key group without keys
-// appends nothing. State must not change between the calls of one key group.
+// Snapshot serialises the state of every key group of the range in one pass over the keys in id
+// order, so every PerKey's slices are read front to back rather than once per key at a random id,
+// and hands each non-empty key group's payload to emit in chunks: a chunk ends after the first key
+// that brings it to limit bytes. emit owns the chunk and returns an empty buffer (or nil) for the
+// key group's next one. A key group's chunks come in order, the last with last set; key groups
+// without keys get no call. An error from emit stops the pass and is returned. The state must not
+// change during the call.
 //
-// The payload is a sequence of keys, in the key group's slot order, each: the encoded key
-// (uvarint length, bytes), its last write time (varint; with TTL only), its timers (with timers
-// only: see timers.save), then every PerKey's Save in registration order.
-func (s *KeyedState) SnapshotKeyGroup(kg, from int, dst []byte, limit int) (int, []byte, error) {
-	if err := s.CheckKeyGroup(kg); err != nil {
-		return -1, dst, err
+// A payload is a sequence of keys, in id order, each: the encoded key (uvarint length, bytes),
+// its last write time (varint; with TTL only), its timers (with timers only: see timers.save),
+// then every PerKey's Save in registration order.
+func (s *KeyedState) Snapshot(limit int, emit func(kg int, chunk []byte, last bool) ([]byte, error)) error {
+	n := s.kgEnd - s.kgStart + 1
+	left := make([]int, n) // keys of each key group not yet written
+	for i := range left {
+		left[i] = s.keys.KeyGroupLen(s.kgStart + i)
 	}
-	if from == 0 || kg != s.snapKG { // continuations reuse the list: state is unchanged between calls
-		s.snapIDs, s.snapKG = s.keys.AppendKeyGroup(kg, s.snapIDs[:0]), kg
+	chunks := make([][]byte, n)
+	written, keys := 0, 0 // bytes and keys so far, to size new chunks
+	for id := range int32(s.keys.Cap()) {
+		i, live := s.keys.keyGroupIndex(id)
+		if !live {
+			continue
+		}
+		c := chunks[i]
+		if c == nil && keys > 0 { // a chunk of the key group's expected size: no growth copies
+			size := min(limit, left[i]*(written/keys+1))
+			c = make([]byte, 0, size+size/8)
+		}
+		size := len(c)
+		c = s.appendKey(c, id)
+		written, keys = written+len(c)-size, keys+1
+		if left[i]--; left[i] > 0 && len(c) < limit {
+			chunks[i] = c
+			continue
+		}
+		next, err := emit(s.kgStart+i, c, left[i] == 0)
+		if err != nil {
+			return err
+		}
+		chunks[i] = next
 	}
-	start := len(dst)
-	for i := from; i < len(s.snapIDs); i++ {
-		if len(dst)-start >= limit {
-			return i, dst, nil
-		}
-		id := s.snapIDs[i]
-		key := s.keys.Key(id)
-		dst = binary.AppendUvarint(dst, uint64(len(key)))
-		dst = append(dst, key...)
-		if s.lastWrite != nil {
-			dst = binary.AppendVarint(dst, s.lastWrite[id])
-		}
-		if s.timers != nil {
-			dst = s.timers.save(dst, id)
-		}
-		for _, p := range s.perKey {
-			dst = p.Save(dst, id)
-		}
+	return nil
+}
+
+// appendKey appends the snapshot of key id to dst.
+func (s *KeyedState) appendKey(dst []byte, id int32) []byte {
+	key := s.keys.Key(id)
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	if s.lastWrite != nil {
+		dst = binary.AppendVarint(dst, s.lastWrite[id])
 	}
-	return -1, dst, nil
+	if s.timers != nil {
+		dst = s.timers.save(dst, id)
+	}
+	for _, p := range s.perKey {
+		dst = p.Save(dst, id)
+	}
+	return dst
 }
 
 // RestoreKeyGroup adds the keys of one payload SnapshotKeyGroup wrote for key group kg. Every key

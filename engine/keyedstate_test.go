@@ -90,22 +90,19 @@ func (s *testState) find(v int64) int32 {
 
 func kgOf(v int64) int { return KeyGroup(HashRow(bigintKey(v)), 128) }
 
-// snapshotAll returns every key group's payload, written in chunks of at most about limit bytes
-// and concatenated (payloads are sequences of keys, so chunks concatenate).
+// snapshotAll returns every key group's chunks, written with chunk limit limit.
 func (s *testState) snapshotAll(limit int) map[int][][]byte {
 	s.t.Helper()
 	out := map[int][][]byte{}
-	for kg := range 128 {
-		for from := 0; from >= 0; {
-			next, p, err := s.SnapshotKeyGroup(kg, from, nil, limit)
-			if err != nil {
-				s.t.Fatal(err)
-			}
-			if len(p) > 0 {
-				out[kg] = append(out[kg], p)
-			}
-			from = next
+	err := s.Snapshot(limit, func(kg int, chunk []byte, last bool) ([]byte, error) {
+		if len(chunk) == 0 || (!last && len(chunk) < limit) {
+			s.t.Fatalf("key group %d: a chunk of %d bytes (limit %d, last %v)", kg, len(chunk), limit, last)
 		}
+		out[kg] = append(out[kg], chunk)
+		return nil, nil
+	})
+	if err != nil {
+		s.t.Fatal(err)
 	}
 	return out
 }
@@ -253,12 +250,9 @@ func TestKeyedStateRestoreRejectsAndRollsBack(t *testing.T) {
 	}
 	kg := kgOf(v1)
 	src.RegisterTimer(EventTime, src.put(v1, 3), 10, 0)
-	_, single, _ := src.SnapshotKeyGroup(kg, 0, nil, 1<<30) // v1 alone, with its timer
+	single := src.snapshotAll(1 << 30)[kg][0] // v1 alone, with its timer
 	src.put(v2, 4)
-	_, payload, err := src.SnapshotKeyGroup(kg, 0, nil, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
+	payload := src.snapshotAll(1 << 30)[kg][0]
 	// One key of another key group, hand-encoded like SnapshotKeyGroup does.
 	var foreign int64
 	for kgOf(foreign) == kg {
@@ -266,7 +260,7 @@ func TestKeyedStateRestoreRejectsAndRollsBack(t *testing.T) {
 	}
 	other := newTestState(t, testSpec(t, ""), cfg)
 	other.put(foreign, 1)
-	_, otherPayload, _ := other.SnapshotKeyGroup(kgOf(foreign), 0, nil, 1<<30)
+	otherPayload := other.snapshotAll(1 << 30)[kgOf(foreign)][0]
 
 	cases := map[string]struct {
 		payload []byte
@@ -302,9 +296,6 @@ func TestKeyedStateRestoreRejectsAndRollsBack(t *testing.T) {
 	dst := newTestState(t, spec, cfg)
 	if err := dst.RestoreKeyGroup(64, payload); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "outside this operator's range [0, 63]") {
 		t.Errorf("restore outside the range: %v", err)
-	}
-	if _, _, err := dst.SnapshotKeyGroup(64, 0, nil, 1); !errors.Is(err, ErrInvalid) {
-		t.Errorf("snapshot outside the range: %v", err)
 	}
 	if dst.HasState(64) || dst.HasState(-1) {
 		t.Error("HasState outside the range")

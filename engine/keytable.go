@@ -165,10 +165,9 @@ func (t *KeyTable) Key(id int32) []byte {
 // KeyGroupLen is the number of live keys in key group kg.
 func (t *KeyTable) KeyGroupLen(kg int) int { return t.parts[kg-t.kgStart].Len() }
 
-// AppendKeyGroup appends the ids of the live keys of key group kg to ids, in slot order.
-func (t *KeyTable) AppendKeyGroup(kg int, ids []int32) []int32 {
-	return t.parts[kg-t.kgStart].AppendIDs(ids)
-}
+// keyGroupIndex returns the key group of id minus the range's start, and whether id belongs to a
+// live key (ids below Cap may be free or pending).
+func (t *KeyTable) keyGroupIndex(id int32) (int, bool) { return int(t.keyKG[id]), t.alive[id] }
 
 // Bytes estimates the memory the table owns.
 func (t *KeyTable) Bytes() int64 {

@@ -227,11 +227,13 @@ int32_t ferry_operator_next(FerryHandle h, struct ArrowArray* out, int32_t* more
 
 /* Serialises the state of one key group as a sequence of chunks (docs/state.md, snapshot/blob.go):
  * each call fills *out with the key group's next chunk, each chunk self-delimiting, checksummed
- * and zstd-compressed, holding at most about 4 MiB of state. The call after the last chunk (which
- * is flagged as last) leaves *out empty and ends the sequence; so does the first call for a key
- * group without state. Calling for another key group abandons an unfinished sequence. The
- * operator's state must not change between the calls of one sequence. key_group must lie in the
- * operator's key-group range. */
+ * and zstd-compressed, holding about 128 KiB of state (more when one key holds more). The call
+ * after the last chunk (which is flagged as last) leaves *out empty and ends the sequence; so
+ * does the first call for a key group without state. Calling for another key group abandons an
+ * unfinished sequence. The first call writes the chunks of every key group of the range at once
+ * (one pass over the state, compressed on several threads); later calls hand them out until any
+ * other call on the operator drops them, so the key groups of one checkpoint are called in a row.
+ * key_group must lie in the operator's key-group range. */
 int32_t ferry_operator_snapshot(FerryHandle h, int32_t key_group, struct FerryBlob* out,
                                 struct FerryError* err);
 

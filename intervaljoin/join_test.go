@@ -236,24 +236,7 @@ func (p Params) rowtimeMode() bool { return p.TimeMode == "rowtime" }
 func snapshotRestore(t *testing.T, op *IntervalJoin, p Params, maxPar int) *IntervalJoin {
 	t.Helper()
 	fresh := openJoin(t, p, maxPar, 3)
-	for kg := range maxPar {
-		from := 0
-		for {
-			next, payload, err := op.State().SnapshotKeyGroup(kg, from, nil, 16)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(payload) > 0 {
-				if err := fresh.State().RestoreKeyGroup(kg, payload); err != nil {
-					t.Fatalf("restore key group %d: %v", kg, err)
-				}
-			}
-			if next < 0 {
-				break
-			}
-			from = next
-		}
-	}
+	enginetest.Restore(t, fresh.State(), enginetest.Snapshot(t, op.State(), 16))
 	if fresh.State().Len() != op.State().Len() {
 		t.Fatalf("restored %d keys, had %d", fresh.State().Len(), op.State().Len())
 	}

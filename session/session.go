@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ferrystream/ferry/engine"
@@ -49,20 +51,20 @@ type Session struct {
 	rows    []int           // ProcessRuns: rows per input
 	runs    []engine.Run    // ProcessRuns: the runs, decoded
 	out     engine.OutBatch
-	payload []byte // snapshot payload and restore scratch
-	chunk   []byte // the encoded snapshot chunk handed out
+	payload []byte // restore scratch
 
 	busy    atomic.Bool
 	closed  bool
 	broken  string // why the operator must be closed, once it must
 	pending bool   // the last call returned more: only Next and Close are valid
 
-	// snap is the key group whose chunks Snapshot is handing out.
+	// snap is the snapshot Snapshot is handing out: written whole by its first call, dropped by
+	// any other call.
 	snap struct {
-		active bool
-		kg     int
-		chunk  int // index of the next chunk
-		from   int // the state's position to continue from; -1 once the last chunk went out
+		chunks [][][]byte // per key group of the range, its encoded chunks; nil: none written
+		active bool       // a key group's sequence is under way
+		kg     int        // that key group
+		chunk  int        // the index of its next chunk
 	}
 	// restoring maps key groups whose restore has begun but not ended to their next chunk index.
 	restoring map[int]int
@@ -106,9 +108,19 @@ func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, er
 	return s, nil
 }
 
-// acquire starts a call: it refuses a concurrent one, a closed or broken operator and, unless
-// next, a call while output is pending.
+// acquire starts a call other than Snapshot (begin): the call may change the state, so the
+// snapshot written for Snapshot is dropped.
 func (s *Session) acquire(next bool) error {
+	if err := s.begin(next); err != nil {
+		return err
+	}
+	s.snap.chunks, s.snap.active = nil, false
+	return nil
+}
+
+// begin starts a call: it refuses a concurrent one, a closed or broken operator and, unless next,
+// a call while output is pending.
+func (s *Session) begin(next bool) error {
 	if !s.busy.CompareAndSwap(false, true) {
 		return fmt.Errorf("%s: %w: operator is in use by another thread", s.label, engine.ErrState)
 	}
@@ -332,7 +344,7 @@ func (s *Session) header(kg int) snapshot.Header {
 // last chunk, or the first call for a key group without state. Calling for another key group
 // abandons an unfinished sequence; the state must not change between the calls of one sequence.
 func (s *Session) Snapshot(kg int, dst any) (bool, error) {
-	if err := s.acquire(false); err != nil {
+	if err := s.begin(false); err != nil {
 		return false, err
 	}
 	chunk, err := s.snapshot(kg)
@@ -359,31 +371,101 @@ func (s *Session) snapshot(kg int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d input rows are queued outside the state: flush before the snapshot", engine.ErrState, b.Buffered())
 	}
 	sn := &s.snap
-	if sn.active && sn.kg == kg && sn.from < 0 {
-		sn.active = false // the key group's last chunk went out: this call ends the sequence
-		return nil, nil
+	if sn.chunks == nil {
+		chunks, err := s.writeSnapshot()
+		if err != nil {
+			return nil, err
+		}
+		sn.chunks = chunks
 	}
 	if !sn.active || sn.kg != kg {
-		sn.active, sn.kg, sn.chunk, sn.from = true, kg, 0, 0
+		sn.active, sn.kg, sn.chunk = true, kg, 0
 	}
-	next, payload, err := s.state.SnapshotKeyGroup(kg, sn.from, s.payload[:0], snapshot.MaxChunk)
-	s.payload = payload[:0]
+	start, _ := s.spec.KeyGroupRange()
+	chunks := sn.chunks[kg-start]
+	if sn.chunk == len(chunks) {
+		sn.active = false // the key group's last chunk went out, or it holds no state
+		return nil, nil
+	}
+	sn.chunk++
+	return chunks[sn.chunk-1], nil
+}
+
+// writeSnapshot writes the chunks of every key group of the range (engine.KeyedState.Snapshot),
+// compressing them on up to maxEncoders goroutines while the state is read. Payload buffers
+// go back to the pass once compressed.
+func (s *Session) writeSnapshot() ([][][]byte, error) {
+	start, end := s.spec.KeyGroupRange()
+	chunks := make([][][]byte, end-start+1)
+	type job struct {
+		hd      snapshot.Header
+		payload []byte
+	}
+	workers := min(runtime.GOMAXPROCS(0), maxEncoders)
+	var (
+		mu       sync.Mutex // guards chunks and panicked
+		panicked any        // an encoder's panic, raised again on the caller's goroutine
+		wg       sync.WaitGroup
+		jobs     = make(chan job, 2*workers)
+		free     = make(chan []byte, end-start+1+2*workers) // compressed payloads' buffers
+	)
+	for range workers {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil { // unrecovered, it would end the process
+					mu.Lock()
+					panicked = r
+					mu.Unlock()
+					for range jobs {
+					}
+				}
+			}()
+			for j := range jobs {
+				c := snapshot.Encode(nil, j.hd, j.payload)
+				mu.Lock()
+				chunks[j.hd.KeyGroup-start][j.hd.Chunk] = c
+				mu.Unlock()
+				select {
+				case free <- j.payload[:0]:
+				default:
+				}
+			}
+		})
+	}
+	err := s.state.Snapshot(snapshot.MaxChunk, func(kg int, payload []byte, last bool) ([]byte, error) {
+		if len(payload) > snapshot.MaxPayload {
+			return nil, fmt.Errorf("%w: key group %d: the state of one key exceeds %d bytes, more than a state chunk can hold", engine.ErrUnsupported, kg, snapshot.MaxPayload)
+		}
+		hd := s.header(kg)
+		hd.Last = last
+		mu.Lock()
+		hd.Chunk = len(chunks[kg-start])
+		chunks[kg-start] = append(chunks[kg-start], nil)
+		mu.Unlock()
+		jobs <- job{hd, payload}
+		if last {
+			return nil, nil
+		}
+		select {
+		case b := <-free:
+			return b, nil
+		default:
+			return nil, nil
+		}
+	})
+	close(jobs)
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(payload) == 0 {
-		sn.active = false // no state in this key group
-		return nil, nil
-	}
-	if len(payload) > snapshot.MaxPayload {
-		return nil, fmt.Errorf("%w: key group %d: the state of one key exceeds %d bytes, more than a state chunk can hold", engine.ErrUnsupported, kg, snapshot.MaxPayload)
-	}
-	hd := s.header(kg)
-	hd.Chunk, hd.Last = sn.chunk, next < 0
-	s.chunk = snapshot.Encode(s.chunk[:0], hd, payload)
-	sn.chunk, sn.from = sn.chunk+1, next
-	return s.chunk, nil
+	return chunks, nil
 }
+
+// maxEncoders bounds the goroutines that compress one snapshot.
+const maxEncoders = 4
 
 // Restore restores one chunk Snapshot wrote for key group kg (data is read during the call only).
 // The key group must lie in the operator's range; its first chunk requires that it holds no
@@ -456,6 +538,6 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	s.op.Close()
-	s.op, s.state, s.payload, s.chunk = nil, nil, nil, nil
+	s.op, s.state, s.payload, s.snap.chunks = nil, nil, nil, nil
 	return nil
 }

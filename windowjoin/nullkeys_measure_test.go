@@ -57,11 +57,8 @@ func TestNullKeyStateFigures(t *testing.T) {
 			drain(t, op, more, err, out)
 		}
 		var total, null int
-		for kg := range maxPar {
-			_, payload, err := op.State().SnapshotKeyGroup(kg, 0, nil, 1<<30)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for kg, chunks := range enginetest.Snapshot(t, op.State(), 1<<30) {
+			payload := chunks[0]
 			total += len(payload)
 			if kg == nullKG {
 				null = len(payload)

@@ -319,7 +319,7 @@ class SnapshotRestoreTest {
     // ---- a key group bigger than a chunk ----
 
     /**
-     * Max parallelism 1 puts every key in key group 0: 200k groups are well over the 4 MiB chunk
+     * Max parallelism 1 puts every key in key group 0: 200k groups are well over the 128 KiB chunk
      * size, so the key group is written as several chunks; it restores whole (the continued
      * output equals an uninterrupted run), and a missing chunk is refused.
      */
@@ -355,7 +355,7 @@ class SnapshotRestoreTest {
         Map<Integer, List<Chunk>> chunks = RescaleSupport.chunksByKeyGroup(state);
         assertEquals(new TreeSet<>(List.of(0)), new TreeSet<>(chunks.keySet()));
         List<Chunk> kg0 = chunks.get(0);
-        assertTrue(kg0.size() >= 3, "a key group over 4 MiB spans several chunks: " + kg0);
+        assertTrue(kg0.size() >= 3, "a key group over 128 KiB spans several chunks: " + kg0);
         for (int i = 0; i < kg0.size(); i++) {
             assertEquals(i, kg0.get(i).index());
             assertEquals(0, kg0.get(i).keyGroup());

@@ -1,0 +1,88 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/engine/enginetest"
+	"github.com/ferrystream/ferry/snapshot"
+)
+
+// BenchmarkSnapshot measures checkpointing a group aggregate with 1 M keys (BIGINT key; COUNT(*),
+// SUM, MAX, AVG over BIGINT; max parallelism 128) through Session, as the C ABI runs it:
+// snapshot = every key group's chunks, written and compressed (Snapshot, until it reports the
+// end); restore = every chunk validated, decompressed and loaded into a fresh operator. MB/s
+// counts the uncompressed payload.
+func BenchmarkSnapshot(b *testing.B) {
+	const keys = 1_000_000
+	spec := `{"kind":"group_aggregate","inputs":[{"fields":[{"name":"auction","type":"BIGINT","nullable":false},{"name":"price","type":"BIGINT"}],"keys":[0]}],
+		"max_parallelism":128,"params":{"aggs":[{"func":"COUNT"},{"func":"SUM","args":[1]},{"func":"MAX","args":[1]},{"func":"AVG","args":[1]}]}}`
+	types := []engine.Type{{ID: engine.BigInt}, {ID: engine.BigInt, Nullable: true}}
+	src := open(b, spec, &recorder{})
+	for start := 0; start < keys; start += 4096 {
+		var rows [][]any
+		for k := start; k < min(start+4096, keys); k++ {
+			rows = append(rows, []any{int64(k) * 7919, int64(k % 100_000)})
+		}
+		if _, err := src.process(0, enginetest.CArray(enginetest.Batch(types, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})), 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// snapshotAll returns every key group's chunks, after a call that drops the last snapshot.
+	snapshotAll := func() [][][]byte {
+		if _, err := src.Stats(); err != nil {
+			b.Fatal(err)
+		}
+		chunks := make([][][]byte, 128)
+		for kg := range 128 {
+			for {
+				c, err := src.snapshot(kg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c == nil {
+					break
+				}
+				chunks[kg] = append(chunks[kg], c)
+			}
+		}
+		return chunks
+	}
+	chunks := snapshotAll()
+	raw, stored := 0, 0
+	for kg, cs := range chunks {
+		for _, c := range cs {
+			stored += len(c)
+			_, p, err := snapshot.Decode(c, src.header(kg), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw += len(p)
+		}
+	}
+	b.Run("snapshot/keys=1M", func(b *testing.B) {
+		for b.Loop() {
+			snapshotAll()
+		}
+		b.SetBytes(int64(raw))
+		b.ReportMetric(float64(raw)/float64(stored), "compression-ratio")
+		b.ReportMetric(float64(stored)/keys, "stored-bytes/key")
+	})
+	b.Run("restore/keys=1M", func(b *testing.B) {
+		for b.Loop() {
+			dst := open(b, spec, &recorder{})
+			for kg, cs := range chunks {
+				for _, c := range cs {
+					if err := dst.Restore(kg, c); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if st, _ := dst.Stats(); st.Keys != keys {
+				b.Fatalf("restored %d keys", st.Keys)
+			}
+			dst.Close()
+		}
+		b.SetBytes(int64(raw))
+	})
+}

@@ -47,7 +47,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|lookup-pg|lookup-join|state-size] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|lookup-pg|lookup-join|state-size|checkpoint] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-quick]";
 
@@ -204,6 +204,9 @@ public final class Bench {
                 break;
             case "state-size":
                 StateSize.table(out, keys);
+                break;
+            case "checkpoint":
+                CheckpointBench.table(out, keys, reps);
                 break;
             case "call-cost":
                 CallCost.table(out, keys[0], reps);

@@ -8,6 +8,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.event.WatermarkEvent;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
@@ -310,6 +311,11 @@ final class OperatorBench {
         long checkpoint;
 
         Driver(Variant variant, Planned p) throws Exception {
+            this(variant, p, null);
+        }
+
+        /** A driver whose operator starts from {@code restore} (a snapshot of {@link #harness}), or empty. */
+        Driver(Variant variant, Planned p, OperatorSubtaskState restore) throws Exception {
             this.variant = variant;
             op = InstantiationUtil.clone(p.operator());
             boolean ferry = op instanceof FerryGroupAggregateOperator;
@@ -320,6 +326,9 @@ final class OperatorBench {
             harness.setStateBackend(backendOf(variant));
             harness.setOutputCreator(serializer -> out);
             harness.setup(new RowDataSerializer(p.outputType()));
+            if (restore != null) {
+                harness.initializeState(restore);
+            }
             harness.open();
             checkBackend(variant, op);
             processor = RecordProcessorUtils.getRecordProcessor(op);

@@ -231,8 +231,9 @@ int32_t ferry_operator_next(FerryHandle h, struct ArrowArray* out, int32_t* more
  * after the last chunk (which is flagged as last) leaves *out empty and ends the sequence; so
  * does the first call for a key group without state. Calling for another key group abandons an
  * unfinished sequence. The first call writes the chunks of every key group of the range at once
- * (one pass over the state, compressed on several threads); later calls hand them out until any
- * other call on the operator drops them, so the key groups of one checkpoint are called in a row.
+ * (one pass over the state, compressed on several threads); later calls hand them out until a
+ * call that may change the state (any but snapshot and stats) drops them, so the key groups of one
+ * checkpoint are called in a row.
  * key_group must lie in the operator's key-group range. */
 int32_t ferry_operator_snapshot(FerryHandle h, int32_t key_group, struct FerryBlob* out,
                                 struct FerryError* err);

@@ -59,7 +59,7 @@ type Session struct {
 	pending bool   // the last call returned more: only Next and Close are valid
 
 	// snap is the snapshot Snapshot is handing out: written whole by its first call, dropped by
-	// any other call.
+	// any call that may change the state (acquire).
 	snap struct {
 		chunks [][][]byte // per key group of the range, its encoded chunks; nil: none written
 		active bool       // a key group's sequence is under way
@@ -108,8 +108,8 @@ func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, er
 	return s, nil
 }
 
-// acquire starts a call other than Snapshot (begin): the call may change the state, so the
-// snapshot written for Snapshot is dropped.
+// acquire starts a call that may change the state (begin), so it drops the snapshot Snapshot
+// wrote; Snapshot, Stats and Output keep it.
 func (s *Session) acquire(next bool) error {
 	if err := s.begin(next); err != nil {
 		return err
@@ -157,7 +157,7 @@ func (s *Session) release(err error) error {
 
 // Output returns the operator's output columns (without the RowKind column).
 func (s *Session) Output() ([]engine.Field, error) {
-	if err := s.acquire(false); err != nil {
+	if err := s.begin(false); err != nil {
 		return nil, err
 	}
 	return s.op.Output(), s.release(nil)
@@ -511,7 +511,7 @@ func (s *Session) restore(kg int, data []byte) error {
 
 // Stats reports the figures of the operator's state (zero for a stateless operator).
 func (s *Session) Stats() (engine.Stats, error) {
-	if err := s.acquire(false); err != nil {
+	if err := s.begin(false); err != nil {
 		return engine.Stats{}, err
 	}
 	st := engine.Stats{NextTimerMs: math.MaxInt64}

@@ -295,8 +295,8 @@ func TestSnapshotRestoreSequencing(t *testing.T) {
 }
 
 // TestSnapshotSeesEveryChange: Snapshot writes the whole state on its first call and hands it
-// out key group by key group; any other call drops it, so a snapshot after a change, even one
-// between the key groups of a checkpoint, holds the change.
+// out key group by key group; a call that may change the state drops it, so a snapshot after a
+// change, even one between the key groups of a checkpoint, holds the change.
 func TestSnapshotSeesEveryChange(t *testing.T) {
 	src := open(t, aggSpec, &recorder{})
 	keys := func(s testSession, kg int) int {

@@ -30,7 +30,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 	// snapshotAll returns every key group's chunks, after a call that drops the last snapshot.
 	snapshotAll := func() [][][]byte {
-		if _, err := src.Stats(); err != nil {
+		if _, err := src.flush(0); err != nil {
 			b.Fatal(err)
 		}
 		chunks := make([][][]byte, 128)

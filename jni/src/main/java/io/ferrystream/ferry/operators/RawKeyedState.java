@@ -13,9 +13,11 @@ import java.util.zip.CRC32C;
 
 /**
  * A native operator's state in Flink's raw keyed state: per non-empty key group of the subtask, the
- * sequence of self-delimiting, checksummed, compressed chunks the library writes (at most about 4
- * MiB of state each, the last one flagged), so Flink's rescaling redistributes it and no key group
- * needs one huge buffer. A key group without state writes nothing.
+ * sequence of self-delimiting, checksummed, compressed chunks the library writes (about 128 KiB of
+ * state each, the last one flagged), so Flink's rescaling redistributes it and no key group needs
+ * one huge buffer. A key group without state writes nothing. The library writes every key group's
+ * chunks on the first call of a checkpoint ({@code ferry_operator_snapshot}), so the key groups are
+ * asked for in a row.
  */
 final class RawKeyedState {
     /** Bytes of a state chunk's header (snapshot/blob.go): flags at 6, stored length at 36. */

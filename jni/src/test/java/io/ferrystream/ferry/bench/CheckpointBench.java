@@ -17,7 +17,8 @@ import java.util.Locale;
  * system is timed).
  *
  * <ul>
- *   <li>checkpoint: {@code harness.snapshot}, synchronous and asynchronous parts to completion;
+ *   <li>checkpoint: {@code harness.snapshot}, synchronous and asynchronous parts to completion,
+ *       each after one more row (as in a running job, the state changed since the last one);
  *   <li>restore: a new harness's setup, {@code initializeState} from that checkpoint and {@code
  *       open}; the same without state ("open, empty") is timed beside it, so the difference is the
  *       restore.
@@ -52,6 +53,7 @@ final class CheckpointBench {
                     d.run(rows);
                     d.harness.setCheckpointStorage(new JobManagerCheckpointStorage(Integer.MAX_VALUE)); // no 5 MiB cap
                     for (int r = -1; r < reps; r++) {
+                        d.run(new RowData[] {rows[r + 1]}); // the state changed since the last checkpoint
                         long t0 = System.nanoTime();
                         state = d.harness.snapshot(++d.checkpoint, d.checkpoint);
                         if (r >= 0) {

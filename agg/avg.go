@@ -46,6 +46,7 @@ func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
+	a.warmed = warm(a.st, gids)
 	for i, g := range gids {
 		if g < 0 {
 			continue

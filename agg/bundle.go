@@ -86,6 +86,7 @@ func (g *MiniBatchGroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 		b.keys = append(b.keys, bundleKey{hash: hash, gid: gid, firstRow: -1})
 		return int32(len(b.keys) - 1)
 	}
+	st.Warm(g.keys.Hashes()[:n], g.kgs[:n])
 	for i := range n {
 		acc := engine.IsAccumulate(in.Kinds[i])
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])

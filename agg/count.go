@@ -23,6 +23,7 @@ func (a *countAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bo
 	}
 	act = act[:in.Len]
 	gids = gids[:in.Len]
+	a.warmed = warm(a.cnt, gids)
 	for i, g := range gids {
 		if g < 0 {
 			continue

@@ -144,6 +144,7 @@ func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
 	b := &g.bundle
 	b.start(st.Cap())
 	g.rowKey = resize(g.rowKey, n)
+	st.Warm(g.keys.Hashes()[:n], g.kgs[:n])
 	for i := range n {
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
 		id := st.Find(key, hash, kg)

@@ -386,6 +386,7 @@ func (g *GroupAggregate) resolveGroups(in *engine.Batch, nowMs int64) {
 	clear(g.first)
 	clear(g.gone)
 	clear(g.changed)
+	st.Warm(g.keys.Hashes()[:n], g.kgs[:n])
 	for i := range n {
 		acc := engine.IsAccumulate(in.Kinds[i])
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])

@@ -287,3 +287,62 @@ func TestGroupAggregateMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupAggregateManyKeys: above engine.WarmKeys groups the batch's lookups and folds are
+// warmed first (KeyTable.Warm, warm); the results must not change. Two batches over the same
+// keys (BIGINT and VARCHAR keys): the first inserts every group, the second updates each.
+func TestGroupAggregateManyKeys(t *testing.T) {
+	const keys = engine.WarmKeys + 5000
+	for _, keyType := range []string{"BIGINT", "VARCHAR"} {
+		header, err := engine.ParseSpec([]byte(`{"kind":"group_aggregate","inputs":[{"fields":[{"name":"k","type":"` + keyType + `","nullable":false},{"name":"v","type":"BIGINT"}],"keys":[0]}],
+			"max_parallelism":128,"params":{"aggs":[{"func":"COUNT"},{"func":"SUM","args":[1]},{"func":"MAX","args":[1]},{"func":"AVG","args":[1]}],"generate_update_before":true}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := ParseSpec(header)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, err := NewGroupAggregate(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := func(k int) any {
+			if keyType == "VARCHAR" {
+				return fmt.Sprintf("key-%d", k)
+			}
+			return int64(k)
+		}
+		for pass, v := range []int64{10, 30} {
+			want := map[string]bool{}
+			for start := 0; start < keys; start += 4096 {
+				var rows [][]any
+				for k := start; k < min(start+4096, keys); k++ {
+					rows = append(rows, []any{key(k), v + int64(k%7)})
+					x := v + int64(k%7)
+					if pass == 0 {
+						want[fmt.Sprintf("+I[%s, 1, %d, %d, %d]", enginetest.Format(key(k)), x, x, x)] = true
+					} else {
+						old := 10 + int64(k%7)
+						want[fmt.Sprintf("-U[%s, 1, %d, %d, %d]", enginetest.Format(key(k)), old, old, old)] = true
+						want[fmt.Sprintf("+U[%s, 2, %d, %d, %d]", enginetest.Format(key(k)), old+x, x, (old+x)/2)] = true
+					}
+				}
+				out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+				if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range enginetest.Rows(out) {
+					if !want[r.String()] {
+						t.Fatalf("%s keys, pass %d: unexpected row %s", keyType, pass, r)
+					}
+					delete(want, r.String())
+				}
+			}
+			if len(want) != 0 {
+				t.Fatalf("%s keys, pass %d: %d rows missing", keyType, pass, len(want))
+			}
+		}
+		op.Close()
+	}
+}

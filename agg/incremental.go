@@ -307,6 +307,7 @@ func (g *IncrementalGroupAggregate) resolveKeys(in *engine.Batch) {
 	b := &g.bundle
 	b.start(st.Cap())
 	g.rowKey = resize(g.rowKey, in.Len)
+	st.Warm(g.keys.Hashes()[:in.Len], g.kgs[:in.Len])
 	for i := range in.Len {
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
 		id := st.Find(key, hash, kg)

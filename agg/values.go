@@ -17,8 +17,9 @@ import (
 // for numbers and DECIMAL it is also Flink's equaliser (record), for VARCHAR the kernel
 // compares bytes through its value-ops (valueOps.same).
 type rowValues[V comparable] struct {
-	vals  []V
-	nulls []bool
+	vals   []V
+	nulls  []bool
+	warmed byte // warm's loads, kept
 }
 
 // fill makes v n entries long, entry j the value at(j) returns, NULL where it reports none.
@@ -111,6 +112,23 @@ func resize[T any](s []T, n int) []T {
 }
 
 // extend grows per-group state s to n entries; new entries are zero.
+// warm reads one byte of the state of each group in gids (-1: none) in a loop with no dependency
+// between rows, so the CPU overlaps the cache misses of a high-cardinality batch, which the fold
+// that follows, with its longer work per row, would take a few at a time. Its result only keeps
+// the loads from being optimised away. Below engine.WarmKeys groups it does nothing.
+func warm[T any](st []T, gids []int32) byte {
+	if len(st) < engine.WarmKeys {
+		return 0
+	}
+	var x byte
+	for _, g := range gids {
+		if g >= 0 {
+			x ^= *(*byte)(unsafe.Pointer(&st[g]))
+		}
+	}
+	return x
+}
+
 func extend[T any](s []T, n int) []T {
 	for len(s) < n {
 		var zero T

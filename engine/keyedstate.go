@@ -140,6 +140,10 @@ func (s *KeyedState) KeyGroupOf(hash int32) (int, error) { return s.keys.KeyGrou
 // still found: see Expired.
 func (s *KeyedState) Find(key []byte, hash int32, kg int) int32 { return s.keys.Find(key, hash, kg) }
 
+// Warm prepares the Finds of a batch's keys, whose hashes and key groups are given
+// (KeyTable.Warm).
+func (s *KeyedState) Warm(hashes, kgs []int32) { s.keys.Warm(hashes, kgs) }
+
 // Insert adds key, which must not be present, and returns its id, whose PerKey states are in the
 // initial state.
 func (s *KeyedState) Insert(key []byte, hash int32, kg int) int32 {

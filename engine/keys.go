@@ -120,6 +120,9 @@ func (e *KeyEncoder) FixedSize() int {
 // Key returns the encoded key of row i of the last encoded batch.
 func (e *KeyEncoder) Key(i int) []byte { return e.buf[e.offs[i]:e.offs[i+1]] }
 
+// Hashes returns BinaryRowData.hashCode of the key of every row of the last encoded batch.
+func (e *KeyEncoder) Hashes() []int32 { return e.hashes }
+
 // Hash returns BinaryRowData.hashCode of the key of row i of the last encoded batch.
 func (e *KeyEncoder) Hash(i int) int32 { return e.hashes[i] }
 

@@ -29,9 +29,10 @@ type avgState[S int64 | float64] struct {
 	cnt int64
 }
 
-func (a *avgAcc[T, S]) Grow(n int)    { a.st = extend(a.st, n) }
-func (a *avgAcc[T, S]) Reset(g int32) { a.st[g] = avgState[S]{} }
-func (a *avgAcc[T, S]) Bytes() int64  { return int64(cap(a.st)) * 16 }
+func (a *avgAcc[T, S]) warmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
+func (a *avgAcc[T, S]) Grow(n int)              { a.st = extend(a.st, n) }
+func (a *avgAcc[T, S]) Reset(g int32)           { a.st[g] = avgState[S]{} }
+func (a *avgAcc[T, S]) Bytes() int64            { return int64(cap(a.st)) * 16 }
 
 func value[T number, S int64 | float64](s *avgState[S]) (T, bool) {
 	if s.cnt == 0 {
@@ -46,7 +47,6 @@ func (a *avgAcc[T, S]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
-	a.warmed = warm(a.st, gids)
 	for i, g := range gids {
 		if g < 0 {
 			continue
@@ -140,9 +140,10 @@ type decAvgState struct {
 	avg  dec128
 }
 
-func (a *decAvgAcc) Grow(n int)    { a.st = extend(a.st, n) }
-func (a *decAvgAcc) Reset(g int32) { a.st[g] = decAvgState{} }
-func (a *decAvgAcc) Bytes() int64  { return int64(cap(a.st)) * 56 }
+func (a *decAvgAcc) warmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
+func (a *decAvgAcc) Grow(n int)              { a.st = extend(a.st, n) }
+func (a *decAvgAcc) Reset(g int32)           { a.st[g] = decAvgState{} }
+func (a *decAvgAcc) Bytes() int64            { return int64(cap(a.st)) * 56 }
 
 // update recomputes the cached value of s from its sum and count.
 func (a *decAvgAcc) update(s *decAvgState) {

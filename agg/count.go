@@ -11,9 +11,10 @@ type countAcc struct {
 	rowValues[int64]
 }
 
-func (a *countAcc) Grow(n int)    { a.cnt = extend(a.cnt, n) }
-func (a *countAcc) Reset(g int32) { a.cnt[g] = 0 }
-func (a *countAcc) Bytes() int64  { return int64(cap(a.cnt)) * 8 }
+func (a *countAcc) warmGroups(gids []int32) { a.warmed = warm(a.cnt, gids) }
+func (a *countAcc) Grow(n int)              { a.cnt = extend(a.cnt, n) }
+func (a *countAcc) Reset(g int32)           { a.cnt[g] = 0 }
+func (a *countAcc) Bytes() int64            { return int64(cap(a.cnt)) * 8 }
 
 func (a *countAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
@@ -23,7 +24,6 @@ func (a *countAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bo
 	}
 	act = act[:in.Len]
 	gids = gids[:in.Len]
-	a.warmed = warm(a.cnt, gids)
 	for i, g := range gids {
 		if g < 0 {
 			continue

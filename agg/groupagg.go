@@ -275,6 +275,9 @@ func (g *groupAgg) resolveActions(in *engine.Batch) {
 // that stopped at a row Flink throws on (SINGLE_VALUE), after which the operator is broken.
 func (g *groupAgg) fold(in *engine.Batch) error {
 	for i, c := range g.calls {
+		if w, ok := c.(stateWarmer); ok {
+			w.warmGroups(g.gids[:in.Len])
+		}
 		c.fold(in, g.gids, g.callActs[i], g.changed)
 		if err := foldErr(c); err != nil {
 			return err

@@ -23,7 +23,6 @@ func (a *numMinMaxAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, chang
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
-	a.warmed = warm(a.st, gids)
 	for i, g := range gids {
 		if g < 0 {
 			continue
@@ -46,7 +45,6 @@ func (a *numSumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
 	gids = gids[:in.Len]
-	a.warmed = warm(a.st, gids)
 	for i, g := range gids {
 		if g < 0 {
 			continue
@@ -91,7 +89,6 @@ func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	st, vals, nulls := a.st, a.vals, a.nulls // locals: the loop's stores cannot alias them
 	act = act[:in.Len]
 	gids = gids[:in.Len]
-	a.warmed = warm(a.st, gids)
 	for i, g := range gids {
 		if g < 0 {
 			continue

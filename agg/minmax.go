@@ -38,7 +38,8 @@ type minMaxState[V any] struct {
 	has bool
 }
 
-func (a *minMaxAcc[V, O]) Grow(n int) { a.st = extend(a.st, n) }
+func (a *minMaxAcc[V, O]) warmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
+func (a *minMaxAcc[V, O]) Grow(n int)              { a.st = extend(a.st, n) }
 
 func (a *minMaxAcc[V, O]) Reset(g int32) {
 	if a.st[g].has {

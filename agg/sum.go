@@ -35,8 +35,9 @@ type sumState[V any] struct {
 	has bool  // sum is not NULL
 }
 
-func (a *sumAcc[V, O]) Grow(n int)    { a.st = extend(a.st, n) }
-func (a *sumAcc[V, O]) Reset(g int32) { a.st[g] = sumState[V]{} }
+func (a *sumAcc[V, O]) warmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
+func (a *sumAcc[V, O]) Grow(n int)              { a.st = extend(a.st, n) }
+func (a *sumAcc[V, O]) Reset(g int32)           { a.st[g] = sumState[V]{} }
 func (a *sumAcc[V, O]) Bytes() int64 {
 	var zero sumState[V]
 	return int64(cap(a.st)) * int64(sizeOf(zero))

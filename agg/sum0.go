@@ -20,9 +20,10 @@ type sum0Acc[T number] struct {
 	rowValues[T]
 }
 
-func (a *sum0Acc[T]) Grow(n int)    { a.sum = extend(a.sum, n) }
-func (a *sum0Acc[T]) Reset(g int32) { a.sum[g] = 0 }
-func (a *sum0Acc[T]) Bytes() int64  { return int64(cap(a.sum)) * int64(sizeOf(T(0))) }
+func (a *sum0Acc[T]) warmGroups(gids []int32) { a.warmed = warm(a.sum, gids) }
+func (a *sum0Acc[T]) Grow(n int)              { a.sum = extend(a.sum, n) }
+func (a *sum0Acc[T]) Reset(g int32)           { a.sum[g] = 0 }
+func (a *sum0Acc[T]) Bytes() int64            { return int64(cap(a.sum)) * int64(sizeOf(T(0))) }
 
 func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
@@ -96,9 +97,10 @@ type decSum0State struct {
 	null bool // overflowed
 }
 
-func (a *decSum0Acc) Grow(n int)    { a.st = extend(a.st, n) }
-func (a *decSum0Acc) Reset(g int32) { a.st[g] = decSum0State{} }
-func (a *decSum0Acc) Bytes() int64  { return int64(cap(a.st)) * 24 }
+func (a *decSum0Acc) warmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
+func (a *decSum0Acc) Grow(n int)              { a.st = extend(a.st, n) }
+func (a *decSum0Acc) Reset(g int32)           { a.st[g] = decSum0State{} }
+func (a *decSum0Acc) Bytes() int64            { return int64(cap(a.st)) * 24 }
 
 func (a *decSum0Acc) fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)

@@ -112,10 +112,17 @@ func resize[T any](s []T, n int) []T {
 }
 
 // extend grows per-group state s to n entries; new entries are zero.
-// warm reads one byte of the state of each group in gids (-1: none) in a loop with no dependency
-// between rows, so the CPU overlaps the cache misses of a high-cardinality batch, which the fold
-// that follows, with its longer work per row, would take a few at a time. Its result only keeps
-// the loads from being optimised away. Below engine.WarmKeys groups it does nothing.
+// stateWarmer is an accumulator that can read its groups' states ahead of a fold: at high
+// cardinality a fold takes a cache miss per row and, with its longer work per row, overlaps few
+// of them; warmGroups's loop has no dependency between rows, so the CPU overlaps many, and the
+// fold then finds the lines in cache.
+type stateWarmer interface {
+	warmGroups(gids []int32)
+}
+
+// warm reads one byte of the state of each group in gids (-1: none) for warmGroups; below
+// engine.WarmKeys groups, where the states mostly stay in cache, it does nothing. Its result
+// only keeps the loads from being optimised away.
 func warm[T any](st []T, gids []int32) byte {
 	if len(st) < engine.WarmKeys {
 		return 0

@@ -378,7 +378,7 @@ func (s *KeyedState) appendKey(dst []byte, id int32) []byte {
 	return dst
 }
 
-// RestoreKeyGroup adds the keys of one payload SnapshotKeyGroup wrote for key group kg. Every key
+// RestoreKeyGroup adds the keys of one payload (chunk) Snapshot wrote for key group kg. Every key
 // must hash into kg and be new. On error nothing of the payload stays behind.
 func (s *KeyedState) RestoreKeyGroup(kg int, payload []byte) error {
 	if err := s.CheckKeyGroup(kg); err != nil {

@@ -253,7 +253,7 @@ func TestKeyedStateRestoreRejectsAndRollsBack(t *testing.T) {
 	single := src.snapshotAll(1 << 30)[kg][0] // v1 alone, with its timer
 	src.put(v2, 4)
 	payload := src.snapshotAll(1 << 30)[kg][0]
-	// One key of another key group, hand-encoded like SnapshotKeyGroup does.
+	// One key of another key group, hand-encoded like Snapshot does.
 	var foreign int64
 	for kgOf(foreign) == kg {
 		foreign++

@@ -432,7 +432,7 @@ func (s *Session) writeSnapshot() ([][][]byte, error) {
 			}
 		})
 	}
-	err := s.state.Snapshot(snapshot.MaxChunk, func(kg int, payload []byte, last bool) ([]byte, error) {
+	emit := func(kg int, payload []byte, last bool) ([]byte, error) {
 		if len(payload) > snapshot.MaxPayload {
 			return nil, fmt.Errorf("%w: key group %d: the state of one key exceeds %d bytes, more than a state chunk can hold", engine.ErrUnsupported, kg, snapshot.MaxPayload)
 		}
@@ -452,9 +452,14 @@ func (s *Session) writeSnapshot() ([][][]byte, error) {
 		default:
 			return nil, nil
 		}
-	})
-	close(jobs)
-	wg.Wait()
+	}
+	err := func() error {
+		defer func() { // also when the pass panics: no encoder is left waiting
+			close(jobs)
+			wg.Wait()
+		}()
+		return s.state.Snapshot(snapshot.MaxChunk, emit)
+	}()
 	if panicked != nil {
 		panic(panicked)
 	}

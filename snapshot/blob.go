@@ -1,6 +1,6 @@
 // Package snapshot frames the state of one Flink key group as a sequence of self-delimiting,
 // validated, zstd-compressed chunks. The payload inside is the operator's: an
-// engine.KeyedState's SnapshotKeyGroup output (docs/state.md). The host writes the chunks of every non-empty key group into
+// engine.KeyedState's Snapshot output (docs/state.md). The host writes the chunks of every non-empty key group into
 // Flink's raw keyed state; on restore every header field and checksum is checked before the
 // operator reads a byte of the payload. Chunks bound memory: a huge key group is written and read
 // MaxChunk payload bytes at a time.

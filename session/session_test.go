@@ -83,6 +83,22 @@ func (s testSession) snapshot(kg int) ([]byte, error) {
 	return chunk, err
 }
 
+// chunks returns every chunk of key group kg's sequence.
+func (s testSession) chunks(t testing.TB, kg int) [][]byte {
+	t.Helper()
+	var all [][]byte
+	for {
+		c, err := s.snapshot(kg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c == nil {
+			return all
+		}
+		all = append(all, c)
+	}
+}
+
 func open(t testing.TB, json string, r *recorder) testSession {
 	t.Helper()
 	s, err := Open(parse(t, json), nil, r.host())
@@ -217,15 +233,8 @@ func TestSnapshotRestoreSequencing(t *testing.T) {
 	}
 	blobs := map[int][][]byte{}
 	for kg := range 128 {
-		for {
-			c, err := src.snapshot(kg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c == nil {
-				break
-			}
-			blobs[kg] = append(blobs[kg], append([]byte(nil), c...))
+		if c := src.chunks(t, kg); c != nil {
+			blobs[kg] = c
 		}
 	}
 	if len(blobs) != 128 {
@@ -303,14 +312,7 @@ func TestSnapshotSeesEveryChange(t *testing.T) {
 		t.Helper()
 		hd := snapshot.Header{Kind: "group_aggregate", MaxParallelism: 128, KeyGroup: kg, Fingerprint: s.state.Fingerprint()}
 		fresh := open(t, aggSpec, &recorder{})
-		for {
-			c, err := s.snapshot(kg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c == nil {
-				break
-			}
+		for _, c := range s.chunks(t, kg) {
 			if _, _, err := snapshot.Decode(c, hd, nil); err != nil {
 				t.Fatal(err)
 			}

@@ -35,16 +35,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		}
 		chunks := make([][][]byte, 128)
 		for kg := range 128 {
-			for {
-				c, err := src.snapshot(kg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if c == nil {
-					break
-				}
-				chunks[kg] = append(chunks[kg], c)
-			}
+			chunks[kg] = src.chunks(b, kg)
 		}
 		return chunks
 	}

@@ -1523,7 +1523,7 @@ func TestParallelOperatorsUnderGC(t *testing.T) {
 				got = append(got, o.process(slice, 0)...)
 				slice.Release()
 				if r.IntN(10) == 0 {
-					_, res := snapshotKG(t, o.h, r.IntN(128))
+					_, res := snapshotKGShared(t, o.h, r.IntN(128))
 					if res.code != codeOK {
 						t.Errorf("snapshot: %v", res)
 					}

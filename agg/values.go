@@ -111,7 +111,6 @@ func resize[T any](s []T, n int) []T {
 	return make([]T, n, n+n/4)
 }
 
-// extend grows per-group state s to n entries; new entries are zero.
 // stateWarmer is an accumulator that can read its groups' states ahead of a fold: at high
 // cardinality a fold takes a cache miss per row and, with its longer work per row, overlaps few
 // of them; warmGroups's loop has no dependency between rows, so the CPU overlaps many, and the
@@ -136,6 +135,7 @@ func warm[T any](st []T, gids []int32) byte {
 	return x
 }
 
+// extend grows per-group state s to n entries; new entries are zero.
 func extend[T any](s []T, n int) []T {
 	for len(s) < n {
 		var zero T

@@ -96,7 +96,8 @@ func (t *KeyTable) Find(key []byte, hash int32, kg int) int32 {
 
 // WarmKeys is the state size, in keys, from which warming a batch's lookups and state accesses
 // before the work pays: below it the per-key slices mostly stay in the CPU's caches, and the warm
-// loops only cost (measured: about 10 % at 10 K keys, 1.6–2× faster at 1 M and 10 M).
+// loops only cost (tests/perf with WarmKeys 0: about 10 % slower at 10 K keys; docs/benchmarks.md
+// has the gain above it).
 const WarmKeys = 1 << 16
 
 // Warm reads, for each key of a batch (hash hashes[i], key group kgs[i]), the index slot its

@@ -103,9 +103,24 @@ cmd_test() {
   # (tests/c/go-runtime.supp says why). Async preemption signals stay off under valgrind too.
   build_lib "$OUT/valgrind/libferry.so" -tags ferrytest,valgrind
   build_harness "$OUT/valgrind/libferry.so" "$OUT/ferry_harness"
-  GODEBUG=asyncpreemptoff=1 valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-    --show-leak-kinds=definite,indirect --suppressions=tests/c/go-runtime.supp -q \
-    "$OUT/ferry_harness"
+  # Valgrind's leak check itself can abort on the Go heap blocks the runtime describes to it
+  # ("the 'impossible' happened" in mc_leakcheck.c, overlapping malloc-like blocks; seen once in
+  # CI). That is valgrind failing, not a finding: such a run is repeated once. Any error valgrind
+  # reports fails the build.
+  local vglog="$PWD/build/valgrind.log" try
+  for try in 1 2; do
+    if GODEBUG=asyncpreemptoff=1 valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+      --show-leak-kinds=definite,indirect --suppressions=tests/c/go-runtime.supp -q \
+      "$OUT/ferry_harness" 2> "$vglog"; then
+      cat "$vglog" >&2
+      break
+    fi
+    cat "$vglog" >&2
+    if [ "$try" = 2 ] || ! grep -q "the 'impossible' happened" "$vglog"; then
+      exit 1
+    fi
+    log "valgrind itself aborted (above); running the harness under valgrind once more"
+  done
   log "fuzz (short)"
   local fuzzlog="$PWD/build/fuzz-stderr.log" target
   # A count, not a duration: Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a

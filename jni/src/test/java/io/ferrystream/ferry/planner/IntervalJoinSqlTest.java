@@ -3,6 +3,8 @@ package io.ferrystream.ferry.planner;
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -87,6 +89,14 @@ class IntervalJoinSqlTest {
 
     /** The table environment with the inputs L and R registered. */
     static StreamTableEnvironment env(boolean ferry, boolean ltz, boolean manyNulls, boolean emitNullKeys) {
+        return env(ferry, ltz, manyNulls, emitNullKeys, false);
+    }
+
+    /**
+     * @param throttled each source pauses 1 ms every 20 rows, so its rows arrive over about 150 ms
+     *     and processing-time timers of a 1 ms delay fire between a row and its later matches
+     */
+    static StreamTableEnvironment env(boolean ferry, boolean ltz, boolean manyNulls, boolean emitNullKeys, boolean throttled) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(4);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
@@ -99,9 +109,12 @@ class IntervalJoinSqlTest {
         }
         Ferry.install(tEnv);
         for (String side : List.of("L", "R")) {
-            DataStream<Row> source = env.fromData(rows(side.equals("L") ? 0 : 1, manyNulls),
-                    Types.ROW_NAMED(new String[] {"k", "rt", "v", "a", "ms"}, Types.LONG, Types.LOCAL_DATE_TIME, Types.STRING, Types.INT,
-                            Types.LONG));
+            TypeInformation<Row> type = Types.ROW_NAMED(new String[] {"k", "rt", "v", "a", "ms"}, Types.LONG, Types.LOCAL_DATE_TIME,
+                    Types.STRING, Types.INT, Types.LONG);
+            DataStream<Row> source = env.fromData(rows(side.equals("L") ? 0 : 1, manyNulls), type);
+            if (throttled) {
+                source = source.map(new Throttle()).returns(type).setParallelism(1);
+            }
             tEnv.createTemporaryView(side, tEnv.fromDataStream(source, Schema.newBuilder()
                     .column("k", "BIGINT").column("rt", "TIMESTAMP(3)").column("v", "STRING").column("a", "INT")
                     .column("ms", "BIGINT").columnByExpression("lt", "TO_TIMESTAMP_LTZ(ms, 3)").columnByExpression("pt", "PROCTIME()")
@@ -218,7 +231,7 @@ class IntervalJoinSqlTest {
         String join = " L.k, CAST(L.rt AS TIMESTAMP(3)), L.v, L.a, R.k, CAST(R.rt AS TIMESTAMP(3)), R.v, R.a FROM L "
                 + parts[0] + " JOIN R ON L.k = R.k AND R.rt BETWEEN L.rt - INTERVAL '5' SECOND AND L.rt + INTERVAL '10' SECOND";
         List<String> stock = run(false, "SELECT" + join, false);
-        StreamTableEnvironment tEnv = env(true, false, false, false);
+        StreamTableEnvironment tEnv = env(true, false, false, false, true);
         String query = "SELECT /*+ EARLY_FIRE('delay'='1ms', 'time-mode'='" + parts[1] + "') */" + join;
         assertTrue(tEnv.explainSql(query).contains("earlyFireDelay=[1], earlyFireTimeMode=[" + parts[1].toUpperCase()
                 + "], ferry=[native]"));
@@ -249,6 +262,19 @@ class IntervalJoinSqlTest {
         assertEquals(null, kinds.get(RowKind.DELETE), kinds.toString());
         if (parts[1].equals("proctime")) {
             assertTrue(kinds.getOrDefault(RowKind.UPDATE_BEFORE, 0) > 0, "no early pad was corrected: " + kinds);
+        }
+    }
+
+    /** Passes rows through, sleeping 1 ms after every 20th. */
+    static final class Throttle implements MapFunction<Row, Row> {
+        private long seen;
+
+        @Override
+        public Row map(Row row) throws InterruptedException {
+            if (++seen % 20 == 0) {
+                Thread.sleep(1);
+            }
+            return row;
         }
     }
 }

@@ -9,6 +9,13 @@
 #                         of `flink-suites`
 #   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses,
 #                         and the planner shim (shim/target/ferry-flink-shim.jar, docs/install.md)
+#   ./build.sh dist       build, then what a Flink 2.3.0 distribution needs (dist/target/ferry-VERSION
+#                         and its .tar.gz): lib/ with the planner shim and the one wrapper jar (Arrow
+#                         relocated inside), install.sh FLINK_HOME and uninstall.sh FLINK_HOME
+#   ./build.sh cluster-test  dist, then a real Flink 2.3.0 standalone cluster from Maven Central
+#                         (JobManager and TaskManager processes, Ferry installed by install.sh, SQL
+#                         through the SQL Client): native and stock results equal, a TaskManager
+#                         killed mid-job and restored, uninstall.sh (scripts/cluster-test.sh)
 #   ./build.sh demo       installs what is missing (scripts/setup.sh demo), builds everything, then
 #                         ./ferry sql examples/nexmark-groupby.sql --mode compare (parity) and
 #                         ./ferry bench examples/demo-throughput.sql (throughput, about a minute)
@@ -49,6 +56,19 @@ cmd_jar() {
   cmd_build
   log "${WRAPPER_JAR#"$ROOT/"}, ${SHIM_JAR#"$ROOT/"}"
   mvn_ -DskipTests package
+}
+
+# dist/target/ferry-VERSION/ and its tarball (docs/install.md).
+cmd_dist() {
+  cmd_jar
+  rm -rf "$DIST_DIR"
+  mkdir -p "$DIST_DIR/lib"
+  cp "$SHIM_JAR" "$DIST_DIR/lib/00-ferry-flink-shim.jar"
+  cp "$DIST_JAR" "$DIST_DIR/lib/"
+  cp dist/src/main/sh/install.sh dist/src/main/sh/uninstall.sh "$DIST_DIR/"
+  echo "$FERRY_VERSION" > "$DIST_DIR/VERSION"
+  tar -C "$(dirname "$DIST_DIR")" -czf "$DIST_DIR.tar.gz" "$(basename "$DIST_DIR")"
+  log "${DIST_DIR#"$ROOT/"}.tar.gz: ./install.sh FLINK_HOME installs it, ./uninstall.sh FLINK_HOME removes it"
 }
 
 # Parity (every changelog row equal, every GROUP BY native), then throughput side by side.
@@ -109,6 +129,8 @@ case "${1:-build}" in
   build) cmd_build ;;
   test) cmd_test ;;
   jar) cmd_jar ;;
+  dist) cmd_dist ;;
+  cluster-test) cmd_dist; scripts/cluster-test.sh ;;
   demo) cmd_demo ;;
   demo-lookup) cmd_demo_lookup ;;
   bench) scripts/native.sh bench ;;

@@ -11,6 +11,9 @@ export CGO_ENABLED=1
 FERRY_VERSION=$("$ROOT/scripts/version.sh")
 WRAPPER_JAR=$ROOT/jni/target/ferry-flink-$FERRY_VERSION.jar
 SHIM_JAR=$ROOT/shim/target/ferry-flink-shim.jar
+# the wrapper with its Arrow relocated inside (dist/pom.xml), and what ./build.sh dist packs
+DIST_JAR=$ROOT/dist/target/ferry-flink-$FERRY_VERSION.jar
+DIST_DIR=$ROOT/dist/target/ferry-$FERRY_VERSION
 
 log() { printf '\n== %s\n' "$*"; }
 

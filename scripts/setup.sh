@@ -5,8 +5,9 @@
 #                            Maven: what ./build.sh demo needs
 #   scripts/setup.sh lookup  the same, plus the PostgreSQL server: what ./build.sh demo-lookup needs
 #   scripts/setup.sh test    the same, plus valgrind (the C harness), Chromium (the HTML report's
-#                            test) and the PostgreSQL server (the lookup tests start their own,
-#                            scripts/postgres.sh): what ./build.sh test and .ci/run need (the default)
+#                            test), the PostgreSQL server (the lookup tests start their own,
+#                            scripts/postgres.sh), curl and unzip (./build.sh cluster-test): what
+#                            ./build.sh test and .ci/run need (the default)
 # Go 1.26 or newer must be on PATH (Debian's Go is older): the script says so in one line and fails.
 # ./build.sh demo, ./build.sh test and .ci/run call it first; with everything present it installs
 # nothing and takes a moment.
@@ -28,6 +29,8 @@ command -v mvn >/dev/null 2>&1 || need+=(maven)
 if [ "$profile" = test ]; then
   command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+  command -v curl >/dev/null 2>&1 || need+=(curl)
+  command -v unzip >/dev/null 2>&1 || need+=(unzip)
 fi
 if [ "$profile" != demo ]; then
   # Debian keeps pg_ctl and initdb in /usr/lib/postgresql/VERSION/bin, off PATH.

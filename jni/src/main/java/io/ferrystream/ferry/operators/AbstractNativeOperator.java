@@ -36,6 +36,9 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.lang.reflect.Field;
 import java.util.HashMap;
 import java.util.List;
@@ -110,6 +113,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /** Counter: batches handed to Go. */
     public static final String METRIC_NATIVE_BATCHES = "ferryNativeBatches";
+
+    private static final Logger LOG = LoggerFactory.getLogger(AbstractNativeOperator.class);
 
     /** Operators opened in this JVM per kind (Ferry#nativeOperatorsOpened, for test reports). */
     private static final Map<String, AtomicLong> OPENED = new ConcurrentHashMap<>();
@@ -213,9 +218,11 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Counts one opened operator subtask of {@code kind} for the plan node {@code name}: every Ferry
-     * operator, native or not (the lookup join runs no Go), reports its opens here.
+     * operator, native or not (the lookup join runs no Go), reports its opens here, and logs them
+     * at INFO on the TaskManager.
      */
     static void countOpened(String kind, String name) {
+        LOG.info("Ferry operator {} opened: {}", kind, name);
         OPENED.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
         OPENED_BY_NAME.computeIfAbsent(name, k -> new AtomicLong()).incrementAndGet();
     }

@@ -15,7 +15,8 @@
 #   ./build.sh cluster-test  dist, then a real Flink 2.3.0 standalone cluster from Maven Central
 #                         (JobManager and TaskManager processes, Ferry installed by install.sh, SQL
 #                         through the SQL Client): native and stock results equal, a TaskManager
-#                         killed mid-job and restored, uninstall.sh (scripts/cluster-test.sh)
+#                         killed mid-job and restored, uninstall.sh (scripts/cluster-test.sh); a
+#                         2-minute soak (scripts/cluster-soak.sh)
 #   ./build.sh demo       installs what is missing (scripts/setup.sh demo), builds everything, then
 #                         ./ferry sql examples/nexmark-groupby.sql --mode compare (parity) and
 #                         ./ferry bench examples/demo-throughput.sql (throughput, about a minute)
@@ -130,7 +131,7 @@ case "${1:-build}" in
   test) cmd_test ;;
   jar) cmd_jar ;;
   dist) cmd_dist ;;
-  cluster-test) cmd_dist; scripts/cluster-test.sh ;;
+  cluster-test) cmd_dist; scripts/cluster-test.sh; scripts/cluster-soak.sh 2 "$OUT/cluster-soak.csv" ;;
   demo) cmd_demo ;;
   demo-lookup) cmd_demo_lookup ;;
   bench) scripts/native.sh bench ;;

@@ -6,14 +6,15 @@
 # env.java.opts.all and the process's own), the memory flags from Flink's BashJavaUtils.
 #   scripts/cluster.sh assemble HOME     lay out HOME as a FLINK_HOME: lib/, opt/ (the planner jar,
 #                                        the SQL Client and Gateway), conf/config.yaml (Flink's
-#                                        defaults, free ports, checkpoints under HOME/checkpoints),
+#                                        defaults, free ports, checkpoints under HOME/checkpoints,
+#                                        checkpoint statistics cached for 100 ms instead of 3 s),
 #                                        conf/log4j.properties
 #   scripts/cluster.sh start HOME [N]    a JobManager and N TaskManagers (default 1); returns once
 #                                        all N registered
 #   scripts/cluster.sh taskmanager HOME  one more TaskManager (e.g. after one was killed)
 #   scripts/cluster.sh sql HOME FILE     the SQL Client (-f FILE) against the cluster; prints its output
 #   scripts/cluster.sh stop HOME         kills every process started in HOME
-# Logs: HOME/log/<process>.log (Flink's), HOME/log/<process>.out (stdout and stderr); process ids:
+# Logs: HOME/log/<process>.log (Flink's), HOME/log/<process>.out (stdout and stderr, appended); process ids:
 # HOME/run/<process>.pid. scripts/cluster-test.sh is the test built on it (docs/install.md).
 CALLER_DIR=$PWD
 . "$(dirname "$0")/common.sh"
@@ -81,6 +82,10 @@ rest:
   address: localhost
   bind-address: localhost
   port: $(free_port)
+  # not Flink's default (3 s): the tests poll checkpoints in progress
+  cache:
+    checkpoint-statistics:
+      timeout: 100 ms
 execution:
   checkpointing:
     dir: file://$home/checkpoints
@@ -127,7 +132,7 @@ launch() {
   # shellcheck disable=SC2086  # the options are word lists, as Flink's scripts pass them
   nohup java $opts "$@" -Dlog.file="$home/log/$name.log" -Dlog4j.configurationFile="file:$home/conf/log4j.properties" \
     -classpath "$(classpath "$home")" "$main" --configDir "$home/conf" ${DYNAMIC:-} \
-    > "$home/log/$name.out" 2>&1 < /dev/null &
+    >> "$home/log/$name.out" 2>&1 < /dev/null &
   echo $! > "$home/run/$name.pid"
 }
 

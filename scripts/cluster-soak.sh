@@ -92,5 +92,6 @@ awk -F, -v keys=$KEYS '
     for (j = h; j <= n; j++) if (rss[j] > rss[h] * 1.05) { print "RSS grew from " rss[h] " at " t[h] " s to " rss[j] " at " t[j] " s"; exit 1 }
     printf "state flat from %d s: %d keys, %d bytes; RSS in the second half %d..%d bytes\n", t[i], keys, b[i], rss[h], rss[n]
   }' "$csv" || fail "see $csv"
+scripts/cluster.sh stop "$home"
 rm -rf "$work"
 log "soak passed"

@@ -150,6 +150,20 @@ running_job() { curl -sf "http://localhost:$rest/jobs" | grep -o '"id":"[^"]*","
 completed() {
   [ -n "$1" ] && curl -sf "http://localhost:$rest/jobs/$1/checkpoints" | grep -o '"completed":[0-9]*' | head -n 1 | cut -d: -f2
 }
+# recovered NAME TASKMANAGER: after a kill, starts TaskManager TASKMANAGER (taskmanager-N), waits
+# for the SQL Client of run NAME, sets restored (the checkpoint the job restored from), and checks
+# that NAME's changelog equals NAME-free's, each key's rows in order, and that the new
+# TaskManager ran the native operator
+recovered() {
+  scripts/cluster.sh taskmanager "$home" > /dev/null
+  wait "$client" || fail "the SQL Client failed after the crash"
+  restored=$(curl -sf "http://localhost:$rest/jobs/$job/checkpoints" | grep -o '"restored":{"id":[0-9]*' | grep -o '[0-9]*$' || true)
+  [ -n "$restored" ] || fail "job $job restored from no checkpoint"
+  for run in "$1-free" "$1"; do rows "$work/$run.out" | sort -s -t '|' -k 3,3 > "$work/$run.sorted"; done
+  cmp -s "$work/$1-free.sorted" "$work/$1.sorted" ||
+    fail "$1: the changelog after the crash differs: $(diff "$work/$1-free.sorted" "$work/$1.sorted" | head -n 10)"
+  grep -q "Ferry operator group_aggregate opened" "$home/log/$2.log" || fail "$1: the new TaskManager ran no native operator"
+}
 job=""
 for _ in $(seq 60); do
   job=$(running_job || true)
@@ -161,15 +175,7 @@ victim=$(cat "$home/run/taskmanager-1.pid")
 kill -9 "$victim"
 killed=$victim
 echo "killed TaskManager $victim after $(completed "$job") checkpoints of job $job"
-scripts/cluster.sh taskmanager "$home" > /dev/null
-wait "$client" || fail "the SQL Client failed after the crash"
-restored=$(curl -sf "http://localhost:$rest/jobs/$job/checkpoints" | grep -o '"restored":{"id":[0-9]*' | grep -o '[0-9]*$' || true)
-[ -n "$restored" ] || fail "job $job restored from no checkpoint"
-rows "$work/crash-free.out" | sort -s -t '|' -k 3,3 > "$work/crash-free.sorted"
-rows "$work/crash.out" | sort -s -t '|' -k 3,3 > "$work/crash.sorted"
-cmp -s "$work/crash-free.sorted" "$work/crash.sorted" ||
-  fail "the changelog after the crash differs: $(diff "$work/crash-free.sorted" "$work/crash.sorted" | head -n 10)"
-grep -q "Ferry operator group_aggregate opened" "$home/log/taskmanager-2.log" || fail "the new TaskManager ran no native operator"
+recovered crash taskmanager-2
 echo "crash: restored from checkpoint $restored; $(wc -l < "$work/crash.sorted") changelog rows, equal to the crash-free run"
 
 log "3. kill -9 of the TaskManager while a checkpoint is in progress (50,000 keys)"
@@ -199,15 +205,8 @@ for _ in $(seq 3000); do
 done
 [ -n "$pending" ] || fail "saw no checkpoint in progress"
 echo "killed TaskManager $victim during checkpoint $pending of job $job"
-scripts/cluster.sh taskmanager "$home" > /dev/null
-wait "$client" || fail "the SQL Client failed after the crash"
-restored=$(curl -sf "http://localhost:$rest/jobs/$job/checkpoints" | grep -o '"restored":{"id":[0-9]*' | grep -o '[0-9]*$' || true)
-[ -n "$restored" ] && [ "$restored" -lt "$pending" ] || fail "job $job restored from checkpoint '$restored', not one before $pending"
-rows "$work/pending-free.out" | sort -s -t '|' -k 3,3 > "$work/pending-free.sorted"
-rows "$work/pending.out" | sort -s -t '|' -k 3,3 > "$work/pending.sorted"
-cmp -s "$work/pending-free.sorted" "$work/pending.sorted" ||
-  fail "the changelog after the crash during checkpoint $pending differs: $(diff "$work/pending-free.sorted" "$work/pending.sorted" | head -n 10)"
-grep -q "Ferry operator group_aggregate opened" "$home/log/taskmanager-3.log" || fail "the new TaskManager ran no native operator"
+recovered pending taskmanager-3
+[ "$restored" -lt "$pending" ] || fail "job $job restored from checkpoint $restored, not one before $pending"
 echo "crash during checkpoint $pending: restored from checkpoint $restored; $(wc -l < "$work/pending.sorted") changelog rows, equal to the crash-free run"
 
 log "4. rescale: stop with savepoint at parallelism 2, resume at parallelism 3"

@@ -169,9 +169,10 @@ type Framed struct {
 }
 
 var (
-	_ engine.Operator   = (*Framed)(nil)
-	_ engine.WireInputs = (*Framed)(nil)
-	_ engine.Buffering  = (*Framed)(nil)
+	_ engine.Operator      = (*Framed)(nil)
+	_ engine.WireInputs    = (*Framed)(nil)
+	_ engine.Buffering     = (*Framed)(nil)
+	_ engine.StateImporter = (*Framed)(nil)
 )
 
 // NewFramed wraps op, a bundle operator of spec with keyed state, fed frames of spec's input
@@ -183,6 +184,26 @@ func NewFramed(op engine.Operator, spec *Spec, p *FramesParams) *Framed {
 
 // WireInput implements engine.WireInputs: input 0 is a batch of frames.
 func (f *Framed) WireInput(int) *engine.Input { return frameInput() }
+
+// ImportTypes implements engine.StateImporter for a wrapped operator that imports.
+func (f *Framed) ImportTypes() ([]engine.Type, error) {
+	im, ok := f.Operator.(engine.StateImporter)
+	if !ok {
+		return nil, fmt.Errorf("%w: operator kind %s does not import the state of Flink's operator", engine.ErrUnsupported, f.spec.Kind)
+	}
+	return im.ImportTypes()
+}
+
+// ImportState implements engine.StateImporter, before any row is queued.
+func (f *Framed) ImportState(in *engine.Batch) error {
+	if _, err := f.ImportTypes(); err != nil {
+		return err
+	}
+	if f.queue.Len() > 0 {
+		return fmt.Errorf("%w: %d input rows are queued: the state is imported before the first row", engine.ErrState, f.queue.Len())
+	}
+	return f.Operator.(engine.StateImporter).ImportState(in)
+}
 
 // Buffered implements engine.Buffering: the queued rows of an incomplete bundle.
 func (f *Framed) Buffered() int { return f.queue.Len() }

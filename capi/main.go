@@ -33,7 +33,7 @@ import (
 var Version = ferry.Version
 
 // abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
-const abiVersion = 9
+const abiVersion = 10
 
 var _ = [1]struct{}{}[abiVersion-C.FERRY_ABI_VERSION] // compile error when they disagree
 

@@ -344,6 +344,22 @@ func ferry_operator_restore(h C.FerryHandle, keyGroup C.int32_t, data *C.ferry_c
 	})
 }
 
+//export ferry_operator_import
+func ferry_operator_import(h C.FerryHandle, schema *C.struct_ArrowSchema, batch *C.struct_ArrowArray, cerr *C.struct_FerryError) C.int32_t {
+	defer C.ferry_release_schema(schema)
+	defer C.ferry_release_array(batch)
+	return call("ferry_operator_import", cerr, func() error {
+		if schema == nil || batch == nil {
+			return fmt.Errorf("%w: schema and batch must not be NULL", engine.ErrInvalid)
+		}
+		o, err := lookup(h)
+		if err != nil {
+			return err
+		}
+		return o.s.Import((*engine.CSchema)(unsafe.Pointer(schema)), (*engine.CArray)(unsafe.Pointer(batch)))
+	})
+}
+
 //export ferry_operator_stats
 func ferry_operator_stats(h C.FerryHandle, out *C.struct_FerryOperatorStats, cerr *C.struct_FerryError) C.int32_t {
 	return call("ferry_operator_stats", cerr, func() error {

@@ -93,6 +93,16 @@ type WireInputs interface {
 	WireInput(i int) *Input
 }
 
+// StateImporter is implemented by an operator that can take over the keyed state Flink's own
+// operator left in a checkpoint or savepoint (docs/state.md, "Switching Ferry on or off"): the
+// host reads it from Flink's keyed state backend and hands it over as rows of ImportTypes, one
+// row per key, before the first Process. ImportState fails, changing nothing, on a key that
+// holds state already and on state Ferry would not hold exactly as Flink did.
+type StateImporter interface {
+	ImportTypes() ([]Type, error)
+	ImportState(in *Batch) error
+}
+
 // Buffering is implemented by an operator that may hold input rows across calls (the global
 // aggregate fed frames queues rows until a bundle is complete): Buffered is the number of rows
 // held. State does not cover them, so a snapshot is refused while Buffered > 0; the host runs

@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 9
+#define FERRY_ABI_VERSION 10
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -246,6 +246,16 @@ int32_t ferry_operator_snapshot(FerryHandle h, int32_t key_group, struct FerryBl
  * fails leaves none of its state behind. */
 int32_t ferry_operator_restore(FerryHandle h, int32_t key_group, const uint8_t* data,
                                int64_t length, struct FerryError* err);
+
+/* Imports keyed state Flink's own operator left in a checkpoint or savepoint (docs/state.md,
+ * "Switching Ferry on or off"): one row per key, in the operator kind's import layout (for the
+ * group aggregates: the key fields, every call's accumulator fields as Flink's accState holds
+ * them, and for a single-phase aggregate over retracting input the record count), then the RowKind
+ * column. Every key must be new to the operator; state Ferry would not hold exactly as Flink did
+ * fails the call (FERRY_EUNSUPPORTED) and no key of the batch is kept. Kinds that do not import
+ * fail with FERRY_EUNSUPPORTED. The library releases schema and batch before it returns. */
+int32_t ferry_operator_import(FerryHandle h, struct ArrowSchema* schema, struct ArrowArray* batch,
+                              struct FerryError* err);
 
 /* Fills *out with the figures of the operator's state. Cheap (no pass over the state); like
  * every call on a handle, not concurrently with another call on it. */

@@ -514,6 +514,47 @@ func (s *Session) restore(kg int, data []byte) error {
 	return nil
 }
 
+// Import hands the operator keyed state Flink's own operator left in a checkpoint or savepoint
+// (engine.StateImporter): schema and in hold one row per key, in the operator's import layout,
+// then the RowKind column; both are read during the call only. An operator kind that does not
+// import fails with engine.ErrUnsupported.
+func (s *Session) Import(schema *engine.CSchema, in *engine.CArray) error {
+	if err := s.acquire(false); err != nil {
+		return err
+	}
+	return s.release(s.importState(schema, in))
+}
+
+func (s *Session) importState(schema *engine.CSchema, in *engine.CArray) error {
+	if err := s.checkRestored(); err != nil {
+		return err
+	}
+	im, ok := s.op.(engine.StateImporter)
+	if !ok || s.state == nil {
+		return fmt.Errorf("%w: operator kind %s does not import the state of Flink's operator", engine.ErrUnsupported, s.spec.Kind)
+	}
+	types, err := im.ImportTypes()
+	if err != nil {
+		return err
+	}
+	wire := engine.Input{Types: types}
+	for i := range types {
+		wire.Fields = append(wire.Fields, engine.FieldSpec{Name: fmt.Sprintf("import_%d", i)})
+	}
+	if err := wire.CheckSchema(schema, 0); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	imp := engine.Importer{Types: types}
+	for _, f := range wire.Fields {
+		imp.Names = append(imp.Names, f.Name)
+	}
+	defer s.batch.Forget()
+	if err := imp.Import(in, &s.batch); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	return im.ImportState(&s.batch)
+}
+
 // Stats reports the figures of the operator's state (zero for a stateless operator).
 func (s *Session) Stats() (engine.Stats, error) {
 	if err := s.begin(false); err != nil {

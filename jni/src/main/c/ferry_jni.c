@@ -346,6 +346,15 @@ static void n_restore(JNIEnv* env, jclass cls, jlong h, jint key_group, jbyteArr
   check(env, st, &err);
 }
 
+/* ferry_operator_import: the ArrowSchema and ArrowArray at the two addresses (exported by
+ * arrow-java) are consumed by the library. */
+static void n_import(JNIEnv* env, jclass cls, jlong h, jlong schema_addr, jlong array_addr) {
+  (void)cls;
+  struct FerryError err = {0};
+  check(env, ferry_operator_import((FerryHandle)h, (struct ArrowSchema*)(intptr_t)schema_addr,
+                                   ptr_of(array_addr), &err), &err);
+}
+
 /* Fills out[0] = keys, out[1] = state_bytes, out[2] = next_timer_ms. */
 static void n_stats(JNIEnv* env, jclass cls, jlong h, jlongArray out) {
   (void)cls;
@@ -413,6 +422,7 @@ static const JNINativeMethod g_methods[] = {
     {"next", "(JJ)I", (void*)n_next},
     {"snapshot", "(JI)[B", (void*)n_snapshot},
     {"restore", "(JI[B)V", (void*)n_restore},
+    {"importState", "(JJJ)V", (void*)n_import},
     {"stats", "(J[J)V", (void*)n_stats},
     {"close", "(J)V", (void*)n_close},
     {"outstandingBytes", "()J", (void*)n_outstanding_bytes},

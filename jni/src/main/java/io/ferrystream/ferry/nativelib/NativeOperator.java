@@ -395,6 +395,29 @@ public final class NativeOperator implements AutoCloseable {
     }
 
     /**
+     * Hands the operator keyed state Flink's own operator left in a checkpoint or savepoint
+     * (ferry_operator_import; docs/state.md, "Switching Ferry on or off"): {@code rows} holds one
+     * row per key in the operator kind's import layout, then {@code $row_kind}. Fails, keeping no
+     * key of the batch, on a key that holds state already and on state Ferry would not hold
+     * exactly as Flink did. {@code rows} stays the caller's.
+     */
+    public void importState(VectorSchemaRoot rows) {
+        ensureOpen();
+        try (ArrowSchema schema = ArrowSchema.allocateNew(exportAllocator);
+                ArrowArray array = ArrowArray.allocateNew(exportAllocator)) {
+            Data.exportVectorSchemaRoot(exportAllocator, rows, null, array, schema);
+            try {
+                FerryNative.importState(handle.value, schema.memoryAddress(), array.memoryAddress());
+            } finally {
+                array.release(); // no-ops once the library released them
+                schema.release();
+            }
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * Fills {@code out} with the figures of the operator's state: {@code out[0]} keys (groups),
      * {@code out[1]} estimated bytes of native memory the state owns, {@code out[2]} the earliest
      * pending processing-time timer (epoch ms; {@code Long.MAX_VALUE} when none). Not concurrently

@@ -135,6 +135,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     private final Batching batching;
     /** The inputs in the order their pending batches are processed. */
     private final int[] inputOrder;
+    /** The keyed state Flink's operator keeps in this one's place, to import; null: none. */
+    private FlinkAccState flinkState;
     /** The batching policy's fields, read per row by the forms. */
     final int batchSize;
     final long maxDelayMs;
@@ -282,8 +284,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         super.initializeState(context);
         checkBackend();
         boolean keyed = isKeyed();
+        FlinkAccState importing = null;
         if (context.isRestored() && keyed) {
-            ForeignStateGuard.check(spec.name(), getKeyedStateBackend());
+            importing = ForeignStateGuard.importable(spec.name(), getKeyedStateBackend(), flinkState);
         }
         TaskInfo task = getRuntimeContext().getTaskInfo();
         int maxParallelism = task.getMaxNumberOfParallelSubtasks();
@@ -306,6 +309,21 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         if (keyed) {
             RawKeyedState.restore(context.getRawKeyedStateInputs(), nativeOp);
         }
+        if (importing != null) {
+            long keys = importing.importInto(nativeOp, getKeyedStateBackend(), allocator);
+            LOG.info("Ferry operator {} imported {} keys of Flink's {}", spec.name(), keys, FlinkAccState.NAME);
+            ForeignStateGuard.check(spec.name(), getKeyedStateBackend()); // the import cleared what it read
+        }
+    }
+
+    /**
+     * Declares the keyed state Flink's own operator keeps in this operator's place, which a restore
+     * from a checkpoint or savepoint taken with Ferry off imports ({@link FlinkAccState}).
+     * Returns this operator.
+     */
+    public AbstractNativeOperator<S> importingFlinkState(FlinkAccState state) {
+        this.flinkState = state;
+        return this;
     }
 
     /**

@@ -13,8 +13,8 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * Refuses to start a native operator on managed keyed state it cannot read (docs/state.md, "Switching
- * Ferry on or off").
+ * Refuses to start a native operator on managed keyed state it cannot import (docs/state.md,
+ * "Switching Ferry on or off").
  *
  * <p>Ferry's operators keep their state in Go and checkpoint it as raw keyed state; they register no
  * managed keyed state. In plain SQL a native operator gets the operator ID Flink's own operator
@@ -22,8 +22,9 @@ import java.util.stream.Stream;
  * keyed state ({@code accState}, {@code distinctAcc_0}, ...) to the native one. Flink restores such
  * state into the keyed state backend whether or not anybody registers it; ignored, it would be lost
  * for the job's results and carried along, stale, in every later checkpoint. This guard runs in the
- * restore path of every native operator and fails the restore instead, naming the operator, the
- * states that hold data and the ways out.
+ * restore path of every native operator: it lets through the group aggregates' {@code accState}
+ * where Ferry imports it ({@link FlinkAccState}) and fails the restore otherwise, naming the
+ * operator, the states that hold data, why they are not imported and the way out.
  */
 public final class ForeignStateGuard {
     private ForeignStateGuard() {}
@@ -37,13 +38,38 @@ public final class ForeignStateGuard {
      * @throws IllegalStateException naming the states found
      */
     public static void check(String operator, KeyedStateBackend<?> backend) throws Exception {
+        importable(operator, backend, null);
+    }
+
+    /**
+     * What to import from {@code backend}, just restored: null when it holds no managed keyed state
+     * with data, {@code flinkState} when its only such state is Flink's {@link FlinkAccState#NAME}
+     * and Ferry imports it; otherwise fails.
+     *
+     * @param flinkState the state Flink's operator keeps in the native operator's place, or null
+     *     for a kind that imports none
+     * @throws IllegalStateException naming the states found and why they are not imported
+     */
+    static FlinkAccState importable(String operator, KeyedStateBackend<?> backend, FlinkAccState flinkState)
+            throws Exception {
         if (backend == null) {
-            return;
+            return null;
         }
         List<String> found = statesWithData(backend);
-        if (!found.isEmpty()) {
-            throw new IllegalStateException(message(operator, found));
+        if (found.isEmpty()) {
+            return null;
         }
+        String why;
+        if (flinkState == null) {
+            why = "Ferry cannot read that state yet";
+        } else if (flinkState.refusal() != null) {
+            why = "Ferry cannot import it yet (" + flinkState.refusal() + ")";
+        } else if (!found.equals(List.of(FlinkAccState.NAME))) {
+            why = "Ferry imports " + FlinkAccState.NAME + " alone and cannot read the rest yet";
+        } else {
+            return flinkState;
+        }
+        throw new IllegalStateException(message(operator, found, why));
     }
 
     /**
@@ -120,17 +146,17 @@ public final class ForeignStateGuard {
                 + " to check it for state it cannot read (" + why + ")";
     }
 
-    static String message(String operator, List<String> states) {
+    static String message(String operator, List<String> states, String why) {
         return "Ferry's native operator "
                 + operator
                 + " was restored from a checkpoint or savepoint that holds managed keyed state of"
                 + " Flink's own operator ("
                 + String.join(", ", states)
-                + "), taken while Ferry was off for it. Ferry keeps its state in Go and cannot read"
-                + " that state yet: starting would lose it without a word. Restore this job with"
+                + "), taken while Ferry was off for it. "
+                + why
+                + ": starting would lose it without a word. Restore this job with"
                 + " ferry.enabled: false (or the operator's own switch, e.g."
-                + " ferry.group-aggregate.enabled: false), so Flink's operator reads its state, or"
-                + " with a Ferry release that migrates Flink's state (docs/state.md, \"Switching"
-                + " Ferry on or off\").";
+                + " ferry.group-aggregate.enabled: false), so Flink's operator reads its state"
+                + " (docs/state.md, \"Switching Ferry on or off\").";
     }
 }

@@ -140,7 +140,9 @@ public class FerryStreamExecGlobalGroupAggregate extends StreamExecGlobalGroupAg
         final TransformationMetadata meta = createTransformationMeta(GLOBAL_GROUP_AGGREGATE_TRANSFORMATION, config);
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
         final long bundleSize = MinibatchUtil.miniBatchSize(config);
-        return NativeExecNodes.keyedTransformation(planner, inputTransform, meta,
-                new FerryGlobalGroupAggregateOperator(spec, outputType, bundleSize), outputType, grouping, inputRowType);
+        FerryGlobalGroupAggregateOperator operator = new FerryGlobalGroupAggregateOperator(spec, outputType, bundleSize);
+        operator.importingFlinkState(FlinkAccStates.global(planner.getTypeFactory(), inputRowType, grouping,
+                localAggInputRowType, aggCalls, aggCallNeedRetractions, needRetraction, countStarIndex, stateRetentionTime));
+        return NativeExecNodes.keyedTransformation(planner, inputTransform, meta, operator, outputType, grouping, inputRowType);
     }
 }

@@ -139,6 +139,8 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final FerryGroupAggregateOperator operator =
                 new FerryGroupAggregateOperator(
                         spec, (RowType) getOutputType(), NativeExecNodes.batching(config, spec.miniBatch()));
+        operator.importingFlinkState(FlinkAccStates.singlePhase(planner.getTypeFactory(), inputRowType, grouping,
+                aggCalls, aggCallNeedRetractions, needRetraction, stateRetentionTime));
         return NativeExecNodes.keyedTransformation(planner, inputTransform,
                 createTransformationMeta(GROUP_AGGREGATE_TRANSFORMATION, config), operator, (RowType) getOutputType(), grouping, inputRowType);
     }

@@ -533,6 +533,87 @@ class GroupAggregateDifferentialTest {
         }
     }
 
+    /**
+     * Switching Ferry on across a snapshot: Flink's operator snapshotted mid-stream, then Flink's
+     * and Ferry's restored from that snapshot and fed the rest. Ferry imports Flink's {@code
+     * accState} ({@link FlinkAccState}) and its output must be Flink's, row for row: plain
+     * accumulators of every value type on insert-only input, on retracting input with a COUNT(*)
+     * and with the count1 Flink inserts, with and without mini-batch (SavepointSwitchTest covers
+     * RocksDB in whole jobs). State Ferry does not import (MIN/MAX with retraction keep MapViews) refuses to
+     * start, naming the reason.
+     */
+    @Test
+    void switchingOnAcrossASnapshot() throws Exception {
+        switchOn("BIGINT", false, AGGS, java.util.Map.of());
+        switchOn("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, java.util.Map.of());
+        switchOn("STRING", true, TwoPhaseAggregateDifferentialTest.COUNT1_AGGS, java.util.Map.of());
+        switchOn("DECIMAL(38, 4)", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, miniBatch(7));
+        switchOn("TIMESTAMP(9)", false, AGGS, miniBatch(100));
+        switchOn("BIGINT", false, "STDDEV_POP(vb), VAR_SAMP(vd), STDDEV_SAMP(vf), COUNT(*), " + countOfEveryColumn(), java.util.Map.of());
+
+        Planned stock = plan("INT", true, false, 64, AGGS, java.util.Map.of());
+        Planned ferry = plan("INT", true, true, 64, AGGS, java.util.Map.of());
+        OperatorSubtaskState state = stockSnapshot(stock, input(5, "INT", true, 300));
+        Exception refused = assertThrows(Exception.class, () -> harness(ferry, new RowDataSerializer(stock.outputType()), state));
+        String why = String.valueOf(refused.getMessage()) + refused.getCause();
+        assertTrue(why.contains("holds managed keyed state of Flink's own operator (") && why.contains("accState")
+                && why.contains("Flink keeps a data view of it in a MapState"), why);
+    }
+
+    private void switchOn(String keyType, boolean changelog, String aggs, java.util.Map<String, String> options) throws Exception {
+        Planned stock = plan(keyType, changelog, false, 1, aggs, options);
+        Planned ferry = plan(keyType, changelog, true, 64, aggs, options);
+        assertInstanceOf(FerryGroupAggregateOperator.class, ferry.operator());
+        List<RowData> rows = input(11, keyType, changelog, 800);
+        int half = rows.size() / 2;
+        OperatorSubtaskState state = stockSnapshot(stock, rows.subList(0, half));
+        RowDataSerializer out = new RowDataSerializer(stock.outputType());
+        List<List<String>> outs = new ArrayList<>();
+        for (Planned restored : List.of(stock, ferry)) {
+            long imported = FlinkAccState.importedKeys();
+            KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(restored, out, state);
+            if (restored == ferry) {
+                assertTrue(FlinkAccState.importedKeys() > imported, "Ferry imported Flink's accState");
+            }
+            for (RowData row : rows.subList(half, rows.size())) {
+                h.processElement(new StreamRecord<>(row));
+            }
+            h.prepareSnapshotPreBarrier(2); // flushes Ferry's last batch
+            List<String> result = new ArrayList<>();
+            collect(h, stock.outputType(), result);
+            h.close();
+            outs.add(result);
+        }
+        String what = "GROUP BY " + keyType + (changelog ? " (changelog) " : " ") + options + ": " + aggs;
+        assertTrue(outs.get(0).size() > 20, what + ": Flink's restored operator emitted " + outs.get(0).size());
+        for (int i = 0; i < Math.min(outs.get(0).size(), outs.get(1).size()); i++) {
+            assertEquals(outs.get(0).get(i), outs.get(1).get(i), what + ": first difference at output row " + i);
+        }
+        assertEquals(outs.get(0).size(), outs.get(1).size(), what + ": output length");
+    }
+
+    /** A COUNT of every value column: the aggregate then reads the source row unchanged. */
+    static String countOfEveryColumn() {
+        List<String> calls = new ArrayList<>();
+        for (Col c : VALUE_TYPES) {
+            calls.add(c.name().startsWith("f") ? "COUNT(*) FILTER (WHERE " + c.name() + ")" : "COUNT(" + c.name() + ")");
+        }
+        return String.join(", ", calls);
+    }
+
+    /** A snapshot of Flink's operator {@code stock} after {@code rows}. */
+    static OperatorSubtaskState stockSnapshot(Planned stock, List<RowData> rows) throws Exception {
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h =
+                harness(stock, new RowDataSerializer(stock.outputType()), null);
+        for (RowData row : rows) {
+            h.processElement(new StreamRecord<>(row));
+        }
+        h.prepareSnapshotPreBarrier(1);
+        OperatorSubtaskState state = h.snapshot(1, 1);
+        h.close();
+        return state;
+    }
+
     /** The rows grouped by their first field (the key), each key's rows in their order. */
     static List<String> perKey(List<String> rows) {
         java.util.TreeMap<String, List<String>> keys = new java.util.TreeMap<>();

@@ -704,28 +704,48 @@ class TwoPhaseAggregateDifferentialTest {
     }
 
     /**
-     * Flink's operator snapshotted, Ferry's restored from it: the global aggregate finds Flink's
-     * {@code accState} and refuses to start ({@link ForeignStateGuard}); the local aggregate, which
-     * is not keyed and keeps no state in either form, continues from Flink's snapshot with Flink's
-     * partial rows.
+     * Flink's operator snapshotted, then Flink's and Ferry's restored from that snapshot and fed the
+     * rest of the stream: Ferry's global aggregate imports Flink's {@code accState} ({@link
+     * FlinkAccState}) and its output must be Flink's, for every value type and accumulator of
+     * {@link #RETRACTING_AGGS} and for {@link #COUNT1_AGGS} (count1 inserted). DISTINCT calls keep
+     * MapStates Ferry does not import: it refuses to start ({@link ForeignStateGuard}). The local
+     * aggregate, which is not keyed and keeps no state in either form, continues from Flink's
+     * snapshot with Flink's partial rows.
      */
     @Test
     void switchingOnAcrossASnapshot() throws Exception {
-        Planned stock = plan("BIGINT", true, false, RETRACTING_AGGS, twoPhase(10));
-        Planned ferry = plan("BIGINT", true, true, RETRACTING_AGGS, twoPhase(10));
-        List<RowData> in = GroupAggregateDifferentialTest.input(99, "BIGINT", true, 400, 0);
-        List<RowData> partials = partialRows(stock, in, 2, new Random(99));
-
-        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> flinks = globalHarness(stock, null);
-        for (RowData row : partials.subList(0, 100)) {
-            flinks.processElement(new StreamRecord<>(row));
+        for (String aggs : List.of(RETRACTING_AGGS, COUNT1_AGGS)) {
+            Planned stock = plan("BIGINT", true, false, aggs, twoPhase(10));
+            Planned ferry = plan("BIGINT", true, true, aggs, twoPhase(10));
+            List<RowData> in = GroupAggregateDifferentialTest.input(99, "BIGINT", true, 400, 0);
+            List<RowData> partials = partialRows(stock, in, 2, new Random(99));
+            OperatorSubtaskState globalState = stockGlobalSnapshot(stock, partials.subList(0, 100));
+            List<List<String>> outs = new ArrayList<>();
+            for (Planned restored : List.of(stock, ferry)) {
+                long imported = FlinkAccState.importedKeys();
+                KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = globalHarness(restored, globalState);
+                if (restored == ferry) {
+                    assertTrue(FlinkAccState.importedKeys() > imported, "Ferry's global aggregate imported Flink's accState");
+                }
+                for (RowData row : partials.subList(100, partials.size())) {
+                    h.processElement(new StreamRecord<>(row));
+                }
+                h.prepareSnapshotPreBarrier(2);
+                outs.add(render(h.extractOutputValues(), stock.globalOutput()));
+                h.close();
+            }
+            assertTrue(outs.get(0).size() > 50, "the restored global emitted: " + outs.get(0).size());
+            assertIdentical(outs.get(0), outs.get(1), "global restored from Flink's snapshot: " + aggs);
         }
-        flinks.prepareSnapshotPreBarrier(1);
-        OperatorSubtaskState globalState = flinks.snapshot(1, 1);
-        flinks.close();
-        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> globalHarness(ferry, globalState));
+
+        Planned stock = plan("BIGINT", true, false, RETRACTING_DISTINCT_AGGS, twoPhase(10));
+        Planned ferry = plan("BIGINT", true, true, RETRACTING_DISTINCT_AGGS, twoPhase(10));
+        List<RowData> in = GroupAggregateDifferentialTest.input(99, "BIGINT", true, 400, 0);
+        OperatorSubtaskState distinctState = stockGlobalSnapshot(stock, partialRows(stock, in, 2, new Random(99)).subList(0, 100));
+        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> globalHarness(ferry, distinctState));
         String why = String.valueOf(refused.getMessage()) + refused.getCause();
-        assertTrue(why.contains("holds managed keyed state of Flink's own operator (accState)"), why);
+        assertTrue(why.contains("holds managed keyed state of Flink's own operator (") && why.contains("accState")
+                && why.contains("DISTINCT: Flink keeps the values in MapStates"), why);
 
         List<List<String>> outs = new ArrayList<>();
         for (Planned restored : List.of(stock, ferry)) {
@@ -745,6 +765,18 @@ class TwoPhaseAggregateDifferentialTest {
             h.close();
         }
         assertIdentical(outs.get(0), outs.get(1), "local restored from Flink's snapshot");
+    }
+
+    /** A snapshot of Flink's global aggregate after {@code partials}. */
+    static OperatorSubtaskState stockGlobalSnapshot(Planned stock, List<RowData> partials) throws Exception {
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> flinks = globalHarness(stock, null);
+        for (RowData row : partials) {
+            flinks.processElement(new StreamRecord<>(row));
+        }
+        flinks.prepareSnapshotPreBarrier(1);
+        OperatorSubtaskState state = flinks.snapshot(1, 1);
+        flinks.close();
+        return state;
     }
 
     /** Each old subtask's output, then each new one's, around a rescale from {@code from} to {@code to}. */

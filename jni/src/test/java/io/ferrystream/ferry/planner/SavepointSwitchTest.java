@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.operators.FlinkAccState;
+
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
@@ -14,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static io.ferrystream.ferry.planner.FailoverTest.RECORDS;
@@ -29,8 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A job switches Ferry on or off across a savepoint (FailoverTest's job: two stacked GROUP BYs in
  * plain SQL, whose operators keep Flink's operator IDs with Ferry on and off, docs/state.md
  * "Switching Ferry on or off"). Neither direction may lose state without a word: a native operator
- * handed the stock operator's state refuses to start and names it, and Flink's operator fails on
- * Ferry's raw keyed state. Restoring with the setting the savepoint was taken with gives the
+ * handed the stock operator's state imports it or refuses to start and names it, and Flink's
+ * operator fails on Ferry's raw keyed state. Restoring with the setting the savepoint was taken with gives the
  * results of a run that was never stopped.
  */
 class SavepointSwitchTest {
@@ -39,8 +42,13 @@ class SavepointSwitchTest {
 
     /** Runs the job until a third of the rows went through, then stops it with a savepoint. */
     static String savepointMidStream(boolean ferry, Configuration conf, Path dir) throws Exception {
+        return savepointMidStream(FailoverTest.QUERY, Map.of(), ferry, conf, dir);
+    }
+
+    static String savepointMidStream(String query, Map<String, String> options, boolean ferry, Configuration conf, Path dir)
+            throws Exception {
         reset(false);
-        FailoverTest.Job job = FailoverTest.job(ferry, 2, 10_000, conf);
+        FailoverTest.Job job = FailoverTest.job(query, options, ferry, 2, 10_000, conf);
         JobClient client = job.env.executeAsync("before savepoint");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (RECORDS.get() < ROWS / 3) {
@@ -54,10 +62,14 @@ class SavepointSwitchTest {
     }
 
     static FailoverTest.Job resume(boolean ferry, Configuration conf, String savepoint) {
+        return resume(FailoverTest.QUERY, Map.of(), ferry, conf, savepoint);
+    }
+
+    static FailoverTest.Job resume(String query, Map<String, String> options, boolean ferry, Configuration conf, String savepoint) {
         reset(false);
         Configuration c = new Configuration(conf);
         c.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        return FailoverTest.job(ferry, 2, 0, c);
+        return FailoverTest.job(query, options, ferry, 2, 0, c);
     }
 
     static Configuration backend(String type) {
@@ -67,9 +79,48 @@ class SavepointSwitchTest {
     }
 
     /**
-     * Ferry off, savepoint, Ferry on: the native operators find Flink's {@code accState} (and the
-     * MIN/MAX-with-retraction map views of the outer aggregate) and refuse to start, naming the
-     * way out; restoring with Ferry off, as that message says, finishes with the right results.
+     * A GROUP BY over another one whose accumulators Ferry imports (COUNT, SUM, AVG, MAX on
+     * insert-only input; COUNT, SUM, AVG on retracting input, with a COUNT(*) and with the count1
+     * Flink inserts).
+     */
+    static final String IMPORTABLE_QUERY =
+            "SELECT c % 7 AS g, COUNT(*) AS n, SUM(s) AS s, AVG(s) AS a, SUM(m) AS sm, COUNT(k) AS nk"
+                    + " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s, MAX(v) AS m, AVG(v) AS av FROM T GROUP BY k)"
+                    + " GROUP BY c % 7";
+
+    static final String COUNT1_QUERY =
+            "SELECT c % 7 AS g, SUM(s) AS s, AVG(s) AS a, COUNT(k) AS nk"
+                    + " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s FROM T GROUP BY k)"
+                    + " GROUP BY c % 7";
+
+    /**
+     * Ferry off, savepoint, Ferry on: the native operators import Flink's {@code accState}
+     * (FlinkAccState) and the job finishes with the results of a run that was never stopped, on
+     * the heap and RocksDB backends, single-phase and two-phase (the global aggregates' state).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"hashmap", "rocksdb"})
+    void stockSavepointIntoFerryImportsFlinksState(String backend, @TempDir Path dir) throws Exception {
+        Configuration conf = backend(backend);
+        for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY)) {
+            for (Map<String, String> options : List.of(Map.<String, String>of(), FailoverTest.TWO_PHASE)) {
+                List<String> want = FailoverTest.reference(query, options);
+                String savepoint = savepointMidStream(query, options, false, conf, dir.resolve(query.length() + "-" + options.size()));
+                long imported = FlinkAccState.importedKeys();
+                FailoverTest.Job ferry = resume(query, options, true, conf, savepoint);
+                FailoverTest.assertFerryPlanned(ferry.plan);
+                ferry.env.execute("Ferry on");
+                String what = backend + " " + options + ": " + query;
+                assertTrue(FlinkAccState.importedKeys() > imported, what + ": Ferry imported Flink's accState");
+                assertEquals(want, result(), what);
+            }
+        }
+    }
+
+    /**
+     * Ferry off, savepoint, Ferry on, with state Ferry does not import (the outer aggregate's
+     * MIN/MAX with retraction keep MapViews): the native operator refuses to start, naming the state
+     * and why; restoring with Ferry off, as that message says, finishes with the right results.
      */
     @ParameterizedTest
     @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
@@ -83,7 +134,8 @@ class SavepointSwitchTest {
         Exception refused = assertThrows(Exception.class, () -> ferry.env.execute("Ferry on"));
         String why = causes(refused);
         assertTrue(why.contains("Ferry's native operator GroupAggregate(") && why.contains("holds managed keyed state of"
-                + " Flink's own operator (") && why.contains("accState") && why.contains("ferry.enabled: false"), why);
+                + " Flink's own operator (") && why.contains("accState") && why.contains("ferry.enabled: false")
+                && why.contains("Flink keeps a data view of it in a MapState"), why);
         assertEquals(List.of(), result(), "the refused job produced no final table");
 
         FailoverTest.Job stock = resume(false, conf, savepoint);

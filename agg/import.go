@@ -1,0 +1,189 @@
+package agg
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+)
+
+// Import of the state Flink's own group aggregate left in a checkpoint or savepoint
+// (engine.StateImporter; docs/state.md, "Switching Ferry on or off"). Flink keeps one
+// accumulator row per key in its ValueState accState: every call's accumulator fields, the
+// partial state of partial.go, in call order. An import row is the key's fields, then those
+// accumulator fields, then, for the single-phase aggregate over retracting input, the record
+// count Flink's RetractionRecordCounter reads (the value of the COUNT(*) call or of the count1
+// Flink inserted). The global aggregate's count1 is one of its calls.
+//
+// Each call merges the accumulator into the key's fresh state, as the global aggregate merges a
+// partial row, and the state is then written back as partial state and compared with the row,
+// field by field and bit for bit: a key whose state would not read back exactly as Flink held it
+// fails the import, so what continues is Flink's state, never an approximation of it.
+//
+// Not imported (ErrUnsupported, the host keeps refusing the restore): DISTINCT calls and calls
+// whose Flink state holds a data view (MIN/MAX, FIRST_VALUE, LAST_VALUE and LISTAGG with
+// retraction), whose entries live in other MapStates of Flink's backend, and idle-state TTL,
+// whose timestamps Flink keeps beside the value.
+
+// dataViewState is implemented by accumulators whose Flink state holds a MapView or ListView.
+type dataViewState interface{ keepsDataView() }
+
+func (*minMaxRetractAcc[V, O]) keepsDataView()    {}
+func (*firstLastRetractAcc[V, O]) keepsDataView() {}
+func (*listAggRetractAcc) keepsDataView()         {}
+
+// importLayout lays out the accumulator fields of an import row, after the key fields.
+func (g *groupAgg) importLayout() (partialLayout, error) {
+	if len(g.sets) > 0 {
+		return partialLayout{}, fmt.Errorf("%w: importing Flink's state of a DISTINCT aggregate (its values live in Flink's MapState distinctAcc_*): not supported yet", engine.ErrUnsupported)
+	}
+	if g.ttl {
+		return partialLayout{}, fmt.Errorf("%w: importing Flink's state with idle-state TTL (its timestamps): not supported yet", engine.ErrUnsupported)
+	}
+	for i, c := range g.calls {
+		if _, ok := c.(dataViewState); ok {
+			return partialLayout{}, fmt.Errorf("%w: aggs[%d]: importing Flink's state of an aggregate with retraction that keeps a data view in Flink's MapState: not supported yet", engine.ErrUnsupported, i)
+		}
+	}
+	return newPartialLayout(g.calls, 0, len(g.keyCols))
+}
+
+// ImportTypes implements engine.StateImporter: the key fields, every call's accumulator fields,
+// and for the single-phase aggregate over retracting input the record count (BIGINT, not NULL).
+func (g *groupAgg) ImportTypes() ([]engine.Type, error) {
+	l, err := g.importLayout()
+	if err != nil {
+		return nil, err
+	}
+	types := make([]engine.Type, 0, len(g.keyCols)+len(l.all)+1)
+	for _, k := range g.keyCols {
+		types = append(types, g.spec.InputTypes[k])
+	}
+	types = append(types, l.all...)
+	if g.counter != nil {
+		types = append(types, engine.Type{ID: engine.BigInt})
+	}
+	return types, nil
+}
+
+// ImportState implements engine.StateImporter. Every key must be new to the operator; on any
+// error no key of the batch is kept.
+func (g *groupAgg) ImportState(in *engine.Batch) error {
+	l, err := g.importLayout()
+	if err != nil {
+		return err
+	}
+	types, _ := g.ImportTypes()
+	if len(in.Cols) != len(types) {
+		return fmt.Errorf("%w: an import batch has %d columns, want %d (keys, accumulator fields%s)", engine.ErrInvalid, len(in.Cols), len(types), map[bool]string{true: ", record count"}[g.counter != nil])
+	}
+	for k, t := range types {
+		if got := in.Cols[k].Type; got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
+			got.Nullable, t.Nullable = true, true
+			return fmt.Errorf("%w: import column %d is %s, want %s", engine.ErrInvalid, k, got, t)
+		}
+	}
+	n := in.Len
+	if n == 0 {
+		return nil
+	}
+	var counts []int64
+	if g.counter != nil {
+		c := &in.Cols[len(types)-1]
+		counts = engine.Values[int64](c, n)
+		for i := range n {
+			if c.IsNull(i) || counts[i] == 0 {
+				return fmt.Errorf("%w: row %d: a key with record count NULL or 0, which Flink never keeps", engine.ErrData, i)
+			}
+		}
+	}
+	keyCols := make([]int, len(g.keyCols))
+	for k := range keyCols {
+		keyCols[k] = k
+	}
+	keys := engine.NewKeyEncoder(keyCols, types)
+	if err := keys.Encode(in); err != nil {
+		return err
+	}
+	st := g.state
+	gids := make([]int32, 0, n)
+	fail := func(err error) error {
+		for _, id := range gids {
+			st.Remove(id)
+		}
+		st.EndBatch()
+		return err
+	}
+	for i := range n {
+		key, hash := keys.Key(i), keys.Hash(i)
+		kg, err := st.KeyGroupOf(hash)
+		if err != nil {
+			return fail(fmt.Errorf("row %d: %w", i, err))
+		}
+		if st.Find(key, hash, kg) >= 0 {
+			return fail(fmt.Errorf("%w: row %d: the key holds state already (imported twice?)", engine.ErrData, i))
+		}
+		id := st.Insert(key, hash, kg)
+		gids = append(gids, id)
+		if g.counter != nil {
+			g.counter.n[id] = counts[i]
+		}
+	}
+	changed := make([]bool, n)
+	for c, acc := range g.calls {
+		if err := acc.merge(in, l.first[c], gids, changed); err != nil {
+			return fail(fmt.Errorf("aggs[%d]: %w", c, err))
+		}
+	}
+	if err := g.checkImported(in, &l, gids); err != nil {
+		return fail(err)
+	}
+	st.EndBatch()
+	return nil
+}
+
+// checkImported writes the partial state of groups (row i's group is groups[i]) and compares it
+// with the accumulator fields of in, bit for bit.
+func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []int32) error {
+	vb := make([]int, len(l.all))
+	l.varBytes(g.calls, nil, groups, vb)
+	out := engine.OutBatch{Alloc: &scratchAlloc{}}
+	if err := out.Init(l.all, len(groups), vb); err != nil {
+		return err
+	}
+	if err := l.writePartials(g.calls, nil, &out, 0, groups); err != nil {
+		return err
+	}
+	out.Finish()
+	var back engine.Batch
+	viewOf(&out, &back)
+	call := 0
+	for k := range l.all {
+		col := l.start + k
+		for call+1 < len(l.first) && l.first[call+1] <= col {
+			call++
+		}
+		for i := range groups {
+			if !sameValue(&in.Cols[col], &back.Cols[k], i) {
+				return fmt.Errorf("%w: row %d: aggs[%d]: accumulator field %d would not continue as Flink held it (it reads back differently after the import)", engine.ErrUnsupported, i, call, col-l.first[call])
+			}
+		}
+	}
+	return nil
+}
+
+// sameValue reports whether row i of a and b (columns of one type) hold the same value, NULL
+// included, bit for bit.
+func sameValue(a, b *engine.Column, i int) bool {
+	an, bn := a.IsNull(i), b.IsNull(i)
+	switch {
+	case an || bn:
+		return an == bn
+	case a.Type.ID == engine.Boolean:
+		return a.Bool(i) == b.Bool(i)
+	case a.Type.Variable():
+		return bytes.Equal(a.Bytes(i), b.Bytes(i))
+	default:
+		return bytes.Equal(a.Fixed(i), b.Fixed(i))
+	}
+}

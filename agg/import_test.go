@@ -1,0 +1,196 @@
+package agg
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/engine/enginetest"
+)
+
+// Java's GroupAggregateDifferentialTest, TwoPhaseAggregateDifferentialTest and
+// SavepointSwitchTest import the state Flink's own operators wrote; these tests check the
+// import's contract on Go's side.
+
+// importRows writes, for every key of op that the rows of sc before end touched, the import row
+// Flink would hand over: the key's values, its accumulator fields, and its record count.
+func importRows(t *testing.T, op *GroupAggregate, sc scenario, end int) [][]any {
+	t.Helper()
+	b := enginetest.Batch(sc.spec.InputTypes, sc.rows[:end], sc.kinds[:end], enginetest.Options{})
+	if err := op.keys.Encode(b); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int32
+	var keys [][]any
+	for i := range end {
+		hash := op.keys.Hash(i)
+		kg, err := op.state.KeyGroupOf(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := op.state.Find(op.keys.Key(i), hash, kg)
+		if id < 0 || slices.Contains(ids, id) {
+			continue
+		}
+		ids = append(ids, id)
+		var key []any
+		for _, k := range op.keyCols {
+			key = append(key, sc.rows[i][k])
+		}
+		keys = append(keys, key)
+	}
+	l, err := op.importLayout()
+	if err != nil || len(ids) == 0 {
+		return nil
+	}
+	vb := make([]int, len(l.all))
+	l.varBytes(op.calls, nil, ids, vb)
+	out := engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	if err := out.Init(l.all, len(ids), vb); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.writePartials(op.calls, nil, &out, 0, ids); err != nil {
+		t.Fatal(err)
+	}
+	out.Finish()
+	rows := make([][]any, len(ids))
+	for j, r := range enginetest.Rows(&out) {
+		rows[j] = append(keys[j], r.Values...)
+		if op.counter != nil {
+			rows[j] = append(rows[j], op.counter.n[ids[j]])
+		}
+	}
+	return rows
+}
+
+func inserts(n int) []engine.RowKind { return make([]engine.RowKind, n) }
+
+// processAll runs rows through op in batches of 64 and returns the output.
+func processAll(t *testing.T, op *GroupAggregate, sc scenario, from, to int) []string {
+	t.Helper()
+	var got []string
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	for pos := from; pos < to; pos += 64 {
+		end := min(pos+64, to)
+		b := enginetest.Batch(sc.spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end], enginetest.Options{})
+		if _, err := op.Process(0, b, 0, out); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range enginetest.Rows(out) {
+			got = append(got, r.String())
+		}
+	}
+	return got
+}
+
+// An operator that imported another's state, written as Flink's accumulator rows, continues
+// exactly as the other does: same output, same keys.
+func TestImportStateContinuesAsTheExporter(t *testing.T) {
+	imported := 0
+	for seed := range uint64(1000) {
+		sc := randomScenario(seed)
+		a, err := NewGroupAggregate(sc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		types, err := a.ImportTypes()
+		if err != nil {
+			if !errors.Is(err, engine.ErrUnsupported) {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			continue
+		}
+		half := len(sc.rows) / 2
+		processAll(t, a, sc, 0, half)
+		rows := importRows(t, a, sc, half)
+		b, err := NewGroupAggregate(sc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ImportState(enginetest.Batch(types, rows, inserts(len(rows)), enginetest.Options{Offset: 1})); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if a.Groups() != b.Groups() {
+			t.Fatalf("seed %d: %d keys imported, the exporter holds %d", seed, b.Groups(), a.Groups())
+		}
+		want, got := processAll(t, a, sc, half, len(sc.rows)), processAll(t, b, sc, half, len(sc.rows))
+		if !slices.Equal(want, got) {
+			t.Fatalf("seed %d: after the import:\n got %v\nwant %v", seed, got, want)
+		}
+		if len(rows) > 0 {
+			imported++
+		}
+	}
+	if imported < 80 {
+		t.Fatalf("only %d of 1000 scenarios imported state", imported)
+	}
+}
+
+// A bad import batch fails with a precise error and keeps no key of the batch.
+func TestImportStateRefusesBadBatches(t *testing.T) {
+	spec := mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, NeedRetraction: true,
+		Input: []engine.FieldSpec{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}, Keys: []int{0},
+		Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: true, Name: "s"}, {Func: "COUNT", Retract: true, Name: "n"}}})
+	op, err := NewGroupAggregate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := op.ImportTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// k, SUM's (sum, count), COUNT's count, then the record count
+	if want := "[BIGINT NOT NULL, BIGINT, BIGINT, BIGINT, BIGINT NOT NULL]"; typeList(types) != strings.ReplaceAll(want, " NOT NULL", "") {
+		t.Fatalf("import types %s, want %s", typeList(types), want)
+	}
+	good := []any{int64(1), int64(10), int64(2), int64(2), int64(2)}
+	for _, c := range []struct {
+		name  string
+		types []engine.Type
+		rows  [][]any
+		want  string
+	}{
+		{"too few columns", types[:4], [][]any{good[:4]}, "an import batch has 4 columns, want 5"},
+		{"wrong type", append([]engine.Type{{ID: engine.Int}}, types[1:]...), [][]any{append([]any{int64(1)}, good[1:]...)}, "import column 0 is INT, want BIGINT"},
+		{"record count 0", types, [][]any{{int64(1), int64(10), int64(2), int64(2), int64(0)}}, "row 0: a key with record count NULL or 0"},
+		{"a key twice", types, [][]any{good, good}, "row 1: the key holds state already"},
+	} {
+		err := op.ImportState(enginetest.Batch(c.types, c.rows, inserts(len(c.rows)), enginetest.Options{}))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s: error %v, want %q", c.name, err, c.want)
+		}
+		if op.Groups() != 0 {
+			t.Fatalf("%s: %d keys kept after a failed import", c.name, op.Groups())
+		}
+	}
+	if err := op.ImportState(enginetest.Batch(types, [][]any{good}, inserts(1), enginetest.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.ImportState(enginetest.Batch(types, [][]any{good}, inserts(1), enginetest.Options{})); err == nil || !strings.Contains(err.Error(), "the key holds state already") {
+		t.Fatalf("importing a key twice: %v", err)
+	}
+}
+
+// State Flink keeps outside accState, or with timestamps, is not imported.
+func TestImportStateRefusesWhatItCannotCarry(t *testing.T) {
+	in := []engine.FieldSpec{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}
+	for _, c := range []struct {
+		spec *testSpec
+		want string
+	}{
+		{&testSpec{Aggs: []AggCall{{Func: "COUNT", Args: []int{1}, Distinct: true, Name: "d"}}}, "DISTINCT"},
+		{&testSpec{Aggs: []AggCall{{Func: "MAX", Args: []int{1}, Retract: true, Name: "m"}}, NeedRetraction: true}, "aggs[0]: importing Flink's state of an aggregate with retraction that keeps a data view"},
+		{&testSpec{Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Name: "s"}}, StateTTLMs: 1000}, "idle-state TTL"},
+	} {
+		c.spec.Kind, c.spec.MaxParallelism, c.spec.Input, c.spec.Keys = "group_aggregate", 128, in, []int{0}
+		op, err := NewGroupAggregate(mustParse(c.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := op.ImportTypes(); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%v: error %v, want ErrUnsupported with %q", c.spec.Aggs, err, c.want)
+		}
+	}
+}

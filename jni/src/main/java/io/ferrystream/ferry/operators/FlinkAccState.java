@@ -1,0 +1,165 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.nativelib.NativeOperator;
+
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import org.apache.arrow.memory.BufferAllocator;
+
+import javax.annotation.Nullable;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * The keyed state Flink's own group aggregate keeps where a native group aggregate runs, and its
+ * import into the native operator when a job switches Ferry on from a checkpoint or savepoint taken
+ * with Ferry off (docs/state.md, "Switching Ferry on or off").
+ *
+ * <p>Flink's {@code GroupAggFunction}, {@code MiniBatchGroupAggFunction} and {@code
+ * MiniBatchGlobalGroupAggFunction} keep one {@code ValueState<RowData>} named {@code accState} per
+ * key: the accumulator row of the planner's {@code AggregateInfoList} ({@code getAccTypes()}, data
+ * views state-backed). Its record counter reads the BIGINT field {@code getIndexOfCountStar()}.
+ * DISTINCT calls and data views keep further {@code MapState}s, and idle-state TTL wraps every value
+ * with its timestamp; those are not imported ({@link #refusal}).
+ *
+ * <p>The import registers {@code accState} with Flink's own accumulator type (so the backend's
+ * compatibility check sees the serializer it wrote), lists its keys, and hands the library, 4,096
+ * keys per call, one row per key: the key fields, the accumulator fields of the calls, and the
+ * record count when the library keeps one ({@code ferry_operator_import}). Each key's value is
+ * cleared once handed over, so no unread copy travels on in later checkpoints. It runs once, in
+ * the task thread, before the first record; it holds the keys (not the values) on the heap.
+ */
+public final class FlinkAccState implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** The name of Flink's state (GroupAggFunction and its mini-batch forms). */
+    public static final String NAME = "accState";
+
+    private static final int BATCH = 4096;
+
+    /** Keys imported in this JVM, for tests and logs. */
+    private static final AtomicLong IMPORTED = new AtomicLong();
+
+    private final RowType keyType;
+    private final LogicalType[] accTypes;
+    private final int callFields;
+    private final int recordCountField;
+    private final @Nullable String refusal;
+
+    /**
+     * @param keyType the key fields, in key order
+     * @param accTypes Flink's accumulator row ({@code AggregateInfoList#getAccTypes}, state-backed views)
+     * @param callFields how many leading accumulator fields the library merges into its calls
+     * @param recordCountField the accumulator field holding the record count to hand over as the
+     *     last column, or -1 when the library keeps no counter of its own
+     * @param refusal why Flink's state cannot be imported, or null
+     */
+    public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, int recordCountField,
+            @Nullable String refusal) {
+        this.keyType = keyType;
+        this.accTypes = accTypes.clone();
+        this.callFields = callFields;
+        this.recordCountField = recordCountField;
+        this.refusal = refusal;
+    }
+
+    /** Why the state cannot be imported, or null. */
+    public @Nullable String refusal() {
+        return refusal;
+    }
+
+    /** Keys imported by every operator of this JVM so far. */
+    public static long importedKeys() {
+        return IMPORTED.get();
+    }
+
+    /** The import rows: key fields, the calls' accumulator fields, the record count if handed over. */
+    RowType importType() {
+        List<LogicalType> types = new ArrayList<>(keyType.getChildren());
+        types.addAll(Arrays.asList(accTypes).subList(0, callFields));
+        if (recordCountField >= 0) {
+            types.add(new BigIntType(false));
+        }
+        return RowType.of(types.toArray(new LogicalType[0]));
+    }
+
+    /**
+     * Imports every key of {@code accState} in {@code backend} into {@code op} and clears it there.
+     *
+     * @return the number of keys imported
+     */
+    @SuppressWarnings("unchecked")
+    long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
+        if (refusal != null) {
+            throw new IllegalStateException("Flink's " + NAME + " cannot be imported: " + refusal);
+        }
+        KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
+        ValueState<RowData> state =
+                keyed.getPartitionedState(
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        new ValueStateDescriptor<>(NAME, InternalTypeInfo.ofFields(accTypes)));
+        List<RowData> keys = new ArrayList<>();
+        try (Stream<RowData> all = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
+            all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
+        }
+        RowData.FieldGetter[] keyFields = getters(keyType.getChildren().toArray(new LogicalType[0]), keyType.getFieldCount());
+        RowData.FieldGetter[] accFields = getters(accTypes, callFields);
+        int width = keyFields.length + accFields.length + (recordCountField >= 0 ? 1 : 0);
+        Object current = backend.getCurrentKey();
+        try (RowDataArrowWriter writer = RowDataArrowWriter.create(importType(), allocator, BATCH)) {
+            for (int from = 0; from < keys.size(); from += BATCH) {
+                writer.reset();
+                for (RowData key : keys.subList(from, Math.min(keys.size(), from + BATCH))) {
+                    keyed.setCurrentKey(key);
+                    RowData acc = state.value();
+                    GenericRowData row = new GenericRowData(width);
+                    int f = 0;
+                    for (RowData.FieldGetter g : keyFields) {
+                        row.setField(f++, g.getFieldOrNull(key));
+                    }
+                    for (RowData.FieldGetter g : accFields) {
+                        row.setField(f++, g.getFieldOrNull(acc));
+                    }
+                    if (recordCountField >= 0) {
+                        row.setField(f, acc.getLong(recordCountField));
+                    }
+                    writer.write(row);
+                    state.clear();
+                }
+                writer.finish();
+                op.importState(writer.root());
+            }
+        } finally {
+            if (current != null) {
+                keyed.setCurrentKey((RowData) current);
+            }
+        }
+        IMPORTED.addAndGet(keys.size());
+        return keys.size();
+    }
+
+    private static RowData.FieldGetter[] getters(LogicalType[] types, int n) {
+        RowData.FieldGetter[] g = new RowData.FieldGetter[n];
+        for (int i = 0; i < n; i++) {
+            g[i] = RowData.createFieldGetter(types[i], i);
+        }
+        return g;
+    }
+}

@@ -1,0 +1,100 @@
+package io.ferrystream.ferry.planner;
+
+import io.ferrystream.ferry.operators.FlinkAccState;
+
+import org.apache.calcite.rel.core.AggregateCall;
+import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.utils.AggregateInfo;
+import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
+import org.apache.flink.table.planner.plan.utils.AggregateUtil;
+import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import javax.annotation.Nullable;
+
+import java.util.Arrays;
+
+/**
+ * The {@code accState} Flink's group aggregates keep, as their exec nodes compute it
+ * (StreamExecGroupAggregate, StreamExecGlobalGroupAggregate: {@code AggregateInfoList} with
+ * state-backed data views), for a native operator to import ({@link FlinkAccState}).
+ */
+final class FlinkAccStates {
+    private FlinkAccStates() {}
+
+    /**
+     * The state of Flink's single-phase aggregate (GroupAggFunction, MiniBatchGroupAggFunction).
+     * Ferry's single-phase operator keeps its own record counter, so an import row carries the
+     * record count after the calls' fields, and a count1 Flink inserted is not one of its calls.
+     */
+    static FlinkAccState singlePhase(FlinkTypeFactory typeFactory, RowType inputType, int[] grouping,
+            AggregateCall[] aggCalls, boolean[] aggCallNeedRetractions, boolean needRetraction, long stateTtlMs) {
+        AggregateInfoList infos =
+                AggregateUtil.transformToStreamAggregateInfoList(
+                        typeFactory,
+                        inputType,
+                        JavaScalaConversionUtil.toScala(Arrays.asList(aggCalls)),
+                        aggCallNeedRetractions,
+                        needRetraction,
+                        true,
+                        true);
+        LogicalType[] acc = accTypes(infos);
+        int callFields = infos.countStarInserted() ? acc.length - 1 : acc.length; // count1 is last
+        return new FlinkAccState(keyType(inputType, grouping), acc, callFields,
+                needRetraction ? infos.getIndexOfCountStar() : -1, refusal(infos, stateTtlMs));
+    }
+
+    /**
+     * The state of Flink's global aggregate (MiniBatchGlobalGroupAggFunction), whose count1 is one
+     * of the native operator's calls.
+     */
+    static FlinkAccState global(FlinkTypeFactory typeFactory, RowType inputType, int[] grouping,
+            RowType localAggInputRowType, AggregateCall[] aggCalls, boolean[] aggCallNeedRetractions,
+            boolean needRetraction, @Nullable Integer indexOfCountStar, long stateTtlMs) {
+        scala.Option<Object> existing =
+                indexOfCountStar == null ? scala.Option.empty() : scala.Option.apply((Object) indexOfCountStar);
+        AggregateInfoList infos =
+                AggregateUtil.transformToStreamAggregateInfoList(
+                        typeFactory,
+                        localAggInputRowType,
+                        JavaScalaConversionUtil.toScala(Arrays.asList(aggCalls)),
+                        aggCallNeedRetractions,
+                        needRetraction,
+                        existing,
+                        true,
+                        true);
+        LogicalType[] acc = accTypes(infos);
+        return new FlinkAccState(keyType(inputType, grouping), acc, acc.length, -1, refusal(infos, stateTtlMs));
+    }
+
+    private static LogicalType[] accTypes(AggregateInfoList infos) {
+        return Arrays.stream(infos.getAccTypes()).map(LogicalTypeDataTypeConverter::fromDataTypeToLogicalType).toArray(LogicalType[]::new);
+    }
+
+    private static RowType keyType(RowType inputType, int[] grouping) {
+        LogicalType[] types = new LogicalType[grouping.length];
+        for (int i = 0; i < grouping.length; i++) {
+            types[i] = inputType.getTypeAt(grouping[i]);
+        }
+        return RowType.of(types);
+    }
+
+    /** Why Flink's state of {@code infos} is not imported, or null. */
+    private static @Nullable String refusal(AggregateInfoList infos, long stateTtlMs) {
+        if (stateTtlMs > 0) {
+            return "idle-state TTL: Flink keeps a timestamp with every value";
+        }
+        if (infos.distinctInfos().length > 0) {
+            return "DISTINCT: Flink keeps the values in MapStates";
+        }
+        AggregateInfo[] aggs = infos.aggInfos();
+        for (int i = 0; i < aggs.length; i++) {
+            if (aggs[i].viewSpecs().length > 0) {
+                return "aggs[" + i + "]: Flink keeps a data view of it in a MapState";
+            }
+        }
+        return null;
+    }
+}

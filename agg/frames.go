@@ -173,6 +173,7 @@ var (
 	_ engine.WireInputs    = (*Framed)(nil)
 	_ engine.Buffering     = (*Framed)(nil)
 	_ engine.StateImporter = (*Framed)(nil)
+	_ engine.StateExporter = (*Framed)(nil)
 )
 
 // NewFramed wraps op, a bundle operator of spec with keyed state, fed frames of spec's input
@@ -203,6 +204,26 @@ func (f *Framed) ImportState(in *engine.Batch) error {
 		return fmt.Errorf("%w: %d input rows are queued: the state is imported before the first row", engine.ErrState, f.queue.Len())
 	}
 	return f.Operator.(engine.StateImporter).ImportState(in)
+}
+
+// ExportTypes implements engine.StateExporter for a wrapped operator that exports.
+func (f *Framed) ExportTypes() ([]engine.Type, error) {
+	ex, ok := f.Operator.(engine.StateExporter)
+	if !ok {
+		return nil, fmt.Errorf("%w: operator kind %s does not write the state of Flink's operator", engine.ErrUnsupported, f.spec.Kind)
+	}
+	return ex.ExportTypes()
+}
+
+// ExportState implements engine.StateExporter; queued rows must have been flushed.
+func (f *Framed) ExportState(out *engine.OutBatch, first bool) (bool, error) {
+	if _, err := f.ExportTypes(); err != nil {
+		return false, err
+	}
+	if f.queue.Len() > 0 {
+		return false, fmt.Errorf("%w: %d input rows are queued outside the state: flush before the export", engine.ErrState, f.queue.Len())
+	}
+	return f.Operator.(engine.StateExporter).ExportState(out, first)
 }
 
 // Buffered implements engine.Buffering: the queued rows of an incomplete bundle.

@@ -38,6 +38,7 @@ type groupAgg struct {
 	filters    []int           // per call: FILTER column, or -1
 	sets       []*distinctSet  // the value sets of DISTINCT calls, one per argument column
 	entries    []*groupEntries // with TTL: the entry tables of the state's maps, whose clock Process sets
+	export     exportCursor    // ExportState's position (flinkstate.go)
 	output     []engine.Field
 	outTypes   []engine.Type
 

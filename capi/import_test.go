@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -45,7 +46,7 @@ func importSchema(t *testing.T, o *testOp) *arrow.Schema {
 }
 
 // Flink's accumulators imported through the C ABI become the key's state: the next row of the
-// key updates it, as it would have updated Flink's.
+// key updates it, as it would have updated Flink's; the export writes the key back.
 func TestImportThroughTheABI(t *testing.T) {
 	o := openOp(t, bidSpec(true))
 	sc := importSchema(t, o)
@@ -70,6 +71,18 @@ func TestImportThroughTheABI(t *testing.T) {
 	wantCode(t, "NULL batch", finish(t, "ferry_operator_import", int32(ferry_operator_import(o.h, nil, nil, &e)), &e),
 		codeInval, "schema and batch must not be NULL")
 
+	// The export: one chunk, the key's BinaryRowData bytes, the import row's fields, RowKind.
+	out := newCArray()
+	var more cInt32
+	if r := finish(t, "ferry_operator_export", int32(ferry_operator_export(o.h, out, &more, &e)), &e); r.code != codeOK || more != 0 {
+		t.Fatalf("export: %v, more %d", r, more)
+	}
+	if v := view(out); v.Length != 1 || v.NChildren != 6 {
+		t.Fatalf("export: %d rows of %d columns, want 1 of 6", v.Length, v.NChildren)
+	}
+	releaseArray(out)
+	cFree(unsafe.Pointer(out))
+
 	join, r := open(t, multiInputFuzzSpecs[intervaljoin.Kind][0].json, nil)
 	if r.code != codeOK {
 		t.Fatalf("open the interval join: %v", r)
@@ -77,4 +90,8 @@ func TestImportThroughTheABI(t *testing.T) {
 	defer ferry_operator_close(join, &e)
 	wantCode(t, "a kind that does not import", importRaw(t, join, sc, [][]any{{int64(7), int64(2), int32(30), int64(2), int64(2)}}),
 		codeUnsupported, "does not import the state of Flink's operator")
+	out = newCArray()
+	defer cFree(unsafe.Pointer(out))
+	wantCode(t, "a kind that does not export", finish(t, "ferry_operator_export", int32(ferry_operator_export(join, out, &more, &e)), &e),
+		codeUnsupported, "does not write the state of Flink's operator")
 }

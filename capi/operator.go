@@ -360,6 +360,13 @@ func ferry_operator_import(h C.FerryHandle, schema *C.struct_ArrowSchema, batch 
 	})
 }
 
+//export ferry_operator_export
+func ferry_operator_export(h C.FerryHandle, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError) C.int32_t {
+	return output("ferry_operator_export", h, out, more, cerr, func(o *operator) (bool, error) {
+		return o.s.Export(out)
+	})
+}
+
 //export ferry_operator_stats
 func ferry_operator_stats(h C.FerryHandle, out *C.struct_FerryOperatorStats, cerr *C.struct_FerryError) C.int32_t {
 	return call("ferry_operator_stats", cerr, func() error {

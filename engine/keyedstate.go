@@ -190,6 +190,12 @@ func (s *KeyedState) EndBatch() {
 	}
 }
 
+// Live reports whether id holds a key (ids run from 0 to Cap).
+func (s *KeyedState) Live(id int32) bool {
+	_, live := s.keys.keyGroupIndex(id)
+	return live
+}
+
 // Key returns the encoded key of a live id.
 func (s *KeyedState) Key(id int32) []byte { return s.keys.Key(id) }
 

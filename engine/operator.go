@@ -103,6 +103,16 @@ type StateImporter interface {
 	ImportState(in *Batch) error
 }
 
+// StateExporter is implemented by an operator that can write its keyed state in the form Flink's
+// own operator keeps (docs/state.md, "Switching Ferry on or off"), for a savepoint Flink's
+// operator restores: rows of ExportTypes, one per key, the key first as the bytes of Flink's
+// BinaryRowData. ExportState(out, true) starts over, ExportState(out, false) continues; more
+// reports that rows follow. The state must not change between the calls of one export.
+type StateExporter interface {
+	ExportTypes() ([]Type, error)
+	ExportState(out *OutBatch, first bool) (more bool, err error)
+}
+
 // Buffering is implemented by an operator that may hold input rows across calls (the global
 // aggregate fed frames queues rows until a bundle is complete): Buffered is the number of rows
 // held. State does not cover them, so a snapshot is refused while Buffered > 0; the host runs

@@ -257,6 +257,15 @@ int32_t ferry_operator_restore(FerryHandle h, int32_t key_group, const uint8_t* 
 int32_t ferry_operator_import(FerryHandle h, struct ArrowSchema* schema, struct ArrowArray* batch,
                               struct FerryError* err);
 
+/* Writes the operator's keyed state in the form Flink's own operator keeps, for a savepoint
+ * Flink's operator restores (docs/state.md, "Switching Ferry on or off"): output chunks as
+ * ferry_operator_advance, one row per key, in the kind's export layout (for the group aggregates:
+ * the key as the bytes of Flink's BinaryRowData, then the import layout's accumulator fields and
+ * record count), then the RowKind column (+I). While *more is 1, ferry_operator_next hands out the
+ * rest. Buffered input rows must have been flushed. Kinds that do not export, and state whose
+ * Flink form Ferry does not write, fail with FERRY_EUNSUPPORTED. */
+int32_t ferry_operator_export(FerryHandle h, struct ArrowArray* out, int32_t* more, struct FerryError* err);
+
 /* Fills *out with the figures of the operator's state. Cheap (no pass over the state); like
  * every call on a handle, not concurrently with another call on it. */
 int32_t ferry_operator_stats(FerryHandle h, struct FerryOperatorStats* out, struct FerryError* err);

@@ -53,6 +53,9 @@ type Session struct {
 	out     engine.OutBatch
 	payload []byte // restore scratch
 
+	// exporting: the pending output is an export (Export), which Next continues.
+	exporting bool
+
 	busy    atomic.Bool
 	closed  bool
 	broken  string // why the operator must be closed, once it must
@@ -291,7 +294,14 @@ func (s *Session) Next(dst any) (bool, error) {
 		return false, err
 	}
 	s.pending = false
-	more, err := s.op.Continue(&s.out)
+	var more bool
+	var err error
+	if s.exporting {
+		more, err = s.op.(engine.StateExporter).ExportState(&s.out, false)
+		s.exporting = more && err == nil
+	} else {
+		more, err = s.op.Continue(&s.out)
+	}
 	more, err = s.emit(dst, more, err)
 	if err != nil && s.broken == "" {
 		// The rest of the output is lost: the operator's changelog can no longer be complete.
@@ -553,6 +563,33 @@ func (s *Session) importState(schema *engine.CSchema, in *engine.CArray) error {
 		return fmt.Errorf("import: %w", err)
 	}
 	return im.ImportState(&s.batch)
+}
+
+// Export writes the operator's keyed state in the form Flink's own operator keeps
+// (engine.StateExporter) to dst, in chunks: while more is true, Next hands out the rest. An
+// operator kind that does not export fails with engine.ErrUnsupported.
+func (s *Session) Export(dst any) (bool, error) {
+	if err := s.begin(false); err != nil { // the state does not change: a snapshot written stays
+		return false, err
+	}
+	more, err := s.export(dst)
+	return more, s.release(err)
+}
+
+func (s *Session) export(dst any) (bool, error) {
+	if err := s.checkRestored(); err != nil {
+		return false, err
+	}
+	ex, ok := s.op.(engine.StateExporter)
+	if !ok || s.state == nil {
+		return false, fmt.Errorf("%w: operator kind %s does not write the state of Flink's operator", engine.ErrUnsupported, s.spec.Kind)
+	}
+	if b, ok := s.op.(engine.Buffering); ok && b.Buffered() > 0 {
+		return false, fmt.Errorf("%w: %d input rows are queued outside the state: flush before the export", engine.ErrState, b.Buffered())
+	}
+	more, err := ex.ExportState(&s.out, true)
+	s.exporting = more && err == nil
+	return s.emit(dst, more, err)
 }
 
 // Stats reports the figures of the operator's state (zero for a stateless operator).

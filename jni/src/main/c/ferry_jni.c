@@ -346,6 +346,16 @@ static void n_restore(JNIEnv* env, jclass cls, jlong h, jint key_group, jbyteArr
   check(env, st, &err);
 }
 
+static jint n_export(JNIEnv* env, jclass cls, jlong h, jlong out_addr) {
+  (void)cls;
+  struct ArrowArray* out = ptr_of(out_addr);
+  if (out != NULL) memset(out, 0, sizeof *out);
+  struct FerryError err = {0};
+  int32_t more = 0;
+  int32_t st = ferry_operator_export((FerryHandle)h, out, &more, &err);
+  return output_flags(env, st, &err, out, more);
+}
+
 /* ferry_operator_import: the ArrowSchema and ArrowArray at the two addresses (exported by
  * arrow-java) are consumed by the library. */
 static void n_import(JNIEnv* env, jclass cls, jlong h, jlong schema_addr, jlong array_addr) {
@@ -423,6 +433,7 @@ static const JNINativeMethod g_methods[] = {
     {"snapshot", "(JI)[B", (void*)n_snapshot},
     {"restore", "(JI[B)V", (void*)n_restore},
     {"importState", "(JJJ)V", (void*)n_import},
+    {"exportState", "(JJ)I", (void*)n_export},
     {"stats", "(J[J)V", (void*)n_stats},
     {"close", "(J)V", (void*)n_close},
     {"outstandingBytes", "()J", (void*)n_outstanding_bytes},

@@ -60,6 +60,9 @@ final class FerryNative {
     /** ferry_operator_import: consumes the exported schema and array at the two addresses. */
     static native void importState(long handle, long schemaAddr, long arrayAddr);
 
+    /** ferry_operator_export: output flags as {@link #advance}. */
+    static native int exportState(long handle, long outArrayAddr);
+
     /**
      * ferry_operator_stats: {@code out[0]} keys, {@code out[1]} state bytes, {@code out[2]} the
      * earliest pending processing-time timer (epoch ms; Long.MAX_VALUE when none).

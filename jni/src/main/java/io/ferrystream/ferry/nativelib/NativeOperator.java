@@ -418,6 +418,21 @@ public final class NativeOperator implements AutoCloseable {
     }
 
     /**
+     * Writes the operator's keyed state in the form Flink's own operator keeps
+     * (ferry_operator_export; docs/state.md, "Switching Ferry on or off"): each chunk of rows, in
+     * the operator kind's export layout, is imported into {@code output} (a root of that layout)
+     * and handed to {@code onChunk}; returns the number of chunks.
+     */
+    public int exportState(VectorSchemaRoot output, Consumer<VectorSchemaRoot> onChunk) {
+        ensureOpen();
+        try {
+            return drain(FerryNative.exportState(handle.value, out.memoryAddress()), output, onChunk);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * Fills {@code out} with the figures of the operator's state: {@code out[0]} keys (groups),
      * {@code out[1]} estimated bytes of native memory the state owns, {@code out[2]} the earliest
      * pending processing-time timer (epoch ms; {@code Long.MAX_VALUE} when none). Not concurrently

@@ -19,8 +19,10 @@ import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.CheckpointType;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateInitializationContext;
@@ -29,6 +31,7 @@ import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.streaming.api.graph.StreamConfig;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -144,6 +147,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     private transient BufferAllocator allocator;
     private transient NativeOperator nativeOp;
+    /** During a savepoint in Flink's form: the keys written into Flink's state; else null. */
+    private transient List<RowData> flinkFormKeys;
     /** Per input: its Arrow batch, and its rows as Go reads them. */
     transient RowDataArrowWriter[] writers;
     transient NativeInputRow[] inputRows;
@@ -739,10 +744,33 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         super.prepareSnapshotPreBarrier(checkpointId);
     }
 
+    /**
+     * A savepoint of an operator whose state Flink's own operator can read ({@link FlinkAccState})
+     * holds that state in Flink's form and no raw keyed state, so the job restores with Ferry off
+     * too; it is cleared again once the backend's synchronous phase has taken its copy.
+     */
+    @Override
+    public OperatorSnapshotFutures snapshotState(long checkpointId, long timestamp, CheckpointOptions options,
+            CheckpointStreamFactory factory) throws Exception {
+        if (flinkState == null || flinkState.refusal() != null || !isKeyed() || !options.getCheckpointType().isSavepoint()) {
+            return super.snapshotState(checkpointId, timestamp, options, factory);
+        }
+        flinkFormKeys = flinkState.exportFrom(nativeOp, getKeyedStateBackend(), allocator);
+        try {
+            return super.snapshotState(checkpointId, timestamp, options, factory);
+        } finally {
+            List<RowData> keys = flinkFormKeys;
+            flinkFormKeys = null;
+            flinkState.clear(getKeyedStateBackend(), keys);
+            LOG.info("Ferry operator {} wrote {} keys into savepoint {} as Flink's {}", spec.name(), keys.size(),
+                    checkpointId, FlinkAccState.NAME);
+        }
+    }
+
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        if (isKeyed()) {
+        if (isKeyed() && flinkFormKeys == null) {
             RawKeyedState.snapshot(context.getRawKeyedOperatorStateOutput(), nativeOp);
         }
     }

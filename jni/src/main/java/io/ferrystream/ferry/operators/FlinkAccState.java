@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.arrow.ArrowRowDataReader;
+import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
@@ -8,14 +10,19 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarBinaryType;
 
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 
@@ -44,6 +51,12 @@ import java.util.stream.Stream;
  * record count when the library keeps one ({@code ferry_operator_import}). Each key's value is
  * cleared once handed over, so no unread copy travels on in later checkpoints. It runs once, in
  * the task thread, before the first record; it holds the keys (not the values) on the heap.
+ *
+ * <p>The other way, a savepoint (not a checkpoint) of the native operator writes {@code accState}
+ * for every key instead of Ferry's raw keyed state, from the rows {@code ferry_operator_export}
+ * hands out, so Flink's operator restores it; once the backend's synchronous snapshot phase has
+ * its copy, the operator clears it again. It costs what Flink's own state costs, for the length of
+ * the savepoint's synchronous phase (on the heap backend a Java copy of the state).
  */
 public final class FlinkAccState implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -110,11 +123,7 @@ public final class FlinkAccState implements Serializable {
             throw new IllegalStateException("Flink's " + NAME + " cannot be imported: " + refusal);
         }
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
-        ValueState<RowData> state =
-                keyed.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        new ValueStateDescriptor<>(NAME, InternalTypeInfo.ofFields(accTypes)));
+        ValueState<RowData> state = state(keyed);
         List<RowData> keys = new ArrayList<>();
         try (Stream<RowData> all = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
             all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
@@ -153,6 +162,91 @@ public final class FlinkAccState implements Serializable {
         }
         IMPORTED.addAndGet(keys.size());
         return keys.size();
+    }
+
+    /** The export rows: the key's BinaryRowData bytes, then the import layout's accumulator columns. */
+    RowType exportType() {
+        List<LogicalType> types = new ArrayList<>();
+        types.add(new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
+        types.addAll(importType().getChildren().subList(keyType.getFieldCount(), importType().getFieldCount()));
+        return RowType.of(types.toArray(new LogicalType[0]));
+    }
+
+    /**
+     * Writes every key {@code op} holds into Flink's {@code accState} of {@code backend}, as Flink's
+     * own operator keeps it, each key and value in bytes of its own (the heap backend keeps the
+     * objects).
+     *
+     * @return the keys written, for {@link #clear}
+     */
+    @SuppressWarnings("unchecked")
+    List<RowData> exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
+        if (refusal != null) {
+            throw new IllegalStateException("Flink's " + NAME + " cannot be written: " + refusal);
+        }
+        KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
+        ValueState<RowData> state = state(keyed);
+        RowDataSerializer accSerializer = new RowDataSerializer(accTypes);
+        RowData.FieldGetter[] accFields = new RowData.FieldGetter[callFields];
+        for (int f = 0; f < callFields; f++) {
+            accFields[f] = RowData.createFieldGetter(accTypes[f], f + 1); // after the key column
+        }
+        int keyArity = keyType.getFieldCount();
+        List<RowData> keys = new ArrayList<>();
+        Object current = backend.getCurrentKey();
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(exportType()), allocator)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(root, exportType());
+            op.exportState(root, chunk -> {
+                reader.load();
+                for (int i = 0; i < reader.rowCount(); i++) {
+                    RowData row = reader.readBinary(i); // nested accumulator rows too; copied below
+                    byte[] bytes = row.getBinary(0);
+                    BinaryRowData key = new BinaryRowData(keyArity);
+                    key.pointTo(MemorySegmentFactory.wrap(bytes), 0, bytes.length);
+                    GenericRowData acc = new GenericRowData(accTypes.length);
+                    for (int f = 0; f < callFields; f++) {
+                        acc.setField(f, accFields[f].getFieldOrNull(row));
+                    }
+                    if (accTypes.length > callFields) { // the count1 Flink inserted: the record count
+                        acc.setField(callFields, row.getLong(callFields + 1));
+                    }
+                    keyed.setCurrentKey(key);
+                    try {
+                        state.update(accSerializer.toBinaryRow(acc).copy());
+                    } catch (Exception e) {
+                        throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
+                    }
+                    keys.add(key);
+                }
+            });
+        } finally {
+            if (current != null) {
+                keyed.setCurrentKey((RowData) current);
+            }
+        }
+        return keys;
+    }
+
+    /** Clears {@code keys} from {@code accState} again, once the savepoint has its copy. */
+    @SuppressWarnings("unchecked")
+    void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception {
+        KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
+        ValueState<RowData> state = state(keyed);
+        Object current = backend.getCurrentKey();
+        for (RowData key : keys) {
+            keyed.setCurrentKey(key);
+            state.clear();
+        }
+        if (current != null) {
+            keyed.setCurrentKey((RowData) current);
+        }
+    }
+
+    private ValueState<RowData> state(KeyedStateBackend<RowData> keyed) throws Exception {
+        return keyed.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new ValueStateDescriptor<>(NAME, InternalTypeInfo.ofFields(accTypes)));
     }
 
     private static RowData.FieldGetter[] getters(LogicalType[] types, int n) {

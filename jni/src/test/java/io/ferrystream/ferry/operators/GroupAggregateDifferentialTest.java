@@ -7,7 +7,9 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.checkpoint.SavepointType;
 import org.apache.flink.state.forst.ForStStateBackend;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -590,6 +592,69 @@ class GroupAggregateDifferentialTest {
             assertEquals(outs.get(0).get(i), outs.get(1).get(i), what + ": first difference at output row " + i);
         }
         assertEquals(outs.get(0).size(), outs.get(1).size(), what + ": output length");
+    }
+
+    /**
+     * Switching Ferry off across a savepoint: Ferry's operator savepointed mid-stream writes
+     * Flink's {@code accState} instead of its own raw keyed state, and Flink's operator restored
+     * from that savepoint continues exactly as Flink's own run does; Ferry's operator restored from
+     * it imports the state back. A checkpoint (not a savepoint) stays in Ferry's form.
+     */
+    @Test
+    void switchingOffAcrossASavepoint() throws Exception {
+        switchOff("BIGINT", false, AGGS, java.util.Map.of());
+        switchOff("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, java.util.Map.of());
+        switchOff("STRING", true, TwoPhaseAggregateDifferentialTest.COUNT1_AGGS, java.util.Map.of());
+        switchOff("DECIMAL(38, 4)", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, miniBatch(7));
+        switchOff("BIGINT", false, "STDDEV_POP(vb), VAR_SAMP(vd), STDDEV_SAMP(vf), COUNT(*), " + countOfEveryColumn(), java.util.Map.of());
+    }
+
+    private void switchOff(String keyType, boolean changelog, String aggs, java.util.Map<String, String> options) throws Exception {
+        Planned stock = plan(keyType, changelog, false, 1, aggs, options);
+        Planned ferry = plan(keyType, changelog, true, 64, aggs, options);
+        List<RowData> rows = input(13, keyType, changelog, 800);
+        int half = rows.size() / 2;
+        RowDataSerializer out = new RowDataSerializer(stock.outputType());
+        OperatorSubtaskState stockState = stockSnapshot(stock, rows.subList(0, half));
+
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(ferry, out, null);
+        for (RowData row : rows.subList(0, half)) {
+            h.processElement(new StreamRecord<>(row));
+        }
+        h.prepareSnapshotPreBarrier(1);
+        OperatorSubtaskState checkpoint = h.snapshot(1, 1);
+        OperatorSubtaskState savepoint =
+                h.snapshotWithLocalState(2, 2, SavepointType.savepoint(SavepointFormatType.CANONICAL)).getJobManagerOwnedState();
+        h.close();
+        assertTrue(checkpoint.getRawKeyedState().hasState() && checkpoint.getManagedKeyedState().stream().allMatch(
+                        k -> k.getStateSize() < 1024), "a checkpoint keeps Ferry's raw keyed state");
+        assertTrue(!savepoint.getRawKeyedState().hasState(), "a savepoint holds no raw keyed state");
+
+        String what = "GROUP BY " + keyType + (changelog ? " (changelog) " : " ") + options + ": " + aggs;
+        List<String> want = continueFrom(stock, stockState, rows.subList(half, rows.size()), out);
+        assertTrue(want.size() > 20, what + ": Flink's restored operator emitted " + want.size());
+        for (Planned restored : List.of(stock, ferry)) {
+            List<String> got = continueFrom(restored, savepoint, rows.subList(half, rows.size()), out);
+            String who = (restored == stock ? "Flink's" : "Ferry's") + " operator from Ferry's savepoint, " + what;
+            for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+                assertEquals(want.get(i), got.get(i), who + ": first difference at output row " + i);
+            }
+            assertEquals(want.size(), got.size(), who + ": output length");
+        }
+    }
+
+    /** The output of {@code p} restored from {@code state} and fed {@code rows}. */
+    static List<String> continueFrom(Planned p, OperatorSubtaskState state, List<RowData> rows, RowDataSerializer out)
+            throws Exception {
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(p, out, state);
+        for (RowData row : rows) {
+            h.processElement(new StreamRecord<>(row));
+        }
+        h.prepareSnapshotPreBarrier(3);
+        List<String> result = new ArrayList<>();
+        collect(h, p.outputType(), result);
+        h.close();
+        return result;
     }
 
     /** A COUNT of every value column: the aggregate then reads the source row unchanged. */

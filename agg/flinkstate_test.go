@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"encoding/binary"
 	"errors"
 	"slices"
 	"strings"
@@ -192,5 +193,49 @@ func TestImportStateRefusesWhatItCannotCarry(t *testing.T) {
 		if _, err := op.ImportTypes(); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("%v: error %v, want ErrUnsupported with %q", c.spec.Aggs, err, c.want)
 		}
+	}
+}
+
+// An export writes every key once, in chunks of exportChunk keys: the key's encoded bytes, its
+// accumulator fields as an import row carries them, and its record count.
+func TestExportStateWritesEveryKey(t *testing.T) {
+	spec := mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, NeedRetraction: true,
+		Input: []engine.FieldSpec{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}, Keys: []int{0},
+		Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: true, Name: "s"}, {Func: "COUNT", Retract: true, Name: "n"}}})
+	op, err := NewGroupAggregate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = 2*exportChunk + 100
+	var rows [][]any
+	for k := range int64(keys) {
+		rows = append(rows, []any{k, 10 * k}, []any{k, int64(1)})
+	}
+	sc := scenario{spec: spec, rows: rows, kinds: inserts(len(rows))}
+	processAll(t, op, sc, 0, len(rows))
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	seen := map[string]bool{}
+	for chunk, more := 0, true; more; chunk++ {
+		if more, err = op.ExportState(out, chunk == 0); err != nil {
+			t.Fatal(err)
+		}
+		if want := chunk < 2; more != want {
+			t.Fatalf("chunk %d: more %v, want %v", chunk, more, want)
+		}
+		for _, r := range enginetest.Rows(out) {
+			key := r.Values[0].(string) // BINARY decodes as a string of its bytes
+			k := int64(binary.LittleEndian.Uint64([]byte(key)[8:])) // the header word, then the BIGINT
+			if seen[key] {
+				t.Fatalf("key %d exported twice", k)
+			}
+			seen[key] = true
+			// SUM's (sum, count), COUNT's count, the record count
+			if want := []any{10*k + 1, int64(2), int64(2), int64(2)}; !slices.Equal(r.Values[1:], want) {
+				t.Fatalf("key %d: exported %v, want %v", k, r.Values[1:], want)
+			}
+		}
+	}
+	if len(seen) != keys {
+		t.Fatalf("%d keys exported, want %d", len(seen), keys)
 	}
 }

@@ -2,13 +2,15 @@ package agg
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Import of the state Flink's own group aggregate left in a checkpoint or savepoint
-// (engine.StateImporter; docs/state.md, "Switching Ferry on or off"). Flink keeps one
+// The state of Flink's own group aggregate: imported from a checkpoint or savepoint Flink's
+// operator wrote (engine.StateImporter), exported for a savepoint Flink's operator restores
+// (engine.StateExporter; docs/state.md, "Switching Ferry on or off"). Flink keeps one
 // accumulator row per key in its ValueState accState: every call's accumulator fields, the
 // partial state of partial.go, in call order. An import row is the key's fields, then those
 // accumulator fields, then, for the single-phase aggregate over retracting input, the record
@@ -20,7 +22,10 @@ import (
 // field by field and bit for bit: a key whose state would not read back exactly as Flink held it
 // fails the import, so what continues is Flink's state, never an approximation of it.
 //
-// Not imported (ErrUnsupported, the host keeps refusing the restore): DISTINCT calls and calls
+// An export row is the key as the bytes of Flink's BinaryRowData, then the accumulator fields
+// and the record count as above, keys in id order.
+//
+// Neither imported nor exported (ErrUnsupported): DISTINCT calls and calls
 // whose Flink state holds a data view (MIN/MAX, FIRST_VALUE, LAST_VALUE and LISTAGG with
 // retraction), whose entries live in other MapStates of Flink's backend, and idle-state TTL,
 // whose timestamps Flink keeps beside the value.
@@ -186,4 +191,68 @@ func sameValue(a, b *engine.Column, i int) bool {
 	default:
 		return bytes.Equal(a.Fixed(i), b.Fixed(i))
 	}
+}
+
+// exportChunk is the number of keys per chunk of an export.
+const exportChunk = 4096
+
+// exportCursor is the position of an export: the next key id, and scratch.
+type exportCursor struct {
+	next int32
+	ids  []int32
+}
+
+// ExportTypes implements engine.StateExporter: the key (BinaryRowData bytes), every call's
+// accumulator fields, and for the single-phase aggregate over retracting input the record count.
+func (g *groupAgg) ExportTypes() ([]engine.Type, error) {
+	types, err := g.ImportTypes()
+	if err != nil {
+		return nil, err
+	}
+	return append([]engine.Type{{ID: engine.Binary}}, types[len(g.keyCols):]...), nil
+}
+
+// ExportState implements engine.StateExporter: the next exportChunk keys in id order.
+func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
+	l, err := g.importLayout()
+	if err != nil {
+		return false, err
+	}
+	types, _ := g.ExportTypes()
+	st, c := g.state, &g.export
+	if first {
+		c.next = 0
+	}
+	c.ids = c.ids[:0]
+	keyBytes := 0
+	for ; c.next < int32(st.Cap()) && len(c.ids) < exportChunk; c.next++ {
+		if st.Live(c.next) {
+			c.ids = append(c.ids, c.next)
+			keyBytes += len(st.Key(c.next))
+		}
+	}
+	vb := make([]int, len(types))
+	vb[0] = keyBytes
+	l.varBytes(g.calls, nil, c.ids, vb[1:])
+	if err := out.Init(types, len(c.ids), vb); err != nil || len(c.ids) == 0 {
+		return false, err
+	}
+	keys := &out.Cols[0]
+	at := 0
+	for j, id := range c.ids {
+		keys.Offs[j] = int32(at)
+		at += copy(keys.Data[at:], st.Key(id))
+	}
+	keys.Offs[len(c.ids)] = int32(at)
+	if err := l.writePartials(g.calls, nil, out, 1, c.ids); err != nil {
+		return false, err
+	}
+	if g.counter != nil {
+		counts := out.Cols[len(types)-1].Data
+		for j, id := range c.ids {
+			binary.LittleEndian.PutUint64(counts[8*j:], uint64(g.counter.n[id]))
+		}
+	}
+	out.Finish()
+	return c.next < int32(st.Cap()), nil
 }

@@ -223,7 +223,7 @@ func TestExportStateWritesEveryKey(t *testing.T) {
 			t.Fatalf("chunk %d: more %v, want %v", chunk, more, want)
 		}
 		for _, r := range enginetest.Rows(out) {
-			key := r.Values[0].(string) // BINARY decodes as a string of its bytes
+			key := r.Values[0].(string)                             // BINARY decodes as a string of its bytes
 			k := int64(binary.LittleEndian.Uint64([]byte(key)[8:])) // the header word, then the BIGINT
 			if seen[key] {
 				t.Fatalf("key %d exported twice", k)

@@ -97,10 +97,11 @@ class SavepointSwitchTest {
     /**
      * Ferry off, savepoint, Ferry on: the native operators import Flink's {@code accState}
      * (FlinkAccState) and the job finishes with the results of a run that was never stopped, on
-     * the heap and RocksDB backends, single-phase and two-phase (the global aggregates' state).
+     * the HashMap, RocksDB and ForSt backends, single-phase and two-phase (the global aggregates'
+     * state).
      */
     @ParameterizedTest
-    @ValueSource(strings = {"hashmap", "rocksdb"})
+    @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
     void stockSavepointIntoFerryImportsFlinksState(String backend, @TempDir Path dir) throws Exception {
         Configuration conf = backend(backend);
         for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY)) {
@@ -147,10 +148,11 @@ class SavepointSwitchTest {
     /**
      * Ferry on, savepoint, Ferry off: the native operators write Flink's {@code accState} into the
      * savepoint instead of their own state, and Flink's operators finish the job with the results
-     * of a run that was never stopped, on the heap and RocksDB backends, single-phase and two-phase.
+     * of a run that was never stopped, on the HashMap, RocksDB and ForSt (native savepoints)
+     * backends, single-phase and two-phase.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"hashmap", "rocksdb"})
+    @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
     void ferrySavepointIntoStockRestoresFlinksState(String backend, @TempDir Path dir) throws Exception {
         Configuration conf = backend(backend);
         for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY)) {

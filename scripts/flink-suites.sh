@@ -11,7 +11,8 @@
 . "$(dirname "$0")/common.sh"
 
 # The fast subset ./build.sh test runs (a minute or two on 2 cores): the native-heavy suites of
-# the full selection, and the group aggregate harness tests.
+# the full selection, the group aggregate harness tests, and (suite.restore, not overridden here)
+# Flink's group aggregate restore tests.
 FLINK_SUITES_FAST_BATCHED='org.apache.flink.table.planner.runtime.stream.table.AggregateITCase,org.apache.flink.table.planner.runtime.stream.table.RetractionITCase'
 FLINK_SUITES_FAST_UNBATCHED='org.apache.flink.table.planner.runtime.harness.GroupAggregateHarnessTest'
 

@@ -7,6 +7,7 @@ import org.apache.calcite.sql2rel.SqlToRelConverter;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeGraph;
 import org.apache.flink.table.api.config.OptimizerConfigOptions;
 import org.apache.flink.table.planner.calcite.CalciteConfig;
 import org.apache.flink.table.planner.calcite.FlinkRelFactories;
@@ -154,6 +155,15 @@ public final class Ferry {
     /** {@link #install(TableConfig)} on the environment's configuration. */
     public static void install(TableEnvironment tEnv) {
         install(tEnv.getConfig());
+    }
+
+    /**
+     * Gives a plan loaded from JSON ({@code EXECUTE PLAN}, {@code CompiledPlan#execute}) Ferry's
+     * nodes before Flink translates it ({@link LoadedPlans}); the planner shim calls it for every
+     * such plan. Returns how many nodes it replaced.
+     */
+    public static int substituteLoadedPlan(ExecNodeGraph graph) {
+        return LoadedPlans.substitute(graph);
     }
 
     /**

@@ -10,6 +10,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
@@ -40,49 +41,80 @@ import java.util.Optional;
  *
  * <p>Translation re-checks what the planner checked (options, mini-batch, Go's verdict on the
  * exact spec); should anything have changed since planning, it builds Flink's operator instead.
+ * The same check decides for a plan loaded from JSON, where this node replaces Flink's
+ * ({@link LoadedPlans}).
  */
 public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecGroupAggregate.class);
 
-    @JsonIgnore private final int[] grouping;
-    @JsonIgnore private final AggregateCall[] aggCalls;
-    @JsonIgnore private final boolean[] aggCallNeedRetractions;
-    @JsonIgnore private final boolean generateUpdateBefore;
-    @JsonIgnore private final boolean needRetraction;
-    @JsonIgnore private final List<StateMetadata> stateMetadata;
+    // Copies of Flink's private fields, named apart from them: a field of the same name, even one
+    // Jackson ignores, hides Flink's JSON property, and COMPILE PLAN would leave it out.
+    @JsonIgnore private final int[] flinkGrouping;
+    @JsonIgnore private final AggregateCall[] flinkAggCalls;
+    @JsonIgnore private final boolean[] flinkAggCallNeedRetractions;
+    @JsonIgnore private final boolean flinkGenerateUpdateBefore;
+    @JsonIgnore private final boolean flinkNeedRetraction;
+    @JsonIgnore private final List<StateMetadata> flinkStateMetadata;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
 
     public FerryStreamExecGroupAggregate(
             ReadableConfig tableConfig,
-            int[] grouping,
-            AggregateCall[] aggCalls,
-            boolean[] aggCallNeedRetractions,
-            boolean generateUpdateBefore,
-            boolean needRetraction,
+            int[] flinkGrouping,
+            AggregateCall[] flinkAggCalls,
+            boolean[] flinkAggCallNeedRetractions,
+            boolean flinkGenerateUpdateBefore,
+            boolean flinkNeedRetraction,
             @Nullable Long stateTtlFromHint,
             InputProperty inputProperty,
             RowType outputType,
             String description) {
         super(
                 tableConfig,
-                grouping,
-                aggCalls,
-                aggCallNeedRetractions,
-                generateUpdateBefore,
-                needRetraction,
+                flinkGrouping,
+                flinkAggCalls,
+                flinkAggCallNeedRetractions,
+                flinkGenerateUpdateBefore,
+                flinkNeedRetraction,
                 stateTtlFromHint,
                 inputProperty,
                 outputType,
                 description);
-        this.grouping = grouping.clone();
-        this.aggCalls = aggCalls.clone();
-        this.aggCallNeedRetractions = aggCallNeedRetractions.clone();
-        this.generateUpdateBefore = generateUpdateBefore;
-        this.needRetraction = needRetraction;
+        this.flinkGrouping = flinkGrouping.clone();
+        this.flinkAggCalls = flinkAggCalls.clone();
+        this.flinkAggCallNeedRetractions = flinkAggCallNeedRetractions.clone();
+        this.flinkGenerateUpdateBefore = flinkGenerateUpdateBefore;
+        this.flinkNeedRetraction = flinkNeedRetraction;
         // exactly what the super constructor stores as its stateMetadataList
-        this.stateMetadata =
+        this.flinkStateMetadata =
                 StateMetadata.getOneInputOperatorDefaultMeta(stateTtlFromHint, tableConfig, STATE_NAME);
+    }
+
+    /**
+     * The node in place of a node of a plan loaded from JSON ({@link LoadedPlans}): the plan's id,
+     * context, persisted configuration and state metadata, so the UID is the plan's.
+     */
+    FerryStreamExecGroupAggregate(
+            int id,
+            ExecNodeContext context,
+            ReadableConfig persistedConfig,
+            int[] flinkGrouping,
+            AggregateCall[] flinkAggCalls,
+            boolean[] flinkAggCallNeedRetractions,
+            boolean flinkGenerateUpdateBefore,
+            boolean flinkNeedRetraction,
+            List<StateMetadata> stateMetadataList,
+            List<InputProperty> inputProperties,
+            RowType outputType,
+            String description) {
+        super(id, context, persistedConfig, flinkGrouping, flinkAggCalls, flinkAggCallNeedRetractions, flinkGenerateUpdateBefore,
+                flinkNeedRetraction, stateMetadataList, inputProperties, outputType, description);
+        this.flinkGrouping = flinkGrouping.clone();
+        this.flinkAggCalls = flinkAggCalls.clone();
+        this.flinkAggCallNeedRetractions = flinkAggCallNeedRetractions.clone();
+        this.flinkGenerateUpdateBefore = flinkGenerateUpdateBefore;
+        this.flinkNeedRetraction = flinkNeedRetraction;
+        this.flinkStateMetadata = stateMetadataList;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -103,15 +135,21 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final RowType inputRowType = (RowType) inputEdge.getOutputType();
         final long stateRetentionTime =
                 GroupAggregateMatcher.effectiveStateTtlMs(
-                        StateMetadata.getStateTtlForOneInputOperator(config, stateMetadata),
+                        StateMetadata.getStateTtlForOneInputOperator(config, flinkStateMetadata),
                         planner.getTypeFactory(),
                         inputRowType,
-                        aggCalls,
-                        aggCallNeedRetractions,
-                        needRetraction,
+                        flinkAggCalls,
+                        flinkAggCallNeedRetractions,
+                        flinkNeedRetraction,
                         config);
 
         String reason = NativeMatcher.disabledReason(config, GroupAggregateMatcher.ENABLED);
+        if (reason == null) { // what the matcher checked; a plan loaded from JSON is decided here only
+            reason = TwoPhaseAggregates.callsReason(flinkAggCalls);
+        }
+        if (reason == null) {
+            reason = GroupAggregateMatcher.typeReason(inputRowType, (RowType) getOutputType(), flinkGrouping, flinkAggCalls);
+        }
         GroupAggregateSpec spec = null;
         if (reason == null) {
             spec =
@@ -119,18 +157,18 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
                             getDescription(),
                             inputRowType,
                             (RowType) getOutputType(),
-                            grouping,
-                            aggCalls,
-                            aggCallNeedRetractions,
-                            needRetraction,
-                            generateUpdateBefore,
+                            flinkGrouping,
+                            flinkAggCalls,
+                            flinkAggCallNeedRetractions,
+                            flinkNeedRetraction,
+                            flinkGenerateUpdateBefore,
                             stateRetentionTime,
                             MinibatchUtil.isMiniBatchEnabled(config));
             reason = NativeSupport.check(spec, (RowType) getOutputType()).orElse(null);
         }
         if (reason != null) {
             fallbackReason = reason;
-            LOG.warn("Ferry: {} changed since planning ({}); using Flink's operator", getDescription(), reason);
+            LOG.warn("Ferry: {} runs Flink's operator at translation ({}): the plan was loaded from JSON, or changed since planning", getDescription(), reason);
             return super.translateToPlanInternal(planner, config);
         }
 
@@ -139,9 +177,9 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
         final FerryGroupAggregateOperator operator =
                 new FerryGroupAggregateOperator(
                         spec, (RowType) getOutputType(), NativeExecNodes.batching(config, spec.miniBatch()));
-        operator.importingFlinkState(FlinkAccStates.singlePhase(planner.getTypeFactory(), inputRowType, grouping,
-                aggCalls, aggCallNeedRetractions, needRetraction, stateRetentionTime));
+        operator.importingFlinkState(FlinkAccStates.singlePhase(planner.getTypeFactory(), inputRowType, flinkGrouping,
+                flinkAggCalls, flinkAggCallNeedRetractions, flinkNeedRetraction, stateRetentionTime));
         return NativeExecNodes.keyedTransformation(planner, inputTransform,
-                createTransformationMeta(GROUP_AGGREGATE_TRANSFORMATION, config), operator, (RowType) getOutputType(), grouping, inputRowType);
+                createTransformationMeta(GROUP_AGGREGATE_TRANSFORMATION, config), operator, (RowType) getOutputType(), flinkGrouping, inputRowType);
     }
 }

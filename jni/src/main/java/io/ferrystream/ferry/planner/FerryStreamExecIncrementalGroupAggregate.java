@@ -44,13 +44,15 @@ import java.util.Optional;
 public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncrementalGroupAggregate implements FrameProducer {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecIncrementalGroupAggregate.class);
 
-    @JsonIgnore private final int[] partialAggGrouping;
-    @JsonIgnore private final int[] finalAggGrouping;
-    @JsonIgnore private final AggregateCall[] partialOriginalAggCalls;
-    @JsonIgnore private final boolean[] partialAggCallNeedRetractions;
-    @JsonIgnore private final RowType partialLocalAggInputType;
-    @JsonIgnore private final boolean partialAggNeedRetraction;
-    @JsonIgnore private final List<StateMetadata> stateMetadata;
+    // Copies of Flink's private fields, named apart from them: a field of the same name, even one
+    // Jackson ignores, hides Flink's JSON property, and COMPILE PLAN would leave it out.
+    @JsonIgnore private final int[] flinkPartialAggGrouping;
+    @JsonIgnore private final int[] flinkFinalAggGrouping;
+    @JsonIgnore private final AggregateCall[] flinkPartialOriginalAggCalls;
+    @JsonIgnore private final boolean[] flinkPartialAggCallNeedRetractions;
+    @JsonIgnore private final RowType flinkPartialLocalAggInputType;
+    @JsonIgnore private final boolean flinkPartialAggNeedRetraction;
+    @JsonIgnore private final List<StateMetadata> flinkStateMetadata;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
     /** Feeds Ferry's columnar exchange: the operator writes frames when native. */
@@ -58,26 +60,26 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
 
     public FerryStreamExecIncrementalGroupAggregate(
             ReadableConfig tableConfig,
-            int[] partialAggGrouping,
-            int[] finalAggGrouping,
-            AggregateCall[] partialOriginalAggCalls,
-            boolean[] partialAggCallNeedRetractions,
-            RowType partialLocalAggInputType,
-            boolean partialAggNeedRetraction,
+            int[] flinkPartialAggGrouping,
+            int[] flinkFinalAggGrouping,
+            AggregateCall[] flinkPartialOriginalAggCalls,
+            boolean[] flinkPartialAggCallNeedRetractions,
+            RowType flinkPartialLocalAggInputType,
+            boolean flinkPartialAggNeedRetraction,
             @Nullable Long stateTtlFromHint,
             InputProperty inputProperty,
             RowType outputType,
             String description) {
-        super(tableConfig, partialAggGrouping, finalAggGrouping, partialOriginalAggCalls, partialAggCallNeedRetractions,
-                partialLocalAggInputType, partialAggNeedRetraction, stateTtlFromHint, inputProperty, outputType, description);
-        this.partialAggGrouping = partialAggGrouping.clone();
-        this.finalAggGrouping = finalAggGrouping.clone();
-        this.partialOriginalAggCalls = partialOriginalAggCalls.clone();
-        this.partialAggCallNeedRetractions = partialAggCallNeedRetractions.clone();
-        this.partialLocalAggInputType = partialLocalAggInputType;
-        this.partialAggNeedRetraction = partialAggNeedRetraction;
+        super(tableConfig, flinkPartialAggGrouping, flinkFinalAggGrouping, flinkPartialOriginalAggCalls, flinkPartialAggCallNeedRetractions,
+                flinkPartialLocalAggInputType, flinkPartialAggNeedRetraction, stateTtlFromHint, inputProperty, outputType, description);
+        this.flinkPartialAggGrouping = flinkPartialAggGrouping.clone();
+        this.flinkFinalAggGrouping = flinkFinalAggGrouping.clone();
+        this.flinkPartialOriginalAggCalls = flinkPartialOriginalAggCalls.clone();
+        this.flinkPartialAggCallNeedRetractions = flinkPartialAggCallNeedRetractions.clone();
+        this.flinkPartialLocalAggInputType = flinkPartialLocalAggInputType;
+        this.flinkPartialAggNeedRetraction = flinkPartialAggNeedRetraction;
         // exactly what the super constructor stores as its stateMetadataList
-        this.stateMetadata = StateMetadata.getOneInputOperatorDefaultMeta(stateTtlFromHint, tableConfig, STATE_NAME);
+        this.flinkStateMetadata = StateMetadata.getOneInputOperatorDefaultMeta(stateTtlFromHint, tableConfig, STATE_NAME);
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -100,7 +102,7 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
     @SuppressWarnings({"unchecked", "rawtypes"})
     @Override
     protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
-        final long stateRetentionTime = StateMetadata.getStateTtlForOneInputOperator(config, stateMetadata);
+        final long stateRetentionTime = StateMetadata.getStateTtlForOneInputOperator(config, flinkStateMetadata);
         final ExecEdge inputEdge = getInputEdges().get(0);
         final RowType inputRowType = (RowType) inputEdge.getOutputType();
         final RowType outputType = (RowType) getOutputType();
@@ -108,11 +110,11 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         String reason = NativeMatcher.disabledReason(config, IncrementalGroupAggregateMatcher.ENABLED);
         IncrementalGroupAggregateSpec spec = null;
         if (reason == null) {
-            spec = new IncrementalGroupAggregateSpec(getDescription(), inputRowType, partialAggGrouping.length,
-                    partialLocalAggInputType,
-                    IncrementalGroupAggregateMatcher.specCalls(planner.getTypeFactory(), partialLocalAggInputType,
-                            partialOriginalAggCalls, partialAggCallNeedRetractions, partialAggNeedRetraction),
-                    finalAggGrouping, partialAggNeedRetraction, stateRetentionTime);
+            spec = new IncrementalGroupAggregateSpec(getDescription(), inputRowType, flinkPartialAggGrouping.length,
+                    flinkPartialLocalAggInputType,
+                    IncrementalGroupAggregateMatcher.specCalls(planner.getTypeFactory(), flinkPartialLocalAggInputType,
+                            flinkPartialOriginalAggCalls, flinkPartialAggCallNeedRetractions, flinkPartialAggNeedRetraction),
+                    flinkFinalAggGrouping, flinkPartialAggNeedRetraction, stateRetentionTime);
             reason = NativeSupport.check(spec, outputType).orElse(null);
         }
         if (reason != null) {
@@ -130,6 +132,6 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         final long bundleSize = MinibatchUtil.miniBatchSize(config);
         final TypeInformation<?> emittedType = frames ? FerryFrameTypeInfo.INSTANCE : InternalTypeInfo.of(outputType);
         return (Transformation) NativeExecNodes.keyedTransformation(planner, inputTransform, meta,
-                new FerryIncrementalGroupAggregateOperator(spec, outputType, bundleSize), emittedType, partialAggGrouping, inputRowType);
+                new FerryIncrementalGroupAggregateOperator(spec, outputType, bundleSize), emittedType, flinkPartialAggGrouping, inputRowType);
     }
 }

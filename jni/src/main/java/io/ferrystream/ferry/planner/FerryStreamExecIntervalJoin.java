@@ -43,12 +43,14 @@ import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSp
 public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecIntervalJoin.class);
 
-    @JsonIgnore private final JoinSpec joinSpec;
-    @JsonIgnore private final WindowBounds windowBounds;
+    // Copies of Flink's private fields, named apart from them: a field of the same name, even one
+    // Jackson ignores, hides Flink's JSON property, and COMPILE PLAN would leave it out.
+    @JsonIgnore private final JoinSpec flinkJoinSpec;
+    @JsonIgnore private final WindowBounds flinkWindowBounds;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
     /** The early fire the join runs with ({@link EarlyFireHint}), or null. */
-    @JsonIgnore @Nullable private final EarlyFireHint.Resolved earlyFire;
+    @JsonIgnore @Nullable private final EarlyFireHint.Resolved flinkEarlyFire;
 
     public FerryStreamExecIntervalJoin(
             ReadableConfig tableConfig,
@@ -57,11 +59,11 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
             InputProperty rightInputProperty,
             RowType outputType,
             String description,
-            @Nullable EarlyFireHint.Resolved earlyFire) {
+            @Nullable EarlyFireHint.Resolved flinkEarlyFire) {
         super(tableConfig, intervalJoinSpec, leftInputProperty, rightInputProperty, outputType, description);
-        this.joinSpec = intervalJoinSpec.getJoinSpec();
-        this.windowBounds = intervalJoinSpec.getWindowBounds();
-        this.earlyFire = earlyFire;
+        this.flinkJoinSpec = intervalJoinSpec.getJoinSpec();
+        this.flinkWindowBounds = intervalJoinSpec.getWindowBounds();
+        this.flinkEarlyFire = flinkEarlyFire;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -85,14 +87,14 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
 
         String reason = NativeMatcher.disabledReason(config, IntervalJoinMatcher.ENABLED);
         if (reason == null) {
-            reason = IntervalJoinMatcher.shapeReason(joinSpec, windowBounds, null);
+            reason = IntervalJoinMatcher.shapeReason(flinkJoinSpec, flinkWindowBounds, null);
         }
         IntervalJoinSpec spec = null;
         if (reason == null) {
-            spec = IntervalJoinSpecs.build(getDescription(), leftType, rightType, joinSpec, windowBounds, config, earlyFire);
+            spec = IntervalJoinSpecs.build(getDescription(), leftType, rightType, flinkJoinSpec, flinkWindowBounds, config, flinkEarlyFire);
             reason = NativeSupport.check(spec).orElse(null);
         }
-        if (reason != null && earlyFire != null) {
+        if (reason != null && flinkEarlyFire != null) {
             throw new TableException("The EARLY_FIRE hint on " + getDescription() + " needs Ferry's native interval"
                     + " join (Flink 2.3 has no early fire), which is not available for it any more: " + reason);
         }
@@ -122,9 +124,9 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
         }
         ClassLoader cl = planner.getFlinkContext().getClassLoader();
         RowDataKeySelector leftSelect =
-                KeySelectorUtil.getRowDataSelector(cl, joinSpec.getLeftKeys(), InternalTypeInfo.of(leftType));
+                KeySelectorUtil.getRowDataSelector(cl, flinkJoinSpec.getLeftKeys(), InternalTypeInfo.of(leftType));
         RowDataKeySelector rightSelect =
-                KeySelectorUtil.getRowDataSelector(cl, joinSpec.getRightKeys(), InternalTypeInfo.of(rightType));
+                KeySelectorUtil.getRowDataSelector(cl, flinkJoinSpec.getRightKeys(), InternalTypeInfo.of(rightType));
         transform.setStateKeySelectors(leftSelect, rightSelect);
         transform.setStateKeyType(leftSelect.getProducedType());
         return transform;

@@ -13,6 +13,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
@@ -25,6 +26,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgn
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -39,10 +41,12 @@ import java.util.Optional;
 public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggregate implements FrameProducer {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecLocalGroupAggregate.class);
 
-    @JsonIgnore private final int[] grouping;
-    @JsonIgnore private final AggregateCall[] aggCalls;
-    @JsonIgnore private final boolean[] aggCallNeedRetractions;
-    @JsonIgnore private final boolean needRetraction;
+    // Copies of Flink's private fields, named apart from them: a field of the same name, even one
+    // Jackson ignores, hides Flink's JSON property, and COMPILE PLAN would leave it out.
+    @JsonIgnore private final int[] flinkGrouping;
+    @JsonIgnore private final AggregateCall[] flinkAggCalls;
+    @JsonIgnore private final boolean[] flinkAggCallNeedRetractions;
+    @JsonIgnore private final boolean flinkNeedRetraction;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
     /** Set by the columnar exchange it feeds, before translation: emit frames, not rows. */
@@ -50,18 +54,41 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
 
     public FerryStreamExecLocalGroupAggregate(
             ReadableConfig tableConfig,
-            int[] grouping,
-            AggregateCall[] aggCalls,
-            boolean[] aggCallNeedRetractions,
-            boolean needRetraction,
+            int[] flinkGrouping,
+            AggregateCall[] flinkAggCalls,
+            boolean[] flinkAggCallNeedRetractions,
+            boolean flinkNeedRetraction,
             InputProperty inputProperty,
             RowType outputType,
             String description) {
-        super(tableConfig, grouping, aggCalls, aggCallNeedRetractions, needRetraction, inputProperty, outputType, description);
-        this.grouping = grouping.clone();
-        this.aggCalls = aggCalls.clone();
-        this.aggCallNeedRetractions = aggCallNeedRetractions.clone();
-        this.needRetraction = needRetraction;
+        super(tableConfig, flinkGrouping, flinkAggCalls, flinkAggCallNeedRetractions, flinkNeedRetraction, inputProperty, outputType, description);
+        this.flinkGrouping = flinkGrouping.clone();
+        this.flinkAggCalls = flinkAggCalls.clone();
+        this.flinkAggCallNeedRetractions = flinkAggCallNeedRetractions.clone();
+        this.flinkNeedRetraction = flinkNeedRetraction;
+    }
+
+    /**
+     * The node in place of a node of a plan loaded from JSON ({@link LoadedPlans}): the plan's id,
+     * context and persisted configuration.
+     */
+    FerryStreamExecLocalGroupAggregate(
+            int id,
+            ExecNodeContext context,
+            ReadableConfig persistedConfig,
+            int[] flinkGrouping,
+            AggregateCall[] flinkAggCalls,
+            boolean[] flinkAggCallNeedRetractions,
+            boolean flinkNeedRetraction,
+            List<InputProperty> inputProperties,
+            RowType outputType,
+            String description) {
+        super(id, context, persistedConfig, flinkGrouping, flinkAggCalls, flinkAggCallNeedRetractions, flinkNeedRetraction, inputProperties,
+                outputType, description);
+        this.flinkGrouping = flinkGrouping.clone();
+        this.flinkAggCalls = flinkAggCalls.clone();
+        this.flinkAggCallNeedRetractions = flinkAggCallNeedRetractions.clone();
+        this.flinkNeedRetraction = flinkNeedRetraction;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -89,15 +116,19 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
         final RowType outputType = (RowType) getOutputType();
 
         String reason = NativeMatcher.disabledReason(config, LocalGroupAggregateMatcher.ENABLED);
+        if (reason == null) { // what the matcher checked; a plan loaded from JSON is decided here only
+            reason = LocalGroupAggregateMatcher.reason(planner.getTypeFactory(), inputRowType, outputType, flinkGrouping,
+                    flinkAggCalls, flinkAggCallNeedRetractions, flinkNeedRetraction);
+        }
         LocalGroupAggregateSpec spec = null;
         if (reason == null) {
             spec = TwoPhaseAggregates.localSpec(
-                    getDescription(), planner.getTypeFactory(), inputRowType, grouping, aggCalls, aggCallNeedRetractions, needRetraction);
+                    getDescription(), planner.getTypeFactory(), inputRowType, flinkGrouping, flinkAggCalls, flinkAggCallNeedRetractions, flinkNeedRetraction);
             reason = NativeSupport.check(spec, outputType).orElse(null);
         }
         if (reason != null) {
             fallbackReason = reason;
-            LOG.warn("Ferry: {} changed since planning ({}); using Flink's operator", getDescription(), reason);
+            LOG.warn("Ferry: {} runs Flink's operator at translation ({}): the plan was loaded from JSON, or changed since planning", getDescription(), reason);
             return super.translateToPlanInternal(planner, config);
         }
 

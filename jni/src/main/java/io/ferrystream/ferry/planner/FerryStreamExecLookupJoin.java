@@ -70,17 +70,19 @@ import java.util.Optional;
 public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecLookupJoin.class);
 
+    // Copies of Flink's private fields, named apart from them: a field of the same name, even one
+    // Jackson ignores, hides Flink's JSON property, and COMPILE PLAN would leave it out.
     @JsonIgnore private final FlinkJoinType flinkJoinType;
-    @JsonIgnore private final Map<Integer, FunctionCallUtil.FunctionParam> keys;
-    @JsonIgnore private final boolean materialize;
-    @JsonIgnore private final ChangelogMode probeChangelog;
-    @JsonIgnore @Nullable private final FunctionCallUtil.AsyncOptions asyncOptions;
-    @JsonIgnore @Nullable private final BatchFetcherFactory fetchers;
+    @JsonIgnore private final Map<Integer, FunctionCallUtil.FunctionParam> flinkKeys;
+    @JsonIgnore private final boolean flinkMaterialize;
+    @JsonIgnore private final ChangelogMode flinkProbeChangelog;
+    @JsonIgnore @Nullable private final FunctionCallUtil.AsyncOptions flinkAsyncOptions;
+    @JsonIgnore @Nullable private final BatchFetcherFactory flinkFetchers;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
 
     /**
-     * Flink's public constructor's arguments, plus {@code fetchers}: where a sync join gets a
+     * Flink's public constructor's arguments, plus {@code flinkFetchers}: where a sync join gets a
      * {@link BatchFetcher} for its temporal table; null runs Flink's per-row runner.
      */
     public FerryStreamExecLookupJoin(
@@ -102,17 +104,17 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
             RowType outputType,
             String description,
             boolean preferCustomShuffle,
-            @Nullable BatchFetcherFactory fetchers) {
+            @Nullable BatchFetcherFactory flinkFetchers) {
         super(tableConfig, joinType, preFilterCondition, remainingJoinCondition, temporalTableSourceSpec, lookupKeys,
                 projectionOnTemporalTable, filterOnTemporalTable, lookupKeyContainsPrimaryKey, upsertMaterialize,
                 asyncLookupOptions, retryOptions, inputChangelogMode, inputUpsertKey, inputProperty, outputType,
                 description, preferCustomShuffle);
         this.flinkJoinType = joinType;
-        this.keys = lookupKeys;
-        this.materialize = upsertMaterialize;
-        this.probeChangelog = inputChangelogMode;
-        this.asyncOptions = asyncLookupOptions;
-        this.fetchers = fetchers;
+        this.flinkKeys = lookupKeys;
+        this.flinkMaterialize = upsertMaterialize;
+        this.flinkProbeChangelog = inputChangelogMode;
+        this.flinkAsyncOptions = asyncLookupOptions;
+        this.flinkFetchers = flinkFetchers;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -136,7 +138,7 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
         if (reason == null) {
             // FlinkJoinType and Calcite's JoinRelType name the same join types alike
             reason = LookupJoinMatcher.shapeReason(
-                    JoinRelType.valueOf(flinkJoinType.name()), materialize, probeChangelog, asyncOptions);
+                    JoinRelType.valueOf(flinkJoinType.name()), flinkMaterialize, flinkProbeChangelog, flinkAsyncOptions);
         }
         LookupJoinBatch batch = null;
         if (reason == null) {
@@ -188,11 +190,11 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
                 ProcessFunction<RowData, RowData> runner =
                         ((ProcessOperator<RowData, RowData>) ((SimpleOperatorFactory<RowData>) factory).getOperator())
                                 .getUserFunction();
-                if (fetchers != null && runner instanceof LookupJoinRunner) {
+                if (flinkFetchers != null && runner instanceof LookupJoinRunner) {
                     RelOptTable table = getTemporalTableSourceSpec().getTemporalTable(
                             planner.getFlinkContext(), (FlinkTypeFactory) planner.getTypeFactory());
-                    LookupKeys lookupKeys = lookupKeys(keys, probeType);
-                    BatchFetcher fetcher = fetchers.create(table, lookupKeys);
+                    LookupKeys lookupKeys = lookupKeys(flinkKeys, probeType);
+                    BatchFetcher fetcher = flinkFetchers.create(table, lookupKeys);
                     if (fetcher != null) {
                         return new FetchingLookupBatch((LookupJoinRunner) runner, lookupKeys, fetcher);
                     }
@@ -219,14 +221,14 @@ public class FerryStreamExecLookupJoin extends StreamExecLookupJoin {
         }
     }
 
-    /** The join's lookup keys as Flink's fetcher builds them: dim-column order, constants as internal data. */
-    static LookupKeys lookupKeys(Map<Integer, FunctionCallUtil.FunctionParam> keys, RowType probeType) {
-        int[] dims = LookupJoinUtil.getOrderedLookupKeys(keys.keySet());
+    /** The join's lookup flinkKeys as Flink's fetcher builds them: dim-column order, constants as internal data. */
+    static LookupKeys lookupKeys(Map<Integer, FunctionCallUtil.FunctionParam> flinkKeys, RowType probeType) {
+        int[] dims = LookupJoinUtil.getOrderedLookupKeys(flinkKeys.keySet());
         int[] fields = new int[dims.length];
         LogicalType[] types = new LogicalType[dims.length];
         Object[] constants = new Object[dims.length];
         for (int i = 0; i < dims.length; i++) {
-            FunctionCallUtil.FunctionParam p = keys.get(dims[i]);
+            FunctionCallUtil.FunctionParam p = flinkKeys.get(dims[i]);
             if (p instanceof FunctionCallUtil.FieldRef) {
                 fields[i] = ((FunctionCallUtil.FieldRef) p).index;
                 types[i] = probeType.getTypeAt(fields[i]);

@@ -38,26 +38,28 @@ import java.util.Optional;
 public class FerryStreamExecWindowJoin extends StreamExecWindowJoin {
     private static final Logger LOG = LoggerFactory.getLogger(FerryStreamExecWindowJoin.class);
 
-    @JsonIgnore private final JoinSpec joinSpec;
-    @JsonIgnore private final WindowingStrategy leftWindowing;
-    @JsonIgnore private final WindowingStrategy rightWindowing;
+    // Copies of Flink's private fields, named apart from them: a field of the same name, even one
+    // Jackson ignores, hides Flink's JSON property, and COMPILE PLAN would leave it out.
+    @JsonIgnore private final JoinSpec flinkJoinSpec;
+    @JsonIgnore private final WindowingStrategy flinkLeftWindowing;
+    @JsonIgnore private final WindowingStrategy flinkRightWindowing;
     /** Set when translation fell back to Flink's operator. */
     @JsonIgnore private String fallbackReason;
 
     public FerryStreamExecWindowJoin(
             ReadableConfig tableConfig,
-            JoinSpec joinSpec,
-            WindowingStrategy leftWindowing,
-            WindowingStrategy rightWindowing,
+            JoinSpec flinkJoinSpec,
+            WindowingStrategy flinkLeftWindowing,
+            WindowingStrategy flinkRightWindowing,
             InputProperty leftInputProperty,
             InputProperty rightInputProperty,
             RowType outputType,
             String description) {
-        super(tableConfig, joinSpec, leftWindowing, rightWindowing, leftInputProperty, rightInputProperty, outputType,
+        super(tableConfig, flinkJoinSpec, flinkLeftWindowing, flinkRightWindowing, leftInputProperty, rightInputProperty, outputType,
                 description);
-        this.joinSpec = joinSpec;
-        this.leftWindowing = leftWindowing;
-        this.rightWindowing = rightWindowing;
+        this.flinkJoinSpec = flinkJoinSpec;
+        this.flinkLeftWindowing = flinkLeftWindowing;
+        this.flinkRightWindowing = flinkRightWindowing;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -81,12 +83,12 @@ public class FerryStreamExecWindowJoin extends StreamExecWindowJoin {
 
         String reason = NativeMatcher.disabledReason(config, WindowJoinMatcher.ENABLED);
         if (reason == null) {
-            reason = WindowJoinMatcher.shapeReason(joinSpec, leftWindowing, null);
+            reason = WindowJoinMatcher.shapeReason(flinkJoinSpec, flinkLeftWindowing, null);
         }
         WindowJoinSpec spec = null;
         if (reason == null) {
-            spec = WindowJoinMatcher.build(getDescription(), leftType, rightType, joinSpec, leftWindowing,
-                    rightWindowing, config);
+            spec = WindowJoinMatcher.build(getDescription(), leftType, rightType, flinkJoinSpec, flinkLeftWindowing,
+                    flinkRightWindowing, config);
             reason = NativeSupport.check(spec).orElse(null);
         }
         if (reason != null) {
@@ -110,9 +112,9 @@ public class FerryStreamExecWindowJoin extends StreamExecWindowJoin {
                         false);
         ClassLoader cl = planner.getFlinkContext().getClassLoader();
         RowDataKeySelector leftSelect =
-                KeySelectorUtil.getRowDataSelector(cl, joinSpec.getLeftKeys(), InternalTypeInfo.of(leftType));
+                KeySelectorUtil.getRowDataSelector(cl, flinkJoinSpec.getLeftKeys(), InternalTypeInfo.of(leftType));
         RowDataKeySelector rightSelect =
-                KeySelectorUtil.getRowDataSelector(cl, joinSpec.getRightKeys(), InternalTypeInfo.of(rightType));
+                KeySelectorUtil.getRowDataSelector(cl, flinkJoinSpec.getRightKeys(), InternalTypeInfo.of(rightType));
         transform.setStateKeySelectors(leftSelect, rightSelect);
         transform.setStateKeyType(leftSelect.getProducedType());
         return transform;

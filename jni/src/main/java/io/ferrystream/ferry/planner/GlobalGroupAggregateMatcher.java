@@ -17,6 +17,8 @@ import org.apache.flink.table.planner.plan.utils.ChangelogPlanUtils;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.RowType;
 
+import javax.annotation.Nullable;
+
 import java.util.List;
 import java.util.Optional;
 
@@ -41,30 +43,14 @@ public final class GlobalGroupAggregateMatcher extends NativeMatcher<StreamPhysi
     @Override
     protected Decision match(StreamPhysicalGlobalGroupAggregate agg, ReadableConfig config) {
         AggregateCall[] aggCalls = JavaScalaConversionUtil.toJava(agg.aggCalls()).toArray(new AggregateCall[0]);
-        String reason = TwoPhaseAggregates.callsReason(aggCalls);
-        if (reason != null) {
-            return Decision.fallback(reason);
-        }
         boolean[] retractions = agg.aggCallNeedRetractions();
         FlinkTypeFactory typeFactory = (FlinkTypeFactory) agg.getCluster().getTypeFactory();
         RowType localInput = FlinkTypeFactory.toLogicalRowType(agg.localAggInputRowType());
         Integer indexOfCountStar = FerryStreamPhysicalGlobalGroupAggregate.indexOfCountStarOrNull(agg);
-        AggregateInfoList infos =
-                TwoPhaseAggregates.infoList(typeFactory, localInput, aggCalls, retractions, agg.needRetraction(), indexOfCountStar);
-        List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, agg.needRetraction(), infos);
-        reason = TwoPhaseAggregates.partialStateReason(calls, localInput);
-        if (reason == null) {
-            reason = TwoPhaseAggregates.recordCounterReason(calls, TwoPhaseAggregates.countStar(infos), localInput);
-        }
-        if (reason != null) {
-            return Decision.fallback(reason);
-        }
-        if (!TwoPhaseAggregates.leadingKeys(agg.grouping())) {
-            return Decision.fallback("grouping fields that do not lead the partial rows: not native yet");
-        }
         RowType inputType = FlinkTypeFactory.toLogicalRowType(agg.getInput().getRowType());
         RowType outputType = FlinkTypeFactory.toLogicalRowType(agg.getRowType());
-        reason = typeReason(agg.grouping().length, aggCalls, inputType, localInput, outputType);
+        String reason = reason(typeFactory, inputType, outputType, agg.grouping(), aggCalls, retractions, localInput,
+                agg.needRetraction(), indexOfCountStar);
         if (reason != null) {
             return Decision.fallback(reason);
         }
@@ -83,6 +69,31 @@ public final class GlobalGroupAggregateMatcher extends NativeMatcher<StreamPhysi
                         stateTtlMs(agg, config));
         Optional<String> refused = NativeSupport.check(spec, outputType);
         return refused.map(Decision::fallback).orElse(Decision.nativeNode());
+    }
+
+    /**
+     * Why the global aggregate of these arguments cannot be native before its spec is built, or
+     * null: its calls, their partial state and record counter, the key layout, the types crossing.
+     * The exec node asks again at translation (a plan loaded from JSON is decided there only).
+     */
+    static String reason(FlinkTypeFactory typeFactory, RowType inputType, RowType outputType, int[] grouping,
+            AggregateCall[] aggCalls, boolean[] retractions, RowType localInput, boolean needRetraction,
+            @Nullable Integer indexOfCountStar) {
+        String reason = TwoPhaseAggregates.callsReason(aggCalls);
+        if (reason != null) {
+            return reason;
+        }
+        AggregateInfoList infos =
+                TwoPhaseAggregates.infoList(typeFactory, localInput, aggCalls, retractions, needRetraction, indexOfCountStar);
+        List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
+        reason = TwoPhaseAggregates.partialStateReason(calls, localInput);
+        if (reason == null) {
+            reason = TwoPhaseAggregates.recordCounterReason(calls, TwoPhaseAggregates.countStar(infos), localInput);
+        }
+        if (reason == null && !TwoPhaseAggregates.leadingKeys(grouping)) {
+            reason = "grouping fields that do not lead the partial rows: not native yet";
+        }
+        return reason != null ? reason : typeReason(grouping.length, aggCalls, inputType, localInput, outputType);
     }
 
     @Override

@@ -18,7 +18,6 @@ import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.util.Arrays;
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -41,12 +40,9 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
     protected Decision match(StreamPhysicalGroupAggregate agg, ReadableConfig config) {
         // The partial and final aggregates of a distinct split (partialFinalType) translate to the
         // same StreamExecGroupAggregate as any other: their calls decide.
-        List<AggregateCall> calls = JavaScalaConversionUtil.toJava(agg.aggCalls());
-        for (int i = 0; i < calls.size(); i++) {
-            String reason = callReason(calls.get(i));
-            if (reason != null) {
-                return Decision.fallback("aggs[" + i + "]: " + reason);
-            }
+        String callsReason = TwoPhaseAggregates.callsReason(JavaScalaConversionUtil.toJava(agg.aggCalls()).toArray(new AggregateCall[0]));
+        if (callsReason != null) {
+            return Decision.fallback(callsReason);
         }
         // the arguments of the node Ferry would plan, so the spec (name included) is byte for byte
         // the one FerryStreamExecGroupAggregate opens, and its translation-time check hits the cache
@@ -60,7 +56,7 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
                         args.aggCallNeedRetractions,
                         args.needRetraction,
                         config);
-        String typeReason = typeReason(args);
+        String typeReason = typeReason(args.inputType, args.outputType, args.grouping, args.aggCalls);
         if (typeReason != null) {
             return Decision.fallback(typeReason);
         }
@@ -155,15 +151,14 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
     }
 
     /** Why a key, argument or output field cannot cross the Arrow boundary, or null. */
-    private static String typeReason(GroupAggregateArgs args) {
-        RowType in = args.inputType;
-        for (int g : args.grouping) {
+    static String typeReason(RowType in, RowType out, int[] grouping, AggregateCall[] aggCalls) {
+        for (int g : grouping) {
             String r = carriedReason("key", in.getFieldNames().get(g), in.getTypeAt(g));
             if (r != null) {
                 return r;
             }
         }
-        for (AggregateCall call : args.aggCalls) {
+        for (AggregateCall call : aggCalls) {
             for (int a : call.getArgList()) {
                 String r = carriedReason("argument", in.getFieldNames().get(a), in.getTypeAt(a));
                 if (r != null) {
@@ -171,7 +166,6 @@ public final class GroupAggregateMatcher extends NativeMatcher<StreamPhysicalGro
                 }
             }
         }
-        RowType out = args.outputType;
         for (int i = 0; i < out.getFieldCount(); i++) {
             String r = carriedReason("output field", out.getFieldNames().get(i), out.getTypeAt(i));
             if (r != null) {

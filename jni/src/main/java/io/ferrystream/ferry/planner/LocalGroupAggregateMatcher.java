@@ -39,22 +39,12 @@ public final class LocalGroupAggregateMatcher extends NativeMatcher<StreamPhysic
     @Override
     protected Decision match(StreamPhysicalLocalGroupAggregate agg, ReadableConfig config) {
         AggregateCall[] aggCalls = JavaScalaConversionUtil.toJava(agg.aggCalls()).toArray(new AggregateCall[0]);
-        String reason = TwoPhaseAggregates.callsReason(aggCalls);
-        if (reason != null) {
-            return Decision.fallback(reason);
-        }
         boolean[] retractions = FerryStreamPhysicalLocalGroupAggregate.aggCallNeedRetractions(agg);
         boolean needRetraction = FerryStreamPhysicalLocalGroupAggregate.needRetraction(agg);
         FlinkTypeFactory typeFactory = (FlinkTypeFactory) agg.getCluster().getTypeFactory();
         RowType inputType = FlinkTypeFactory.toLogicalRowType(agg.getInput().getRowType());
-        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, retractions, needRetraction, null);
-        List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
-        reason = TwoPhaseAggregates.partialStateReason(calls, inputType);
-        if (reason != null) {
-            return Decision.fallback(reason);
-        }
         RowType outputType = FlinkTypeFactory.toLogicalRowType(agg.getRowType());
-        reason = typeReason(agg.grouping(), aggCalls, inputType, outputType);
+        String reason = reason(typeFactory, inputType, outputType, agg.grouping(), aggCalls, retractions, needRetraction);
         if (reason != null) {
             return Decision.fallback(reason);
         }
@@ -63,6 +53,23 @@ public final class LocalGroupAggregateMatcher extends NativeMatcher<StreamPhysic
                         agg.getRelDetailedDescription(), typeFactory, inputType, agg.grouping(), aggCalls, retractions, needRetraction);
         Optional<String> refused = NativeSupport.check(spec, outputType);
         return refused.map(Decision::fallback).orElse(Decision.nativeNode());
+    }
+
+    /**
+     * Why the local aggregate of these arguments cannot be native before its spec is built, or
+     * null: its calls, their partial state, the types crossing. The exec node asks again at
+     * translation (a plan loaded from JSON is decided there only).
+     */
+    static String reason(FlinkTypeFactory typeFactory, RowType inputType, RowType outputType, int[] grouping,
+            AggregateCall[] aggCalls, boolean[] retractions, boolean needRetraction) {
+        String reason = TwoPhaseAggregates.callsReason(aggCalls);
+        if (reason != null) {
+            return reason;
+        }
+        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, retractions, needRetraction, null);
+        List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
+        reason = TwoPhaseAggregates.partialStateReason(calls, inputType);
+        return reason != null ? reason : typeReason(grouping, aggCalls, inputType, outputType);
     }
 
     @Override

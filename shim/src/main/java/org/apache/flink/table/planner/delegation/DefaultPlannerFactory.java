@@ -107,15 +107,16 @@ public final class DefaultPlannerFactory implements PlannerFactory {
                             mode, ExecutionOptions.RUNTIME_MODE.key()));
         }
         applyDefaults(config, parseDefaults(System.getProperty(DEFAULTS_PROPERTY)));
-        installFerry(config);
+        Class<?> ferry = installFerry(config);
         Planner planner =
-                new StreamPlanner(
+                new FerryStreamPlanner(
                         context.getExecutor(),
                         config,
                         context.getModuleManager(),
                         context.getFunctionCatalog(),
                         context.getCatalogManager(),
-                        context.getClassLoader());
+                        context.getClassLoader(),
+                        ferry);
         if (FERRY_PLANNERS.getAndIncrement() == 0) {
             LOG.info("Ferry is installed into Flink {}'s streaming planners by the planner shim {}", FLINK_VERSION, shimLocation());
         }
@@ -238,7 +239,8 @@ public final class DefaultPlannerFactory implements PlannerFactory {
         return version == null || version.isEmpty() ? "the ferry-flink jar" : "ferry-flink-" + version + ".jar";
     }
 
-    private static void installFerry(TableConfig config) {
+    /** Installs Ferry's optimizer program into {@code config}; returns Ferry's entry class. */
+    private static Class<?> installFerry(TableConfig config) {
         Class<?> ferry;
         try {
             ferry = Class.forName(FERRY_CLASS, true, DefaultPlannerFactory.class.getClassLoader());
@@ -256,6 +258,7 @@ public final class DefaultPlannerFactory implements PlannerFactory {
         }
         try {
             ferry.getMethod("install", TableConfig.class).invoke(null, config);
+            return ferry;
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             throw new TableException("Ferry's planner shim could not install Ferry: " + cause, cause);

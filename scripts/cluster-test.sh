@@ -15,10 +15,11 @@
 #      one before);
 #   4. a GROUP BY stopped with a savepoint at parallelism 2 and resumed from it at parallelism 3
 #      (three TaskManager slots over two processes) prints as many rows as a run without a stop,
-#      and the same result table;
-#   5. the savepoint with one byte of a Ferry state blob flipped: restoring it fails the task with
-#      Ferry's checksum error, the job restarts as its strategy allows and ends FAILED, no
-#      TaskManager dies;
+#      and the same result table; the savepoint holds Flink's accState (no Ferry blob), which the
+#      resumed native operators import, and which Flink's operators (Ferry off) resume from too;
+#   5. a savepoint of a GROUP BY whose state Ferry keeps in its own form (DISTINCT), with one byte
+#      of a Ferry state blob flipped: restoring it fails the task with Ferry's checksum error, the
+#      job restarts as its strategy allows and ends FAILED, no TaskManager dies;
 #   6. uninstall.sh restores the distribution byte for byte.
 # Everything runs under a temporary directory, removed at the end unless the test fails.
 . "$(dirname "$0")/common.sh"
@@ -225,7 +226,7 @@ CREATE TABLE bids (id BIGINT, price BIGINT) WITH ('connector' = 'datagen', 'scan
   'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '$ROWS',
   'fields.price.kind' = 'sequence', 'fields.price.start' = '1', 'fields.price.end' = '$ROWS');
 CREATE TABLE totals (k BIGINT, n BIGINT, s BIGINT, m BIGINT) WITH ('connector' = 'print');
-INSERT INTO totals $GROUP_BY;
+INSERT INTO totals ${QUERY:-$GROUP_BY};
 EOF
   scripts/cluster.sh sql "$home" "$work/$1.sql" > "$work/$1.out" 2>&1 || fail "the SQL Client failed on $1: $(tail -n 20 "$work/$1.out")"
   job=$(grep -o 'Job ID: [0-9a-f]*' "$work/$1.out" | cut -d' ' -f3 || true)
@@ -250,28 +251,44 @@ printed > /dev/null
 insert whole 2
 wait_finished "$job"
 printed > "$work/whole.printed"
-insert first 2
-for _ in $(seq 60); do [ "$(job_status "$job")" = RUNNING ] && break; sleep 0.5; done
-sleep 3
-trigger=$(curl -sf -X POST -H 'Content-Type: application/json' \
-  -d "{\"targetDirectory\": \"file://$home/savepoints\", \"drain\": false}" "http://localhost:$rest/jobs/$job/stop" |
-  grep -o '"request-id":"[^"]*"' | cut -d'"' -f4 || true)
-[ -n "$trigger" ] || fail "stop with savepoint was refused"
-savepoint=""
-for _ in $(seq 120); do
-  savepoint=$(curl -sf "http://localhost:$rest/jobs/$job/savepoints/$trigger" | grep -o '"location":"[^"]*"' | cut -d'"' -f4 || true)
-  [ -n "$savepoint" ] && break
-  sleep 0.5
-done
-[ -n "$savepoint" ] || fail "no savepoint: $(curl -sf "http://localhost:$rest/jobs/$job/savepoints/$trigger")"
-wait_finished "$job"
+# stop_with_savepoint NAME PARALLELISM: runs NAME for 3 s, stops it with a savepoint; sets savepoint
+stop_with_savepoint() {
+  insert "$1" "$2"
+  for _ in $(seq 60); do [ "$(job_status "$job")" = RUNNING ] && break; sleep 0.5; done
+  sleep 3
+  trigger=$(curl -sf -X POST -H 'Content-Type: application/json' \
+    -d "{\"targetDirectory\": \"file://$home/savepoints\", \"drain\": false}" "http://localhost:$rest/jobs/$job/stop" |
+    grep -o '"request-id":"[^"]*"' | cut -d'"' -f4 || true)
+  [ -n "$trigger" ] || fail "stop with savepoint was refused"
+  savepoint=""
+  for _ in $(seq 120); do
+    savepoint=$(curl -sf "http://localhost:$rest/jobs/$job/savepoints/$trigger" | grep -o '"location":"[^"]*"' | cut -d'"' -f4 || true)
+    [ -n "$savepoint" ] && break
+    sleep 0.5
+  done
+  [ -n "$savepoint" ] || fail "no savepoint: $(curl -sf "http://localhost:$rest/jobs/$job/savepoints/$trigger")"
+  wait_finished "$job"
+}
+imported() { cat "$home"/log/taskmanager-*.log | grep -c "imported [0-9]* keys of Flink's accState" || true; }
+
+stop_with_savepoint first 2
 printed > "$work/first.printed"
+! grep -q -a FRYS "${savepoint#file:}"/* || fail "the savepoint of a native GROUP BY holds Ferry's state, not Flink's accState"
 opens=$(opened)
+imports=$(imported)
 insert resumed 3 "SET 'execution.state-recovery.path' = '$savepoint';"
 wait_finished "$job"
 [ $(($(opened) - opens)) -eq 3 ] || fail "the resumed job opened $(($(opened) - opens)) native GROUP BY subtasks, expected 3"
+[ $(($(imported) - imports)) -eq 3 ] || fail "$(($(imported) - imports)) of the 3 resumed native subtasks imported Flink's accState"
 printed > "$work/resumed.printed"
 cat "$work/first.printed" "$work/resumed.printed" > "$work/rescaled.printed"
+opens=$(opened)
+insert stock 3 "SET 'execution.state-recovery.path' = '$savepoint';
+SET 'ferry.enabled' = 'false';"
+wait_finished "$job"
+[ "$(opened)" -eq "$opens" ] || fail "the job resumed with Ferry off opened native operators"
+printed > "$work/stock.printed"
+cat "$work/first.printed" "$work/stock.printed" > "$work/switched.printed"
 # At parallelism 3 the three Calc subtasks before the hash exchange interleave one key's rows in
 # no fixed order, so the intermediate rows vary (Flink's own too): the result table and the
 # number of changelog rows must match
@@ -282,9 +299,16 @@ final_printed < "$work/rescaled.printed" > "$work/rescaled.final"
 [ "$(wc -l < "$work/whole.final")" = 100 ] || fail "the run without a stop printed $(wc -l < "$work/whole.final") keys, not 100"
 cmp -s "$work/whole.final" "$work/rescaled.final" ||
   fail "stopped at parallelism 2 and resumed at 3, the result differs: $(diff "$work/whole.final" "$work/rescaled.final" | head -n 10)"
-echo "rescale: $(wc -l < "$work/first.printed") changelog rows before the savepoint, $(wc -l < "$work/resumed.printed") after it at parallelism 3; the result table of the run without a stop"
+echo "rescale: $(wc -l < "$work/first.printed") changelog rows before the savepoint (Flink's accState), $(wc -l < "$work/resumed.printed") after it at parallelism 3, imported by 3 native subtasks; the result table of the run without a stop"
+final_printed < "$work/switched.printed" > "$work/switched.final"
+[ "$(wc -l < "$work/whole.printed")" = "$(wc -l < "$work/switched.printed")" ] && cmp -s "$work/whole.final" "$work/switched.final" ||
+  fail "resumed with Ferry off, the result differs: $(diff "$work/whole.final" "$work/switched.final" | head -n 10)"
+echo "Ferry off: Flink's operators resumed the same savepoint at parallelism 3: the result table of the run without a stop"
 
-log "5. a corrupt Ferry state blob in the savepoint: the task fails with Ferry's error, no process dies"
+log "5. a corrupt Ferry state blob in a savepoint: the task fails with Ferry's error, no process dies"
+QUERY="SELECT id % 100 AS k, COUNT(*) AS n, SUM(price) AS s, COUNT(DISTINCT price % 7) AS m FROM bids GROUP BY id % 100" \
+  stop_with_savepoint distinct 2
+printed > /dev/null
 corrupt=$home/savepoints/corrupt
 cp -r "${savepoint#file:}" "$corrupt"
 blob=$(grep -l -a FRYS "$corrupt"/* | head -n 1 || true)
@@ -293,7 +317,8 @@ at=$(($(grep -a -b -o FRYS "$blob" | head -n 1 | cut -d: -f1) + 48))   # the chu
 byte=$(od -An -tu1 -j "$at" -N 1 "$blob" | tr -d ' ')
 printf "\\$(printf '%03o' $((byte ^ 0x5a)))" | dd of="$blob" bs=1 seek="$at" conv=notrunc status=none
 pids=$(cat "$home"/run/taskmanager-*.pid | sort)
-insert corrupt 3 "SET 'execution.state-recovery.path' = 'file://$corrupt';
+QUERY="SELECT id % 100 AS k, COUNT(*) AS n, SUM(price) AS s, COUNT(DISTINCT price % 7) AS m FROM bids GROUP BY id % 100" \
+  insert corrupt 3 "SET 'execution.state-recovery.path' = 'file://$corrupt';
 SET 'restart-strategy.type' = 'fixed-delay';
 SET 'restart-strategy.fixed-delay.attempts' = '2';
 SET 'restart-strategy.fixed-delay.delay' = '1 s';"

@@ -15,7 +15,9 @@ import (
 // partial state of partial.go, in call order. An import row is the key's fields, then those
 // accumulator fields, then, for the single-phase aggregate over retracting input, the record
 // count Flink's RetractionRecordCounter reads (the value of the COUNT(*) call or of the count1
-// Flink inserted). The global aggregate's count1 is one of its calls.
+// Flink inserted), then, with idle-state TTL, the processing time (ms) the key was last written
+// at (Flink's TtlValue timestamp: both use OnCreateAndWrite). The global aggregate's count1 is
+// one of its calls.
 //
 // Each call merges the accumulator into the key's fresh state, as the global aggregate merges a
 // partial row, and the state is then written back as partial state and compared with the row,
@@ -27,8 +29,7 @@ import (
 //
 // Neither imported nor exported (ErrUnsupported): DISTINCT calls and calls
 // whose Flink state holds a data view (MIN/MAX, FIRST_VALUE, LAST_VALUE and LISTAGG with
-// retraction), whose entries live in other MapStates of Flink's backend, and idle-state TTL,
-// whose timestamps Flink keeps beside the value.
+// retraction), whose entries live in other MapStates of Flink's backend.
 
 // dataViewState is implemented by accumulators whose Flink state holds a MapView or ListView.
 type dataViewState interface{ keepsDataView() }
@@ -42,9 +43,6 @@ func (g *groupAgg) importLayout() (partialLayout, error) {
 	if len(g.sets) > 0 {
 		return partialLayout{}, fmt.Errorf("%w: importing Flink's state of a DISTINCT aggregate (its values live in Flink's MapState distinctAcc_*): not supported yet", engine.ErrUnsupported)
 	}
-	if g.ttl {
-		return partialLayout{}, fmt.Errorf("%w: importing Flink's state with idle-state TTL (its timestamps): not supported yet", engine.ErrUnsupported)
-	}
 	for i, c := range g.calls {
 		if _, ok := c.(dataViewState); ok {
 			return partialLayout{}, fmt.Errorf("%w: aggs[%d]: importing Flink's state of an aggregate with retraction that keeps a data view in Flink's MapState: not supported yet", engine.ErrUnsupported, i)
@@ -54,7 +52,8 @@ func (g *groupAgg) importLayout() (partialLayout, error) {
 }
 
 // ImportTypes implements engine.StateImporter: the key fields, every call's accumulator fields,
-// and for the single-phase aggregate over retracting input the record count (BIGINT, not NULL).
+// for the single-phase aggregate over retracting input the record count, and with idle-state TTL
+// the last write time (both BIGINT, not NULL).
 func (g *groupAgg) ImportTypes() ([]engine.Type, error) {
 	l, err := g.importLayout()
 	if err != nil {
@@ -66,6 +65,9 @@ func (g *groupAgg) ImportTypes() ([]engine.Type, error) {
 	}
 	types = append(types, l.all...)
 	if g.counter != nil {
+		types = append(types, engine.Type{ID: engine.BigInt})
+	}
+	if g.ttl {
 		types = append(types, engine.Type{ID: engine.BigInt})
 	}
 	return types, nil
@@ -80,7 +82,8 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	}
 	types, _ := g.ImportTypes()
 	if len(in.Cols) != len(types) {
-		return fmt.Errorf("%w: an import batch has %d columns, want %d (keys, accumulator fields%s)", engine.ErrInvalid, len(in.Cols), len(types), map[bool]string{true: ", record count"}[g.counter != nil])
+		return fmt.Errorf("%w: an import batch has %d columns, want %d (keys, accumulator fields%s%s)", engine.ErrInvalid, len(in.Cols), len(types),
+			map[bool]string{true: ", record count"}[g.counter != nil], map[bool]string{true: ", last write"}[g.ttl])
 	}
 	for k, t := range types {
 		if got := in.Cols[k].Type; got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
@@ -92,9 +95,20 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	if n == 0 {
 		return nil
 	}
-	var counts []int64
-	if g.counter != nil {
+	var counts, lastWrites []int64
+	if g.ttl {
 		c := &in.Cols[len(types)-1]
+		if c.Valid != nil {
+			for i := range n {
+				if c.IsNull(i) {
+					return fmt.Errorf("%w: row %d: a key without its last write time", engine.ErrData, i)
+				}
+			}
+		}
+		lastWrites = engine.Values[int64](c, n)
+	}
+	if g.counter != nil {
+		c := &in.Cols[len(g.keyCols)+len(l.all)]
 		counts = engine.Values[int64](c, n)
 		for i := range n {
 			if c.IsNull(i) || counts[i] == 0 {
@@ -132,6 +146,9 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 		gids = append(gids, id)
 		if g.counter != nil {
 			g.counter.n[id] = counts[i]
+		}
+		if g.ttl {
+			st.Touch(id, lastWrites[i])
 		}
 	}
 	changed := make([]bool, n)
@@ -202,8 +219,8 @@ type exportCursor struct {
 	ids  []int32
 }
 
-// ExportTypes implements engine.StateExporter: the key (BinaryRowData bytes), every call's
-// accumulator fields, and for the single-phase aggregate over retracting input the record count.
+// ExportTypes implements engine.StateExporter: the key (BinaryRowData bytes), then the import
+// layout's accumulator fields, record count and last write time.
 func (g *groupAgg) ExportTypes() ([]engine.Type, error) {
 	types, err := g.ImportTypes()
 	if err != nil {
@@ -248,9 +265,15 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 		return false, err
 	}
 	if g.counter != nil {
-		counts := out.Cols[len(types)-1].Data
+		counts := out.Cols[1+len(l.all)].Data
 		for j, id := range c.ids {
 			binary.LittleEndian.PutUint64(counts[8*j:], uint64(g.counter.n[id]))
+		}
+	}
+	if g.ttl {
+		times := out.Cols[len(types)-1].Data
+		for j, id := range c.ids {
+			binary.LittleEndian.PutUint64(times[8*j:], uint64(st.LastWrite(id)))
 		}
 	}
 	out.Finish()

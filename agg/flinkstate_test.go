@@ -62,21 +62,35 @@ func importRows(t *testing.T, op *GroupAggregate, sc scenario, end int) [][]any 
 		if op.counter != nil {
 			rows[j] = append(rows[j], op.counter.n[ids[j]])
 		}
+		if op.ttl {
+			rows[j] = append(rows[j], op.state.LastWrite(ids[j]))
+		}
 	}
 	return rows
 }
 
 func inserts(n int) []engine.RowKind { return make([]engine.RowKind, n) }
 
-// processAll runs rows through op in batches of 64 and returns the output.
+// processAll runs rows through op in batches of at most 64, each at its rows' processing time
+// (cut where time moves), and returns the output.
 func processAll(t *testing.T, op *GroupAggregate, sc scenario, from, to int) []string {
 	t.Helper()
 	var got []string
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-	for pos := from; pos < to; pos += 64 {
-		end := min(pos+64, to)
+	for pos, end := from, from; pos < to; pos = end {
+		end = min(pos+64, to)
+		now := int64(0)
+		if sc.times != nil {
+			now = sc.times[pos]
+			for i := pos; i < end; i++ {
+				if sc.times[i] != now {
+					end = i
+					break
+				}
+			}
+		}
 		b := enginetest.Batch(sc.spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end], enginetest.Options{})
-		if _, err := op.Process(0, b, 0, out); err != nil {
+		if _, err := op.Process(0, b, now, out); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range enginetest.Rows(out) {
@@ -86,8 +100,9 @@ func processAll(t *testing.T, op *GroupAggregate, sc scenario, from, to int) []s
 	return got
 }
 
-// An operator that imported another's state, written as Flink's accumulator rows, continues
-// exactly as the other does: same output, same keys.
+// An operator that imported another's state, written as Flink's accumulator rows (with idle-state
+// TTL, their last write times), continues exactly as the other does, time moving on: same output,
+// same keys.
 func TestImportStateContinuesAsTheExporter(t *testing.T) {
 	imported := 0
 	for seed := range uint64(1000) {
@@ -174,7 +189,7 @@ func TestImportStateRefusesBadBatches(t *testing.T) {
 	}
 }
 
-// State Flink keeps outside accState, or with timestamps, is not imported.
+// State Flink keeps outside accState is not imported.
 func TestImportStateRefusesWhatItCannotCarry(t *testing.T) {
 	in := []engine.FieldSpec{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}
 	for _, c := range []struct {
@@ -183,7 +198,6 @@ func TestImportStateRefusesWhatItCannotCarry(t *testing.T) {
 	}{
 		{&testSpec{Aggs: []AggCall{{Func: "COUNT", Args: []int{1}, Distinct: true, Name: "d"}}}, "DISTINCT"},
 		{&testSpec{Aggs: []AggCall{{Func: "MAX", Args: []int{1}, Retract: true, Name: "m"}}, NeedRetraction: true}, "aggs[0]: importing Flink's state of an aggregate with retraction that keeps a data view"},
-		{&testSpec{Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Name: "s"}}, StateTTLMs: 1000}, "idle-state TTL"},
 	} {
 		c.spec.Kind, c.spec.MaxParallelism, c.spec.Input, c.spec.Keys = "group_aggregate", 128, in, []int{0}
 		op, err := NewGroupAggregate(mustParse(c.spec))

@@ -242,6 +242,14 @@ func (s *KeyedState) Touch(id int32, nowMs int64) {
 	}
 }
 
+// LastWrite is the processing time (ms) key id's state was last written at; 0 without TTL.
+func (s *KeyedState) LastWrite(id int32) int64 {
+	if s.lastWrite == nil {
+		return 0
+	}
+	return s.lastWrite[id]
+}
+
 // sweepBudget is how many key ids each Sweep inspects.
 const sweepBudget = 1024
 

@@ -250,7 +250,8 @@ int32_t ferry_operator_restore(FerryHandle h, int32_t key_group, const uint8_t* 
 /* Imports keyed state Flink's own operator left in a checkpoint or savepoint (docs/state.md,
  * "Switching Ferry on or off"): one row per key, in the operator kind's import layout (for the
  * group aggregates: the key fields, every call's accumulator fields as Flink's accState holds
- * them, and for a single-phase aggregate over retracting input the record count), then the RowKind
+ * them, for a single-phase aggregate over retracting input the record count, with idle-state TTL
+ * the last write time in ms), then the RowKind
  * column. Every key must be new to the operator; state Ferry would not hold exactly as Flink did
  * fails the call (FERRY_EUNSUPPORTED) and no key of the batch is kept. Kinds that do not import
  * fail with FERRY_EUNSUPPORTED. The library releases schema and batch before it returns. */

@@ -7,9 +7,13 @@ import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.runtime.state.ttl.TtlStateFactory;
+import org.apache.flink.runtime.state.ttl.TtlValue;
 import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -42,8 +46,9 @@ import java.util.stream.Stream;
  * MiniBatchGlobalGroupAggFunction} keep one {@code ValueState<RowData>} named {@code accState} per
  * key: the accumulator row of the planner's {@code AggregateInfoList} ({@code getAccTypes()}, data
  * views state-backed). Its record counter reads the BIGINT field {@code getIndexOfCountStar()}.
- * DISTINCT calls and data views keep further {@code MapState}s, and idle-state TTL wraps every value
- * with its timestamp; those are not imported ({@link #refusal}).
+ * DISTINCT calls and data views keep further {@code MapState}s, which are not imported ({@link
+ * #refusal}); with idle-state TTL every value is a {@code TtlValue} with its last write time, which
+ * travels with the value (Ferry keeps the same time per key, under the same OnCreateAndWrite rule).
  *
  * <p>The import registers {@code accState} with Flink's own accumulator type (so the backend's
  * compatibility check sees the serializer it wrote), lists its keys, and hands the library, 4,096
@@ -73,22 +78,26 @@ public final class FlinkAccState implements Serializable {
     private final LogicalType[] accTypes;
     private final int callFields;
     private final int recordCountField;
+    /** Idle-state TTL is on: Flink keeps each value as a TtlValue with its last write time. */
+    private final boolean ttl;
     private final @Nullable String refusal;
 
     /**
      * @param keyType the key fields, in key order
      * @param accTypes Flink's accumulator row ({@code AggregateInfoList#getAccTypes}, state-backed views)
      * @param callFields how many leading accumulator fields the library merges into its calls
-     * @param recordCountField the accumulator field holding the record count to hand over as the
-     *     last column, or -1 when the library keeps no counter of its own
+     * @param recordCountField the accumulator field holding the record count to hand over after
+     *     the calls' fields, or -1 when the library keeps no counter of its own
+     * @param ttl whether idle-state TTL is on (the last write time is the last column)
      * @param refusal why Flink's state cannot be imported, or null
      */
-    public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, int recordCountField,
+    public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, int recordCountField, boolean ttl,
             @Nullable String refusal) {
         this.keyType = keyType;
         this.accTypes = accTypes.clone();
         this.callFields = callFields;
         this.recordCountField = recordCountField;
+        this.ttl = ttl;
         this.refusal = refusal;
     }
 
@@ -102,11 +111,17 @@ public final class FlinkAccState implements Serializable {
         return IMPORTED.get();
     }
 
-    /** The import rows: key fields, the calls' accumulator fields, the record count if handed over. */
+    /**
+     * The import rows: key fields, the calls' accumulator fields, the record count if handed over,
+     * the last write time with TTL.
+     */
     RowType importType() {
         List<LogicalType> types = new ArrayList<>(keyType.getChildren());
         types.addAll(Arrays.asList(accTypes).subList(0, callFields));
         if (recordCountField >= 0) {
+            types.add(new BigIntType(false));
+        }
+        if (ttl) {
             types.add(new BigIntType(false));
         }
         return RowType.of(types.toArray(new LogicalType[0]));
@@ -123,21 +138,22 @@ public final class FlinkAccState implements Serializable {
             throw new IllegalStateException("Flink's " + NAME + " cannot be imported: " + refusal);
         }
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
-        ValueState<RowData> state = state(keyed);
+        ValueState<Object> state = state(keyed);
         List<RowData> keys = new ArrayList<>();
         try (Stream<RowData> all = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
             all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
         }
         RowData.FieldGetter[] keyFields = getters(keyType.getChildren().toArray(new LogicalType[0]), keyType.getFieldCount());
         RowData.FieldGetter[] accFields = getters(accTypes, callFields);
-        int width = keyFields.length + accFields.length + (recordCountField >= 0 ? 1 : 0);
+        int width = importType().getFieldCount();
         Object current = backend.getCurrentKey();
         try (RowDataArrowWriter writer = RowDataArrowWriter.create(importType(), allocator, BATCH)) {
             for (int from = 0; from < keys.size(); from += BATCH) {
                 writer.reset();
                 for (RowData key : keys.subList(from, Math.min(keys.size(), from + BATCH))) {
                     keyed.setCurrentKey(key);
-                    RowData acc = state.value();
+                    Object value = state.value();
+                    RowData acc = ttl ? ((TtlValue<RowData>) value).getUserValue() : (RowData) value;
                     GenericRowData row = new GenericRowData(width);
                     int f = 0;
                     for (RowData.FieldGetter g : keyFields) {
@@ -147,7 +163,10 @@ public final class FlinkAccState implements Serializable {
                         row.setField(f++, g.getFieldOrNull(acc));
                     }
                     if (recordCountField >= 0) {
-                        row.setField(f, acc.getLong(recordCountField));
+                        row.setField(f++, acc.getLong(recordCountField));
+                    }
+                    if (ttl) {
+                        row.setField(f, ((TtlValue<RowData>) value).getLastAccessTimestamp());
                     }
                     writer.write(row);
                     state.clear();
@@ -185,8 +204,9 @@ public final class FlinkAccState implements Serializable {
             throw new IllegalStateException("Flink's " + NAME + " cannot be written: " + refusal);
         }
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
-        ValueState<RowData> state = state(keyed);
+        ValueState<Object> state = state(keyed);
         RowDataSerializer accSerializer = new RowDataSerializer(accTypes);
+        int lastWrite = exportType().getFieldCount() - 1;
         RowData.FieldGetter[] accFields = new RowData.FieldGetter[callFields];
         for (int f = 0; f < callFields; f++) {
             accFields[f] = RowData.createFieldGetter(accTypes[f], f + 1); // after the key column
@@ -211,8 +231,9 @@ public final class FlinkAccState implements Serializable {
                         acc.setField(callFields, row.getLong(callFields + 1));
                     }
                     keyed.setCurrentKey(key);
+                    BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
                     try {
-                        state.update(accSerializer.toBinaryRow(acc).copy());
+                        state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
                     } catch (Exception e) {
                         throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
                     }
@@ -231,7 +252,7 @@ public final class FlinkAccState implements Serializable {
     @SuppressWarnings("unchecked")
     void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
-        ValueState<RowData> state = state(keyed);
+        ValueState<Object> state = state(keyed);
         Object current = backend.getCurrentKey();
         for (RowData key : keys) {
             keyed.setCurrentKey(key);
@@ -242,11 +263,19 @@ public final class FlinkAccState implements Serializable {
         }
     }
 
-    private ValueState<RowData> state(KeyedStateBackend<RowData> keyed) throws Exception {
-        return keyed.getPartitionedState(
-                VoidNamespace.INSTANCE,
-                VoidNamespaceSerializer.INSTANCE,
-                new ValueStateDescriptor<>(NAME, InternalTypeInfo.ofFields(accTypes)));
+    /**
+     * {@code accState} with the serializer Flink's operator wrote it with: the accumulator row,
+     * with TTL wrapped in Flink's {@code TtlSerializer} (values are {@code TtlValue}s, read and
+     * written here with their timestamps rather than through a TTL view that would hide them).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private ValueState<Object> state(KeyedStateBackend<RowData> keyed) throws Exception {
+        TypeSerializer<?> serializer = InternalTypeInfo.ofFields(accTypes).toRowSerializer();
+        if (ttl) {
+            serializer = new TtlStateFactory.TtlSerializer<>(LongSerializer.INSTANCE, serializer);
+        }
+        ValueStateDescriptor<Object> descriptor = new ValueStateDescriptor(NAME, serializer);
+        return keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
     }
 
     private static RowData.FieldGetter[] getters(LogicalType[] types, int n) {

@@ -43,7 +43,7 @@ final class FlinkAccStates {
         LogicalType[] acc = accTypes(infos);
         int callFields = infos.countStarInserted() ? acc.length - 1 : acc.length; // count1 is last
         return new FlinkAccState(keyType(inputType, grouping), acc, callFields,
-                needRetraction ? infos.getIndexOfCountStar() : -1, refusal(infos, stateTtlMs));
+                needRetraction ? infos.getIndexOfCountStar() : -1, stateTtlMs > 0, refusal(infos));
     }
 
     /**
@@ -66,7 +66,7 @@ final class FlinkAccStates {
                         true,
                         true);
         LogicalType[] acc = accTypes(infos);
-        return new FlinkAccState(keyType(inputType, grouping), acc, acc.length, -1, refusal(infos, stateTtlMs));
+        return new FlinkAccState(keyType(inputType, grouping), acc, acc.length, -1, stateTtlMs > 0, refusal(infos));
     }
 
     private static LogicalType[] accTypes(AggregateInfoList infos) {
@@ -82,10 +82,7 @@ final class FlinkAccStates {
     }
 
     /** Why Flink's state of {@code infos} is not imported, or null. */
-    private static @Nullable String refusal(AggregateInfoList infos, long stateTtlMs) {
-        if (stateTtlMs > 0) {
-            return "idle-state TTL: Flink keeps a timestamp with every value";
-        }
+    private static @Nullable String refusal(AggregateInfoList infos) {
         if (infos.distinctInfos().length > 0) {
             return "DISTINCT: Flink keeps the values in MapStates";
         }

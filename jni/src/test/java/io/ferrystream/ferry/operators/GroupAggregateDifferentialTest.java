@@ -552,6 +552,8 @@ class GroupAggregateDifferentialTest {
         switchOn("DECIMAL(38, 4)", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, miniBatch(7));
         switchOn("TIMESTAMP(9)", false, AGGS, miniBatch(100));
         switchOn("BIGINT", false, "STDDEV_POP(vb), VAR_SAMP(vd), STDDEV_SAMP(vf), COUNT(*), " + countOfEveryColumn(), java.util.Map.of());
+        switchOn("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, TTL_50_MS);
+        switchOn("STRING", true, TwoPhaseAggregateDifferentialTest.COUNT1_AGGS, TTL_50_MS);
 
         Planned stock = plan("INT", true, false, 64, AGGS, java.util.Map.of());
         Planned ferry = plan("INT", true, true, 64, AGGS, java.util.Map.of());
@@ -577,9 +579,7 @@ class GroupAggregateDifferentialTest {
             if (restored == ferry) {
                 assertTrue(FlinkAccState.importedKeys() > imported, "Ferry imported Flink's accState");
             }
-            for (RowData row : rows.subList(half, rows.size())) {
-                h.processElement(new StreamRecord<>(row));
-            }
+            feedAfterRestore(h, rows.subList(half, rows.size()), options);
             h.prepareSnapshotPreBarrier(2); // flushes Ferry's last batch
             List<String> result = new ArrayList<>();
             collect(h, stock.outputType(), result);
@@ -607,6 +607,8 @@ class GroupAggregateDifferentialTest {
         switchOff("STRING", true, TwoPhaseAggregateDifferentialTest.COUNT1_AGGS, java.util.Map.of());
         switchOff("DECIMAL(38, 4)", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, miniBatch(7));
         switchOff("BIGINT", false, "STDDEV_POP(vb), VAR_SAMP(vd), STDDEV_SAMP(vf), COUNT(*), " + countOfEveryColumn(), java.util.Map.of());
+        switchOff("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, TTL_50_MS);
+        switchOff("BIGINT", false, AGGS, TTL_50_MS);
     }
 
     private void switchOff(String keyType, boolean changelog, String aggs, java.util.Map<String, String> options) throws Exception {
@@ -631,10 +633,10 @@ class GroupAggregateDifferentialTest {
         assertTrue(!savepoint.getRawKeyedState().hasState(), "a savepoint holds no raw keyed state");
 
         String what = "GROUP BY " + keyType + (changelog ? " (changelog) " : " ") + options + ": " + aggs;
-        List<String> want = continueFrom(stock, stockState, rows.subList(half, rows.size()), out);
+        List<String> want = continueFrom(stock, stockState, rows.subList(half, rows.size()), out, options);
         assertTrue(want.size() > 20, what + ": Flink's restored operator emitted " + want.size());
         for (Planned restored : List.of(stock, ferry)) {
-            List<String> got = continueFrom(restored, savepoint, rows.subList(half, rows.size()), out);
+            List<String> got = continueFrom(restored, savepoint, rows.subList(half, rows.size()), out, options);
             String who = (restored == stock ? "Flink's" : "Ferry's") + " operator from Ferry's savepoint, " + what;
             for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
                 assertEquals(want.get(i), got.get(i), who + ": first difference at output row " + i);
@@ -643,13 +645,33 @@ class GroupAggregateDifferentialTest {
         }
     }
 
-    /** The output of {@code p} restored from {@code state} and fed {@code rows}. */
-    static List<String> continueFrom(Planned p, OperatorSubtaskState state, List<RowData> rows, RowDataSerializer out)
-            throws Exception {
-        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(p, out, state);
-        for (RowData row : rows) {
-            h.processElement(new StreamRecord<>(row));
+    /** Idle-state TTL of 50 ms, for the switching tests. */
+    static final java.util.Map<String, String> TTL_50_MS = java.util.Map.of("table.exec.state.ttl", "50 ms");
+
+    /**
+     * Feeds the rows after a restore. With idle-state TTL ({@code options}) the clock moves: the
+     * first third at 30 ms, the rest at 70 ms, so the keys the snapshot holds (written at 0) and
+     * the first third does not touch expire (a barrier flushes Ferry's batch at each step).
+     */
+    static void feedAfterRestore(KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h, List<RowData> rows,
+            java.util.Map<String, String> options) throws Exception {
+        boolean clock = options.containsKey("table.exec.state.ttl");
+        for (int i = 0; i < rows.size(); i++) {
+            if (clock && (i == 0 || i == rows.size() / 3)) {
+                long t = i == 0 ? 30 : 70;
+                h.prepareSnapshotPreBarrier(100 + i);
+                h.setProcessingTime(t);
+                h.setStateTtlProcessingTime(t);
+            }
+            h.processElement(new StreamRecord<>(rows.get(i)));
         }
+    }
+
+    /** The output of {@code p} restored from {@code state} and fed {@code rows}. */
+    static List<String> continueFrom(Planned p, OperatorSubtaskState state, List<RowData> rows, RowDataSerializer out,
+            java.util.Map<String, String> options) throws Exception {
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(p, out, state);
+        feedAfterRestore(h, rows, options);
         h.prepareSnapshotPreBarrier(3);
         List<String> result = new ArrayList<>();
         collect(h, p.outputType(), result);

@@ -89,6 +89,9 @@ class SavepointSwitchTest {
                     + " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s, MAX(v) AS m, AVG(v) AS av FROM T GROUP BY k)"
                     + " GROUP BY c % 7";
 
+    /** Idle-state TTL long enough that nothing expires: Flink's state holds TtlValues. */
+    static final Map<String, String> IDLE_STATE_TTL = Map.of("table.exec.state.ttl", "1 h");
+
     static final String COUNT1_QUERY =
             "SELECT c % 7 AS g, SUM(s) AS s, AVG(s) AS a, COUNT(k) AS nk"
                     + " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s FROM T GROUP BY k)"
@@ -98,14 +101,14 @@ class SavepointSwitchTest {
      * Ferry off, savepoint, Ferry on: the native operators import Flink's {@code accState}
      * (FlinkAccState) and the job finishes with the results of a run that was never stopped, on
      * the HashMap, RocksDB and ForSt backends, single-phase and two-phase (the global aggregates'
-     * state).
+     * state), with and without idle-state TTL.
      */
     @ParameterizedTest
     @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
     void stockSavepointIntoFerryImportsFlinksState(String backend, @TempDir Path dir) throws Exception {
         Configuration conf = backend(backend);
         for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY)) {
-            for (Map<String, String> options : List.of(Map.<String, String>of(), FailoverTest.TWO_PHASE)) {
+            for (Map<String, String> options : List.of(Map.<String, String>of(), FailoverTest.TWO_PHASE, IDLE_STATE_TTL)) {
                 List<String> want = FailoverTest.reference(query, options);
                 String savepoint = savepointMidStream(query, options, false, conf, dir.resolve(query.length() + "-" + options.size()));
                 long imported = FlinkAccState.importedKeys();
@@ -149,14 +152,14 @@ class SavepointSwitchTest {
      * Ferry on, savepoint, Ferry off: the native operators write Flink's {@code accState} into the
      * savepoint instead of their own state, and Flink's operators finish the job with the results
      * of a run that was never stopped, on the HashMap, RocksDB and ForSt (native savepoints)
-     * backends, single-phase and two-phase.
+     * backends, single-phase and two-phase, with and without idle-state TTL.
      */
     @ParameterizedTest
     @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
     void ferrySavepointIntoStockRestoresFlinksState(String backend, @TempDir Path dir) throws Exception {
         Configuration conf = backend(backend);
         for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY)) {
-            for (Map<String, String> options : List.of(Map.<String, String>of(), FailoverTest.TWO_PHASE)) {
+            for (Map<String, String> options : List.of(Map.<String, String>of(), FailoverTest.TWO_PHASE, IDLE_STATE_TTL)) {
                 List<String> want = FailoverTest.reference(query, options);
                 long opened = AbstractNativeOperator.openedCount();
                 String savepoint = savepointMidStream(query, options, true, conf, dir.resolve(query.length() + "-" + options.size()));

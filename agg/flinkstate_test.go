@@ -144,11 +144,16 @@ func TestImportStateContinuesAsTheExporter(t *testing.T) {
 	}
 }
 
-// A bad import batch fails with a precise error and keeps no key of the batch.
-func TestImportStateRefusesBadBatches(t *testing.T) {
-	spec := mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, NeedRetraction: true,
+// sumCountSpec is SUM(v), COUNT(*) GROUP BY k (BIGINT) over retracting input.
+func sumCountSpec() *Spec {
+	return mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, NeedRetraction: true,
 		Input: []engine.FieldSpec{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}, Keys: []int{0},
 		Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: true, Name: "s"}, {Func: "COUNT", Retract: true, Name: "n"}}})
+}
+
+// A bad import batch fails with a precise error and keeps no key of the batch.
+func TestImportStateRefusesBadBatches(t *testing.T) {
+	spec := sumCountSpec()
 	op, err := NewGroupAggregate(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -213,9 +218,7 @@ func TestImportStateRefusesWhatItCannotCarry(t *testing.T) {
 // An export writes every key once, in chunks of exportChunk keys: the key's encoded bytes, its
 // accumulator fields as an import row carries them, and its record count.
 func TestExportStateWritesEveryKey(t *testing.T) {
-	spec := mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, NeedRetraction: true,
-		Input: []engine.FieldSpec{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "BIGINT"}}, Keys: []int{0},
-		Aggs: []AggCall{{Func: "SUM", Args: []int{1}, Retract: true, Name: "s"}, {Func: "COUNT", Retract: true, Name: "n"}}})
+	spec := sumCountSpec()
 	op, err := NewGroupAggregate(spec)
 	if err != nil {
 		t.Fatal(err)

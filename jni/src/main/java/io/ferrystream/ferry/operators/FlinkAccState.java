@@ -232,14 +232,22 @@ public final class FlinkAccState implements Serializable {
                     }
                     keyed.setCurrentKey(key);
                     BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
+                    keys.add(key);
                     try {
                         state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
                     } catch (Exception e) {
                         throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
                     }
-                    keys.add(key);
                 }
             });
+        } catch (Exception | Error e) {
+            // a savepoint that fails need not fail the task: leave nothing for later checkpoints
+            try {
+                clear(backend, keys);
+            } catch (Exception c) {
+                e.addSuppressed(c);
+            }
+            throw e;
         } finally {
             if (current != null) {
                 keyed.setCurrentKey((RowData) current);

@@ -6,8 +6,6 @@ import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.utils.AggregateInfo;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
-import org.apache.flink.table.planner.plan.utils.AggregateUtil;
-import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
@@ -31,15 +29,8 @@ final class FlinkAccStates {
      */
     static FlinkAccState singlePhase(FlinkTypeFactory typeFactory, RowType inputType, int[] grouping,
             AggregateCall[] aggCalls, boolean[] aggCallNeedRetractions, boolean needRetraction, long stateTtlMs) {
-        AggregateInfoList infos =
-                AggregateUtil.transformToStreamAggregateInfoList(
-                        typeFactory,
-                        inputType,
-                        JavaScalaConversionUtil.toScala(Arrays.asList(aggCalls)),
-                        aggCallNeedRetractions,
-                        needRetraction,
-                        true,
-                        true);
+        AggregateInfoList infos = // as StreamExecGroupAggregate: no existing count star given
+                TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, aggCallNeedRetractions, needRetraction, null, true);
         LogicalType[] acc = accTypes(infos);
         int callFields = infos.countStarInserted() ? acc.length - 1 : acc.length; // count1 is last
         return new FlinkAccState(keyType(inputType, grouping), acc, callFields,
@@ -53,18 +44,9 @@ final class FlinkAccStates {
     static FlinkAccState global(FlinkTypeFactory typeFactory, RowType inputType, int[] grouping,
             RowType localAggInputRowType, AggregateCall[] aggCalls, boolean[] aggCallNeedRetractions,
             boolean needRetraction, @Nullable Integer indexOfCountStar, long stateTtlMs) {
-        scala.Option<Object> existing =
-                indexOfCountStar == null ? scala.Option.empty() : scala.Option.apply((Object) indexOfCountStar);
         AggregateInfoList infos =
-                AggregateUtil.transformToStreamAggregateInfoList(
-                        typeFactory,
-                        localAggInputRowType,
-                        JavaScalaConversionUtil.toScala(Arrays.asList(aggCalls)),
-                        aggCallNeedRetractions,
-                        needRetraction,
-                        existing,
-                        true,
-                        true);
+                TwoPhaseAggregates.infoList(typeFactory, localAggInputRowType, aggCalls, aggCallNeedRetractions,
+                        needRetraction, indexOfCountStar, true);
         LogicalType[] acc = accTypes(infos);
         return new FlinkAccState(keyType(inputType, grouping), acc, acc.length, -1, stateTtlMs > 0, refusal(infos));
     }

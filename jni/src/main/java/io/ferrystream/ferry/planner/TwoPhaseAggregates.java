@@ -46,6 +46,18 @@ final class TwoPhaseAggregates {
             boolean[] aggCallNeedRetractions,
             boolean needRetraction,
             @Nullable Integer indexOfCountStar) {
+        return infoList(typeFactory, inputType, aggCalls, aggCallNeedRetractions, needRetraction, indexOfCountStar, false);
+    }
+
+    /** The same, with data views state-backed as keyed operators have them ({@code stateBackedViews}). */
+    static AggregateInfoList infoList(
+            FlinkTypeFactory typeFactory,
+            RowType inputType,
+            AggregateCall[] aggCalls,
+            boolean[] aggCallNeedRetractions,
+            boolean needRetraction,
+            @Nullable Integer indexOfCountStar,
+            boolean stateBackedViews) {
         scala.Option<Object> existing = indexOfCountStar == null ? scala.Option.empty() : scala.Option.apply((Object) indexOfCountStar);
         return AggregateUtil.transformToStreamAggregateInfoList(
                 typeFactory,
@@ -54,7 +66,7 @@ final class TwoPhaseAggregates {
                 aggCallNeedRetractions,
                 needRetraction,
                 existing,
-                false,
+                stateBackedViews,
                 true);
     }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -1460,6 +1461,28 @@ func TestInit(t *testing.T) {
 	if r := finish(t, "ferry_init", int32(ferry_init(nil, &e)), &e); r.code != codeOK {
 		t.Errorf("ferry_init(NULL): %v", r)
 	}
+
+	t.Run("runtime memory", func(t *testing.T) {
+		initOK(t, `{"memory_limit_bytes": 536870912}`)
+		keep := make([]byte, 32<<20) // live across the collection below
+		runtime.GC()
+		var m cMemory
+		ferry_runtime_memory(&m)
+		runtime.KeepAlive(keep)
+		if m.limit_bytes != 512<<20 {
+			t.Errorf("limit_bytes = %d, want the 512 MiB ferry_init set", m.limit_bytes)
+		}
+		if m.heap_live_bytes < 32<<20 || m.in_use_bytes < m.heap_live_bytes {
+			t.Errorf("in_use_bytes = %d, heap_live_bytes = %d: want live >= 32 MiB and in use >= live",
+				m.in_use_bytes, m.heap_live_bytes)
+		}
+		debug.SetMemoryLimit(math.MaxInt64)
+		ferry_runtime_memory(&m)
+		if m.limit_bytes != math.MaxInt64 {
+			t.Errorf("limit_bytes without a limit = %d, want INT64_MAX", m.limit_bytes)
+		}
+		ferry_runtime_memory(nil) // does nothing
+	})
 
 	t.Run("trailing data", func(t *testing.T) {
 		r := initCall(t, `{"max_procs": 2} {"max_procs": 1}`)

@@ -14,9 +14,11 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"unsafe"
 
@@ -33,7 +35,7 @@ import (
 var Version = ferry.Version
 
 // abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
-const abiVersion = 10
+const abiVersion = 11
 
 var _ = [1]struct{}{}[abiVersion-C.FERRY_ABI_VERSION] // compile error when they disagree
 
@@ -58,6 +60,29 @@ func ferry_version() *C.ferry_cchar { return versionString }
 
 //export ferry_output_bytes_outstanding
 func ferry_output_bytes_outstanding() C.int64_t { return C.ferry_outstanding_load() }
+
+// runtimeMemory reads the figures of ferry_runtime_memory.
+var runtimeMemory = []metrics.Sample{
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/released:bytes"},
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/gc/gomemlimit:bytes"},
+}
+var runtimeMemoryMu sync.Mutex
+
+//export ferry_runtime_memory
+func ferry_runtime_memory(out *C.struct_FerryRuntimeMemory) {
+	if out == nil {
+		return
+	}
+	runtimeMemoryMu.Lock()
+	defer runtimeMemoryMu.Unlock()
+	metrics.Read(runtimeMemory)
+	u := func(i int) C.int64_t { return C.int64_t(min(runtimeMemory[i].Value.Uint64(), math.MaxInt64)) }
+	out.in_use_bytes = u(0) - u(1)
+	out.heap_live_bytes = u(2)
+	out.limit_bytes = u(3)
+}
 
 // initOptions are the JSON options of ferry_init.
 type initOptions struct {

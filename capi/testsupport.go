@@ -150,6 +150,7 @@ type (
 	cInt32  = C.int32_t
 	cInt64  = C.int64_t
 	cStats  = C.struct_FerryOperatorStats
+	cMemory = C.struct_FerryRuntimeMemory
 	// cSchemaPtr is an element of ferry_operator_open's input_schemas array.
 	cSchemaPtr = C.ferry_cschema
 	// cArrayPtr is an element of ferry_operator_process_runs' batches array.

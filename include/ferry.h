@@ -29,7 +29,7 @@
  *    chunk per call; others emit chunks of at most the spec's chunk_rows rows (default 4096).
  *  - Panics: every function recovers Go panics and returns FERRY_EINTERNAL with the panic message;
  *    so does every goroutine Ferry starts. After a panic the library is poisoned: every later
- *    call (except ferry_abi_version, ferry_version and ferry_output_bytes_outstanding) returns
+ *    call (except ferry_abi_version, ferry_version, ferry_output_bytes_outstanding and ferry_runtime_memory) returns
  *    FERRY_EPOISONED, because operator state can no longer be trusted. The host restarts the
  *    process.
  *  - Memory: after FERRY_ENOMEM, or an error that lost part of a chunked output, the operator is
@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 10
+#define FERRY_ABI_VERSION 11
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -277,6 +277,18 @@ int32_t ferry_operator_close(FerryHandle h, struct FerryError* err);
 
 /* Bytes of output memory (batches, schemas, blobs) handed out and not yet released. */
 int64_t ferry_output_bytes_outstanding(void);
+
+/* The Go runtime's memory, process-wide (Go's runtime/metrics): what the host shows next to its
+ * own memory figures and checks the soft limit of ferry_init against. */
+struct FerryRuntimeMemory {
+  int64_t in_use_bytes;    /* memory the Go runtime has mapped and not returned to the OS: what
+                              the soft limit (memory_limit_bytes) bounds */
+  int64_t heap_live_bytes; /* heap bytes found live by the last garbage collection */
+  int64_t limit_bytes;     /* the soft memory limit in force; INT64_MAX when none */
+};
+
+/* Fills *out. Never fails, also when the library is poisoned; safe from any thread. */
+void ferry_runtime_memory(struct FerryRuntimeMemory* out);
 
 #ifdef __cplusplus
 }

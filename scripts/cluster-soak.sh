@@ -2,12 +2,16 @@
 # A soak of Ferry's GROUP BY in a real standalone cluster (scripts/cluster.sh, Ferry installed by
 # its installer): an unbounded datagen source at a steady rate, keys drawn at random from a fixed
 # key space, so the state stops growing once every key has come (about 30 s), checkpoints every 10 s, for MINUTES minutes. Every 10 s it
-# samples the TaskManager process's RSS (/proc), its JVM heap in use, and the GROUP BY's
-# ferryStateKeys and ferryStateBytes gauges (REST), and checkpoints completed and failed.
+# samples the TaskManager process's RSS (/proc), its JVM heap in use, the GROUP BY's
+# ferryStateKeys, ferryStateBytes, ferryMemoryBudgetBytes, ferryGoMemoryBytes and
+# ferryGoMemoryLimitBytes gauges and the TaskManager's managed memory in use (REST), and
+# checkpoints completed and failed.
 #   scripts/cluster-soak.sh MINUTES CSV   run after ./build.sh dist; writes the samples to CSV
-# Fails when a checkpoint fails (after the first sample), when the state's keys or bytes change once every key exists, or
+# Fails when a checkpoint fails (after the first sample), when the state's keys or bytes change once every key exists,
 # when the RSS of the second half of the run grows by more than 5 % of its first sample there (no
-# leak per batch or per checkpoint). docs/install.md#the-soak; ./build.sh cluster-test runs a
+# leak per batch or per checkpoint), when the operator has no managed-memory budget, Flink's
+# managed memory in use does not count it, its state outgrows it or the Go runtime's memory
+# passes its soft limit (the budget plus 64 MiB: docs/state.md#memory). docs/install.md#the-soak; ./build.sh cluster-test runs a
 # 2-minute form, docs/data/cluster-soak.csv holds a 30-minute one.
 CALLER_DIR=$PWD
 . "$(dirname "$0")/common.sh"
@@ -56,10 +60,14 @@ done
 metric_id() { curl -sfg "$rest/jobs/$job/vertices/$vertex/metrics" | grep -o "\"id\":\"[^\"]*\\.$1\"" | head -n 1 | cut -d'"' -f4 || true; }
 keys_id=$(metric_id ferryStateKeys)
 bytes_id=$(metric_id ferryStateBytes)
-[ -n "$keys_id" ] && [ -n "$bytes_id" ] || fail "the GROUP BY reports no Ferry gauges: is it native?"
+budget_id=$(metric_id ferryMemoryBudgetBytes)
+go_id=$(metric_id ferryGoMemoryBytes)
+limit_id=$(metric_id ferryGoMemoryLimitBytes)
+[ -n "$keys_id" ] && [ -n "$bytes_id" ] && [ -n "$budget_id" ] && [ -n "$go_id" ] && [ -n "$limit_id" ] ||
+  fail "the GROUP BY reports no Ferry gauges: is it native?"
 value() { grep -o '"value":"[^"]*"' | head -n 1 | cut -d'"' -f4 || true; }
 
-echo "seconds,rss_bytes,heap_used_bytes,state_keys,state_bytes,checkpoints_completed,checkpoints_failed" > "$csv"
+echo "seconds,rss_bytes,heap_used_bytes,state_keys,state_bytes,checkpoints_completed,checkpoints_failed,budget_bytes,managed_used_bytes,go_bytes,go_limit_bytes" > "$csv"
 start=$(date +%s)
 end=$((start + minutes * 60))
 log "soak: job $job for $minutes min at $RATE rows/s over $KEYS keys; samples every 10 s into $csv"
@@ -73,7 +81,16 @@ while [ "$(date +%s)" -lt "$end" ]; do
   counts=$(curl -sfg "$rest/jobs/$job/checkpoints" | grep -o '"counts":{[^}]*}' || true)
   done_=$(echo "$counts" | grep -o '"completed":[0-9]*' | cut -d: -f2)
   failed=$(echo "$counts" | grep -o '"failed":[0-9]*' | cut -d: -f2)
-  echo "$(($(date +%s) - start)),$rss,$heap,$keys,$bytes,$done_,$failed" | tee -a "$csv"
+  budget=$(curl -sfg "$rest/jobs/$job/vertices/$vertex/metrics?get=$budget_id" | value)
+  managed=$(curl -sfg "$rest/taskmanagers/$tm_id/metrics?get=Status.Flink.Memory.Managed.Used" | value)
+  go=$(curl -sfg "$rest/jobs/$job/vertices/$vertex/metrics?get=$go_id" | value)
+  limit=$(curl -sfg "$rest/jobs/$job/vertices/$vertex/metrics?get=$limit_id" | value)
+  echo "$(($(date +%s) - start)),$rss,$heap,$keys,$bytes,$done_,$failed,$budget,$managed,$go,$limit" | tee -a "$csv"
+  [ "${budget:-0}" -gt 0 ] && [ "${managed:-0}" -ge "$budget" ] ||
+    fail "the operator's budget ($budget bytes) is not in Flink's managed memory in use ($managed bytes)"
+  [ "${bytes:-0}" -le "$budget" ] || fail "the state ($bytes bytes) is over its budget ($budget bytes) and the task still runs"
+  [ "$limit" = $((budget + 64 * 1024 * 1024)) ] || fail "Go's soft limit is $limit bytes, not the budget $budget plus 64 MiB"
+  [ "${go:-0}" -le "$limit" ] || fail "the Go runtime holds $go bytes, over its soft limit of $limit"
   # a checkpoint triggered before every task runs fails in Flink's own jobs too: count from the first sample
   failed_before=${failed_before:-$failed}
   [ "$failed" = "$failed_before" ] || fail "a checkpoint failed: $counts"

@@ -418,6 +418,15 @@ static jlong n_outstanding_bytes(JNIEnv* env, jclass cls) {
   return (jlong)ferry_output_bytes_outstanding();
 }
 
+/* Fills out[0..3) with ferry_runtime_memory's in_use_bytes, heap_live_bytes and limit_bytes. */
+static void n_runtime_memory(JNIEnv* env, jclass cls, jlongArray out) {
+  (void)cls;
+  struct FerryRuntimeMemory m;
+  ferry_runtime_memory(&m);
+  jlong v[3] = {(jlong)m.in_use_bytes, (jlong)m.heap_live_bytes, (jlong)m.limit_bytes};
+  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
+}
+
 static const JNINativeMethod g_methods[] = {
     {"abiVersion", "()I", (void*)n_abi_version},
     {"version", "()Ljava/lang/String;", (void*)n_version},
@@ -437,6 +446,7 @@ static const JNINativeMethod g_methods[] = {
     {"stats", "(J[J)V", (void*)n_stats},
     {"close", "(J)V", (void*)n_close},
     {"outstandingBytes", "()J", (void*)n_outstanding_bytes},
+    {"runtimeMemory", "([J)V", (void*)n_runtime_memory},
     {"inputRelease", "()J", (void*)n_input_release},
     {"releaseArray", "(J)V", (void*)n_release_array},
 };

@@ -74,6 +74,12 @@ final class FerryNative {
     static native long outstandingBytes();
 
     /**
+     * ferry_runtime_memory: {@code out[0]} bytes the Go runtime holds, {@code out[1]} live heap
+     * bytes, {@code out[2]} the soft memory limit (Long.MAX_VALUE when none).
+     */
+    static native void runtimeMemory(long[] out);
+
+    /**
      * The address of the glue's release callback for input batches whose struct tree Java owns
      * (InputExport): it only sets {@code release} of the struct and its children to NULL.
      */

@@ -29,7 +29,7 @@ import java.util.OptionalLong;
  */
 public final class NativeLibrary {
     /** The ABI version of include/ferry.h this wrapper speaks. */
-    public static final int ABI_VERSION = 10;
+    public static final int ABI_VERSION = 11;
     /** System property: a directory holding libferry.so and libferry_jni.so (development). */
     public static final String LIBRARY_PATH_PROPERTY = "ferry.library.path";
     /**
@@ -101,6 +101,18 @@ public final class NativeLibrary {
         return FerryNative.outstandingBytes();
     }
 
+    /**
+     * The Go runtime's memory, process-wide: {@code [0]} the bytes it holds (what its soft limit
+     * bounds), {@code [1]} the heap bytes live at the last collection, {@code [2]} the soft limit
+     * in force (Long.MAX_VALUE when none).
+     */
+    public static long[] runtimeMemory() {
+        load();
+        long[] out = new long[3];
+        FerryNative.runtimeMemory(out);
+        return out;
+    }
+
     /** The directory the two libraries were loaded from. */
     public Path directory() {
         return directory;
@@ -121,6 +133,13 @@ public final class NativeLibrary {
         synchronized (LOCK) {
             FerryNative.init(newOptions.toJson());
             options = newOptions;
+        }
+    }
+
+    /** Sets the Go runtime's soft memory limit (Long.MAX_VALUE: none), keeping the other options. */
+    public void setMemoryLimit(long bytes) {
+        synchronized (LOCK) {
+            reconfigure(options.withMemoryLimitBytes(bytes));
         }
     }
 

@@ -7,6 +7,7 @@ import io.ferrystream.ferry.exchange.ExchangeTarget;
 import io.ferrystream.ferry.exchange.FerryFrame;
 import io.ferrystream.ferry.exchange.FerryFrameSerializer;
 import io.ferrystream.ferry.nativelib.FerryException;
+import io.ferrystream.ferry.nativelib.NativeLibrary;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -114,6 +115,15 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** Gauge: estimated bytes of native memory the state owns (outside Flink's managed memory). */
     public static final String METRIC_STATE_BYTES = "ferryStateBytes";
 
+    /** Gauge: bytes of the slot's managed memory the operator reserved (0: unbudgeted). */
+    public static final String METRIC_MEMORY_BUDGET = "ferryMemoryBudgetBytes";
+
+    /** Gauge, process-wide: bytes the Go runtime holds (ferry_runtime_memory's in_use_bytes). */
+    public static final String METRIC_GO_MEMORY = "ferryGoMemoryBytes";
+
+    /** Gauge, process-wide: the Go runtime's soft memory limit (Long.MAX_VALUE: none). */
+    public static final String METRIC_GO_MEMORY_LIMIT = "ferryGoMemoryLimitBytes";
+
     /** Counter: batches handed to Go. */
     public static final String METRIC_NATIVE_BATCHES = "ferryNativeBatches";
 
@@ -146,6 +156,10 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     final boolean bundled;
 
     private transient BufferAllocator allocator;
+    /** The operator's share of the slot's managed memory, reserved until it closes. */
+    private transient ManagedMemoryBudget budget;
+    /** The operator and subtask, for the budget's messages. */
+    private transient String subtaskName;
     private transient NativeOperator nativeOp;
     /** During a savepoint in Flink's form: the keys written into Flink's state; else null. */
     private transient List<RowData> flinkFormKeys;
@@ -303,6 +317,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
                                 maxParallelism, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask())
                         : new KeyGroupRange(0, maxParallelism - 1);
         ttlClock = ttlClock();
+        subtaskName = spec.name() + " (subtask " + (task.getIndexOfThisSubtask() + 1) + " of "
+                + task.getNumberOfParallelSubtasks() + ")";
+        budget = ManagedMemoryBudget.reserve(this, subtaskName, getContainingTask().getEnvironment(), getOperatorConfig());
         allocator = new RootAllocator(Long.MAX_VALUE);
         ClassLoader cl = getUserCodeClassloader();
         framesOut = (Object) getOperatorConfig().getTypeSerializerOut(cl) instanceof FerryFrameSerializer;
@@ -461,6 +478,10 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         MetricGroup metrics = getMetricGroup();
         metrics.gauge(METRIC_STATE_KEYS, (Gauge<Long>) () -> stateKeys);
         metrics.gauge(METRIC_STATE_BYTES, (Gauge<Long>) () -> stateBytes);
+        long budgetBytes = budget.bytes();
+        metrics.gauge(METRIC_MEMORY_BUDGET, (Gauge<Long>) () -> budgetBytes);
+        metrics.gauge(METRIC_GO_MEMORY, (Gauge<Long>) () -> NativeLibrary.runtimeMemory()[0]);
+        metrics.gauge(METRIC_GO_MEMORY_LIMIT, (Gauge<Long>) () -> NativeLibrary.runtimeMemory()[2]);
         nativeBatches = metrics.counter(METRIC_NATIVE_BATCHES);
         stats = new long[3];
         batchTimeMs = Long.MIN_VALUE;
@@ -496,12 +517,14 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Reads the state's figures from Go for the gauges, on the task thread after each call that
-     * can change the state (a reporter thread must not call into the operator).
+     * can change the state (a reporter thread must not call into the operator), and fails the
+     * task when the state outgrew the operator's managed-memory budget.
      */
     private void refreshStats() {
         nativeOp.stats(stats);
         stateKeys = stats[0];
         stateBytes = stats[1];
+        budget.check(subtaskName, stateKeys, stateBytes, allocator.getAllocatedMemory());
         scheduleProcessingTimer(stats[2]);
     }
 
@@ -795,6 +818,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
             closeQuietly(outRoot);
             closeQuietly(nativeOp);
             closeQuietly(allocator);
+            if (budget != null) {
+                budget.release();
+            }
         }
     }
 

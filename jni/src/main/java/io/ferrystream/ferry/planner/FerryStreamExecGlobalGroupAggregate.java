@@ -183,6 +183,6 @@ public class FerryStreamExecGlobalGroupAggregate extends StreamExecGlobalGroupAg
         FerryGlobalGroupAggregateOperator operator = new FerryGlobalGroupAggregateOperator(spec, outputType, bundleSize);
         operator.importingFlinkState(FlinkAccStates.global(planner.getTypeFactory(), inputRowType, flinkGrouping,
                 flinkLocalAggInputRowType, flinkAggCalls, flinkAggCallNeedRetractions, flinkNeedRetraction, flinkCountStarIndex, stateRetentionTime));
-        return NativeExecNodes.keyedTransformation(planner, inputTransform, meta, operator, outputType, flinkGrouping, inputRowType);
+        return NativeExecNodes.keyedTransformation(planner, config, inputTransform, meta, operator, outputType, flinkGrouping, inputRowType);
     }
 }

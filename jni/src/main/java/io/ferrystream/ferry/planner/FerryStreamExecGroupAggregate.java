@@ -179,7 +179,7 @@ public class FerryStreamExecGroupAggregate extends StreamExecGroupAggregate {
                         spec, (RowType) getOutputType(), NativeExecNodes.batching(config, spec.miniBatch()));
         operator.importingFlinkState(FlinkAccStates.singlePhase(planner.getTypeFactory(), inputRowType, flinkGrouping,
                 flinkAggCalls, flinkAggCallNeedRetractions, flinkNeedRetraction, stateRetentionTime));
-        return NativeExecNodes.keyedTransformation(planner, inputTransform,
+        return NativeExecNodes.keyedTransformation(planner, config, inputTransform,
                 createTransformationMeta(GROUP_AGGREGATE_TRANSFORMATION, config), operator, (RowType) getOutputType(), flinkGrouping, inputRowType);
     }
 }

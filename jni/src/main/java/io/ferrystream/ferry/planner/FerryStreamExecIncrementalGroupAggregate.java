@@ -131,7 +131,7 @@ public class FerryStreamExecIncrementalGroupAggregate extends StreamExecIncremen
         // A batch is a bundle of Flink's count trigger (MinibatchUtil.createMiniBatchTrigger)
         final long bundleSize = MinibatchUtil.miniBatchSize(config);
         final TypeInformation<?> emittedType = frames ? FerryFrameTypeInfo.INSTANCE : InternalTypeInfo.of(outputType);
-        return (Transformation) NativeExecNodes.keyedTransformation(planner, inputTransform, meta,
+        return (Transformation) NativeExecNodes.keyedTransformation(planner, config, inputTransform, meta,
                 new FerryIncrementalGroupAggregateOperator(spec, outputType, bundleSize), emittedType, flinkPartialAggGrouping, inputRowType);
     }
 }

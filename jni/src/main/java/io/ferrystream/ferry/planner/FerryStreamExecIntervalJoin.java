@@ -110,14 +110,14 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
                 new FerryIntervalJoinOperator(spec, IntervalJoinSpecs.carried((RowType) getOutputType()),
                         NativeExecNodes.batching(config, false));
         TwoInputTransformation<RowData, RowData, RowData> transform =
-                ExecNodeUtil.createTwoInputTransformation(
+                NativeExecNodes.withManagedMemory(ExecNodeUtil.createTwoInputTransformation(
                         leftTransform,
                         rightTransform,
                         createTransformationMeta(INTERVAL_JOIN_TRANSFORMATION, config),
                         operator,
                         InternalTypeInfo.of(getOutputType()),
                         leftTransform.getParallelism(),
-                        false);
+                        false), config);
         if (inputsContainSingleton()) {
             transform.setParallelism(1);
             transform.setMaxParallelism(1);

@@ -137,20 +137,20 @@ public class FerryStreamExecLocalGroupAggregate extends StreamExecLocalGroupAggr
         final long bundleSize = MinibatchUtil.miniBatchSize(config);
         if (frames) {
             // the transformation's type is FerryFrame: Flink's exec node API types it by rows
-            return (Transformation) ExecNodeUtil.createOneInputTransformation(
+            return (Transformation) NativeExecNodes.withManagedMemory(ExecNodeUtil.createOneInputTransformation(
                     inputTransform,
                     createTransformationMeta(LOCAL_GROUP_AGGREGATE_TRANSFORMATION, config),
                     (StreamOperator) new FerryLocalGroupAggregateOperator(spec, outputType, bundleSize),
                     (TypeInformation) FerryFrameTypeInfo.INSTANCE,
                     inputTransform.getParallelism(),
-                    false);
+                    false), config);
         }
-        return ExecNodeUtil.createOneInputTransformation(
+        return NativeExecNodes.withManagedMemory(ExecNodeUtil.createOneInputTransformation(
                 inputTransform,
                 createTransformationMeta(LOCAL_GROUP_AGGREGATE_TRANSFORMATION, config),
                 new FerryLocalGroupAggregateOperator(spec, outputType, bundleSize),
                 InternalTypeInfo.of(outputType),
                 inputTransform.getParallelism(),
-                false);
+                false), config);
     }
 }

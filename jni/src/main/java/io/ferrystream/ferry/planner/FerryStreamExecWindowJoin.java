@@ -102,14 +102,14 @@ public class FerryStreamExecWindowJoin extends StreamExecWindowJoin {
         FerryWindowJoinOperator operator = new FerryWindowJoinOperator(
                 spec, IntervalJoinSpecs.carried((RowType) getOutputType()), NativeExecNodes.batching(config, false));
         TwoInputTransformation<RowData, RowData, RowData> transform =
-                ExecNodeUtil.createTwoInputTransformation(
+                NativeExecNodes.withManagedMemory(ExecNodeUtil.createTwoInputTransformation(
                         leftTransform,
                         rightTransform,
                         createTransformationMeta(WINDOW_JOIN_TRANSFORMATION, config),
                         operator,
                         InternalTypeInfo.of(getOutputType()),
                         leftTransform.getParallelism(),
-                        false);
+                        false), config);
         ClassLoader cl = planner.getFlinkContext().getClassLoader();
         RowDataKeySelector leftSelect =
                 KeySelectorUtil.getRowDataSelector(cl, flinkJoinSpec.getLeftKeys(), InternalTypeInfo.of(leftType));

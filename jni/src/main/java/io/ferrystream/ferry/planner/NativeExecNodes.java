@@ -44,17 +44,18 @@ final class NativeExecNodes {
      */
     static OneInputTransformation<RowData, RowData> keyedTransformation(
             PlannerBase planner,
+            ReadableConfig config,
             Transformation<?> input,
             TransformationMetadata meta,
             OneInputStreamOperator<RowData, RowData> operator,
             RowType outputType,
             int[] keys,
             RowType inputType) {
-        return keyedTransformation(planner, input, meta, operator, InternalTypeInfo.of(outputType), keys, inputType);
+        return keyedTransformation(planner, config, input, meta, operator, InternalTypeInfo.of(outputType), keys, inputType);
     }
 
     /**
-     * As {@link #keyedTransformation(PlannerBase, Transformation, TransformationMetadata,
+     * As {@link #keyedTransformation(PlannerBase, ReadableConfig, Transformation, TransformationMetadata,
      * OneInputStreamOperator, RowType, int[], RowType)}, of the output type {@code outputType}
      * ({@link FerryFrameTypeInfo} for an operator writing Ferry's columnar exchange). Behind the
      * columnar exchange (an input of {@link FerryFrameTypeInfo}) the key type stays Flink's, so the
@@ -64,6 +65,7 @@ final class NativeExecNodes {
     @SuppressWarnings({"unchecked", "rawtypes"})
     static OneInputTransformation<RowData, RowData> keyedTransformation(
             PlannerBase planner,
+            ReadableConfig config,
             Transformation<?> input,
             TransformationMetadata meta,
             OneInputStreamOperator<RowData, RowData> operator,
@@ -76,6 +78,18 @@ final class NativeExecNodes {
                 KeySelectorUtil.getRowDataSelector(planner.getFlinkContext().getClassLoader(), keys, InternalTypeInfo.of(inputType));
         transform.setStateKeySelector(input.getOutputType() instanceof FerryFrameTypeInfo ? new FrameKeySelector<>(selector) : selector);
         transform.setStateKeyType(selector.getProducedType());
+        return withManagedMemory(transform, config);
+    }
+
+    /**
+     * Declares a native operator's weight ({@code ferry.memory.weight}) for Flink's managed memory
+     * (use case OPERATOR), as Flink's exec nodes declare {@code table.exec.resource.*.memory}: the
+     * operator's share of its slot's managed memory is then its budget (docs/state.md#memory).
+     * Returns {@code transform}.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static <T extends Transformation<?>> T withManagedMemory(T transform, ReadableConfig config) {
+        ExecNodeUtil.setManagedMemoryWeight((Transformation) transform, config.get(FerryOptions.MEMORY_WEIGHT).getBytes());
         return transform;
     }
 }

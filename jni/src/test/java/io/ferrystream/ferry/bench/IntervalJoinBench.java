@@ -5,6 +5,7 @@ import io.ferrystream.ferry.bench.OperatorBench.CountingOutput;
 import io.ferrystream.ferry.bench.OperatorBench.Pass;
 import io.ferrystream.ferry.bench.OperatorBench.Variant;
 import io.ferrystream.ferry.operators.FerryIntervalJoinOperator;
+import io.ferrystream.ferry.operators.HarnessMemory;
 import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -320,6 +321,7 @@ final class IntervalJoinBench {
             }
             harness = new KeyedTwoInputStreamOperatorTestHarness<>(op, p.auctionKeys(), p.bidKeys(), p.keyType(),
                     OperatorBench.MAX_PARALLELISM, 1, 0);
+            HarnessMemory.outsideBudget(harness);
             harness.setStateBackend(OperatorBench.backendOf(variant));
             harness.setOutputCreator(serializer -> out);
             outSerializer = new RowDataSerializer(p.outputType());

@@ -2,6 +2,7 @@ package io.ferrystream.ferry.bench;
 
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.operators.HarnessMemory;
 import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -323,6 +324,7 @@ final class OperatorBench {
                 throw new IllegalStateException(variant + " would run " + op.getClass().getName());
             }
             harness = new KeyedOneInputStreamOperatorTestHarness<>(op, p.keySelector(), p.keyType(), MAX_PARALLELISM, 1, 0);
+            HarnessMemory.outsideBudget(harness);
             harness.setStateBackend(backendOf(variant));
             harness.setOutputCreator(serializer -> out);
             harness.setup(new RowDataSerializer(p.outputType()));

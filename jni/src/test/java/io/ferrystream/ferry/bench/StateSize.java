@@ -1,28 +1,41 @@
 package io.ferrystream.ferry.bench;
 
+import io.ferrystream.ferry.nativelib.NativeLibrary;
 import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
 
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
+import org.apache.flink.state.rocksdb.RocksDBKeyedStateBackend;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.table.data.RowData;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.RocksDB;
+
 /**
  * State bytes per key of the operator benchmark's GROUP BY ({@link OperatorBench#QUERY}: COUNT,
  * SUM, MAX, AVG of a BIGINT per key) after one row per key, Flink's operator on the heap backend
- * against Ferry's, each in Flink's keyed test harness:
+ * and on RocksDB against Ferry's, each in Flink's keyed test harness:
  *
  * <ul>
  *   <li>Flink, heap: the JVM heap the state took (heap in use after full collections, after the
  *       keys minus before them, the harness already open; the rows fed are allocated before);
+ *   <li>Flink, RocksDB: the bytes of the state's SST files once its memtable is flushed (RocksDB
+ *       keeps the state on disk; its memory is a cache bounded by managed memory, not per key);
  *   <li>Ferry: the state's own estimate ({@code ferry_operator_stats}: the capacities of its flat
- *       slices) and, as a check that counts everything Go holds, the process's resident memory
- *       after minus before (the JVM heap is pre-touched, so its pages do not move RSS);
+ *       slices), which its managed-memory budget is checked against, and, as checks that count
+ *       everything Go holds, the Go runtime's memory ({@code ferry_runtime_memory}) and the
+ *       process's resident memory, after minus before (the JVM heap is pre-touched, so its pages
+ *       do not move RSS);
  *   <li>both: the bytes of a checkpoint of the state ({@code OperatorSubtaskState#getStateSize}).
  * </ul>
  */
@@ -33,14 +46,18 @@ final class StateSize {
 
     static void table(StringBuilder out, int[] keys) throws Exception {
         out.append("### State bytes per key: ").append(OperatorBench.QUERY).append("\n\n")
-                .append("| keys | Flink, heap: JVM heap | Flink, heap: checkpoint | Ferry: state (its estimate) | Ferry: process RSS growth | Ferry: checkpoint | Ferry / Flink (memory) |\n")
-                .append("|---:|---:|---:|---:|---:|---:|---:|\n");
+                .append("| keys | Flink, heap: JVM heap | Flink, heap: checkpoint | Flink, RocksDB: SST files | Flink, RocksDB: checkpoint"
+                        + " | Ferry: state (its estimate) | Ferry: Go memory growth | Ferry: process RSS growth | Ferry: checkpoint"
+                        + " | Ferry state / heap | Ferry state / RocksDB SST |\n")
+                .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int k : keys) {
             RowData[] prefill = BenchBids.prefill(k);
             double[] heap = flink(prefill);
+            double[] rocks = rocksDb(prefill);
             double[] ferry = ferry(prefill);
-            out.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |%n", Bench.count(k),
-                    heap[0], heap[1], ferry[0], ferry[1], ferry[2], ferry[0] / heap[0]));
+            out.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |%n",
+                    Bench.count(k), heap[0], heap[1], rocks[0], rocks[1], ferry[0], ferry[1], ferry[2], ferry[3],
+                    ferry[0] / heap[0], ferry[0] / rocks[0]));
         }
         out.append('\n');
     }
@@ -59,25 +76,50 @@ final class StateSize {
         }
     }
 
-    /** Ferry's operator: its state estimate, RSS growth and checkpoint bytes per key. */
+    /** Flink's operator on RocksDB: SST bytes (memtable flushed) and checkpoint bytes per key. */
+    private static double[] rocksDb(RowData[] prefill) throws Exception {
+        OperatorBench.Planned stock = OperatorBench.plan(false, 1024);
+        try (OperatorBench.Driver d = new OperatorBench.Driver(OperatorBench.Variant.ROCKSDB, stock)) {
+            d.run(prefill);
+            Object backend = ((AbstractStreamOperator<?>) d.op).getKeyedStateBackend();
+            Field dbField = RocksDBKeyedStateBackend.class.getDeclaredField("db");
+            dbField.setAccessible(true);
+            RocksDB db = (RocksDB) dbField.get(backend);
+            Method cfOf = RocksDBKeyedStateBackend.class.getDeclaredMethod("getColumnFamilyHandle", String.class);
+            cfOf.setAccessible(true);
+            ColumnFamilyHandle cf = (ColumnFamilyHandle) cfOf.invoke(backend, "accState");
+            try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+                db.flush(flush, cf);
+            }
+            long sst = db.getLongProperty(cf, "rocksdb.total-sst-files-size");
+            long checkpoint = checkpointBytes(d);
+            Bench.log("state size, Flink RocksDB, %s keys: SST files %d bytes, checkpoint %d bytes", Bench.count(prefill.length),
+                    sst, checkpoint);
+            return new double[] {(double) sst / prefill.length, (double) checkpoint / prefill.length};
+        }
+    }
+
+    /** Ferry's operator: its state estimate, Go memory and RSS growth, and checkpoint bytes per key. */
     private static double[] ferry(RowData[] prefill) throws Exception {
         OperatorBench.Planned planned = OperatorBench.plan(true, 1024);
         try (OperatorBench.Driver d = new OperatorBench.Driver(OperatorBench.Variant.FERRY, planned)) {
             heapUsed();
             long rssBefore = rss(); // the harness and the native operator open
+            long goBefore = NativeLibrary.runtimeMemory()[0];
             d.run(prefill);
             heapUsed();
             long rssAfter = rss();
+            long goAfter = NativeLibrary.runtimeMemory()[0];
             FerryGroupAggregateOperator op = (FerryGroupAggregateOperator) d.op;
             long[] stats = {op.stateKeys(), op.stateBytes()};
             if (stats[0] != prefill.length) {
                 throw new IllegalStateException("Ferry holds " + stats[0] + " keys, want " + prefill.length);
             }
             long checkpoint = checkpointBytes(d);
-            Bench.log("state size, Ferry, %s keys: state %d bytes, RSS %d -> %d bytes, checkpoint %d bytes",
-                    Bench.count(prefill.length), stats[1], rssBefore, rssAfter, checkpoint);
+            Bench.log("state size, Ferry, %s keys: state %d bytes, Go memory %d -> %d bytes, RSS %d -> %d bytes, checkpoint %d bytes",
+                    Bench.count(prefill.length), stats[1], goBefore, goAfter, rssBefore, rssAfter, checkpoint);
             double n = prefill.length;
-            return new double[] {stats[1] / n, (rssAfter - rssBefore) / n, checkpoint / n};
+            return new double[] {stats[1] / n, (goAfter - goBefore) / n, (rssAfter - rssBefore) / n, checkpoint / n};
         }
     }
 

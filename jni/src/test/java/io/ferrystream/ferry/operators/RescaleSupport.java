@@ -213,7 +213,9 @@ final class RescaleSupport {
         KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         operator, p.keySelector(), p.keyType(), maxParallelism, parallelism, subtask);
-        // Room for big key groups: the default in-memory storage refuses state above 5 MiB.
+        // Room for big key groups: the default in-memory storage refuses state above 5 MiB, the
+        // harness's managed memory above 1.5 MiB.
+        HarnessMemory.outsideBudget(h);
         h.setCheckpointStorage(new JobManagerCheckpointStorage(256 << 20));
         h.setup(new RowDataSerializer(p.outputType()));
         if (state != null) {

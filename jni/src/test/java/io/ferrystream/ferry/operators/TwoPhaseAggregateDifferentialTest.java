@@ -373,7 +373,8 @@ class TwoPhaseAggregateDifferentialTest {
     static KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> globalHarness(
             Planned p, OperatorSubtaskState state) throws Exception {
         KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h =
-                new KeyedOneInputStreamOperatorTestHarness<>(InstantiationUtil.clone(p.global()), p.globalKeys(), p.globalKeyType());
+                HarnessMemory.outsideBudget(new KeyedOneInputStreamOperatorTestHarness<>(
+                        InstantiationUtil.clone(p.global()), p.globalKeys(), p.globalKeyType())); // manyKeys outgrows 1.5 MiB
         h.setup(new RowDataSerializer(p.globalOutput()));
         if (state != null) {
             h.initializeState(state);

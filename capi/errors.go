@@ -17,10 +17,44 @@ import (
 // call runs one export: it refuses to run when the library is poisoned, converts a panic into
 // FERRY_EINTERNAL and poisons the library (engine.Poison), and maps a returned error to its
 // status code and a "function: detail" message in *cerr.
-func call(name string, cerr *C.struct_FerryError, fn func() error) (code C.int32_t) {
+func call(name string, cerr *C.struct_FerryError, fn func() error) C.int32_t {
+	return run(name, cerr, nil, fn)
+}
+
+// opCall runs one export on the operator behind handle h: as call, but a panic poisons that
+// operator alone (its state can no longer be trusted; every other operator and the library stay
+// usable), and a poisoned operator refuses every later call but ferry_operator_close with
+// FERRY_EPOISONED.
+func opCall(name string, h C.FerryHandle, cerr *C.struct_FerryError, fn func(o *operator) error) C.int32_t {
+	var o *operator
+	return run(name, cerr, &o, func() error {
+		var err error
+		if o, err = lookup(h); err != nil {
+			return err
+		}
+		if p := o.poisoned.Load(); p != nil {
+			return poisonedError(*p)
+		}
+		return fn(o)
+	})
+}
+
+// poisonedError is the refusal of a call on a poisoned operator: the message of its panic.
+type poisonedError string
+
+func (e poisonedError) Error() string {
+	return "operator poisoned by an earlier panic: " + string(e)
+}
+
+// run is call and opCall: a panic poisons *op when the call got that far, else the library.
+func run(name string, cerr *C.struct_FerryError, op **operator, fn func() error) (code C.int32_t) {
 	defer func() {
 		if r := recover(); r != nil {
-			code = setError(cerr, C.FERRY_EINTERNAL, engine.Poison(name, r))
+			if op != nil && *op != nil {
+				code = setError(cerr, C.FERRY_EINTERNAL, (*op).poison(name, r))
+			} else {
+				code = setError(cerr, C.FERRY_EINTERNAL, engine.Poison(name, r))
+			}
 		}
 	}()
 	if p := engine.Poisoned(); p != "" {
@@ -29,6 +63,9 @@ func call(name string, cerr *C.struct_FerryError, fn func() error) (code C.int32
 	err := fn()
 	if err == nil {
 		return C.FERRY_OK
+	}
+	if p, ok := err.(poisonedError); ok {
+		return setError(cerr, C.FERRY_EPOISONED, name+": "+p.Error())
 	}
 	var q *engine.QueryError
 	if errors.As(err, &q) { // Flink's message alone: the host throws it as Flink does

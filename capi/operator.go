@@ -9,6 +9,9 @@ import "C"
 
 import (
 	"fmt"
+	"os"
+	"runtime/debug"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
@@ -26,6 +29,8 @@ type operator struct {
 	s     *session.Session
 	alloc cAllocator
 	hooks testHooks // test-only fault injection (ferrytest builds)
+	// poisoned is the message of the panic that poisoned the operator (opCall), nil while healthy.
+	poisoned atomic.Pointer[string]
 
 	nulls []C.int64_t
 	nbufs []C.int32_t
@@ -54,6 +59,17 @@ func (a *cAllocator) discard() {
 		C.ferry_slab_free(a.ptr, C.int64_t(a.n))
 		a.ptr = nil
 	}
+}
+
+// poison records the panic value r recovered in the export name on this operator and returns
+// the message for the caller's error; it writes the message and the panicking stack to standard
+// error. Call it from the deferred function that recovered, so the stack is the panic's.
+func (o *operator) poison(name string, r any) string {
+	msg := fmt.Sprintf("%s: internal error (Go panic): %v; the operator is poisoned: every later call on it fails, close it and open a new one", name, r)
+	if o.poisoned.CompareAndSwap(nil, &msg) {
+		fmt.Fprintf(os.Stderr, "ferry: %s\n%s\n", msg, debug.Stack())
+	}
+	return msg
 }
 
 // lookup resolves an operator handle.
@@ -108,13 +124,9 @@ func ferry_operator_open(specJSON *C.ferry_cchar, nSchemas C.int32_t, schemas *C
 
 //export ferry_operator_connect
 func ferry_operator_connect(h C.FerryHandle, dsn, user, password *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t {
-	return call("ferry_operator_connect", cerr, func() error {
+	return opCall("ferry_operator_connect", h, cerr, func(o *operator) error {
 		if dsn == nil {
 			return fmt.Errorf("%w: dsn must not be NULL", engine.ErrInvalid)
-		}
-		o, err := lookup(h)
-		if err != nil {
-			return err
 		}
 		var u, pw string
 		if user != nil {
@@ -129,13 +141,9 @@ func ferry_operator_connect(h C.FerryHandle, dsn, user, password *C.ferry_cchar,
 
 //export ferry_operator_output_schema
 func ferry_operator_output_schema(h C.FerryHandle, out *C.struct_ArrowSchema, cerr *C.struct_FerryError) C.int32_t {
-	return call("ferry_operator_output_schema", cerr, func() error {
+	return opCall("ferry_operator_output_schema", h, cerr, func(o *operator) error {
 		if out == nil {
 			return fmt.Errorf("%w: out must not be NULL", engine.ErrInvalid)
-		}
-		o, err := lookup(h)
-		if err != nil {
-			return err
 		}
 		fields, err := o.s.Output()
 		if err != nil {
@@ -167,19 +175,15 @@ func ferry_operator_output_schema(h C.FerryHandle, out *C.struct_ArrowSchema, ce
 
 // output runs one call that produces output chunks into out and reports in *more whether more
 // follow; *more is 0 on every error.
-func output(name string, h C.FerryHandle, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError, run func(o *operator) (bool, error)) C.int32_t {
+func output(name string, h C.FerryHandle, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError, call func(o *operator) (bool, error)) C.int32_t {
 	if more != nil {
 		*more = 0
 	}
-	return call(name, cerr, func() error {
+	return opCall(name, h, cerr, func(o *operator) error {
 		if out == nil || more == nil {
 			return fmt.Errorf("%w: out and more must not be NULL", engine.ErrInvalid)
 		}
-		o, err := lookup(h)
-		if err != nil {
-			return err
-		}
-		m, err := run(o)
+		m, err := call(o)
 		if m {
 			*more = 1
 		}
@@ -300,16 +304,12 @@ func resize[T any](s []T, n int) []T {
 
 //export ferry_operator_snapshot
 func ferry_operator_snapshot(h C.FerryHandle, keyGroup C.int32_t, blob *C.struct_FerryBlob, cerr *C.struct_FerryError) C.int32_t {
-	return call("ferry_operator_snapshot", cerr, func() error {
+	return opCall("ferry_operator_snapshot", h, cerr, func(o *operator) error {
 		if blob == nil {
 			return fmt.Errorf("%w: blob must not be NULL", engine.ErrInvalid)
 		}
-		o, err := lookup(h)
-		if err != nil {
-			return err
-		}
 		o.hooks.inject("snapshot")
-		_, err = o.s.Snapshot(int(keyGroup), blob)
+		_, err := o.s.Snapshot(int(keyGroup), blob)
 		return err
 	})
 }
@@ -327,13 +327,9 @@ func exportBlob(dst any, chunk []byte) error {
 
 //export ferry_operator_restore
 func ferry_operator_restore(h C.FerryHandle, keyGroup C.int32_t, data *C.ferry_cuint8, length C.int64_t, cerr *C.struct_FerryError) C.int32_t {
-	return call("ferry_operator_restore", cerr, func() error {
+	return opCall("ferry_operator_restore", h, cerr, func(o *operator) error {
 		if length < 0 || (data == nil && length > 0) {
 			return fmt.Errorf("%w: data is NULL or length %d negative", engine.ErrInvalid, length)
-		}
-		o, err := lookup(h)
-		if err != nil {
-			return err
 		}
 		var blob []byte
 		if length > 0 {
@@ -348,13 +344,9 @@ func ferry_operator_restore(h C.FerryHandle, keyGroup C.int32_t, data *C.ferry_c
 func ferry_operator_import(h C.FerryHandle, schema *C.struct_ArrowSchema, batch *C.struct_ArrowArray, cerr *C.struct_FerryError) C.int32_t {
 	defer C.ferry_release_schema(schema)
 	defer C.ferry_release_array(batch)
-	return call("ferry_operator_import", cerr, func() error {
+	return opCall("ferry_operator_import", h, cerr, func(o *operator) error {
 		if schema == nil || batch == nil {
 			return fmt.Errorf("%w: schema and batch must not be NULL", engine.ErrInvalid)
-		}
-		o, err := lookup(h)
-		if err != nil {
-			return err
 		}
 		return o.s.Import((*engine.CSchema)(unsafe.Pointer(schema)), (*engine.CArray)(unsafe.Pointer(batch)))
 	})
@@ -369,13 +361,9 @@ func ferry_operator_export(h C.FerryHandle, out *C.struct_ArrowArray, more *C.in
 
 //export ferry_operator_stats
 func ferry_operator_stats(h C.FerryHandle, out *C.struct_FerryOperatorStats, cerr *C.struct_FerryError) C.int32_t {
-	return call("ferry_operator_stats", cerr, func() error {
+	return opCall("ferry_operator_stats", h, cerr, func(o *operator) error {
 		if out == nil {
 			return fmt.Errorf("%w: output must not be NULL", engine.ErrInvalid)
-		}
-		o, err := lookup(h)
-		if err != nil {
-			return err
 		}
 		st, err := o.s.Stats()
 		if err != nil {
@@ -386,14 +374,24 @@ func ferry_operator_stats(h C.FerryHandle, out *C.struct_FerryOperatorStats, cer
 	})
 }
 
+// abandon frees a poisoned operator's session as far as that goes: a panic while freeing it is
+// the first panic's consequence, so it is dropped with the rest.
+func abandon(s *session.Session) {
+	defer func() { _ = recover() }()
+	s.Abandon()
+}
+
 //export ferry_operator_close
 func ferry_operator_close(h C.FerryHandle, cerr *C.struct_FerryError) C.int32_t {
-	return call("ferry_operator_close", cerr, func() error {
-		o, err := lookup(h)
-		if err != nil {
+	var o *operator // a panic in Close poisons the operator: a second close abandons it
+	return run("ferry_operator_close", cerr, &o, func() error {
+		var err error
+		if o, err = lookup(h); err != nil {
 			return err
 		}
-		if err := o.s.Close(); err != nil {
+		if o.poisoned.Load() != nil {
+			abandon(o.s) // the panic left its call flags set: Close would refuse
+		} else if err := o.s.Close(); err != nil {
 			return err
 		}
 		o.alloc.discard()

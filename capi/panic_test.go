@@ -11,14 +11,16 @@ import (
 	"unsafe"
 
 	"github.com/ferrystream/ferry/agg"
+	"github.com/ferrystream/ferry/engine"
 )
 
-// A recovered panic poisons the library for the rest of the process, so each panic scenario
-// runs in a child process: the test binary re-executes itself with only TestPanicChild
-// selected and panicChildEnv naming the call that panics.
+// A recovered panic poisons the operator it happened in, and writes its stack to standard error:
+// each panic scenario runs in a child process whose output the test reads (the test binary
+// re-executes itself with only TestPanicChild selected and panicChildEnv naming the call that
+// panics).
 const panicChildEnv = "FERRY_TEST_PANIC_CHILD"
 
-func TestPanicPoisonsLibrary(t *testing.T) {
+func TestPanicPoisonsTheOperator(t *testing.T) {
 	if os.Getenv(panicChildEnv) != "" {
 		t.Skip("inside a panic child")
 	}
@@ -34,8 +36,9 @@ func TestPanicPoisonsLibrary(t *testing.T) {
 			for _, want := range []string{
 				"--- PASS: TestPanicChild",
 				"child: " + call + " panicked: FERRY_EINTERNAL",
-				"child: later calls: FERRY_EPOISONED",
-				// The library logs the first panic with its stack to stderr.
+				"child: later calls on it: FERRY_EPOISONED",
+				"child: every other call works",
+				// The library logs the panic with its stack to stderr.
 				"ferry: ferry_operator_" + call + ": internal error (Go panic)",
 			} {
 				if !strings.Contains(s, want) {
@@ -46,11 +49,11 @@ func TestPanicPoisonsLibrary(t *testing.T) {
 	}
 }
 
-// TestPanicChild is the child side of TestPanicPoisonsLibrary; it skips in a normal run.
+// TestPanicChild is the child side of TestPanicPoisonsTheOperator; it skips in a normal run.
 func TestPanicChild(t *testing.T) {
 	call := os.Getenv(panicChildEnv)
 	if call == "" {
-		t.Skip("runs only as a child process of TestPanicPoisonsLibrary")
+		t.Skip("runs only as a child process of TestPanicPoisonsTheOperator")
 	}
 	initOK(t, `{"test_hooks": true}`)
 	good := bidSpec(true)
@@ -93,48 +96,57 @@ func TestPanicChild(t *testing.T) {
 	wantCode(t, call, r, codeInternal, "panic", "poisoned")
 	fmt.Printf("child: %s panicked: FERRY_EINTERNAL: %s\n", call, r.msg)
 
-	// Every later call fails with FERRY_EPOISONED, on any handle, and still consumes inputs.
+	// Every later call on the victim fails with FERRY_EPOISONED and still consumes its inputs.
 	poisoned := func(what string, r result) {
 		t.Helper()
-		wantCode(t, what, r, codePoisoned, "poisoned by an earlier panic", "(Go panic)")
+		wantCode(t, what, r, codePoisoned, "operator poisoned by an earlier panic", "(Go panic)")
 	}
-	_, r = open(t, good.json(), other.in) // schema still released (checked by open)
-	poisoned("open", r)
-	_, r = processRaw(t, other.h, exportInput(rec), 0) // input still released
-	poisoned("process", r)
-	_, r = processRaw(t, victim.h, exportInput(rec), 0)
-	poisoned("process on the panicked handle", r)
-	_, r = processRaw(t, 0, exportInput(rec), 0)
-	poisoned("process on handle 0", r)
-	_, r = snapshotKG(t, other.h, blobKG)
-	poisoned("snapshot", r)
-	poisoned("restore", restoreKG(t, other.h, (blobKG+1)%128, blob))
 	var e cError
+	_, r = processRaw(t, victim.h, exportInput(rec), 0) // input still released
+	poisoned("process", r)
+	_, r = snapshotKG(t, victim.h, blobKG)
+	poisoned("snapshot", r)
+	poisoned("restore", restoreKG(t, victim.h, (blobKG+1)%128, blob))
 	s := newCSchema()
-	poisoned("output_schema", finish(t, "ferry_operator_output_schema", int32(ferry_operator_output_schema(other.h, s, &e)), &e))
+	poisoned("output_schema", finish(t, "ferry_operator_output_schema", int32(ferry_operator_output_schema(victim.h, s, &e)), &e))
 	if s.release != nil {
 		t.Errorf("output schema filled after poisoning")
 	}
 	cFree(unsafe.Pointer(s))
 	out := newCArray()
-	poisoned("advance", finish(t, "ferry_operator_advance", int32(advanceCall(other.h, 0, 0, out, &e)), &e))
-	poisoned("flush", finish(t, "ferry_operator_flush", int32(flushCall(other.h, 0, out, &e)), &e))
+	poisoned("advance", finish(t, "ferry_operator_advance", int32(advanceCall(victim.h, 0, 0, out, &e)), &e))
+	poisoned("flush", finish(t, "ferry_operator_flush", int32(flushCall(victim.h, 0, out, &e)), &e))
 	cFree(unsafe.Pointer(out))
-	poisoned("init", initCall(t, `{}`))
-	poisoned("close", finish(t, "ferry_operator_close", int32(ferry_operator_close(other.h, &e)), &e))
-	poisoned("close victim", finish(t, "ferry_operator_close", int32(ferry_operator_close(victim.h, &e)), &e))
-	other.closed, victim.closed = true, true // cannot close any more
-	fmt.Println("child: later calls: FERRY_EPOISONED")
+	fmt.Println("child: later calls on it: FERRY_EPOISONED")
 
-	// The three calls exempt from poisoning still work.
-	if v := ferry_abi_version(); v != abiVersion {
-		t.Errorf("ferry_abi_version after poisoning = %d", v)
+	// Close frees it; every other operator, a new one and ferry_init work.
+	if r := finish(t, "ferry_operator_close", int32(ferry_operator_close(victim.h, &e)), &e); r.code != codeOK {
+		t.Errorf("close of the poisoned operator: %v", r)
 	}
-	if v := goString(ferry_version()); !strings.HasPrefix(v, "ferry ") {
-		t.Errorf("ferry_version after poisoning = %q", v)
+	victim.closed = true
+	if _, r := processRaw(t, victim.h, exportInput(rec), 0); r.code != codeInval {
+		t.Errorf("process on the closed poisoned handle: %v, want FERRY_EINVAL", r)
+	}
+	other.process(rec, 0)
+	if b, r := snapshotKG(t, other.h, blobKG); r.code != codeOK || b == nil {
+		t.Errorf("snapshot of the healthy operator after the panic: %v", r)
+	}
+	fresh := openOp(t, good)
+	if r := restoreKG(t, fresh.h, blobKG, blob); r.code != codeOK {
+		t.Errorf("restore into a new operator after the panic: %v", r)
+	}
+	fresh.process(rec, 0)
+	fresh.close()
+	initOK(t, `{}`)
+	other.close()
+	fmt.Println("child: every other call works")
+
+	// The library itself is healthy.
+	if p := engine.Poisoned(); p != "" {
+		t.Errorf("an operator's panic poisoned the library: %s", p)
 	}
 	if n := outstanding(); n != 0 {
-		t.Errorf("ferry_output_bytes_outstanding after poisoning = %d", n)
+		t.Errorf("ferry_output_bytes_outstanding after the poisoned operator was closed = %d", n)
 	}
 }
 

@@ -26,10 +26,16 @@ func setTestHooks(on bool) error {
 	return nil
 }
 
-// testHooks are an operator's fault injections: the spec's {"test": {"panic": call}}.
+// testHooks are an operator's fault injections: the spec's {"test": {"panic": call}}, with
+// "once": true only the first time any operator of the process reaches call (a job that
+// restarts after the panic then runs through).
 type testHooks struct {
 	panicIn string // "process", "snapshot" or "restore"
+	once    bool
 }
+
+// oncePanicked is whether a "once" hook fired in this process.
+var oncePanicked atomic.Bool
 
 func parseTestHooks(raw json.RawMessage) (testHooks, error) {
 	if raw == nil {
@@ -40,6 +46,7 @@ func parseTestHooks(raw json.RawMessage) (testHooks, error) {
 	}
 	var h struct {
 		Panic string `json:"panic"`
+		Once  bool   `json:"once"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -51,13 +58,13 @@ func parseTestHooks(raw json.RawMessage) (testHooks, error) {
 	default:
 		return testHooks{}, fmt.Errorf("%w: spec: test.panic: unknown call %q", engine.ErrInvalid, h.Panic)
 	}
-	return testHooks{panicIn: h.Panic}, nil
+	return testHooks{panicIn: h.Panic, once: h.Once}, nil
 }
 
 // inject panics when the operator's hook names call, with a different runtime fault per call:
 // each must be recovered and poison the library.
 func (h testHooks) inject(call string) {
-	if h.panicIn != call {
+	if h.panicIn != call || (h.once && !oncePanicked.CompareAndSwap(false, true)) {
 		return
 	}
 	switch call {

@@ -27,11 +27,14 @@
  *    always allowed (the rest of the output is dropped). An operator whose output is bounded by a
  *    small multiple of its input (the group aggregate: at most two rows per input row) emits one
  *    chunk per call; others emit chunks of at most the spec's chunk_rows rows (default 4096).
- *  - Panics: every function recovers Go panics and returns FERRY_EINTERNAL with the panic message;
- *    so does every goroutine Ferry starts. After a panic the library is poisoned: every later
- *    call (except ferry_abi_version, ferry_version, ferry_output_bytes_outstanding and ferry_runtime_memory) returns
- *    FERRY_EPOISONED, because operator state can no longer be trusted. The host restarts the
- *    process.
+ *  - Panics: every function recovers Go panics and returns FERRY_EINTERNAL with the panic message.
+ *    A panic in a call on an operator handle poisons that operator, whose state can no longer be
+ *    trusted: every later call on it but ferry_operator_close returns FERRY_EPOISONED, and close
+ *    frees it; every other operator and new ones work on (the host fails the task, which restores
+ *    into a new operator). A panic outside any operator (ferry_init, ferry_operator_open, a
+ *    goroutine Ferry starts) poisons the library: every later call (except ferry_abi_version,
+ *    ferry_version, ferry_output_bytes_outstanding and ferry_runtime_memory) returns
+ *    FERRY_EPOISONED, and the host restarts the process.
  *  - Memory: after FERRY_ENOMEM, or an error that lost part of a chunked output, the operator is
  *    broken: every later call but close fails with FERRY_ESTATE (restore from a checkpoint).
  *  - Query failures: where Flink's generated code throws a TableRuntimeException for the data
@@ -107,8 +110,8 @@ enum {
   FERRY_ESTATE = 3,       /* call not valid now: concurrent use, output pending, broken operator */
   FERRY_EUNSUPPORTED = 4, /* valid request Ferry does not implement (host falls back) */
   FERRY_ENOMEM = 5,       /* a memory limit was reached */
-  FERRY_EINTERNAL = 6,    /* a Go panic was recovered; the library is now poisoned */
-  FERRY_EPOISONED = 7,    /* an earlier panic poisoned the library */
+  FERRY_EINTERNAL = 6,    /* a Go panic was recovered; its operator (or the library) is poisoned */
+  FERRY_EPOISONED = 7,    /* an earlier panic poisoned the operator (or the library) */
   FERRY_EQUERY = 8,       /* the query failed at run time as Flink's would (TableRuntimeException);
                              the message is Flink's, verbatim; the operator is broken afterwards */
   FERRY_EEXTERNAL = 9     /* an external system the operator talks to failed (the lookup's

@@ -609,6 +609,18 @@ func (s *Session) Stats() (engine.Stats, error) {
 	return st, s.release(nil)
 }
 
+// Abandon frees an operator whose call panicked (the host poisoned it): the state it was in is
+// unknown, so it ignores the call flags the panic left set, drops the state and closes the
+// kind's operator. A panic there is the caller's to recover. No other call may follow.
+func (s *Session) Abandon() {
+	s.closed = true
+	op := s.op
+	s.op, s.state, s.payload, s.snap.chunks = nil, nil, nil, nil
+	if op != nil {
+		op.Close()
+	}
+}
+
 // Close frees the operator; it is valid in every state but during another call, also while
 // output is pending (the rest is dropped) and after a failure.
 func (s *Session) Close() error {

@@ -1,6 +1,6 @@
 /* harness.c — entry point of the C harness of libferry.so.
  *
- *   ferry_harness        run every scenario; the library-poisoning scenario runs last. Needs a
+ *   ferry_harness        run every scenario; the panic-poisoning scenario runs last. Needs a
  *                        libferry.so built with the ferrytest tag (test hooks, test_fanout)
  *   ferry_harness demo   a small readable Nexmark-shaped run (no poisoning)
  *
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   run("chunked output", scenario_chunked_output);
   run("process runs", scenario_process_runs);
   run("leak accounting", scenario_leaks);
-  /* Poisoning is process-global and irreversible: always last. */
+  /* Last: it turns the test hooks on. */
   run("panic poisoning", scenario_poison);
 
   ab_cleanup();

@@ -1,4 +1,4 @@
-/* scenarios_errors.c — error paths, leak accounting and (last) library poisoning.
+/* scenarios_errors.c — error paths, leak accounting and (last) a panic that poisons its operator.
  *
  * Every failing call must return its status, fill the caller's FerryError with a message that
  * reads "<function>: ..." and a release that frees it, and consume its input array exactly
@@ -510,7 +510,7 @@ void scenario_leaks(void) {
   CHECK_EQ(g_errors_received, g_errors_released);
 }
 
-/* ---- Poisoning (last: irreversible) ---- */
+/* ---- Poisoning: a panic poisons its operator only ---- */
 
 void scenario_poison(void) {
   struct FerryError err = {0};
@@ -538,50 +538,52 @@ void scenario_poison(void) {
   CHECK(out.release == NULL);
   fprintf(stderr, "--- end of the expected Go panic stack ---\n");
 
-  /* Every later call fails with FERRY_EPOISONED; inputs are still consumed. */
-  id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(survivor, 0, &in, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
-            "ferry_operator_process", "poisoned", NULL);
-  CHECK_CONSUMED(in, id);
-  CHECK(out.release == NULL);
+  /* Every later call on the poisoned operator but close fails with FERRY_EPOISONED; inputs are
+   * still consumed. */
   id = valid_batch(&in);
   CHECK_ERR(ferry_operator_process(p, 0, &in, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
-            "ferry_operator_process", NULL, NULL);
+            "ferry_operator_process", "operator poisoned", NULL);
   CHECK_CONSUMED(in, id);
-  static const char* const f[] = {"l", "i", "u", "g", "c"};
-  static const char* const n[] = {"k", "x", "s", "d", "$row_kind"};
+  CHECK(out.release == NULL);
   struct ArrowSchema s;
-  int64_t sid = ab_schema(&s, 5, f, n);
-  h = 0;
-  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
-            FERRY_EPOISONED, "ferry_operator_open",
-            NULL, NULL);
-  CHECK_EQ(ab_schema_releases(sid), 1);
-  CHECK_EQ(h, 0);
   memset(&s, 0, sizeof s);
-  CHECK_ERR(ferry_operator_output_schema(survivor, &s, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_output_schema(p, &s, &err), err, FERRY_EPOISONED,
             "ferry_operator_output_schema", NULL, NULL);
   CHECK(s.release == NULL);
   struct FerryBlob b = {0};
-  CHECK_ERR(ferry_operator_snapshot(survivor, 0, &b, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_snapshot(p, 0, &b, &err), err, FERRY_EPOISONED,
             "ferry_operator_snapshot", NULL, NULL);
   static const uint8_t junk[48] = "FRYS";
-  CHECK_ERR(ferry_operator_restore(survivor, 0, junk, sizeof junk, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_restore(p, 0, junk, sizeof junk, &err), err, FERRY_EPOISONED,
             "ferry_operator_restore", NULL, NULL);
-  CHECK_ERR(ferry_operator_advance(survivor, 0, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_advance(p, 0, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
             "ferry_operator_advance", NULL, NULL);
-  CHECK_ERR(ferry_operator_flush(survivor, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_flush(p, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
             "ferry_operator_flush", NULL, NULL);
   CHECK(out.release == NULL);
   struct FerryOperatorStats st = {0};
-  CHECK_ERR(ferry_operator_stats(survivor, &st, &err), err, FERRY_EPOISONED, "ferry_operator_stats",
+  CHECK_ERR(ferry_operator_stats(p, &st, &err), err, FERRY_EPOISONED, "ferry_operator_stats",
             NULL, NULL);
-  CHECK_ERR(ferry_init("{\"max_procs\":2}", &err), err, FERRY_EPOISONED, "ferry_init", NULL, NULL);
-  CHECK_ERR(ferry_operator_close(survivor, &err), err, FERRY_EPOISONED, "ferry_operator_close",
-            NULL, NULL);
-  CHECK_ERR(ferry_operator_close(p, &err), err,
-            FERRY_EPOISONED, "ferry_operator_close", NULL, NULL);
-  CHECK_EQ(ferry_operator_close(p, NULL), FERRY_EPOISONED);
+  CHECK_OK(ferry_operator_close(p, &err), err);
+  CHECK_ERR(ferry_operator_close(p, &err), err, FERRY_EINVAL, "ferry_operator_close", "stale", NULL);
+
+  /* The other operator, a new one and ferry_init work on. */
+  id = valid_batch(&in);
+  CHECK_OK(ferry_operator_process(survivor, 0, &in, 0, &out, &g_more, &err), err);
+  CHECK_CONSUMED(in, id);
+  if (out.release != NULL) out.release(&out);
+  memset(&out, 0, sizeof out);
+  CHECK_OK(ferry_operator_stats(survivor, &st, &err), err);
+  CHECK(st.keys > 0);
+  CHECK_OK(ferry_init("{\"max_procs\":2,\"test_hooks\":false}", &err), err);
+  FerryHandle fresh = OPEN_OK(spec_e);
+  id = valid_batch(&in);
+  CHECK_OK(ferry_operator_process(fresh, 0, &in, 0, &out, &g_more, &err), err);
+  CHECK_CONSUMED(in, id);
+  if (out.release != NULL) out.release(&out);
+  memset(&out, 0, sizeof out);
+  CHECK_OK(ferry_operator_close(fresh, &err), err);
+  CHECK_OK(ferry_operator_close(survivor, &err), err);
 
   /* Version queries and the accounting still work. */
   const char* v = ferry_version();

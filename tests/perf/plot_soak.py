@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Plots the cluster soak (scripts/cluster-soak.sh): the TaskManager's RSS, its JVM heap in use and
-Ferry's state bytes against time.
+"""Plots the cluster soak (scripts/cluster-soak.sh): the TaskManager's RSS, its JVM heap in use,
+Ferry's state bytes, the Go runtime's memory and the operator's managed-memory budget against time.
 
     tests/perf/plot.sh            # makes a venv with matplotlib, then runs this script and plot.py
 
 Input:  docs/data/cluster-soak.csv  (seconds,rss_bytes,heap_used_bytes,state_keys,state_bytes,
-        checkpoints_completed,checkpoints_failed)
+        checkpoints_completed,checkpoints_failed,budget_bytes,managed_used_bytes,go_bytes,
+        go_limit_bytes)
 Output: docs/img/cluster-soak.png
 """
 import csv
@@ -33,6 +34,8 @@ def main():
     ax.plot(minutes, mib("rss_bytes"), label="TaskManager RSS")
     ax.plot(minutes, mib("heap_used_bytes"), label="JVM heap in use", linewidth=0.6)
     ax.plot(minutes, mib("state_bytes"), label="Ferry state (ferryStateBytes)")
+    ax.plot(minutes, mib("go_bytes"), label="Go runtime (ferryGoMemoryBytes)")
+    ax.plot(minutes, mib("budget_bytes"), label="its managed-memory budget", linestyle="--")
     ax.set_ylim(bottom=0)
     ax.set_xlabel("minutes")
     ax.set_ylabel("MiB")

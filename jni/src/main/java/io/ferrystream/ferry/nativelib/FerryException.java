@@ -23,9 +23,15 @@ public class FerryException extends RuntimeException {
     public static final int EUNSUPPORTED = 4;
     /** FERRY_ENOMEM: a memory limit was reached. */
     public static final int ENOMEM = 5;
-    /** FERRY_EINTERNAL: a Go panic was recovered; the library is now poisoned. */
+    /**
+     * FERRY_EINTERNAL: a Go panic was recovered; the operator it happened in is poisoned (a panic
+     * outside any operator poisons the library).
+     */
     public static final int EINTERNAL = 6;
-    /** FERRY_EPOISONED: an earlier panic poisoned the library; restart the process. */
+    /**
+     * FERRY_EPOISONED: an earlier panic poisoned the operator (close it; a new one, restored from a
+     * checkpoint, works) or, outside any operator, the library (restart the process).
+     */
     public static final int EPOISONED = 7;
     /**
      * FERRY_EQUERY: the query failed at run time where Flink's generated code throws a {@code
@@ -80,7 +86,7 @@ public class FerryException extends RuntimeException {
         }
     }
 
-    /** Whether the library is unusable from now on (the process should be restarted). */
+    /** Whether the native operator is unusable from now on: close it (Flink's task failover does). */
     public boolean isFatal() {
         return code == EINTERNAL || code == EPOISONED;
     }

@@ -465,7 +465,7 @@ public final class NativeOperator implements AutoCloseable {
         try {
             FerryNative.close(handle.value);
         } catch (FerryException e) {
-            failure = e; // e.g. EPOISONED: the handle is lost with the library
+            failure = e; // e.g. EPOISONED of a library a panic outside any operator poisoned
         }
         cleanable.clean(); // frees the export structures and deregisters the backstop
         if (failure != null) {

@@ -2,6 +2,7 @@ package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.nativelib.NativeLibrary;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -42,6 +43,13 @@ public abstract class NativeSpec implements Serializable {
 
     /** Jackson, for writing spec documents; thread-safe once configured. */
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * System property: a JSON object every spec of this JVM carries as its {@code test} field
+     * (fault injection, e.g. {@code {"panic":"process","once":true}}), only while the library's
+     * test hooks are on ({@link NativeLibrary#TEST_HOOKS_PROPERTY}: a ferrytest build).
+     */
+    public static final String TEST_HOOKS_SPEC_PROPERTY = "ferry.test-hooks.spec";
 
     /** One input of a native operator: the fields that cross into Go and the key columns. */
     public static final class Input implements Serializable {
@@ -213,6 +221,10 @@ public abstract class NativeSpec implements Serializable {
             params.putObject("frames").put("bundle_size", frameBundleSize);
         }
         try {
+            String hooks = System.getProperty(TEST_HOOKS_SPEC_PROPERTY);
+            if (hooks != null && NativeLibrary.load().options().testHooks()) {
+                spec.set("test", JSON.readTree(hooks));
+            }
             return JSON.writeValueAsString(spec);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("spec " + name + " could not be written as JSON", e);

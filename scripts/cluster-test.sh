@@ -13,6 +13,9 @@
 #      job restores from its last checkpoint, and the SQL Client's exactly-once result equals the
 #      crash-free run; again with the kill while a checkpoint is in progress (restored from the
 #      one before);
+#   3. a Go panic (the ferrytest library's hook) in a running checkpointed GROUP BY: the task
+#      fails, the TaskManager lives, the job restarts in it and its result equals the crash-free
+#      run;
 #   4. a GROUP BY stopped with a savepoint at parallelism 2 and resumed from it at parallelism 3
 #      (three TaskManager slots over two processes) prints as many rows as a run without a stop,
 #      and the same result table; the savepoint holds Flink's accState (no Ferry blob), which the
@@ -209,6 +212,44 @@ echo "killed TaskManager $victim during checkpoint $pending of job $job"
 recovered pending taskmanager-3
 [ "$restored" -lt "$pending" ] || fail "job $job restored from checkpoint $restored, not one before $pending"
 echo "crash during checkpoint $pending: restored from checkpoint $restored; $(wc -l < "$work/pending.sorted") changelog rows, equal to the crash-free run"
+
+log "3. a Go panic inside a running GROUP BY fails the task, not the TaskManager; the job restarts"
+# The TaskManager loads the ferrytest build of libferry.so next to the installed jar's JNI glue,
+# and every native operator's spec carries a test hook: the first call into Go of the process
+# panics (docs/architecture.md#errors-and-poisoning).
+testlib=$work/testlib
+mkdir -p "$testlib"
+unzip -q -j -o "$home"/lib/ferry-flink-*.jar 'native/linux-x86_64/libferry_jni.so' -d "$testlib"
+cp build/test/libferry.so "$testlib/"
+for f in "$home"/run/taskmanager-*.pid; do
+  pid=$(cat "$f")
+  case " $killed " in *" $pid "*) continue ;; esac
+  kill "$pid"; killed="$killed $pid"
+  for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+done
+ROWS=30000 RATE=3000
+panicking=$(TM_JAVA_OPTS="-Dferry.library.path=$testlib -Dferry.test-hooks=true -Dferry.test-hooks.spec={\"panic\":\"process\",\"once\":true}" \
+  scripts/cluster.sh taskmanager "$home" | tail -n 1)
+panicking_pid=$(cat "$home/run/$panicking.pid")
+job_ids() { curl -sf "http://localhost:$rest/jobs" | grep -o '"id":"[^"]*"' | cut -d'"' -f4 | sort; }
+jobs_before=$(job_ids)
+sql panic true "$CHECKPOINTED" "$GROUP_BY"
+job=$(comm -13 <(echo "$jobs_before") <(job_ids) | head -n 1)
+[ -n "$job" ] || fail "panic: no new job"
+for run in crash-free panic; do rows "$work/$run.out" | sort -s -t '|' -k 3,3 > "$work/$run.sorted"; done
+cmp -s "$work/crash-free.sorted" "$work/panic.sorted" ||
+  fail "panic: the changelog after the panic differs: $(diff "$work/crash-free.sorted" "$work/panic.sorted" | head -n 10)"
+curl -sf "http://localhost:$rest/jobs/$job/exceptions" | grep -q 'internal error (Go panic)' ||
+  fail "the panic is not in the job's exceptions: $(curl -sf "http://localhost:$rest/jobs/$job/exceptions" | head -c 2000)"
+restarts=$(grep -c "($job) switched from state [A-Z]* to RESTARTING" "$home/log/jobmanager.log" || true)
+[ "$restarts" -ge 1 ] || fail "the job did not restart after the panic"
+kill -0 "$panicking_pid" 2>/dev/null || fail "the TaskManager died of the panic"
+grep -q "Ferry operator group_aggregate opened" "$home/log/$panicking.log" ||
+  fail "the panicking TaskManager ran no native operator"
+echo "panic: 'internal error (Go panic)', $restarts restart(s) in the same TaskManager, $(wc -l < "$work/panic.sorted") changelog rows, equal to the crash-free run"
+kill "$panicking_pid"; killed="$killed $panicking_pid"
+for _ in $(seq 60); do kill -0 "$panicking_pid" 2>/dev/null || break; sleep 0.5; done
+scripts/cluster.sh taskmanager "$home" > /dev/null   # a TaskManager without the test hook
 
 log "4. rescale: stop with savepoint at parallelism 2, resume at parallelism 3"
 scripts/cluster.sh taskmanager "$home" > /dev/null   # two live TaskManagers: 4 slots

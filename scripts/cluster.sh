@@ -11,7 +11,8 @@
 #                                        conf/log4j.properties
 #   scripts/cluster.sh start HOME [N]    a JobManager and N TaskManagers (default 1); returns once
 #                                        all N registered
-#   scripts/cluster.sh taskmanager HOME  one more TaskManager (e.g. after one was killed)
+#   scripts/cluster.sh taskmanager HOME  one more TaskManager (e.g. after one was killed); the
+#                                        environment variable TM_JAVA_OPTS adds JVM options to it
 #   scripts/cluster.sh sql HOME FILE     the SQL Client (-f FILE) against the cluster; prints its output
 #   scripts/cluster.sh stop HOME         kills every process started in HOME
 # Logs: HOME/log/<process>.log (Flink's), HOME/log/<process>.out (stdout and stderr, appended); process ids:
@@ -146,7 +147,7 @@ cmd_taskmanager() {
   params=$(bash_java_utils "$home" GET_TM_RESOURCE_PARAMS)
   # shellcheck disable=SC2086
   DYNAMIC=$(echo "$params" | tail -n 1) launch "$home" "taskmanager-$((n + 1))" taskmanager \
-    org.apache.flink.runtime.taskexecutor.TaskManagerRunner $(echo "$params" | tail -n 2 | head -n 1)
+    org.apache.flink.runtime.taskexecutor.TaskManagerRunner $(echo "$params" | tail -n 2 | head -n 1) ${TM_JAVA_OPTS:-}
   echo "taskmanager-$((n + 1))"
 }
 

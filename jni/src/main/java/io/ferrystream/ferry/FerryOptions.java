@@ -2,7 +2,6 @@ package io.ferrystream.ferry;
 
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
-import org.apache.flink.configuration.MemorySize;
 
 import java.time.Duration;
 
@@ -85,15 +84,15 @@ public final class FerryOptions {
                                     + " function (one statement per probe row). Same rows"
                                     + " (docs/operators/lookup-join.md).");
 
-    public static final ConfigOption<MemorySize> MEMORY_WEIGHT =
+    public static final ConfigOption<Integer> MEMORY_WEIGHT =
             ConfigOptions.key("ferry.memory.weight")
-                    .memoryType()
-                    .defaultValue(MemorySize.ofMebiBytes(128))
+                    .intType()
+                    .defaultValue(1)
                     .withDescription(
-                            "Managed-memory weight of each native operator, like Flink's"
-                                    + " table.exec.resource.*.memory: the operators of a slot that use"
-                                    + " managed memory (use case OPERATOR) share the slot's OPERATOR share"
-                                    + " in proportion to their weights. A native operator reserves its"
+                            "Managed-memory weight of each native operator (use case OPERATOR): the"
+                                    + " operators of a slot that use managed memory share the slot's"
+                                    + " OPERATOR share in proportion to their weights. Flink's streaming"
+                                    + " window operators weigh 1 each. A native operator reserves its"
                                     + " share and its state must fit it, else the task fails saying so"
                                     + " (docs/state.md#memory). 0 runs native operators outside Flink's"
                                     + " memory budget, unchecked.");

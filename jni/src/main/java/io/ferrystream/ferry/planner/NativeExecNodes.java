@@ -8,6 +8,7 @@ import io.ferrystream.ferry.operators.Batching;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 import org.apache.flink.table.data.RowData;
@@ -83,13 +84,18 @@ final class NativeExecNodes {
 
     /**
      * Declares a native operator's weight ({@code ferry.memory.weight}) for Flink's managed memory
-     * (use case OPERATOR), as Flink's exec nodes declare {@code table.exec.resource.*.memory}: the
-     * operator's share of its slot's managed memory is then its budget (docs/state.md#memory).
-     * Returns {@code transform}.
+     * (use case OPERATOR), as Flink's streaming window operators declare theirs (weight 1, from
+     * {@code WINDOW_AGG_MEMORY_RATIO}): the operator's share of its slot's managed memory is then
+     * its budget (docs/state.md#memory). Weight 0 declares nothing. Returns {@code transform}.
      */
-    @SuppressWarnings({"unchecked", "rawtypes"})
     static <T extends Transformation<?>> T withManagedMemory(T transform, ReadableConfig config) {
-        ExecNodeUtil.setManagedMemoryWeight((Transformation) transform, config.get(FerryOptions.MEMORY_WEIGHT).getBytes());
+        int weight = config.get(FerryOptions.MEMORY_WEIGHT);
+        if (weight < 0) {
+            throw new IllegalArgumentException(FerryOptions.MEMORY_WEIGHT.key() + " must not be negative: " + weight);
+        }
+        if (weight > 0) {
+            transform.declareManagedMemoryUseCaseAtOperatorScope(ManagedMemoryUseCase.OPERATOR, weight);
+        }
         return transform;
     }
 }

@@ -63,7 +63,8 @@ import java.util.function.Consumer;
  * <ol>
  *   <li>{@link #initializeState}: refuses a state backend that cannot checkpoint raw keyed state
  *       (RocksDB with heap timers), refuses to restore managed keyed state of Flink's own
- *       operator ({@link ForeignStateGuard}), opens the library's operator with the spec and the
+ *       operator ({@link ForeignStateGuard}), reserves the operator's share of the slot's managed
+ *       memory ({@link ManagedMemoryBudget}), opens the library's operator with the spec and the
  *       subtask's key-group range ({@link NativeSpec#open}), and restores the subtask's key
  *       groups from raw keyed state ({@link RawKeyedState}).
  *   <li>{@link #open}: the Arrow writer of each input, the output batch and its reader, the
@@ -112,7 +113,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** Gauge: keys (groups) in the native state. */
     public static final String METRIC_STATE_KEYS = "ferryStateKeys";
 
-    /** Gauge: estimated bytes of native memory the state owns (outside Flink's managed memory). */
+    /** Gauge: estimated bytes of native memory the state owns, checked against its budget ({@link ManagedMemoryBudget}). */
     public static final String METRIC_STATE_BYTES = "ferryStateBytes";
 
     /** Gauge: bytes of the slot's managed memory the operator reserved (0: unbudgeted). */

@@ -84,7 +84,7 @@ public final class GlobalGroupAggregateMatcher extends NativeMatcher<StreamPhysi
             return reason;
         }
         AggregateInfoList infos =
-                TwoPhaseAggregates.infoList(typeFactory, localInput, aggCalls, retractions, needRetraction, indexOfCountStar);
+                TwoPhaseAggregates.infoList(typeFactory, localInput, aggCalls, retractions, needRetraction, indexOfCountStar, false);
         List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
         reason = TwoPhaseAggregates.partialStateReason(calls, localInput);
         if (reason == null) {

@@ -82,7 +82,7 @@ public final class IncrementalGroupAggregateMatcher extends NativeMatcher<Stream
             boolean[] partialAggCallNeedRetractions,
             boolean partialAggNeedRetraction) {
         AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, partialLocalAggInputType, partialOriginalAggCalls,
-                partialAggCallNeedRetractions, partialAggNeedRetraction, null);
+                partialAggCallNeedRetractions, partialAggNeedRetraction, null, false);
         return TwoPhaseAggregates.calls(partialOriginalAggCalls, partialAggCallNeedRetractions, partialAggNeedRetraction, infos);
     }
 

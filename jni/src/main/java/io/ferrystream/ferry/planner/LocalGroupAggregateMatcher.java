@@ -66,7 +66,7 @@ public final class LocalGroupAggregateMatcher extends NativeMatcher<StreamPhysic
         if (reason != null) {
             return reason;
         }
-        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, retractions, needRetraction, null);
+        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, retractions, needRetraction, null, false);
         List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
         reason = TwoPhaseAggregates.partialStateReason(calls, inputType);
         return reason != null ? reason : typeReason(grouping, aggCalls, inputType, outputType);

@@ -36,20 +36,10 @@ final class TwoPhaseAggregates {
     /**
      * Flink's AggregateInfoList of a two-phase aggregate over {@code inputType} (the local's
      * input, the global's localAggInputRowType), as StreamExecLocalGroupAggregate and
-     * StreamExecGlobalGroupAggregate build it (data views on the heap; only indexOfCountStar and
-     * countStarInserted are read).
+     * StreamExecGlobalGroupAggregate build it: data views on the heap (the matchers read only
+     * indexOfCountStar and countStarInserted), or state-backed as keyed operators keep them in
+     * Flink's state ({@code stateBackedViews}, FlinkAccStates).
      */
-    static AggregateInfoList infoList(
-            FlinkTypeFactory typeFactory,
-            RowType inputType,
-            AggregateCall[] aggCalls,
-            boolean[] aggCallNeedRetractions,
-            boolean needRetraction,
-            @Nullable Integer indexOfCountStar) {
-        return infoList(typeFactory, inputType, aggCalls, aggCallNeedRetractions, needRetraction, indexOfCountStar, false);
-    }
-
-    /** The same, with data views state-backed as keyed operators have them ({@code stateBackedViews}). */
     static AggregateInfoList infoList(
             FlinkTypeFactory typeFactory,
             RowType inputType,
@@ -183,7 +173,7 @@ final class TwoPhaseAggregates {
             AggregateCall[] aggCalls,
             boolean[] aggCallNeedRetractions,
             boolean needRetraction) {
-        AggregateInfoList infos = infoList(typeFactory, inputType, aggCalls, aggCallNeedRetractions, needRetraction, null);
+        AggregateInfoList infos = infoList(typeFactory, inputType, aggCalls, aggCallNeedRetractions, needRetraction, null, false);
         return new LocalGroupAggregateSpec(
                 name, inputType, grouping, calls(aggCalls, aggCallNeedRetractions, needRetraction, infos), needRetraction);
     }
@@ -201,7 +191,7 @@ final class TwoPhaseAggregates {
             boolean generateUpdateBefore,
             long stateTtlMs) {
         AggregateInfoList infos =
-                infoList(typeFactory, localAggInputRowType, aggCalls, aggCallNeedRetractions, needRetraction, indexOfCountStar);
+                infoList(typeFactory, localAggInputRowType, aggCalls, aggCallNeedRetractions, needRetraction, indexOfCountStar, false);
         return new GlobalGroupAggregateSpec(
                 name,
                 inputType,

@@ -150,7 +150,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** The inputs in the order their pending batches are processed. */
     private final int[] inputOrder;
     /** The keyed state Flink's operator keeps in this one's place, to import; null: none. */
-    private FlinkAccState flinkState;
+    private FlinkState flinkState;
     /** The batching policy's fields, read per row by the forms. */
     final int batchSize;
     final long maxDelayMs;
@@ -304,7 +304,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         super.initializeState(context);
         checkBackend();
         boolean keyed = isKeyed();
-        FlinkAccState importing = null;
+        FlinkState importing = null;
         if (context.isRestored() && keyed) {
             importing = ForeignStateGuard.importable(spec.name(), getKeyedStateBackend(), flinkState);
         }
@@ -334,17 +334,17 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         }
         if (importing != null) {
             long keys = importing.importInto(nativeOp, getKeyedStateBackend(), allocator);
-            LOG.info("Ferry operator {} imported {} keys of Flink's {}", spec.name(), keys, FlinkAccState.NAME);
+            LOG.info("Ferry operator {} imported {} keys of Flink's {}", spec.name(), keys, String.join(", ", importing.names()));
             ForeignStateGuard.check(spec.name(), getKeyedStateBackend()); // the import cleared what it read
         }
     }
 
     /**
      * Declares the keyed state Flink's own operator keeps in this operator's place, which a restore
-     * from a checkpoint or savepoint taken with Ferry off imports ({@link FlinkAccState}).
+     * from a checkpoint or savepoint taken with Ferry off imports ({@link FlinkState}).
      * Returns this operator.
      */
-    public AbstractNativeOperator<S> importingFlinkState(FlinkAccState state) {
+    public AbstractNativeOperator<S> importingFlinkState(FlinkState state) {
         this.flinkState = state;
         return this;
     }
@@ -769,7 +769,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /**
-     * A savepoint of an operator whose state Flink's own operator can read ({@link FlinkAccState})
+     * A savepoint of an operator whose state Flink's own operator can read ({@link FlinkState})
      * holds that state in Flink's form and no raw keyed state, so the job restores with Ferry off
      * too; it is cleared again once the backend's synchronous phase has taken its copy.
      */
@@ -787,7 +787,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
             flinkFormKeys = null;
             flinkState.clear(getKeyedStateBackend(), keys);
             LOG.info("Ferry operator {} wrote {} keys into savepoint {} as Flink's {}", spec.name(), keys.size(),
-                    checkpointId, FlinkAccState.NAME);
+                    checkpointId, String.join(", ", flinkState.names()));
         }
     }
 

@@ -30,7 +30,6 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 
-import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -63,7 +62,7 @@ import java.util.stream.Stream;
  * its copy, the operator clears it again. It costs what Flink's own state costs, for the length of
  * the savepoint's synchronous phase (on the heap backend a Java copy of the state).
  */
-public final class FlinkAccState implements Serializable {
+public final class FlinkAccState implements FlinkState {
     private static final long serialVersionUID = 1L;
 
     /** The name of Flink's state (GroupAggFunction and its mini-batch forms). */
@@ -101,7 +100,12 @@ public final class FlinkAccState implements Serializable {
         this.refusal = refusal;
     }
 
-    /** Why the state cannot be imported, or null. */
+    @Override
+    public List<String> names() {
+        return List.of(NAME);
+    }
+
+    @Override
     public @Nullable String refusal() {
         return refusal;
     }
@@ -127,13 +131,9 @@ public final class FlinkAccState implements Serializable {
         return RowType.of(types.toArray(new LogicalType[0]));
     }
 
-    /**
-     * Imports every key of {@code accState} in {@code backend} into {@code op} and clears it there.
-     *
-     * @return the number of keys imported
-     */
+    @Override
     @SuppressWarnings("unchecked")
-    long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
+    public long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
         if (refusal != null) {
             throw new IllegalStateException("Flink's " + NAME + " cannot be imported: " + refusal);
         }
@@ -191,15 +191,10 @@ public final class FlinkAccState implements Serializable {
         return RowType.of(types.toArray(new LogicalType[0]));
     }
 
-    /**
-     * Writes every key {@code op} holds into Flink's {@code accState} of {@code backend}, as Flink's
-     * own operator keeps it, each key and value in bytes of its own (the heap backend keeps the
-     * objects).
-     *
-     * @return the keys written, for {@link #clear}
-     */
+    /** Each key and value in bytes of their own (the heap backend keeps the objects). */
+    @Override
     @SuppressWarnings("unchecked")
-    List<RowData> exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
+    public List<RowData> exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
         if (refusal != null) {
             throw new IllegalStateException("Flink's " + NAME + " cannot be written: " + refusal);
         }
@@ -256,9 +251,9 @@ public final class FlinkAccState implements Serializable {
         return keys;
     }
 
-    /** Clears {@code keys} from {@code accState} again, once the savepoint has its copy. */
+    @Override
     @SuppressWarnings("unchecked")
-    void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception {
+    public void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         ValueState<Object> state = state(keyed);
         Object current = backend.getCurrentKey();

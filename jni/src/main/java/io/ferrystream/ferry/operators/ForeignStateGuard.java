@@ -22,8 +22,8 @@ import java.util.stream.Stream;
  * keyed state ({@code accState}, {@code distinctAcc_0}, ...) to the native one. Flink restores such
  * state into the keyed state backend whether or not anybody registers it; ignored, it would be lost
  * for the job's results and carried along, stale, in every later checkpoint. This guard runs in the
- * restore path of every native operator: it lets through the group aggregates' {@code accState}
- * where Ferry imports it ({@link FlinkAccState}) and fails the restore otherwise, naming the
+ * restore path of every native operator: it lets through the states of Flink's operator
+ * where Ferry imports it ({@link FlinkState}) and fails the restore otherwise, naming the
  * operator, the states that hold data, why they are not imported and the way out.
  */
 public final class ForeignStateGuard {
@@ -43,14 +43,14 @@ public final class ForeignStateGuard {
 
     /**
      * What to import from {@code backend}, just restored: null when it holds no managed keyed state
-     * with data, {@code flinkState} when its only such state is Flink's {@link FlinkAccState#NAME}
-     * and Ferry imports it; otherwise fails.
+     * with data, {@code flinkState} when every such state is one of {@link FlinkState#names} and
+     * Ferry imports it; otherwise fails.
      *
      * @param flinkState the state Flink's operator keeps in the native operator's place, or null
      *     for a kind that imports none
      * @throws IllegalStateException naming the states found and why they are not imported
      */
-    static FlinkAccState importable(String operator, KeyedStateBackend<?> backend, FlinkAccState flinkState)
+    static FlinkState importable(String operator, KeyedStateBackend<?> backend, FlinkState flinkState)
             throws Exception {
         if (backend == null) {
             return null;
@@ -64,8 +64,8 @@ public final class ForeignStateGuard {
             why = "Ferry cannot read that state yet";
         } else if (flinkState.refusal() != null) {
             why = "Ferry cannot import it yet (" + flinkState.refusal() + ")";
-        } else if (!found.equals(List.of(FlinkAccState.NAME))) {
-            why = "Ferry imports " + FlinkAccState.NAME + " alone and cannot read the rest yet";
+        } else if (!flinkState.names().containsAll(found)) {
+            why = "Ferry imports " + String.join(", ", flinkState.names()) + " and cannot read the rest yet";
         } else {
             return flinkState;
         }

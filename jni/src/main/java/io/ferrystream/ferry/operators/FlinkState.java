@@ -1,0 +1,48 @@
+package io.ferrystream.ferry.operators;
+
+import io.ferrystream.ferry.nativelib.NativeOperator;
+
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.table.data.RowData;
+
+import org.apache.arrow.memory.BufferAllocator;
+
+import javax.annotation.Nullable;
+
+import java.io.Serializable;
+import java.util.List;
+
+/**
+ * The managed keyed state Flink's own operator keeps where a native operator runs, which the native
+ * operator imports when restored from a checkpoint or savepoint taken with Ferry off, and writes
+ * into a savepoint so that Flink's operator can restore it (docs/state.md, "Switching Ferry on or
+ * off"). One implementation per operator kind that carries Flink's state: {@link FlinkAccState}
+ * for the group aggregates. {@link ForeignStateGuard} refuses every state outside {@link #names}.
+ */
+public interface FlinkState extends Serializable {
+    /** The names of Flink's key-value states this form reads and writes. */
+    List<String> names();
+
+    /** Why the state cannot be imported or written, or null. */
+    @Nullable
+    String refusal();
+
+    /**
+     * Imports every key of Flink's states in {@code backend} into {@code op}, clearing each value
+     * once handed over.
+     *
+     * @return the number of keys imported
+     */
+    long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception;
+
+    /**
+     * Writes every key {@code op} holds into Flink's states of {@code backend}, as Flink's own
+     * operator keeps them; on failure nothing is left behind.
+     *
+     * @return the keys written, for {@link #clear}
+     */
+    List<RowData> exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception;
+
+    /** Clears {@code keys} from Flink's states again, once the savepoint has its copy. */
+    void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception;
+}

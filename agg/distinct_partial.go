@@ -19,7 +19,9 @@ import (
 //	key   := VARCHAR: uint32 LE length, UTF-8 bytes; BOOLEAN: 1 byte 0/1;
 //	         other types: their Arrow value bytes (Type.Width, little-endian)
 //
-// words is viewWords: 1 for Flink's BIGINT form, the long[] length otherwise.
+// words is viewWords: 1 for Flink's BIGINT form, the long[] length otherwise. The state form
+// (flinkstate.go: Flink's MapState distinctAcc_<i> with idle-state TTL) follows each entry's
+// value by its last write, int64 LE (ms).
 
 // viewType is the type of a distinct map column.
 var viewType = engine.Type{ID: engine.Binary, Nullable: true}
@@ -39,29 +41,34 @@ func (d *distinctSet) viewWords() int {
 	return k/64 + 1
 }
 
-// entryBytes is the encoded size of entry e.
-func (d *distinctSet) entryBytes(e int32) int {
+// entryBytes is the encoded size of entry e, with its last write when times is set.
+func (d *distinctSet) entryBytes(e int32, times bool) int {
 	n := 1 + 8*d.viewWords()
+	if times {
+		n += 8
+	}
 	if d.entLen[e] != nullLen {
 		n += keyBytes(d.typ, d.keyOf(e))
 	}
 	return n
 }
 
-// viewBytes is the encoded size of the maps of groups.
-func (d *distinctSet) viewBytes(groups []int32) int {
+// viewBytes is the encoded size of the maps of groups, with each entry's last write when times
+// is set.
+func (d *distinctSet) viewBytes(groups []int32, times bool) int {
 	n := 4 * len(groups)
 	for _, g := range groups {
 		for e := d.head[g]; e >= 0; e = d.next[e] {
-			n += d.entryBytes(e)
+			n += d.entryBytes(e, times)
 		}
 	}
 	return n
 }
 
 // writeView writes the map of group groups[j] to row j of out, a VARBINARY column laid out for
-// len(groups) rows with viewBytes(groups) bytes.
-func (d *distinctSet) writeView(out *engine.OutColumn, groups []int32) {
+// len(groups) rows with viewBytes(groups, times) bytes; times (only with TTL) writes each
+// entry's last write after its value.
+func (d *distinctSet) writeView(out *engine.OutColumn, groups []int32, times bool) {
 	k := len(d.calls)
 	words := d.viewWords()
 	pos := 0
@@ -92,6 +99,9 @@ func (d *distinctSet) writeView(out *engine.OutColumn, groups []int32) {
 					}
 					b = binary.LittleEndian.AppendUint64(b, x)
 				}
+			}
+			if times {
+				b = binary.LittleEndian.AppendUint64(b, uint64(d.at[e]))
 			}
 			pos += len(b)
 		}

@@ -325,10 +325,10 @@ func TestDistinctViewEncoding(t *testing.T) {
 		}
 		d.resolve(in, make([]int32, len(rows)), act)
 		out := engine.OutBatch{Alloc: engine.HeapAllocator{}}
-		if err := out.Init([]engine.Type{viewType}, 1, []int{d.viewBytes([]int32{0})}); err != nil {
+		if err := out.Init([]engine.Type{viewType}, 1, []int{d.viewBytes([]int32{0}, false)}); err != nil {
 			t.Fatal(err)
 		}
-		d.writeView(&out.Cols[0], []int32{0})
+		d.writeView(&out.Cols[0], []int32{0}, false)
 		got := enginetest.Rows(&out)[0].Values[0].(string)
 		if g, w := canonicalView(shape, got), canonicalView(shape, want.encode(shape)); g != w {
 			t.Errorf("%s: wrote %s, want %s", tc.typ, g, w)
@@ -345,10 +345,10 @@ func TestDistinctViewEncoding(t *testing.T) {
 		}
 		m.mergeView(b.Cols[0].Bytes(0), 0, nil)
 		delete(want, "null")
-		if err := out.Init([]engine.Type{viewType}, 1, []int{m.viewBytes([]int32{0})}); err != nil {
+		if err := out.Init([]engine.Type{viewType}, 1, []int{m.viewBytes([]int32{0}, false)}); err != nil {
 			t.Fatal(err)
 		}
-		m.writeView(&out.Cols[0], []int32{0})
+		m.writeView(&out.Cols[0], []int32{0}, false)
 		if g, w := canonicalView(shape, enginetest.Rows(&out)[0].Values[0].(string)), canonicalView(shape, want.encode(shape)); g != w {
 			t.Errorf("%s: merged %s, want %s", tc.typ, g, w)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -12,24 +13,31 @@ import (
 // operator wrote (engine.StateImporter), exported for a savepoint Flink's operator restores
 // (engine.StateExporter; docs/state.md, "Switching Ferry on or off"). Flink keeps one
 // accumulator row per key in its ValueState accState: every call's accumulator fields, the
-// partial state of partial.go, in call order. An import row is the key's fields, then those
-// accumulator fields, then, for the single-phase aggregate over retracting input, the record
+// partial state of partial.go, in call order; and per DISTINCT argument column i a MapState
+// distinctAcc_<i> from value to bitmask or counts. An import row is the key's fields, then those
+// accumulator fields, then one VARBINARY per DISTINCT set holding its map (distinct_partial.go's
+// encoding; with idle-state TTL each entry followed by its own last write, as Flink's TtlMapState
+// stamps every entry), then, for the single-phase aggregate over retracting input, the record
 // count Flink's RetractionRecordCounter reads (the value of the COUNT(*) call or of the count1
 // Flink inserted), then, with idle-state TTL, the processing time (ms) the key was last written
 // at (Flink's TtlValue timestamp: both use OnCreateAndWrite). The global aggregate's count1 is
 // one of its calls.
 //
 // Each call merges the accumulator into the key's fresh state, as the global aggregate merges a
-// partial row, and the state is then written back as partial state and compared with the row,
-// field by field and bit for bit: a key whose state would not read back exactly as Flink held it
-// fails the import, so what continues is Flink's state, never an approximation of it.
+// partial row (a DISTINCT call's inner aggregate takes its fields as they are), and the state is
+// then written back as partial state and compared with the row, field by field and bit for bit:
+// a key whose state would not read back exactly as Flink held it fails the import, so what
+// continues is Flink's state, never an approximation of it. A map's entries are taken as they
+// are, with two exceptions that no later row can tell apart: the NULL value's entry (Flink's
+// distinctAcc_<i>_null_state, which every inner aggregate ignores; the single-phase state keeps
+// none) and an entry without a bit or count (which reads as absent) are left out.
 //
-// An export row is the key as the bytes of Flink's BinaryRowData, then the accumulator fields
-// and the record count as above, keys in id order.
+// An export row is the key as the bytes of Flink's BinaryRowData, then the accumulator fields,
+// maps and the record count as above, keys in id order.
 //
-// Neither imported nor exported (ErrUnsupported): DISTINCT calls and calls
-// whose Flink state holds a data view (MIN/MAX, FIRST_VALUE, LAST_VALUE and LISTAGG with
-// retraction), whose entries live in other MapStates of Flink's backend.
+// Neither imported nor exported (ErrUnsupported): calls whose Flink state holds a data view
+// (MIN/MAX, FIRST_VALUE, LAST_VALUE and LISTAGG with retraction), whose entries live in other
+// MapStates of Flink's backend.
 
 // dataViewState is implemented by accumulators whose Flink state holds a MapView or ListView.
 type dataViewState interface{ keepsDataView() }
@@ -40,19 +48,16 @@ func (*listAggRetractAcc) keepsDataView()         {}
 
 // importLayout lays out the accumulator fields of an import row, after the key fields.
 func (g *groupAgg) importLayout() (partialLayout, error) {
-	if len(g.sets) > 0 {
-		return partialLayout{}, fmt.Errorf("%w: importing Flink's state of a DISTINCT aggregate (its values live in Flink's MapState distinctAcc_*): not supported yet", engine.ErrUnsupported)
-	}
 	for i, c := range g.calls {
 		if _, ok := c.(dataViewState); ok {
 			return partialLayout{}, fmt.Errorf("%w: aggs[%d]: importing Flink's state of an aggregate with retraction that keeps a data view in Flink's MapState: not supported yet", engine.ErrUnsupported, i)
 		}
 	}
-	return newPartialLayout(g.calls, 0, len(g.keyCols))
+	return newPartialLayout(g.calls, len(g.sets), len(g.keyCols))
 }
 
 // ImportTypes implements engine.StateImporter: the key fields, every call's accumulator fields,
-// for the single-phase aggregate over retracting input the record count, and with idle-state TTL
+// one map per DISTINCT set, for the single-phase aggregate over retracting input the record count, and with idle-state TTL
 // the last write time (both BIGINT, not NULL).
 func (g *groupAgg) ImportTypes() ([]engine.Type, error) {
 	l, err := g.importLayout()
@@ -82,7 +87,8 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	}
 	types, _ := g.ImportTypes()
 	if len(in.Cols) != len(types) {
-		return fmt.Errorf("%w: an import batch has %d columns, want %d (keys, accumulator fields%s%s)", engine.ErrInvalid, len(in.Cols), len(types),
+		return fmt.Errorf("%w: an import batch has %d columns, want %d (keys, accumulator fields%s%s%s)", engine.ErrInvalid, len(in.Cols), len(types),
+			map[bool]string{true: ", distinct maps"}[len(g.sets) > 0],
 			map[bool]string{true: ", record count"}[g.counter != nil], map[bool]string{true: ", last write"}[g.ttl])
 	}
 	for k, t := range types {
@@ -128,6 +134,9 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	gids := make([]int32, 0, n)
 	fail := func(err error) error {
 		for _, id := range gids {
+			for _, d := range g.sets {
+				d.Reset(id)
+			}
 			st.Remove(id)
 		}
 		st.EndBatch()
@@ -157,6 +166,14 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 			return fail(fmt.Errorf("aggs[%d]: %w", c, err))
 		}
 	}
+	for s, d := range g.sets {
+		col := &in.Cols[l.views+s]
+		for i, id := range gids {
+			if err := d.loadState(col, i, id); err != nil {
+				return fail(fmt.Errorf("row %d: distinct map %d: %w", i, s, err))
+			}
+		}
+	}
 	if err := g.checkImported(in, &l, gids); err != nil {
 		return fail(err)
 	}
@@ -167,10 +184,11 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 // checkImported writes the partial state of groups (row i's group is groups[i]) and compares it
 // with the accumulator fields of in, bit for bit.
 func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []int32) error {
+	fields := l.all[:l.views-l.start] // the calls' fields; the maps were loaded as they are
 	vb := make([]int, len(l.all))
 	l.varBytes(g.calls, nil, groups, vb)
 	out := engine.OutBatch{Alloc: &scratchAlloc{}}
-	if err := out.Init(l.all, len(groups), vb); err != nil {
+	if err := out.Init(fields, len(groups), vb[:len(fields)]); err != nil {
 		return err
 	}
 	if err := l.writePartials(g.calls, nil, &out, 0, groups); err != nil {
@@ -180,7 +198,7 @@ func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []in
 	var back engine.Batch
 	viewOf(&out, &back)
 	call := 0
-	for k := range l.all {
+	for k := range fields {
 		col := l.start + k
 		for call+1 < len(l.first) && l.first[call+1] <= col {
 			call++
@@ -220,7 +238,7 @@ type exportCursor struct {
 }
 
 // ExportTypes implements engine.StateExporter: the key (BinaryRowData bytes), then the import
-// layout's accumulator fields, record count and last write time.
+// layout's accumulator fields, maps, record count and last write time.
 func (g *groupAgg) ExportTypes() ([]engine.Type, error) {
 	types, err := g.ImportTypes()
 	if err != nil {
@@ -251,6 +269,9 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	vb := make([]int, len(types))
 	vb[0] = keyBytes
 	l.varBytes(g.calls, nil, c.ids, vb[1:])
+	for s, d := range g.sets {
+		vb[1+l.views-l.start+s] = d.viewBytes(c.ids, g.ttl)
+	}
 	if err := out.Init(types, len(c.ids), vb); err != nil || len(c.ids) == 0 {
 		return false, err
 	}
@@ -263,6 +284,9 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	keys.Offs[len(c.ids)] = int32(at)
 	if err := l.writePartials(g.calls, nil, out, 1, c.ids); err != nil {
 		return false, err
+	}
+	for s, d := range g.sets {
+		d.writeView(&out.Cols[1+l.views-l.start+s], c.ids, g.ttl)
 	}
 	if g.counter != nil {
 		counts := out.Cols[1+len(l.all)].Data
@@ -278,4 +302,44 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	}
 	out.Finish()
 	return c.next < int32(st.Cap()), nil
+}
+
+// loadState loads row i of col, a map in the state form (with TTL each entry's last write after
+// its value), into group g, which holds no entry: every entry as it is, except the NULL value's
+// and one without a bit or count (see above). On error the group may hold some entries.
+func (d *distinctSet) loadState(col *engine.Column, i int, g int32) error {
+	if col.IsNull(i) {
+		return fmt.Errorf("%w: NULL, want a map (empty when the key has no value)", engine.ErrData)
+	}
+	src, err := d.viewEntries(col.Bytes(i))
+	if err != nil {
+		return err
+	}
+	k := len(d.calls)
+	ent := &d.scratchEntry
+	for len(src) > 0 {
+		if src, err = d.nextEntry(src, ent); err != nil {
+			return err
+		}
+		var at int64
+		if d.at != nil {
+			if len(src) < 8 {
+				return fmt.Errorf("%w: distinct map entry: last write truncated", engine.ErrData)
+			}
+			at, src = int64(binary.LittleEndian.Uint64(src)), src[8:]
+		}
+		if ent.null || !slices.ContainsFunc(ent.vals, func(v int64) bool { return v != 0 }) {
+			continue
+		}
+		h := hashKey(g, ent.key)
+		if d.find(g, ent.key, false, h) >= 0 {
+			return fmt.Errorf("%w: distinct map holds a value twice", engine.ErrData)
+		}
+		e := d.insert(g, ent.key, false, h)
+		copy(d.counts[int(e)*k:int(e)*k+k], ent.vals)
+		if d.at != nil {
+			d.at[e] = at
+		}
+	}
+	return nil
 }

@@ -16,7 +16,8 @@ import (
 // import's contract on Go's side.
 
 // importRows writes, for every key of op that the rows of sc before end touched, the import row
-// Flink would hand over: the key's values, its accumulator fields, and its record count.
+// Flink would hand over: the key's values, its accumulator fields, its DISTINCT maps, its record
+// count and, with TTL, its last write.
 func importRows(t *testing.T, op *GroupAggregate, sc scenario, end int) [][]any {
 	t.Helper()
 	b := enginetest.Batch(sc.spec.InputTypes, sc.rows[:end], sc.kinds[:end], enginetest.Options{})
@@ -48,12 +49,18 @@ func importRows(t *testing.T, op *GroupAggregate, sc scenario, end int) [][]any 
 	}
 	vb := make([]int, len(l.all))
 	l.varBytes(op.calls, nil, ids, vb)
+	for s, d := range op.sets {
+		vb[l.views-l.start+s] = d.viewBytes(ids, op.ttl)
+	}
 	out := engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	if err := out.Init(l.all, len(ids), vb); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.writePartials(op.calls, nil, &out, 0, ids); err != nil {
 		t.Fatal(err)
+	}
+	for s, d := range op.sets {
+		d.writeView(&out.Cols[l.views-l.start+s], ids, op.ttl)
 	}
 	out.Finish()
 	rows := make([][]any, len(ids))
@@ -104,7 +111,7 @@ func processAll(t *testing.T, op *GroupAggregate, sc scenario, from, to int) []s
 // TTL, their last write times), continues exactly as the other does, time moving on: same output,
 // same keys.
 func TestImportStateContinuesAsTheExporter(t *testing.T) {
-	imported := 0
+	imported, distinct, distinctTTL := 0, 0, 0
 	for seed := range uint64(1000) {
 		sc := randomScenario(seed)
 		a, err := NewGroupAggregate(sc.spec)
@@ -137,10 +144,17 @@ func TestImportStateContinuesAsTheExporter(t *testing.T) {
 		}
 		if len(rows) > 0 {
 			imported++
+			if len(a.sets) > 0 {
+				distinct++
+				if a.ttl {
+					distinctTTL++
+				}
+			}
 		}
 	}
-	if imported < 80 {
-		t.Fatalf("only %d of 1000 scenarios imported state", imported)
+	t.Logf("%d of 1000 scenarios imported state, %d of them DISTINCT maps, %d of those with TTL", imported, distinct, distinctTTL)
+	if imported < 80 || distinct < 20 {
+		t.Fatalf("only %d of 1000 scenarios imported state, %d of them DISTINCT maps", imported, distinct)
 	}
 }
 
@@ -201,7 +215,6 @@ func TestImportStateRefusesWhatItCannotCarry(t *testing.T) {
 		spec *testSpec
 		want string
 	}{
-		{&testSpec{Aggs: []AggCall{{Func: "COUNT", Args: []int{1}, Distinct: true, Name: "d"}}}, "DISTINCT"},
 		{&testSpec{Aggs: []AggCall{{Func: "MAX", Args: []int{1}, Retract: true, Name: "m"}}, NeedRetraction: true}, "aggs[0]: importing Flink's state of an aggregate with retraction that keeps a data view"},
 	} {
 		c.spec.Kind, c.spec.MaxParallelism, c.spec.Input, c.spec.Keys = "group_aggregate", 128, in, []int{0}
@@ -254,5 +267,74 @@ func TestExportStateWritesEveryKey(t *testing.T) {
 	}
 	if len(seen) != keys {
 		t.Fatalf("%d keys exported, want %d", len(seen), keys)
+	}
+}
+
+// viewState encodes a DISTINCT map of BIGINT values in the import form: entries of (NULL?, value,
+// one BIGINT word).
+func viewState(entries ...[3]int64) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 1)
+	for _, e := range entries {
+		if e[0] == 1 {
+			b = append(b, 1)
+		} else {
+			b = binary.LittleEndian.AppendUint64(append(b, 0), uint64(e[1]))
+		}
+		b = binary.LittleEndian.AppendUint64(b, uint64(e[2]))
+	}
+	return b
+}
+
+// A DISTINCT map is imported as Flink holds it, but for the NULL value's entry and entries
+// without a bit, which no row can tell from absent ones; a malformed map fails the import and
+// keeps no key.
+func TestImportStateOfDistinctMaps(t *testing.T) {
+	spec := mustParse(&testSpec{Kind: "group_aggregate", MaxParallelism: 128, Input: bigintInput("k", "v"), Keys: []int{0},
+		Aggs: []AggCall{{Func: "COUNT", Args: []int{1}, Distinct: true, Name: "d"}}})
+	op, err := NewGroupAggregate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := op.ImportTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := typeList(types), "[BIGINT, BIGINT, BYTES]"; got != want { // k, COUNT's count, the map
+		t.Fatalf("import types %s, want %s", got, want)
+	}
+	for _, c := range []struct {
+		name string
+		view any
+		want string
+	}{
+		{"NULL map", nil, "NULL, want a map"},
+		{"a value twice", string(viewState([3]int64{0, 7, 1}, [3]int64{0, 7, 1})), "distinct map holds a value twice"},
+		{"a bit of no call", string(viewState([3]int64{0, 7, 2})), "bit 1 set for 1 calls"},
+		{"truncated", string(viewState([3]int64{0, 7, 1})[:12]), "key of 8 bytes, 7 left"},
+	} {
+		err := op.ImportState(enginetest.Batch(types, [][]any{{int64(1), int64(1), c.view}}, inserts(1), enginetest.Options{}))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s: error %v, want %q", c.name, err, c.want)
+		}
+		if op.Groups() != 0 {
+			t.Fatalf("%s: %d keys kept after a failed import", c.name, op.Groups())
+		}
+	}
+	view := viewState([3]int64{1, 0, 1}, [3]int64{0, 5, 1}, [3]int64{0, 6, 0})
+	if err := op.ImportState(enginetest.Batch(types, [][]any{{int64(1), int64(1), string(view)}}, inserts(1), enginetest.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	if _, err := op.ExportState(out, true); err != nil {
+		t.Fatal(err)
+	}
+	rows := enginetest.Rows(out)
+	if len(rows) != 1 || rows[0].Values[2] != string(viewState([3]int64{0, 5, 1})) {
+		t.Fatalf("exported %v, want the entry of 5 alone", rows)
+	}
+	// 5 is in the set, 6 is not: one more distinct value
+	sc := scenario{spec: spec, rows: [][]any{{int64(1), int64(5)}, {int64(1), int64(6)}}, kinds: inserts(2)}
+	if got, want := processAll(t, op, sc, 0, 2), []string{"+U[1, 2]"}; !slices.Equal(got, want) {
+		t.Fatalf("after the import: %v, want %v", got, want)
 	}
 }

@@ -245,7 +245,7 @@ func (l *partialLayout) writePartials(calls []accumulator, sets []*distinctSet, 
 		}
 	}
 	for s, d := range sets {
-		d.writeView(&out.Cols[first+l.views-l.start+s], groups)
+		d.writeView(&out.Cols[first+l.views-l.start+s], groups, false)
 	}
 	return nil
 }
@@ -258,7 +258,7 @@ func (l *partialLayout) varBytes(calls []accumulator, sets []*distinctSet, group
 		acc.partialVarBytes(groups, dst[from:from+len(l.types[c])])
 	}
 	for s, d := range sets {
-		dst[l.views-l.start+s] = d.viewBytes(groups)
+		dst[l.views-l.start+s] = d.viewBytes(groups, false)
 	}
 }
 

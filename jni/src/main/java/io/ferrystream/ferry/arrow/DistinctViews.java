@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.flink.runtime.state.ttl.TtlValue;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.DecimalData;
@@ -80,6 +81,16 @@ public final class DistinctViews {
         @SuppressWarnings("unchecked")
         TypeSerializer<MapView<Object, Object>> s = (TypeSerializer<MapView<Object, Object>>) serializer;
         return new Codec(key, array, s);
+    }
+
+    /**
+     * The codec of Flink's MapState {@code distinctAcc_<i>} of a key type Ferry carries, values
+     * {@code long[]} when {@code array}, else {@code Long}; it has no RAW serializer.
+     */
+    public static Codec stateCodec(LogicalType keyType, boolean array) {
+        LogicalType key = ArrowTypes.carried(keyType);
+        ArrowTypes.arrowTypeOf(key);
+        return new Codec(key, array, null);
     }
 
     /** Encodes and decodes the maps of one RAW type. Not thread-safe (reuses a buffer). */
@@ -179,14 +190,36 @@ public final class DistinctViews {
 
         /** Appends the map's encoding to buf (the body of {@link #encode}). */
         private void appendMap(MapView<Object, Object> view) {
+            appendEntries(view.getMap().entrySet(), false);
+        }
+
+        /**
+         * Encodes the entries of Flink's MapState {@code distinctAcc_<i>}, values {@code Long} or
+         * {@code long[]}; with {@code times} they are TtlValues and each entry's last write follows
+         * its value (docs/state.md, "Switching Ferry on or off"). The returned buffer is valid
+         * until the next call.
+         */
+        public ByteBuffer encodeState(Iterable<Map.Entry<Object, Object>> entries, boolean times) {
+            buf.clear();
+            appendEntries(entries, times);
+            buf.flip();
+            return buf;
+        }
+
+        private void appendEntries(Iterable<Map.Entry<Object, Object>> entries, boolean times) {
             int header = buf.position();
-            Map<Object, Object> map = view.getMap();
             int words = -1;
             ensure(4);
             buf.putInt(0); // words, patched below
-            for (Map.Entry<Object, Object> e : map.entrySet()) {
+            for (Map.Entry<Object, Object> e : entries) {
                 Object k = e.getKey();
                 Object v = e.getValue();
+                long lastWrite = 0;
+                if (times) {
+                    TtlValue<?> t = (TtlValue<?>) v;
+                    v = t.getUserValue();
+                    lastWrite = t.getLastAccessTimestamp();
+                }
                 long[] a = null;
                 int w = 1;
                 if (array) {
@@ -205,13 +238,16 @@ public final class DistinctViews {
                     buf.put((byte) 0);
                     putKey(k);
                 }
-                ensure(8 * w);
+                ensure(8 * w + 8);
                 if (a == null) {
                     buf.putLong((Long) v);
                 } else {
                     for (long x : a) {
                         buf.putLong(x);
                     }
+                }
+                if (times) {
+                    buf.putLong(lastWrite);
                 }
             }
             buf.putInt(header, words < 0 ? (array ? 0 : 1) : words);
@@ -294,6 +330,32 @@ public final class DistinctViews {
          * keys as Flink's local aggregate puts them; IllegalArgumentException when malformed.
          */
         public MapView<Object, Object> decode(ArrowBuf data, long start, int len) {
+            Map<Object, Object> map = new HashMap<>();
+            forEachEntry(data, start, len, false, (key, value, lastWrite) -> {
+                if (map.put(key, value) != null) {
+                    throw malformed("duplicate key " + key);
+                }
+            });
+            MapView<Object, Object> view = new MapView<>();
+            view.setMap(map);
+            return view;
+        }
+
+        /** Receives the entries of an encoded map. */
+        public interface EntryConsumer {
+            /**
+             * @param key the internal value, null for NULL
+             * @param value {@code Long} or {@code long[]}
+             * @param lastWrite the entry's last write (ms) in the state form with times, else 0
+             */
+            void accept(Object key, Object value, long lastWrite);
+        }
+
+        /**
+         * Walks the map of {@code len} bytes at {@code start} of {@code data}, in the state form
+         * ({@link #encodeState}) when {@code times}; IllegalArgumentException when malformed.
+         */
+        public void forEachEntry(ArrowBuf data, long start, int len, boolean times, EntryConsumer consumer) {
             long end = start + len;
             long at = start;
             if (len < 4) {
@@ -304,7 +366,6 @@ public final class DistinctViews {
             if (words < 0 || (!array && words != 1)) {
                 throw malformed("values of " + words + " words");
             }
-            Map<Object, Object> map = new HashMap<>();
             while (at < end) {
                 byte flag = data.getByte(at++);
                 Object key = null;
@@ -315,7 +376,7 @@ public final class DistinctViews {
                 } else if (flag != 1) {
                     throw malformed("NULL flag " + flag);
                 }
-                need(at, 8L * words, end);
+                need(at, 8L * words + (times ? 8 : 0), end);
                 Object value;
                 if (array) {
                     long[] a = new long[words];
@@ -327,13 +388,13 @@ public final class DistinctViews {
                     value = data.getLong(at);
                 }
                 at += 8L * words;
-                if (map.put(key, value) != null) {
-                    throw malformed("duplicate key " + key);
+                long lastWrite = 0;
+                if (times) {
+                    lastWrite = data.getLong(at);
+                    at += 8;
                 }
+                consumer.accept(key, value, lastWrite);
             }
-            MapView<Object, Object> view = new MapView<>();
-            view.setMap(map);
-            return view;
         }
 
         private static void need(long at, long n, long end) {

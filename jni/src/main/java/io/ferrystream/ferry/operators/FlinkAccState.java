@@ -2,9 +2,12 @@ package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.arrow.DistinctViews;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -17,7 +20,11 @@ import org.apache.flink.runtime.state.ttl.TtlValue;
 import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.binary.BinaryRawValueData;
 import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.runtime.typeutils.ExternalSerializer;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.BigIntType;
@@ -26,10 +33,13 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarBinaryType;
 
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 
+import java.io.Serializable;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -45,14 +55,19 @@ import java.util.stream.Stream;
  * MiniBatchGlobalGroupAggFunction} keep one {@code ValueState<RowData>} named {@code accState} per
  * key: the accumulator row of the planner's {@code AggregateInfoList} ({@code getAccTypes()}, data
  * views state-backed). Its record counter reads the BIGINT field {@code getIndexOfCountStar()}.
- * DISTINCT calls and data views keep further {@code MapState}s, which are not imported ({@link
- * #refusal}); with idle-state TTL every value is a {@code TtlValue} with its last write time, which
- * travels with the value (Ferry keeps the same time per key, under the same OnCreateAndWrite rule).
+ * Each DISTINCT argument keeps a {@code MapState} {@code distinctAcc_<i>} from value to bitmask or
+ * counts, and its NULL value's entry in the {@code ValueState} {@code distinctAcc_<i>_null_state};
+ * the data views of other calls keep further {@code MapState}s, which are not imported ({@link
+ * #refusal}). With idle-state TTL every value and map entry is a {@code TtlValue} with its last
+ * write time, which travels with it (Ferry keeps the same times, under the same OnCreateAndWrite
+ * rule).
  *
  * <p>The import registers {@code accState} with Flink's own accumulator type (so the backend's
  * compatibility check sees the serializer it wrote), lists its keys, and hands the library, 4,096
- * keys per call, one row per key: the key fields, the accumulator fields of the calls, and the
- * record count when the library keeps one ({@code ferry_operator_import}). Each key's value is
+ * keys per call, one row per key: the key fields, the accumulator fields of the calls, each
+ * DISTINCT map ({@link DistinctViews#encodeState}; the NULL value's entry, which no call reads, is
+ * left out), and the record count when the library keeps one ({@code ferry_operator_import}). Each
+ * key's value is
  * cleared once handed over, so no unread copy travels on in later checkpoints. It runs once, in
  * the task thread, before the first record; it holds the keys (not the values) on the heap.
  *
@@ -73,9 +88,34 @@ public final class FlinkAccState implements FlinkState {
     /** Keys imported in this JVM, for tests and logs. */
     private static final AtomicLong IMPORTED = new AtomicLong();
 
+    /** One DISTINCT argument's state: Flink's MapState and the ValueState of its NULL value. */
+    public static final class DistinctState implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        final String name;
+        /** The MapViewSpec's key and value types (internal conversion; values BIGINT or ARRAY). */
+        final DataType keyType;
+        final DataType valueType;
+
+        public DistinctState(String name, DataType keyType, DataType valueType) {
+            this.name = name;
+            this.keyType = keyType;
+            this.valueType = valueType;
+        }
+
+        boolean array() {
+            return valueType.getLogicalType() instanceof ArrayType;
+        }
+
+        String nullStateName() {
+            return name + "_null_state"; // PerKeyStateDataViewStore.NULL_STATE_POSTFIX
+        }
+    }
+
     private final RowType keyType;
     private final LogicalType[] accTypes;
     private final int callFields;
+    private final List<DistinctState> distinct;
     private final int recordCountField;
     /** Idle-state TTL is on: Flink keeps each value as a TtlValue with its last write time. */
     private final boolean ttl;
@@ -85,16 +125,19 @@ public final class FlinkAccState implements FlinkState {
      * @param keyType the key fields, in key order
      * @param accTypes Flink's accumulator row ({@code AggregateInfoList#getAccTypes}, state-backed views)
      * @param callFields how many leading accumulator fields the library merges into its calls
+     * @param distinct the DISTINCT arguments' states, in Flink's order (their placeholder fields
+     *     close the accumulator row)
      * @param recordCountField the accumulator field holding the record count to hand over after
      *     the calls' fields, or -1 when the library keeps no counter of its own
      * @param ttl whether idle-state TTL is on (the last write time is the last column)
      * @param refusal why Flink's state cannot be imported, or null
      */
-    public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, int recordCountField, boolean ttl,
-            @Nullable String refusal) {
+    public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, List<DistinctState> distinct,
+            int recordCountField, boolean ttl, @Nullable String refusal) {
         this.keyType = keyType;
         this.accTypes = accTypes.clone();
         this.callFields = callFields;
+        this.distinct = List.copyOf(distinct);
         this.recordCountField = recordCountField;
         this.ttl = ttl;
         this.refusal = refusal;
@@ -102,7 +145,12 @@ public final class FlinkAccState implements FlinkState {
 
     @Override
     public List<String> names() {
-        return List.of(NAME);
+        List<String> names = new ArrayList<>(List.of(NAME));
+        for (DistinctState d : distinct) {
+            names.add(d.name);
+            names.add(d.nullStateName());
+        }
+        return names;
     }
 
     @Override
@@ -116,12 +164,15 @@ public final class FlinkAccState implements FlinkState {
     }
 
     /**
-     * The import rows: key fields, the calls' accumulator fields, the record count if handed over,
-     * the last write time with TTL.
+     * The import rows: key fields, the calls' accumulator fields, the DISTINCT maps, the record
+     * count if handed over, the last write time with TTL.
      */
     RowType importType() {
         List<LogicalType> types = new ArrayList<>(keyType.getChildren());
         types.addAll(Arrays.asList(accTypes).subList(0, callFields));
+        for (int i = 0; i < distinct.size(); i++) {
+            types.add(new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
+        }
         if (recordCountField >= 0) {
             types.add(new BigIntType(false));
         }
@@ -139,6 +190,9 @@ public final class FlinkAccState implements FlinkState {
         }
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         ValueState<Object> state = state(keyed);
+        DistinctViews.Codec[] codecs = codecs();
+        MapState<Object, Object>[] maps = maps(keyed);
+        ValueState<Object>[] nulls = nullStates(keyed);
         List<RowData> keys = new ArrayList<>();
         try (Stream<RowData> all = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
             all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
@@ -162,6 +216,11 @@ public final class FlinkAccState implements FlinkState {
                     for (RowData.FieldGetter g : accFields) {
                         row.setField(f++, g.getFieldOrNull(acc));
                     }
+                    for (int d = 0; d < maps.length; d++) {
+                        row.setField(f++, bytes(codecs[d].encodeState(maps[d].entries(), ttl)));
+                        maps[d].clear();
+                        nulls[d].clear();
+                    }
                     if (recordCountField >= 0) {
                         row.setField(f++, acc.getLong(recordCountField));
                     }
@@ -179,8 +238,38 @@ public final class FlinkAccState implements FlinkState {
                 keyed.setCurrentKey((RowData) current);
             }
         }
+        clearOrphans(keyed);
         IMPORTED.addAndGet(keys.size());
         return keys.size();
+    }
+
+    /**
+     * Clears the DISTINCT entries of keys without {@code accState}: Flink clears a key's maps with
+     * its accumulators, and writes its accumulators on every row, so such entries can only be
+     * left over after {@code accState} expired, and are expired themselves.
+     */
+    private void clearOrphans(KeyedStateBackend<RowData> keyed) throws Exception {
+        MapState<Object, Object>[] maps = maps(keyed);
+        ValueState<Object>[] nulls = nullStates(keyed);
+        for (int d = 0; d < maps.length; d++) {
+            for (String name : List.of(distinct.get(d).name, distinct.get(d).nullStateName())) {
+                List<RowData> left = new ArrayList<>();
+                try (Stream<RowData> all = keyed.getKeys(name, VoidNamespace.INSTANCE)) {
+                    all.forEach(k -> left.add(keyed.getKeySerializer().copy(k)));
+                }
+                for (RowData key : left) {
+                    keyed.setCurrentKey(key);
+                    maps[d].clear();
+                    nulls[d].clear();
+                }
+            }
+        }
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        byte[] a = new byte[b.remaining()];
+        b.get(a);
+        return a;
     }
 
     /** The export rows: the key's BinaryRowData bytes, then the import layout's accumulator columns. */
@@ -200,6 +289,9 @@ public final class FlinkAccState implements FlinkState {
         }
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         ValueState<Object> state = state(keyed);
+        DistinctViews.Codec[] codecs = codecs();
+        MapState<Object, Object>[] maps = maps(keyed);
+        int aggFields = accTypes.length - distinct.size();
         RowDataSerializer accSerializer = new RowDataSerializer(accTypes);
         int lastWrite = exportType().getFieldCount() - 1;
         RowData.FieldGetter[] accFields = new RowData.FieldGetter[callFields];
@@ -222,16 +314,25 @@ public final class FlinkAccState implements FlinkState {
                     for (int f = 0; f < callFields; f++) {
                         acc.setField(f, accFields[f].getFieldOrNull(row));
                     }
-                    if (accTypes.length > callFields) { // the count1 Flink inserted: the record count
-                        acc.setField(callFields, row.getLong(callFields + 1));
+                    if (aggFields > callFields) { // the count1 Flink inserted: the record count
+                        acc.setField(callFields, row.getLong(1 + callFields + distinct.size()));
+                    }
+                    for (int d = 0; d < distinct.size(); d++) {
+                        acc.setField(aggFields + d, BinaryRawValueData.fromBytes(new byte[] {0})); // NullSerializer's byte
                     }
                     keyed.setCurrentKey(key);
                     BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
                     keys.add(key);
                     try {
                         state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
+                        for (int d = 0; d < distinct.size(); d++) {
+                            VarBinaryVector v = (VarBinaryVector) root.getVector(1 + callFields + d);
+                            MapState<Object, Object> map = maps[d];
+                            codecs[d].forEachEntry(v.getDataBuffer(), v.getStartOffset(i), v.getValueLength(i), ttl,
+                                    (k, x, at) -> put(map, k, ttl ? new TtlValue<>(x, at) : x));
+                        }
                     } catch (Exception e) {
-                        throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
+                        throw new IllegalStateException("writing Flink's " + String.join(", ", names()) + " of a key: " + e, e);
                     }
                 }
             });
@@ -256,10 +357,14 @@ public final class FlinkAccState implements FlinkState {
     public void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         ValueState<Object> state = state(keyed);
+        MapState<Object, Object>[] maps = maps(keyed);
         Object current = backend.getCurrentKey();
         for (RowData key : keys) {
             keyed.setCurrentKey(key);
             state.clear();
+            for (MapState<Object, Object> map : maps) {
+                map.clear();
+            }
         }
         if (current != null) {
             keyed.setCurrentKey((RowData) current);
@@ -273,12 +378,60 @@ public final class FlinkAccState implements FlinkState {
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private ValueState<Object> state(KeyedStateBackend<RowData> keyed) throws Exception {
-        TypeSerializer<?> serializer = InternalTypeInfo.ofFields(accTypes).toRowSerializer();
-        if (ttl) {
-            serializer = new TtlStateFactory.TtlSerializer<>(LongSerializer.INSTANCE, serializer);
-        }
-        ValueStateDescriptor<Object> descriptor = new ValueStateDescriptor(NAME, serializer);
+        ValueStateDescriptor<Object> descriptor =
+                new ValueStateDescriptor(NAME, ttlWrapped(InternalTypeInfo.ofFields(accTypes).toRowSerializer()));
         return keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
+    }
+
+    private static void put(MapState<Object, Object> map, Object key, Object value) {
+        try {
+            map.put(key, value);
+        } catch (Exception e) {
+            throw new IllegalStateException(e.toString(), e);
+        }
+    }
+
+    private DistinctViews.Codec[] codecs() {
+        DistinctViews.Codec[] codecs = new DistinctViews.Codec[distinct.size()];
+        for (int d = 0; d < codecs.length; d++) {
+            codecs[d] = DistinctViews.stateCodec(distinct.get(d).keyType.getLogicalType(), distinct.get(d).array());
+        }
+        return codecs;
+    }
+
+    /**
+     * The {@code distinctAcc_<i>} MapStates with the serializers Flink's operator wrote them with
+     * (PerKeyStateDataViewStore.getStateMapView: ExternalSerializers of the view's key and value
+     * types, with TTL each value in Flink's {@code TtlSerializer}).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private MapState<Object, Object>[] maps(KeyedStateBackend<RowData> keyed) throws Exception {
+        MapState<Object, Object>[] maps = new MapState[distinct.size()];
+        for (int d = 0; d < maps.length; d++) {
+            DistinctState ds = distinct.get(d);
+            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(ds.name,
+                    ExternalSerializer.of(ds.keyType), ttlWrapped(ExternalSerializer.of(ds.valueType)));
+            maps[d] = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
+        }
+        return maps;
+    }
+
+    /** The {@code distinctAcc_<i>_null_state} ValueStates, to clear. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private ValueState<Object>[] nullStates(KeyedStateBackend<RowData> keyed) throws Exception {
+        ValueState<Object>[] states = new ValueState[distinct.size()];
+        for (int d = 0; d < states.length; d++) {
+            DistinctState ds = distinct.get(d);
+            ValueStateDescriptor<Object> descriptor =
+                    new ValueStateDescriptor(ds.nullStateName(), ttlWrapped(ExternalSerializer.of(ds.valueType)));
+            states[d] = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
+        }
+        return states;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private TypeSerializer<Object> ttlWrapped(TypeSerializer<?> serializer) {
+        return ttl ? new TtlStateFactory.TtlSerializer(LongSerializer.INSTANCE, serializer) : (TypeSerializer<Object>) serializer;
     }
 
     private static RowData.FieldGetter[] getters(LogicalType[] types, int n) {

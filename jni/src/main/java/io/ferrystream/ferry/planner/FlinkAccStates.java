@@ -1,23 +1,30 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.arrow.DistinctViews;
 import io.ferrystream.ferry.operators.FlinkAccState;
 
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.utils.AggregateInfo;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
+import org.apache.flink.table.planner.plan.utils.DistinctInfo;
+import org.apache.flink.table.runtime.dataview.MapViewSpec;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
 import javax.annotation.Nullable;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The {@code accState} Flink's group aggregates keep, as their exec nodes compute it
  * (StreamExecGroupAggregate, StreamExecGlobalGroupAggregate: {@code AggregateInfoList} with
- * state-backed data views), for a native operator to import ({@link FlinkAccState}).
+ * state-backed data views) and the MapStates of their DISTINCT arguments, for a native operator
+ * to import ({@link FlinkAccState}).
  */
 final class FlinkAccStates {
     private FlinkAccStates() {}
@@ -32,8 +39,9 @@ final class FlinkAccStates {
         AggregateInfoList infos = // as StreamExecGroupAggregate: no existing count star given
                 TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, aggCallNeedRetractions, needRetraction, null, true);
         LogicalType[] acc = accTypes(infos);
-        int callFields = infos.countStarInserted() ? acc.length - 1 : acc.length; // count1 is last
-        return new FlinkAccState(keyType(inputType, grouping), acc, callFields,
+        int aggFields = acc.length - infos.distinctInfos().length; // the DISTINCT placeholders close the row
+        int callFields = infos.countStarInserted() ? aggFields - 1 : aggFields; // count1 is the last call
+        return new FlinkAccState(keyType(inputType, grouping), acc, callFields, distinctStates(infos),
                 needRetraction ? infos.getIndexOfCountStar() : -1, stateTtlMs > 0, refusal(infos));
     }
 
@@ -48,7 +56,8 @@ final class FlinkAccStates {
                 TwoPhaseAggregates.infoList(typeFactory, localAggInputRowType, aggCalls, aggCallNeedRetractions,
                         needRetraction, indexOfCountStar, true);
         LogicalType[] acc = accTypes(infos);
-        return new FlinkAccState(keyType(inputType, grouping), acc, acc.length, -1, stateTtlMs > 0, refusal(infos));
+        return new FlinkAccState(keyType(inputType, grouping), acc, acc.length - infos.distinctInfos().length,
+                distinctStates(infos), -1, stateTtlMs > 0, refusal(infos));
     }
 
     private static LogicalType[] accTypes(AggregateInfoList infos) {
@@ -63,10 +72,30 @@ final class FlinkAccStates {
         return RowType.of(types);
     }
 
+    /**
+     * The DISTINCT arguments' MapStates, as AggregateUtil names and types them
+     * (DataViewUtils.createDistinctViewSpec: {@code distinctAcc_<i>}, key and value types of the
+     * view).
+     */
+    private static List<FlinkAccState.DistinctState> distinctStates(AggregateInfoList infos) {
+        List<FlinkAccState.DistinctState> states = new ArrayList<>();
+        for (DistinctInfo d : infos.distinctInfos()) {
+            MapViewSpec spec = (MapViewSpec) d.dataViewSpec().get(); // state-backed views
+            states.add(new FlinkAccState.DistinctState(spec.getStateId(), spec.getKeyDataType(), spec.getValueDataType()));
+        }
+        return states;
+    }
+
     /** Why Flink's state of {@code infos} is not imported, or null. */
     private static @Nullable String refusal(AggregateInfoList infos) {
-        if (infos.distinctInfos().length > 0) {
-            return "DISTINCT: Flink keeps the values in MapStates";
+        for (DistinctInfo d : infos.distinctInfos()) {
+            MapViewSpec spec = (MapViewSpec) d.dataViewSpec().get();
+            boolean array = spec.getValueDataType().getLogicalType() instanceof ArrayType;
+            try {
+                DistinctViews.stateCodec(spec.getKeyDataType().getLogicalType(), array);
+            } catch (UnsupportedOperationException e) {
+                return "DISTINCT over " + spec.getKeyDataType() + ": " + e.getMessage();
+            }
         }
         AggregateInfo[] aggs = infos.aggInfos();
         for (int i = 0; i < aggs.length; i++) {

@@ -541,9 +541,10 @@ class GroupAggregateDifferentialTest {
      * and Ferry's restored from that snapshot and fed the rest. Ferry imports Flink's {@code
      * accState} ({@link FlinkAccState}) and its output must be Flink's, row for row: plain
      * accumulators of every value type on insert-only input, on retracting input with a COUNT(*)
-     * and with the count1 Flink inserts, with and without mini-batch (SavepointSwitchTest covers
-     * RocksDB in whole jobs). State Ferry does not import (MIN/MAX with retraction keep MapViews) refuses to
-     * start, naming the reason.
+     * and with the count1 Flink inserts, DISTINCT value sets (bits and counts, FILTER, idle-state
+     * TTL per entry), with and without mini-batch (SavepointSwitchTest covers RocksDB in whole
+     * jobs). State Ferry does not import (MIN/MAX with retraction keep MapViews) refuses to start,
+     * naming the reason.
      */
     @Test
     void switchingOnAcrossASnapshot() throws Exception {
@@ -555,6 +556,11 @@ class GroupAggregateDifferentialTest {
         switchOn("BIGINT", false, "STDDEV_POP(vb), VAR_SAMP(vd), STDDEV_SAMP(vf), COUNT(*), " + countOfEveryColumn(), java.util.Map.of());
         switchOn("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, TTL_50_MS);
         switchOn("STRING", true, TwoPhaseAggregateDifferentialTest.COUNT1_AGGS, TTL_50_MS);
+        switchOn("BIGINT", false, DISTINCT_AND_FILTER_AGGS, java.util.Map.of());
+        switchOn("STRING", true, TwoPhaseAggregateDifferentialTest.RETRACTING_DISTINCT_AGGS, java.util.Map.of());
+        switchOn("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_DISTINCT_AGGS, miniBatch(7));
+        switchOn("BIGINT", false, DISTINCT_AND_FILTER_AGGS, TTL_50_MS);
+        switchOn("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_DISTINCT_AGGS, TTL_50_MS);
 
         Planned stock = plan("INT", true, false, 64, AGGS, java.util.Map.of());
         Planned ferry = plan("INT", true, true, 64, AGGS, java.util.Map.of());
@@ -610,6 +616,10 @@ class GroupAggregateDifferentialTest {
         switchOff("BIGINT", false, "STDDEV_POP(vb), VAR_SAMP(vd), STDDEV_SAMP(vf), COUNT(*), " + countOfEveryColumn(), java.util.Map.of());
         switchOff("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_AGGS, TTL_50_MS);
         switchOff("BIGINT", false, AGGS, TTL_50_MS);
+        switchOff("BIGINT", false, DISTINCT_AND_FILTER_AGGS, java.util.Map.of());
+        switchOff("STRING", true, TwoPhaseAggregateDifferentialTest.RETRACTING_DISTINCT_AGGS, miniBatch(7));
+        switchOff("BIGINT", false, DISTINCT_AND_FILTER_AGGS, TTL_50_MS);
+        switchOff("INT", true, TwoPhaseAggregateDifferentialTest.RETRACTING_DISTINCT_AGGS, TTL_50_MS);
     }
 
     private void switchOff(String keyType, boolean changelog, String aggs, java.util.Map<String, String> options) throws Exception {

@@ -708,14 +708,14 @@ class TwoPhaseAggregateDifferentialTest {
      * Flink's operator snapshotted, then Flink's and Ferry's restored from that snapshot and fed the
      * rest of the stream: Ferry's global aggregate imports Flink's {@code accState} ({@link
      * FlinkAccState}) and its output must be Flink's, for every value type and accumulator of
-     * {@link #RETRACTING_AGGS} and for {@link #COUNT1_AGGS} (count1 inserted). DISTINCT calls keep
-     * MapStates Ferry does not import: it refuses to start ({@link ForeignStateGuard}). The local
+     * {@link #RETRACTING_AGGS}, for {@link #COUNT1_AGGS} (count1 inserted) and for DISTINCT calls
+     * (their MapStates, bitmasks and counts, imported with the accumulators). The local
      * aggregate, which is not keyed and keeps no state in either form, continues from Flink's
      * snapshot with Flink's partial rows.
      */
     @Test
     void switchingOnAcrossASnapshot() throws Exception {
-        for (String aggs : List.of(RETRACTING_AGGS, COUNT1_AGGS)) {
+        for (String aggs : List.of(RETRACTING_AGGS, COUNT1_AGGS, RETRACTING_DISTINCT_AGGS)) {
             Planned stock = plan("BIGINT", true, false, aggs, twoPhase(10));
             Planned ferry = plan("BIGINT", true, true, aggs, twoPhase(10));
             List<RowData> in = GroupAggregateDifferentialTest.input(99, "BIGINT", true, 400, 0);
@@ -739,15 +739,9 @@ class TwoPhaseAggregateDifferentialTest {
             assertIdentical(outs.get(0), outs.get(1), "global restored from Flink's snapshot: " + aggs);
         }
 
-        Planned stock = plan("BIGINT", true, false, RETRACTING_DISTINCT_AGGS, twoPhase(10));
-        Planned ferry = plan("BIGINT", true, true, RETRACTING_DISTINCT_AGGS, twoPhase(10));
+        Planned stock = plan("BIGINT", true, false, RETRACTING_AGGS, twoPhase(10));
+        Planned ferry = plan("BIGINT", true, true, RETRACTING_AGGS, twoPhase(10));
         List<RowData> in = GroupAggregateDifferentialTest.input(99, "BIGINT", true, 400, 0);
-        OperatorSubtaskState distinctState = stockGlobalSnapshot(stock, partialRows(stock, in, 2, new Random(99)).subList(0, 100));
-        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> globalHarness(ferry, distinctState));
-        String why = String.valueOf(refused.getMessage()) + refused.getCause();
-        assertTrue(why.contains("holds managed keyed state of Flink's own operator (") && why.contains("accState")
-                && why.contains("DISTINCT: Flink keeps the values in MapStates"), why);
-
         List<List<String>> outs = new ArrayList<>();
         for (Planned restored : List.of(stock, ferry)) {
             OneInputStreamOperatorTestHarness<RowData, RowData> h = localHarness(stock, null);

@@ -97,17 +97,23 @@ class SavepointSwitchTest {
                     + " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s FROM T GROUP BY k)"
                     + " GROUP BY c % 7";
 
+    /** DISTINCT over retracting input: Flink's distinctAcc_<i> MapStates, counts per value. */
+    static final String DISTINCT_QUERY =
+            "SELECT c % 7 AS g, COUNT(DISTINCT s) AS ds, SUM(DISTINCT c) AS sc, COUNT(DISTINCT k) FILTER (WHERE s > 0) AS dk"
+                    + " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s FROM T GROUP BY k)"
+                    + " GROUP BY c % 7";
+
     /**
      * Ferry off, savepoint, Ferry on: the native operators import Flink's {@code accState}
      * (FlinkAccState) and the job finishes with the results of a run that was never stopped, on
      * the HashMap, RocksDB and ForSt backends, single-phase and two-phase (the global aggregates'
-     * state), with and without idle-state TTL.
+     * state), with and without idle-state TTL, with and without DISTINCT (its MapStates).
      */
     @ParameterizedTest
     @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
     void stockSavepointIntoFerryImportsFlinksState(String backend, @TempDir Path dir) throws Exception {
         Configuration conf = backend(backend);
-        for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY)) {
+        for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY, DISTINCT_QUERY)) {
             for (Map<String, String> options : List.of(Map.<String, String>of(), FailoverTest.TWO_PHASE, IDLE_STATE_TTL)) {
                 List<String> want = FailoverTest.reference(query, options);
                 String savepoint = savepointMidStream(query, options, false, conf, dir.resolve(query.length() + "-" + options.size()));
@@ -158,7 +164,7 @@ class SavepointSwitchTest {
     @ValueSource(strings = {"hashmap", "rocksdb", "forst"})
     void ferrySavepointIntoStockRestoresFlinksState(String backend, @TempDir Path dir) throws Exception {
         Configuration conf = backend(backend);
-        for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY)) {
+        for (String query : List.of(IMPORTABLE_QUERY, COUNT1_QUERY, DISTINCT_QUERY)) {
             for (Map<String, String> options : List.of(Map.<String, String>of(), FailoverTest.TWO_PHASE, IDLE_STATE_TTL)) {
                 List<String> want = FailoverTest.reference(query, options);
                 long opened = AbstractNativeOperator.openedCount();

@@ -35,9 +35,13 @@ import (
 // An export row is the key as the bytes of Flink's BinaryRowData, then the accumulator fields,
 // maps and the record count as above, keys in id order.
 //
-// Neither imported nor exported (ErrUnsupported): calls whose Flink state holds a data view
-// (MIN/MAX, FIRST_VALUE, LAST_VALUE and LISTAGG with retraction), whose entries live in other
-// MapStates of Flink's backend.
+// MIN/MAX with retraction keep their value→count entries in Flink's MapState agg<a>$map: the
+// call's column carries its accumulator with those entries (viewStateAcc,
+// minmax_retract_state.go), loaded as it is.
+//
+// Neither imported nor exported (ErrUnsupported): FIRST_VALUE, LAST_VALUE and LISTAGG with
+// retraction, whose data views (MapViews of lists, ListViews) live in other states of Flink's
+// backend.
 
 // dataViewState is implemented by accumulators whose Flink state holds a MapView or ListView.
 type dataViewState interface{ keepsDataView() }
@@ -49,7 +53,8 @@ func (*listAggRetractAcc) keepsDataView()         {}
 // importLayout lays out the accumulator fields of an import row, after the key fields.
 func (g *groupAgg) importLayout() (partialLayout, error) {
 	for i, c := range g.calls {
-		if _, ok := c.(dataViewState); ok {
+		_, carried := c.(viewStateAcc)
+		if _, ok := c.(dataViewState); ok && !carried {
 			return partialLayout{}, fmt.Errorf("%w: aggs[%d]: importing Flink's state of an aggregate with retraction that keeps a data view in Flink's MapState: not supported yet", engine.ErrUnsupported, i)
 		}
 	}
@@ -162,7 +167,13 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	}
 	changed := make([]bool, n)
 	for c, acc := range g.calls {
-		if err := acc.merge(in, l.first[c], gids, changed); err != nil {
+		var err error
+		if v, ok := acc.(viewStateAcc); ok {
+			err = v.loadState(&in.Cols[l.first[c]], gids, g.ttl)
+		} else {
+			err = acc.merge(in, l.first[c], gids, changed)
+		}
+		if err != nil {
 			return fail(fmt.Errorf("aggs[%d]: %w", c, err))
 		}
 	}
@@ -202,6 +213,9 @@ func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []in
 		col := l.start + k
 		for call+1 < len(l.first) && l.first[call+1] <= col {
 			call++
+		}
+		if _, ok := g.calls[call].(viewStateAcc); ok {
+			continue // loaded as it is
 		}
 		for i := range groups {
 			if !sameValue(&in.Cols[col], &back.Cols[k], i) {
@@ -269,6 +283,11 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	vb := make([]int, len(types))
 	vb[0] = keyBytes
 	l.varBytes(g.calls, nil, c.ids, vb[1:])
+	for k, acc := range g.calls {
+		if v, ok := acc.(viewStateAcc); ok {
+			vb[1+l.first[k]-l.start] = v.stateBytes(c.ids, g.ttl)
+		}
+	}
 	for s, d := range g.sets {
 		vb[1+l.views-l.start+s] = d.viewBytes(c.ids, g.ttl)
 	}
@@ -282,8 +301,13 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 		at += copy(keys.Data[at:], st.Key(id))
 	}
 	keys.Offs[len(c.ids)] = int32(at)
-	if err := l.writePartials(g.calls, nil, out, 1, c.ids); err != nil {
-		return false, err
+	for k, acc := range g.calls {
+		from := 1 + l.first[k] - l.start
+		if v, ok := acc.(viewStateAcc); ok {
+			v.writeState(&out.Cols[from], c.ids, g.ttl)
+		} else if err := acc.writePartial(out.Cols[from:from+len(l.types[k])], c.ids); err != nil {
+			return false, err
+		}
 	}
 	for s, d := range g.sets {
 		d.writeView(&out.Cols[1+l.views-l.start+s], c.ids, g.ttl)

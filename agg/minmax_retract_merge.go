@@ -68,6 +68,17 @@ func keyAt(c *engine.OutColumn, j int) []byte {
 }
 
 func (a *minMaxRetractAcc[V, O]) partialVarBytes(groups []int32, dst []int) {
+	dst[0] = a.stateBytes(groups, false)
+}
+
+func (a *minMaxRetractAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) error {
+	a.writeState(&out[0], groups, false)
+	return nil
+}
+
+// stateBytes is the encoded size of the accumulators of groups, with each entry's last write
+// when times is set (the state form, minmax_retract_state.go).
+func (a *minMaxRetractAcc[V, O]) stateBytes(groups []int32, times bool) int {
 	keys := a.valueKeys(groups)
 	n := 0
 	j := 0
@@ -79,15 +90,19 @@ func (a *minMaxRetractAcc[V, O]) partialVarBytes(groups []int32, dst []int) {
 		}
 		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
 			n += 1 + keyBytes(a.typ, keyAt(keys, j)) + 8
+			if times {
+				n += 8
+			}
 			j++
 		}
 	}
-	dst[0] = n
+	return n
 }
 
-func (a *minMaxRetractAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) error {
+// writeState writes the accumulators of groups to col, laid out with stateBytes(groups, times)
+// bytes; times (only with TTL) writes each entry's last write after its count.
+func (a *minMaxRetractAcc[V, O]) writeState(col *engine.OutColumn, groups []int32, times bool) {
 	keys := a.valueKeys(groups)
-	col := &out[0]
 	pos, j := 0, 0
 	for r, g := range groups {
 		col.Offs[r] = int32(pos)
@@ -103,12 +118,14 @@ func (a *minMaxRetractAcc[V, O]) writePartial(out []engine.OutColumn, groups []i
 		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
 			b = appendKey(append(b, 0), a.typ, keyAt(keys, j))
 			b = binary.LittleEndian.AppendUint64(b, uint64(a.counts.cnt[e]))
+			if times {
+				b = binary.LittleEndian.AppendUint64(b, uint64(a.counts.at[e]))
+			}
 			j++
 		}
 		pos += len(b)
 	}
 	col.Offs[len(groups)] = int32(pos)
-	return nil
 }
 
 // decodedAcc is one decoded accumulator: its extreme's key (nil: NULL), mapSize and entries.

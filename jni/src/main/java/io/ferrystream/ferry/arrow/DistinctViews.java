@@ -128,6 +128,17 @@ public final class DistinctViews {
          * returned buffer is valid until the next call.
          */
         ByteBuffer encodeAccumulator(Object min, long mapSize, MapView<Object, Object> view) {
+            return encodeAccumulatorState(min, mapSize, view.getMap().entrySet(), false);
+        }
+
+        /**
+         * Encodes a MIN/MAX-with-retraction accumulator as Flink's single-phase and global
+         * aggregates keep it: {@code min} and {@code mapSize} from {@code accState}, the entries of
+         * its MapState {@code agg<a>$map}, with {@code times} TtlValues whose last write follows
+         * each count. The returned buffer is valid until the next call.
+         */
+        public ByteBuffer encodeAccumulatorState(Object min, long mapSize, Iterable<Map.Entry<Object, Object>> entries,
+                boolean times) {
             buf.clear();
             ensure(1);
             if (min == null) {
@@ -138,7 +149,7 @@ public final class DistinctViews {
             }
             ensure(8);
             buf.putLong(mapSize);
-            appendMap(view);
+            appendEntries(entries, times);
             buf.flip();
             return buf;
         }
@@ -166,6 +177,26 @@ public final class DistinctViews {
          * internal values; IllegalArgumentException when malformed.
          */
         Object[] decodeAccumulator(ArrowBuf data, long start, int len) {
+            Map<Object, Object> map = new HashMap<>();
+            Object[] acc = decodeAccumulatorState(data, start, len, false, (key, value, lastWrite) -> {
+                if (key == null) {
+                    throw malformed("a NULL value in the accumulator's map");
+                }
+                if (map.put(key, value) != null) {
+                    throw malformed("duplicate key " + key);
+                }
+            });
+            MapView<Object, Object> view = new MapView<>();
+            view.setMap(map);
+            return new Object[] {acc[0], acc[1], view};
+        }
+
+        /**
+         * Decodes an accumulator {@link #encodeAccumulatorState} wrote: returns {min, mapSize}
+         * and hands each entry of its map to {@code consumer}; IllegalArgumentException when
+         * malformed.
+         */
+        public Object[] decodeAccumulatorState(ArrowBuf data, long start, int len, boolean times, EntryConsumer consumer) {
             long end = start + len;
             long at = start;
             need(at, 1, end);
@@ -181,11 +212,8 @@ public final class DistinctViews {
             need(at, 8, end);
             long mapSize = data.getLong(at);
             at += 8;
-            MapView<Object, Object> view = decode(data, at, (int) (end - at));
-            if (view.getMap().containsKey(null)) {
-                throw malformed("a NULL value in the accumulator's map");
-            }
-            return new Object[] {min, mapSize, view};
+            forEachEntry(data, at, (int) (end - at), times, consumer);
+            return new Object[] {min, mapSize};
         }
 
         /** Appends the map's encoding to buf (the body of {@link #encode}). */

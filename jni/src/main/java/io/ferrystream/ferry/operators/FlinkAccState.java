@@ -112,10 +112,33 @@ public final class FlinkAccState implements FlinkState {
         }
     }
 
+    /**
+     * The data view of a MIN/MAX with retraction: its accumulator field in {@code accState}
+     * ({@code STRUCTURED<min, mapSize, map placeholder>}) and the MapState {@code agg<a>$map}
+     * from value to count.
+     */
+    public static final class MinMaxState implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        final int field;
+        final String name;
+        /** The MapViewSpec's key and value types (internal conversion: value, BIGINT). */
+        final DataType keyType;
+        final DataType valueType;
+
+        public MinMaxState(int field, String name, DataType keyType, DataType valueType) {
+            this.field = field;
+            this.name = name;
+            this.keyType = keyType;
+            this.valueType = valueType;
+        }
+    }
+
     private final RowType keyType;
     private final LogicalType[] accTypes;
     private final int callFields;
     private final List<DistinctState> distinct;
+    private final List<MinMaxState> minMax;
     private final int recordCountField;
     /** Idle-state TTL is on: Flink keeps each value as a TtlValue with its last write time. */
     private final boolean ttl;
@@ -127,17 +150,19 @@ public final class FlinkAccState implements FlinkState {
      * @param callFields how many leading accumulator fields the library merges into its calls
      * @param distinct the DISTINCT arguments' states, in Flink's order (their placeholder fields
      *     close the accumulator row)
+     * @param minMax the data views of the calls that are MIN/MAX with retraction
      * @param recordCountField the accumulator field holding the record count to hand over after
      *     the calls' fields, or -1 when the library keeps no counter of its own
      * @param ttl whether idle-state TTL is on (the last write time is the last column)
      * @param refusal why Flink's state cannot be imported, or null
      */
     public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, List<DistinctState> distinct,
-            int recordCountField, boolean ttl, @Nullable String refusal) {
+            List<MinMaxState> minMax, int recordCountField, boolean ttl, @Nullable String refusal) {
         this.keyType = keyType;
         this.accTypes = accTypes.clone();
         this.callFields = callFields;
         this.distinct = List.copyOf(distinct);
+        this.minMax = List.copyOf(minMax);
         this.recordCountField = recordCountField;
         this.ttl = ttl;
         this.refusal = refusal;
@@ -146,6 +171,9 @@ public final class FlinkAccState implements FlinkState {
     @Override
     public List<String> names() {
         List<String> names = new ArrayList<>(List.of(NAME));
+        for (MinMaxState m : minMax) {
+            names.add(m.name);
+        }
         for (DistinctState d : distinct) {
             names.add(d.name);
             names.add(d.nullStateName());
@@ -170,6 +198,9 @@ public final class FlinkAccState implements FlinkState {
     RowType importType() {
         List<LogicalType> types = new ArrayList<>(keyType.getChildren());
         types.addAll(Arrays.asList(accTypes).subList(0, callFields));
+        for (MinMaxState m : minMax) {
+            types.set(keyType.getFieldCount() + m.field, new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
+        }
         for (int i = 0; i < distinct.size(); i++) {
             types.add(new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
         }
@@ -193,6 +224,7 @@ public final class FlinkAccState implements FlinkState {
         DistinctViews.Codec[] codecs = codecs();
         MapState<Object, Object>[] maps = maps(keyed);
         ValueState<Object>[] nulls = nullStates(keyed);
+        MinMaxView[] views = minMaxViews(keyed);
         List<RowData> keys = new ArrayList<>();
         try (Stream<RowData> all = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
             all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
@@ -216,6 +248,9 @@ public final class FlinkAccState implements FlinkState {
                     for (RowData.FieldGetter g : accFields) {
                         row.setField(f++, g.getFieldOrNull(acc));
                     }
+                    for (MinMaxView v : views) {
+                        row.setField(keyFields.length + v.state.field, v.read(acc));
+                    }
                     for (int d = 0; d < maps.length; d++) {
                         row.setField(f++, bytes(codecs[d].encodeState(maps[d].entries(), ttl)));
                         maps[d].clear();
@@ -238,30 +273,41 @@ public final class FlinkAccState implements FlinkState {
                 keyed.setCurrentKey((RowData) current);
             }
         }
-        clearOrphans(keyed);
+        clearOrphans(keyed, views);
         IMPORTED.addAndGet(keys.size());
         return keys.size();
     }
 
     /**
-     * Clears the DISTINCT entries of keys without {@code accState}: Flink clears a key's maps with
-     * its accumulators, and writes its accumulators on every row, so such entries can only be
-     * left over after {@code accState} expired, and are expired themselves.
+     * Clears the map entries of keys without {@code accState}: Flink clears a key's maps with its
+     * accumulators, and writes its accumulators on every row, so such entries can only be left
+     * over after {@code accState} expired, and are expired themselves.
      */
-    private void clearOrphans(KeyedStateBackend<RowData> keyed) throws Exception {
+    private void clearOrphans(KeyedStateBackend<RowData> keyed, MinMaxView[] views) throws Exception {
         MapState<Object, Object>[] maps = maps(keyed);
         ValueState<Object>[] nulls = nullStates(keyed);
+        List<String> left = new ArrayList<>();
+        List<Runnable> clears = new ArrayList<>();
         for (int d = 0; d < maps.length; d++) {
-            for (String name : List.of(distinct.get(d).name, distinct.get(d).nullStateName())) {
-                List<RowData> left = new ArrayList<>();
-                try (Stream<RowData> all = keyed.getKeys(name, VoidNamespace.INSTANCE)) {
-                    all.forEach(k -> left.add(keyed.getKeySerializer().copy(k)));
-                }
-                for (RowData key : left) {
-                    keyed.setCurrentKey(key);
-                    maps[d].clear();
-                    nulls[d].clear();
-                }
+            MapState<Object, Object> map = maps[d];
+            ValueState<Object> nul = nulls[d];
+            left.add(distinct.get(d).name);
+            clears.add(map::clear);
+            left.add(distinct.get(d).nullStateName());
+            clears.add(nul::clear);
+        }
+        for (MinMaxView v : views) {
+            left.add(v.state.name);
+            clears.add(v.map::clear);
+        }
+        for (int s = 0; s < left.size(); s++) {
+            List<RowData> keys = new ArrayList<>();
+            try (Stream<RowData> all = keyed.getKeys(left.get(s), VoidNamespace.INSTANCE)) {
+                all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
+            }
+            for (RowData key : keys) {
+                keyed.setCurrentKey(key);
+                clears.get(s).run();
             }
         }
     }
@@ -291,12 +337,16 @@ public final class FlinkAccState implements FlinkState {
         ValueState<Object> state = state(keyed);
         DistinctViews.Codec[] codecs = codecs();
         MapState<Object, Object>[] maps = maps(keyed);
+        MinMaxView[] views = minMaxViews(keyed);
         int aggFields = accTypes.length - distinct.size();
         RowDataSerializer accSerializer = new RowDataSerializer(accTypes);
         int lastWrite = exportType().getFieldCount() - 1;
         RowData.FieldGetter[] accFields = new RowData.FieldGetter[callFields];
         for (int f = 0; f < callFields; f++) {
             accFields[f] = RowData.createFieldGetter(accTypes[f], f + 1); // after the key column
+        }
+        for (MinMaxState m : minMax) {
+            accFields[m.field] = null; // a VARBINARY column: MinMaxView.write
         }
         int keyArity = keyType.getFieldCount();
         List<RowData> keys = new ArrayList<>();
@@ -310,9 +360,13 @@ public final class FlinkAccState implements FlinkState {
                     byte[] bytes = row.getBinary(0);
                     BinaryRowData key = new BinaryRowData(keyArity);
                     key.pointTo(MemorySegmentFactory.wrap(bytes), 0, bytes.length);
+                    keyed.setCurrentKey(key);
+                    keys.add(key);
                     GenericRowData acc = new GenericRowData(accTypes.length);
                     for (int f = 0; f < callFields; f++) {
-                        acc.setField(f, accFields[f].getFieldOrNull(row));
+                        if (accFields[f] != null) {
+                            acc.setField(f, accFields[f].getFieldOrNull(row));
+                        }
                     }
                     if (aggFields > callFields) { // the count1 Flink inserted: the record count
                         acc.setField(callFields, row.getLong(1 + callFields + distinct.size()));
@@ -320,10 +374,12 @@ public final class FlinkAccState implements FlinkState {
                     for (int d = 0; d < distinct.size(); d++) {
                         acc.setField(aggFields + d, BinaryRawValueData.fromBytes(new byte[] {0})); // NullSerializer's byte
                     }
-                    keyed.setCurrentKey(key);
-                    BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
-                    keys.add(key);
                     try {
+                        for (MinMaxView v : views) {
+                            VarBinaryVector col = (VarBinaryVector) root.getVector(1 + v.state.field);
+                            acc.setField(v.state.field, v.write(col, i));
+                        }
+                        BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
                         state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
                         for (int d = 0; d < distinct.size(); d++) {
                             VarBinaryVector v = (VarBinaryVector) root.getVector(1 + callFields + d);
@@ -358,12 +414,16 @@ public final class FlinkAccState implements FlinkState {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         ValueState<Object> state = state(keyed);
         MapState<Object, Object>[] maps = maps(keyed);
+        MinMaxView[] views = minMaxViews(keyed);
         Object current = backend.getCurrentKey();
         for (RowData key : keys) {
             keyed.setCurrentKey(key);
             state.clear();
             for (MapState<Object, Object> map : maps) {
                 map.clear();
+            }
+            for (MinMaxView v : views) {
+                v.map.clear();
             }
         }
         if (current != null) {
@@ -389,6 +449,48 @@ public final class FlinkAccState implements FlinkState {
         } catch (Exception e) {
             throw new IllegalStateException(e.toString(), e);
         }
+    }
+
+    /** A MIN/MAX with retraction's accumulator field and MapState, read and written per key. */
+    private final class MinMaxView {
+        final MinMaxState state;
+        final MapState<Object, Object> map;
+        final DistinctViews.Codec codec;
+        final RowData.FieldGetter min;
+
+        MinMaxView(MinMaxState state, MapState<Object, Object> map) {
+            this.state = state;
+            this.map = map;
+            this.codec = DistinctViews.stateCodec(state.keyType.getLogicalType(), false);
+            this.min = RowData.createFieldGetter(accTypes[state.field].getChildren().get(0), 0);
+        }
+
+        /** The current key's accumulator with its map's entries, in the import form. */
+        byte[] read(RowData acc) throws Exception {
+            RowData a = acc.getRow(state.field, 3);
+            byte[] b = bytes(codec.encodeAccumulatorState(min.getFieldOrNull(a), a.getLong(1), map.entries(), ttl));
+            map.clear();
+            return b;
+        }
+
+        /** Writes row i's map into the current key's MapState and returns its accumulator field. */
+        RowData write(VarBinaryVector col, int i) {
+            Object[] acc = codec.decodeAccumulatorState(col.getDataBuffer(), col.getStartOffset(i), col.getValueLength(i), ttl,
+                    (k, count, at) -> put(map, k, ttl ? new TtlValue<>(count, at) : count));
+            return GenericRowData.of(acc[0], acc[1], BinaryRawValueData.fromBytes(new byte[] {0})); // NullSerializer's byte
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private MinMaxView[] minMaxViews(KeyedStateBackend<RowData> keyed) throws Exception {
+        MinMaxView[] views = new MinMaxView[minMax.size()];
+        for (int v = 0; v < views.length; v++) {
+            MinMaxState m = minMax.get(v);
+            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(m.name,
+                    ExternalSerializer.of(m.keyType), ttlWrapped(ExternalSerializer.of(m.valueType)));
+            views[v] = new MinMaxView(m, keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor));
+        }
+        return views;
     }
 
     private DistinctViews.Codec[] codecs() {

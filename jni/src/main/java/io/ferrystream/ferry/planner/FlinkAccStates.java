@@ -9,6 +9,8 @@ import org.apache.flink.table.planner.plan.utils.AggregateInfo;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.DistinctInfo;
 import org.apache.flink.table.runtime.dataview.MapViewSpec;
+import org.apache.flink.table.runtime.functions.aggregate.MaxWithRetractAggFunction;
+import org.apache.flink.table.runtime.functions.aggregate.MinWithRetractAggFunction;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -41,7 +43,7 @@ final class FlinkAccStates {
         LogicalType[] acc = accTypes(infos);
         int aggFields = acc.length - infos.distinctInfos().length; // the DISTINCT placeholders close the row
         int callFields = infos.countStarInserted() ? aggFields - 1 : aggFields; // count1 is the last call
-        return new FlinkAccState(keyType(inputType, grouping), acc, callFields, distinctStates(infos),
+        return new FlinkAccState(keyType(inputType, grouping), acc, callFields, distinctStates(infos), minMaxStates(infos),
                 needRetraction ? infos.getIndexOfCountStar() : -1, stateTtlMs > 0, refusal(infos));
     }
 
@@ -57,7 +59,7 @@ final class FlinkAccStates {
                         needRetraction, indexOfCountStar, true);
         LogicalType[] acc = accTypes(infos);
         return new FlinkAccState(keyType(inputType, grouping), acc, acc.length - infos.distinctInfos().length,
-                distinctStates(infos), -1, stateTtlMs > 0, refusal(infos));
+                distinctStates(infos), minMaxStates(infos), -1, stateTtlMs > 0, refusal(infos));
     }
 
     private static LogicalType[] accTypes(AggregateInfoList infos) {
@@ -86,6 +88,28 @@ final class FlinkAccStates {
         return states;
     }
 
+    /**
+     * The data views of MIN/MAX with retraction: each call's accumulator field and its MapState
+     * ({@code agg<a>$map}, DataViewUtils.createStateId).
+     */
+    private static List<FlinkAccState.MinMaxState> minMaxStates(AggregateInfoList infos) {
+        List<FlinkAccState.MinMaxState> states = new ArrayList<>();
+        int field = 0;
+        for (AggregateInfo agg : infos.aggInfos()) {
+            if (isMinMaxWithRetraction(agg)) {
+                MapViewSpec spec = (MapViewSpec) agg.viewSpecs()[0];
+                states.add(new FlinkAccState.MinMaxState(field, spec.getStateId(), spec.getKeyDataType(), spec.getValueDataType()));
+            }
+            field += agg.externalAccTypes().length;
+        }
+        return states;
+    }
+
+    private static boolean isMinMaxWithRetraction(AggregateInfo agg) {
+        return (agg.function() instanceof MinWithRetractAggFunction || agg.function() instanceof MaxWithRetractAggFunction)
+                && agg.viewSpecs().length == 1 && agg.viewSpecs()[0] instanceof MapViewSpec;
+    }
+
     /** Why Flink's state of {@code infos} is not imported, or null. */
     private static @Nullable String refusal(AggregateInfoList infos) {
         for (DistinctInfo d : infos.distinctInfos()) {
@@ -99,7 +123,7 @@ final class FlinkAccStates {
         }
         AggregateInfo[] aggs = infos.aggInfos();
         for (int i = 0; i < aggs.length; i++) {
-            if (aggs[i].viewSpecs().length > 0) {
+            if (aggs[i].viewSpecs().length > 0 && !isMinMaxWithRetraction(aggs[i])) {
                 return "aggs[" + i + "]: Flink keeps a data view of it in a MapState";
             }
         }

@@ -3,7 +3,9 @@ package io.ferrystream.ferry.bench;
 import io.ferrystream.ferry.nativelib.NativeLibrary;
 import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
 
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.checkpoint.SavepointType;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.state.rocksdb.RocksDBKeyedStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -36,7 +38,8 @@ import org.rocksdb.RocksDB;
  *       everything Go holds, the Go runtime's memory ({@code ferry_runtime_memory}) and the
  *       process's resident memory, after minus before (the JVM heap is pre-touched, so its pages
  *       do not move RSS);
- *   <li>both: the bytes of a checkpoint of the state ({@code OperatorSubtaskState#getStateSize}).
+ *   <li>both: the bytes of a checkpoint of the state ({@code OperatorSubtaskState#getStateSize}),
+ *       and of a canonical savepoint (Ferry's writes Flink's {@code accState}, docs/state.md).
  * </ul>
  */
 final class StateSize {
@@ -46,18 +49,19 @@ final class StateSize {
 
     static void table(StringBuilder out, int[] keys) throws Exception {
         out.append("### State bytes per key: ").append(OperatorBench.QUERY).append("\n\n")
-                .append("| keys | Flink, heap: JVM heap | Flink, heap: checkpoint | Flink, RocksDB: SST files | Flink, RocksDB: checkpoint"
-                        + " | Ferry: state (its estimate) | Ferry: Go memory growth | Ferry: process RSS growth | Ferry: checkpoint"
-                        + " | Ferry state / heap | Ferry state / RocksDB SST |\n")
-                .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                .append("| keys | Flink, heap: JVM heap | Flink, heap: checkpoint | Flink, heap: savepoint | Flink, RocksDB: SST files"
+                        + " | Flink, RocksDB: checkpoint | Flink, RocksDB: savepoint | Ferry: state (its estimate) | Ferry: Go memory growth"
+                        + " | Ferry: process RSS growth | Ferry: checkpoint | Ferry: savepoint | Ferry state / heap | Ferry state / RocksDB SST |\n")
+                .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int k : keys) {
             RowData[] prefill = BenchBids.prefill(k);
             double[] heap = flink(prefill);
             double[] rocks = rocksDb(prefill);
             double[] ferry = ferry(prefill);
-            out.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |%n",
-                    Bench.count(k), heap[0], heap[1], rocks[0], rocks[1], ferry[0], ferry[1], ferry[2], ferry[3],
-                    ferry[0] / heap[0], ferry[0] / rocks[0]));
+            out.append(String.format(Locale.ROOT,
+                    "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |%n",
+                    Bench.count(k), heap[0], heap[1], heap[2], rocks[0], rocks[1], rocks[2], ferry[0], ferry[1], ferry[2], ferry[3],
+                    ferry[4], ferry[0] / heap[0], ferry[0] / rocks[0]));
         }
         out.append('\n');
     }
@@ -70,9 +74,11 @@ final class StateSize {
             d.run(prefill);
             long after = heapUsed();
             long checkpoint = checkpointBytes(d);
-            Bench.log("state size, Flink heap, %s keys: heap %d -> %d bytes, checkpoint %d bytes", Bench.count(prefill.length),
-                    before, after, checkpoint);
-            return new double[] {(double) (after - before) / prefill.length, (double) checkpoint / prefill.length};
+            long savepoint = savepointBytes(d);
+            Bench.log("state size, Flink heap, %s keys: heap %d -> %d bytes, checkpoint %d bytes, savepoint %d bytes",
+                    Bench.count(prefill.length), before, after, checkpoint, savepoint);
+            double n = prefill.length;
+            return new double[] {(after - before) / n, checkpoint / n, savepoint / n};
         }
     }
 
@@ -93,9 +99,11 @@ final class StateSize {
             }
             long sst = db.getLongProperty(cf, "rocksdb.total-sst-files-size");
             long checkpoint = checkpointBytes(d);
-            Bench.log("state size, Flink RocksDB, %s keys: SST files %d bytes, checkpoint %d bytes", Bench.count(prefill.length),
-                    sst, checkpoint);
-            return new double[] {(double) sst / prefill.length, (double) checkpoint / prefill.length};
+            long savepoint = savepointBytes(d);
+            Bench.log("state size, Flink RocksDB, %s keys: SST files %d bytes, checkpoint %d bytes, savepoint %d bytes",
+                    Bench.count(prefill.length), sst, checkpoint, savepoint);
+            double n = prefill.length;
+            return new double[] {sst / n, checkpoint / n, savepoint / n};
         }
     }
 
@@ -116,10 +124,12 @@ final class StateSize {
                 throw new IllegalStateException("Ferry holds " + stats[0] + " keys, want " + prefill.length);
             }
             long checkpoint = checkpointBytes(d);
-            Bench.log("state size, Ferry, %s keys: state %d bytes, Go memory %d -> %d bytes, RSS %d -> %d bytes, checkpoint %d bytes",
-                    Bench.count(prefill.length), stats[1], goBefore, goAfter, rssBefore, rssAfter, checkpoint);
+            long savepoint = savepointBytes(d);
+            Bench.log("state size, Ferry, %s keys: state %d bytes, Go memory %d -> %d bytes, RSS %d -> %d bytes, checkpoint %d bytes,"
+                    + " savepoint %d bytes", Bench.count(prefill.length), stats[1], goBefore, goAfter, rssBefore, rssAfter, checkpoint,
+                    savepoint);
             double n = prefill.length;
-            return new double[] {stats[1] / n, (goAfter - goBefore) / n, (rssAfter - rssBefore) / n, checkpoint / n};
+            return new double[] {stats[1] / n, (goAfter - goBefore) / n, (rssAfter - rssBefore) / n, checkpoint / n, savepoint / n};
         }
     }
 
@@ -127,6 +137,14 @@ final class StateSize {
         d.harness.setCheckpointStorage(new JobManagerCheckpointStorage(Integer.MAX_VALUE)); // in memory, no 5 MiB cap
         OperatorSubtaskState s = d.harness.snapshot(++d.checkpoint, d.checkpoint);
         return s.getStateSize();
+    }
+
+    /** The bytes of a canonical savepoint of the state (in memory, like checkpointBytes). */
+    private static long savepointBytes(OperatorBench.Driver d) throws Exception {
+        d.harness.setCheckpointStorage(new JobManagerCheckpointStorage(Integer.MAX_VALUE));
+        ++d.checkpoint;
+        return d.harness.snapshotWithLocalState(d.checkpoint, d.checkpoint, SavepointType.savepoint(SavepointFormatType.CANONICAL))
+                .getJobManagerOwnedState().getStateSize();
     }
 
     /** JVM heap in use after full collections (until it stops falling). */

@@ -88,16 +88,19 @@ public final class FlinkAccState implements FlinkState {
     /** Keys imported in this JVM, for tests and logs. */
     private static final AtomicLong IMPORTED = new AtomicLong();
 
-    /** One DISTINCT argument's state: Flink's MapState and the ValueState of its NULL value. */
-    public static final class DistinctState implements Serializable {
+    /**
+     * A MapState behind a data view (MapViewSpec): its name and its key and value types (internal
+     * conversion). A DISTINCT argument's values are BIGINT or ARRAY, and its NULL value's entry
+     * lives in a ValueState of its own; a MIN/MAX with retraction's are BIGINT counts.
+     */
+    public static final class MapViewState implements Serializable {
         private static final long serialVersionUID = 1L;
 
         final String name;
-        /** The MapViewSpec's key and value types (internal conversion; values BIGINT or ARRAY). */
         final DataType keyType;
         final DataType valueType;
 
-        public DistinctState(String name, DataType keyType, DataType valueType) {
+        public MapViewState(String name, DataType keyType, DataType valueType) {
             this.name = name;
             this.keyType = keyType;
             this.valueType = valueType;
@@ -113,31 +116,25 @@ public final class FlinkAccState implements FlinkState {
     }
 
     /**
-     * The data view of a MIN/MAX with retraction: its accumulator field in {@code accState}
-     * ({@code STRUCTURED<min, mapSize, map placeholder>}) and the MapState {@code agg<a>$map}
-     * from value to count.
+     * A MIN/MAX with retraction: its accumulator field in {@code accState} ({@code STRUCTURED<min,
+     * mapSize, map placeholder>}) and its map (MapState {@code agg<a>$map}).
      */
     public static final class MinMaxState implements Serializable {
         private static final long serialVersionUID = 1L;
 
         final int field;
-        final String name;
-        /** The MapViewSpec's key and value types (internal conversion: value, BIGINT). */
-        final DataType keyType;
-        final DataType valueType;
+        final MapViewState map;
 
-        public MinMaxState(int field, String name, DataType keyType, DataType valueType) {
+        public MinMaxState(int field, MapViewState map) {
             this.field = field;
-            this.name = name;
-            this.keyType = keyType;
-            this.valueType = valueType;
+            this.map = map;
         }
     }
 
     private final RowType keyType;
     private final LogicalType[] accTypes;
     private final int callFields;
-    private final List<DistinctState> distinct;
+    private final List<MapViewState> distinct;
     private final List<MinMaxState> minMax;
     private final int recordCountField;
     /** Idle-state TTL is on: Flink keeps each value as a TtlValue with its last write time. */
@@ -156,7 +153,7 @@ public final class FlinkAccState implements FlinkState {
      * @param ttl whether idle-state TTL is on (the last write time is the last column)
      * @param refusal why Flink's state cannot be imported, or null
      */
-    public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, List<DistinctState> distinct,
+    public FlinkAccState(RowType keyType, LogicalType[] accTypes, int callFields, List<MapViewState> distinct,
             List<MinMaxState> minMax, int recordCountField, boolean ttl, @Nullable String refusal) {
         this.keyType = keyType;
         this.accTypes = accTypes.clone();
@@ -172,9 +169,9 @@ public final class FlinkAccState implements FlinkState {
     public List<String> names() {
         List<String> names = new ArrayList<>(List.of(NAME));
         for (MinMaxState m : minMax) {
-            names.add(m.name);
+            names.add(m.map.name);
         }
-        for (DistinctState d : distinct) {
+        for (MapViewState d : distinct) {
             names.add(d.name);
             names.add(d.nullStateName());
         }
@@ -297,7 +294,7 @@ public final class FlinkAccState implements FlinkState {
             clears.add(nul::clear);
         }
         for (MinMaxView v : views) {
-            left.add(v.state.name);
+            left.add(v.state.map.name);
             clears.add(v.map::clear);
         }
         for (int s = 0; s < left.size(); s++) {
@@ -461,7 +458,7 @@ public final class FlinkAccState implements FlinkState {
         MinMaxView(MinMaxState state, MapState<Object, Object> map) {
             this.state = state;
             this.map = map;
-            this.codec = DistinctViews.stateCodec(state.keyType.getLogicalType(), false);
+            this.codec = DistinctViews.stateCodec(state.map.keyType.getLogicalType(), false);
             this.min = RowData.createFieldGetter(accTypes[state.field].getChildren().get(0), 0);
         }
 
@@ -486,8 +483,8 @@ public final class FlinkAccState implements FlinkState {
         MinMaxView[] views = new MinMaxView[minMax.size()];
         for (int v = 0; v < views.length; v++) {
             MinMaxState m = minMax.get(v);
-            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(m.name,
-                    ExternalSerializer.of(m.keyType), ttlWrapped(ExternalSerializer.of(m.valueType)));
+            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(m.map.name,
+                    ExternalSerializer.of(m.map.keyType), ttlWrapped(ExternalSerializer.of(m.map.valueType)));
             views[v] = new MinMaxView(m, keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor));
         }
         return views;
@@ -510,7 +507,7 @@ public final class FlinkAccState implements FlinkState {
     private MapState<Object, Object>[] maps(KeyedStateBackend<RowData> keyed) throws Exception {
         MapState<Object, Object>[] maps = new MapState[distinct.size()];
         for (int d = 0; d < maps.length; d++) {
-            DistinctState ds = distinct.get(d);
+            MapViewState ds = distinct.get(d);
             MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(ds.name,
                     ExternalSerializer.of(ds.keyType), ttlWrapped(ExternalSerializer.of(ds.valueType)));
             maps[d] = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
@@ -523,7 +520,7 @@ public final class FlinkAccState implements FlinkState {
     private ValueState<Object>[] nullStates(KeyedStateBackend<RowData> keyed) throws Exception {
         ValueState<Object>[] states = new ValueState[distinct.size()];
         for (int d = 0; d < states.length; d++) {
-            DistinctState ds = distinct.get(d);
+            MapViewState ds = distinct.get(d);
             ValueStateDescriptor<Object> descriptor =
                     new ValueStateDescriptor(ds.nullStateName(), ttlWrapped(ExternalSerializer.of(ds.valueType)));
             states[d] = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);

@@ -79,11 +79,11 @@ final class FlinkAccStates {
      * (DataViewUtils.createDistinctViewSpec: {@code distinctAcc_<i>}, key and value types of the
      * view).
      */
-    private static List<FlinkAccState.DistinctState> distinctStates(AggregateInfoList infos) {
-        List<FlinkAccState.DistinctState> states = new ArrayList<>();
+    private static List<FlinkAccState.MapViewState> distinctStates(AggregateInfoList infos) {
+        List<FlinkAccState.MapViewState> states = new ArrayList<>();
         for (DistinctInfo d : infos.distinctInfos()) {
             MapViewSpec spec = (MapViewSpec) d.dataViewSpec().get(); // state-backed views
-            states.add(new FlinkAccState.DistinctState(spec.getStateId(), spec.getKeyDataType(), spec.getValueDataType()));
+            states.add(view(spec));
         }
         return states;
     }
@@ -98,11 +98,15 @@ final class FlinkAccStates {
         for (AggregateInfo agg : infos.aggInfos()) {
             if (isMinMaxWithRetraction(agg)) {
                 MapViewSpec spec = (MapViewSpec) agg.viewSpecs()[0];
-                states.add(new FlinkAccState.MinMaxState(field, spec.getStateId(), spec.getKeyDataType(), spec.getValueDataType()));
+                states.add(new FlinkAccState.MinMaxState(field, view(spec)));
             }
             field += agg.externalAccTypes().length;
         }
         return states;
+    }
+
+    private static FlinkAccState.MapViewState view(MapViewSpec spec) {
+        return new FlinkAccState.MapViewState(spec.getStateId(), spec.getKeyDataType(), spec.getValueDataType());
     }
 
     private static boolean isMinMaxWithRetraction(AggregateInfo agg) {

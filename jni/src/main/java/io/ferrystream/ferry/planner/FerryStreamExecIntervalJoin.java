@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.operators.FerryIntervalJoinOperator;
+import io.ferrystream.ferry.operators.FlinkIntervalJoinState;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.api.dag.Transformation;
@@ -129,6 +130,10 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
                 KeySelectorUtil.getRowDataSelector(cl, flinkJoinSpec.getRightKeys(), InternalTypeInfo.of(rightType));
         transform.setStateKeySelectors(leftSelect, rightSelect);
         transform.setStateKeyType(leftSelect.getProducedType());
+        operator.importingFlinkState(new FlinkIntervalJoinState(leftSelect.getProducedType().toRowType(), leftType, rightType,
+                flinkWindowBounds.isEventTime(),
+                flinkEarlyFire == null ? null : "with the EARLY_FIRE hint the join keeps fired flags and early-fire timers,"
+                        + " which Flink 2.3's interval join does not have"));
         return transform;
     }
 }

@@ -6,22 +6,26 @@ import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Step;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.checkpoint.SavepointType;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.util.InstantiationUtil;
 
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.BOUNDS;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.PROC_BOUNDS;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.assertSame;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.collect;
-import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.harness;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.plan;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.procSteps;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.steps;
@@ -35,7 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Ferry's ({@link FlinkIntervalJoinState} imports its caches, cleanup times and timers), Ferry's
  * savepointed and restored into Flink's (it writes them), and back and forth; the changelog after
  * every restore equals that of Flink's operator restored from its own snapshots, row for row and
- * watermark for watermark, on the heap backend.
+ * watermark for watermark, on the heap backend; on RocksDB the rows between watermarks are the
+ * same (each operator emits them in its own order there).
  */
 class IntervalJoinSwitchTest {
 
@@ -45,11 +50,16 @@ class IntervalJoinSwitchTest {
      * checkpoints, or canonical savepoints.
      */
     static List<String> run(List<Planned> operators, List<Step> steps, boolean savepoints) throws Exception {
+        return run(operators, steps, savepoints, false);
+    }
+
+    /** {@link #run(List, List, boolean)}, on RocksDB when {@code rocksdb}, else the heap backend. */
+    static List<String> run(List<Planned> operators, List<Step> steps, boolean savepoints, boolean rocksdb) throws Exception {
         Planned first = operators.get(0);
         RowDataSerializer left = new RowDataSerializer(first.leftType());
         RowDataSerializer right = new RowDataSerializer(first.rightType());
         List<String> out = new ArrayList<>();
-        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(first, null);
+        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(first, null, rocksdb);
         int segment = 0;
         long cp = 0;
         long clock = 0;
@@ -82,7 +92,7 @@ class IntervalJoinSwitchTest {
                     collect(h, first.outputType(), out);
                     h.close();
                     segment++;
-                    h = harness(operators.get(Math.min(segment, operators.size() - 1)), state);
+                    h = harness(operators.get(Math.min(segment, operators.size() - 1)), state, rocksdb);
                     h.setProcessingTime(clock);
                     out.add("restored");
             }
@@ -91,6 +101,49 @@ class IntervalJoinSwitchTest {
         collect(h, first.outputType(), out);
         h.close();
         return out;
+    }
+
+    static KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> harness(
+            Planned p, OperatorSubtaskState state, boolean rocksdb) throws Exception {
+        if (!rocksdb) {
+            return IntervalJoinDifferentialTest.harness(p, state);
+        }
+        TwoInputStreamOperator<RowData, RowData, RowData> operator = InstantiationUtil.clone(p.operator());
+        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h =
+                new KeyedTwoInputStreamOperatorTestHarness<>(operator, p.leftKeys(), p.rightKeys(), p.keyType());
+        EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(false);
+        rocks.getMemoryConfiguration().setFixedMemoryPerSlot("64mb"); // the harness has no managed memory for it
+        h.setStateBackend(rocks);
+        h.setup(new RowDataSerializer(p.outputType()));
+        if (state != null) {
+            h.initializeState(state);
+        }
+        h.open();
+        assertTrue(((AbstractStreamOperator<?>) h.getOperator()).getKeyedStateBackend().getClass().getSimpleName().contains("RocksDB"));
+        return h;
+    }
+
+    /**
+     * The output with the rows between two watermarks (or restores) sorted: on RocksDB Flink's
+     * operator emits in the order of RocksDB's keys, Ferry's in the heap backend's order
+     * (docs/operators/interval-join.md#emission-order); the rows are the same.
+     */
+    static List<String> perWatermark(List<String> out) {
+        List<String> result = new ArrayList<>();
+        List<String> rows = new ArrayList<>();
+        for (String s : out) {
+            if (s.startsWith("WM") || s.equals("restored")) {
+                Collections.sort(rows);
+                result.addAll(rows);
+                rows.clear();
+                result.add(s);
+            } else {
+                rows.add(s);
+            }
+        }
+        Collections.sort(rows);
+        result.addAll(rows);
+        return result;
     }
 
     /** Ferry's operator and Flink's, alternating for n segments, starting with {@code first}. */
@@ -134,6 +187,36 @@ class IntervalJoinSwitchTest {
         }
     }
 
+    /**
+     * On RocksDB: Flink's operator restored into Ferry's from checkpoints and from a savepoint,
+     * Ferry's into Flink's and alternating across savepoints; the rows between watermarks equal
+     * Flink's run (their order is each operator's own).
+     */
+    static void checkRocksDb(String joinType, String condition, boolean proctime, long seed) throws Exception {
+        Planned stock = plan(joinType, condition, false, 1, proctime);
+        Planned ferry = plan(joinType, condition, true, 3, proctime);
+        String what = joinType + " JOIN ON " + condition + " on RocksDB, seed " + seed;
+        List<Step> withNulls = proctime ? procSteps(seed * 17 + 3, 600) : steps(seed * 17 + 3, 600, true);
+        List<Step> noNulls = proctime ? procSteps(seed * 17 + 5, 600, 0) : steps(seed * 17 + 5, 600, 0, -3);
+        long imported = FlinkIntervalJoinState.importedKeys();
+        assertSame(perWatermark(run(List.of(stock), withNulls, false, true)),
+                perWatermark(run(List.of(stock, ferry), withNulls, false, true)), what + ": Flink's, then Ferry's, across checkpoints");
+        List<Step> once = oneSnapshot(withNulls);
+        assertSame(perWatermark(run(List.of(stock), once, true, true)),
+                perWatermark(run(List.of(stock, ferry), once, true, true)), what + ": Flink's, then Ferry's, across a savepoint");
+        assertTrue(FlinkIntervalJoinState.importedKeys() > imported, what + ": Ferry imported Flink's state");
+        List<String> want = perWatermark(run(List.of(stock), noNulls, true, true));
+        assertSame(want, perWatermark(run(List.of(ferry, stock), noNulls, true, true)), what + ": Ferry's, then Flink's, across savepoints");
+        assertSame(want, perWatermark(run(alternating(ferry, stock, 40), noNulls, true, true)), what + ": alternating across savepoints");
+    }
+
+    @Test
+    void rocksDb() throws Exception {
+        checkRocksDb("LEFT", BOUNDS, false, 0);
+        checkRocksDb("FULL", BOUNDS + " AND (L.v <> R.w OR R.a IS NULL)", false, 1);
+        checkRocksDb("FULL", PROC_BOUNDS, true, 0);
+    }
+
     @Test
     void rowTime() throws Exception {
         check("", BOUNDS, false, 2);
@@ -159,7 +242,7 @@ class IntervalJoinSwitchTest {
         Planned ferry = plan("LEFT", BOUNDS, true, 1, false);
         List<Step> steps = steps(7, 200, 50, -3);
         RowDataSerializer right = new RowDataSerializer(ferry.rightType());
-        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(ferry, null);
+        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(ferry, null, false);
         for (Step s : steps) {
             if (s.kind() == 'r' && s.input() == 2) {
                 h.processElement2(new StreamRecord<>(right.toBinaryRow(s.row()).copy()));

@@ -263,11 +263,40 @@ public final class FlinkIntervalJoinState implements FlinkState {
      */
     @SuppressWarnings("unchecked")
     private static @Nullable Map<Long, List<Tuple2<RowData, Boolean>>> heapMap(Object state) {
+        state = unwrapped(state);
         if (!(state instanceof AbstractHeapState)) {
             return null;
         }
         return ((AbstractHeapState<RowData, VoidNamespace, Map<Long, List<Tuple2<RowData, Boolean>>>>) state)
                 .getStateTable().get(VoidNamespace.INSTANCE);
+    }
+
+    /**
+     * The backend's state inside the wrapper that state metrics put around it ({@code
+     * AbstractMetricsTrackState}, with {@code state.latency-track.*} or {@code
+     * state.size-track.*} on), read by reflection; {@code state} itself otherwise.
+     */
+    private static Object unwrapped(Object state) {
+        for (int depth = 0; depth < 4 && state != null && !(state instanceof AbstractHeapState); depth++) {
+            Object inner = null;
+            for (Class<?> c = state.getClass(); c != null && inner == null; c = c.getSuperclass()) {
+                if (c.getName().equals("org.apache.flink.runtime.state.metrics.AbstractMetricsTrackState")) {
+                    try {
+                        Field original = c.getDeclaredField("original");
+                        original.setAccessible(true);
+                        inner = original.get(state);
+                    } catch (ReflectiveOperationException | RuntimeException e) {
+                        throw new IllegalStateException("Ferry cannot read the state inside Flink's state metrics"
+                                + " wrapper " + state.getClass().getName() + ": " + e, e);
+                    }
+                }
+            }
+            if (inner == null) {
+                break;
+            }
+            state = inner;
+        }
+        return state;
     }
 
     /** The table length of a HashMap: what decides its iteration order with its insertion order. */

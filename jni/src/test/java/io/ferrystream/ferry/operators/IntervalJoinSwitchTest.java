@@ -3,9 +3,11 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Step;
 
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.checkpoint.SavepointType;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
@@ -50,16 +52,18 @@ class IntervalJoinSwitchTest {
      * checkpoints, or canonical savepoints.
      */
     static List<String> run(List<Planned> operators, List<Step> steps, boolean savepoints) throws Exception {
-        return run(operators, steps, savepoints, false);
+        return run(operators, steps, savepoints, HEAP);
     }
 
-    /** {@link #run(List, List, boolean)}, on RocksDB when {@code rocksdb}, else the heap backend. */
-    static List<String> run(List<Planned> operators, List<Step> steps, boolean savepoints, boolean rocksdb) throws Exception {
+    static final String HEAP = "heap", HEAP_TRACKED = "heap with state latency tracking", ROCKSDB = "rocksdb";
+
+    /** {@link #run(List, List, boolean)} on {@code backend}. */
+    static List<String> run(List<Planned> operators, List<Step> steps, boolean savepoints, String backend) throws Exception {
         Planned first = operators.get(0);
         RowDataSerializer left = new RowDataSerializer(first.leftType());
         RowDataSerializer right = new RowDataSerializer(first.rightType());
         List<String> out = new ArrayList<>();
-        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(first, null, rocksdb);
+        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(first, null, backend);
         int segment = 0;
         long cp = 0;
         long clock = 0;
@@ -92,7 +96,7 @@ class IntervalJoinSwitchTest {
                     collect(h, first.outputType(), out);
                     h.close();
                     segment++;
-                    h = harness(operators.get(Math.min(segment, operators.size() - 1)), state, rocksdb);
+                    h = harness(operators.get(Math.min(segment, operators.size() - 1)), state, backend);
                     h.setProcessingTime(clock);
                     out.add("restored");
             }
@@ -104,22 +108,29 @@ class IntervalJoinSwitchTest {
     }
 
     static KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> harness(
-            Planned p, OperatorSubtaskState state, boolean rocksdb) throws Exception {
-        if (!rocksdb) {
+            Planned p, OperatorSubtaskState state, String backend) throws Exception {
+        if (backend.equals(HEAP)) {
             return IntervalJoinDifferentialTest.harness(p, state);
         }
         TwoInputStreamOperator<RowData, RowData, RowData> operator = InstantiationUtil.clone(p.operator());
         KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h =
                 new KeyedTwoInputStreamOperatorTestHarness<>(operator, p.leftKeys(), p.rightKeys(), p.keyType());
-        EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(false);
-        rocks.getMemoryConfiguration().setFixedMemoryPerSlot("64mb"); // the harness has no managed memory for it
-        h.setStateBackend(rocks);
+        if (backend.equals(ROCKSDB)) {
+            EmbeddedRocksDBStateBackend rocks = new EmbeddedRocksDBStateBackend(false);
+            rocks.getMemoryConfiguration().setFixedMemoryPerSlot("64mb"); // the harness has no managed memory for it
+            h.setStateBackend(rocks);
+        } else { // Flink wraps every state in a latency-tracking state
+            Configuration conf = new Configuration();
+            conf.setString("state.latency-track.keyed-state-enabled", "true");
+            h.setStateBackend(new HashMapStateBackend().configure(conf, IntervalJoinSwitchTest.class.getClassLoader()));
+        }
         h.setup(new RowDataSerializer(p.outputType()));
         if (state != null) {
             h.initializeState(state);
         }
         h.open();
-        assertTrue(((AbstractStreamOperator<?>) h.getOperator()).getKeyedStateBackend().getClass().getSimpleName().contains("RocksDB"));
+        assertTrue(((AbstractStreamOperator<?>) h.getOperator()).getKeyedStateBackend().getClass().getSimpleName()
+                .contains(backend.equals(ROCKSDB) ? "RocksDB" : "Heap"));
         return h;
     }
 
@@ -199,15 +210,15 @@ class IntervalJoinSwitchTest {
         List<Step> withNulls = proctime ? procSteps(seed * 17 + 3, 600) : steps(seed * 17 + 3, 600, true);
         List<Step> noNulls = proctime ? procSteps(seed * 17 + 5, 600, 0) : steps(seed * 17 + 5, 600, 0, -3);
         long imported = FlinkIntervalJoinState.importedKeys();
-        assertSame(perWatermark(run(List.of(stock), withNulls, false, true)),
-                perWatermark(run(List.of(stock, ferry), withNulls, false, true)), what + ": Flink's, then Ferry's, across checkpoints");
+        assertSame(perWatermark(run(List.of(stock), withNulls, false, ROCKSDB)),
+                perWatermark(run(List.of(stock, ferry), withNulls, false, ROCKSDB)), what + ": Flink's, then Ferry's, across checkpoints");
         List<Step> once = oneSnapshot(withNulls);
-        assertSame(perWatermark(run(List.of(stock), once, true, true)),
-                perWatermark(run(List.of(stock, ferry), once, true, true)), what + ": Flink's, then Ferry's, across a savepoint");
+        assertSame(perWatermark(run(List.of(stock), once, true, ROCKSDB)),
+                perWatermark(run(List.of(stock, ferry), once, true, ROCKSDB)), what + ": Flink's, then Ferry's, across a savepoint");
         assertTrue(FlinkIntervalJoinState.importedKeys() > imported, what + ": Ferry imported Flink's state");
-        List<String> want = perWatermark(run(List.of(stock), noNulls, true, true));
-        assertSame(want, perWatermark(run(List.of(ferry, stock), noNulls, true, true)), what + ": Ferry's, then Flink's, across savepoints");
-        assertSame(want, perWatermark(run(alternating(ferry, stock, 40), noNulls, true, true)), what + ": alternating across savepoints");
+        List<String> want = perWatermark(run(List.of(stock), noNulls, true, ROCKSDB));
+        assertSame(want, perWatermark(run(List.of(ferry, stock), noNulls, true, ROCKSDB)), what + ": Ferry's, then Flink's, across savepoints");
+        assertSame(want, perWatermark(run(alternating(ferry, stock, 40), noNulls, true, ROCKSDB)), what + ": alternating across savepoints");
     }
 
     @Test
@@ -215,6 +226,21 @@ class IntervalJoinSwitchTest {
         checkRocksDb("LEFT", BOUNDS, false, 0);
         checkRocksDb("FULL", BOUNDS + " AND (L.v <> R.w OR R.a IS NULL)", false, 1);
         checkRocksDb("FULL", PROC_BOUNDS, true, 0);
+    }
+
+    /**
+     * Flink's state inside the wrappers of state latency tracking: the import reads the heap
+     * backend's HashMaps inside them, and the switch keeps Flink's order.
+     */
+    @Test
+    void latencyTrackedHeapState() throws Exception {
+        Planned stock = plan("FULL", BOUNDS, false, 1, false);
+        Planned ferry = plan("FULL", BOUNDS, true, 3, false);
+        List<Step> steps = oneSnapshot(steps(11, 600, 0, -3));
+        for (boolean savepoints : new boolean[] {false, true}) {
+            assertSame(run(List.of(stock), steps, savepoints, HEAP_TRACKED), run(List.of(stock, ferry), steps, savepoints, HEAP_TRACKED),
+                    "FULL JOIN, latency-tracked heap state, Flink's operator, then Ferry's, savepoint " + savepoints);
+        }
     }
 
     @Test
@@ -242,7 +268,7 @@ class IntervalJoinSwitchTest {
         Planned ferry = plan("LEFT", BOUNDS, true, 1, false);
         List<Step> steps = steps(7, 200, 50, -3);
         RowDataSerializer right = new RowDataSerializer(ferry.rightType());
-        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(ferry, null, false);
+        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(ferry, null, HEAP);
         for (Step s : steps) {
             if (s.kind() == 'r' && s.input() == 2) {
                 h.processElement2(new StreamRecord<>(right.toBinaryRow(s.row()).copy()));

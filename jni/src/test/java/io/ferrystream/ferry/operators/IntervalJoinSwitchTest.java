@@ -193,6 +193,7 @@ class IntervalJoinSwitchTest {
             assertTrue(FlinkIntervalJoinState.importedKeys() > imported, what + ": Ferry imported Flink's state");
             List<String> want = run(List.of(stock), noNulls, true);
             assertSame(want, run(List.of(ferry, stock), noNulls, true), what + ": Ferry's operator, then Flink's, across savepoints");
+            assertSame(want, run(List.of(ferry), noNulls, true), what + ": Ferry's operator across its savepoints (Flink's form)");
             assertSame(want, run(alternating(ferry, stock, 40), noNulls, true), what + ": Ferry's, Flink's, Ferry's, ... across savepoints");
             assertSame(want, run(alternating(stock, ferry, 40), noNulls, true), what + ": Flink's, Ferry's, Flink's, ... across savepoints");
         }

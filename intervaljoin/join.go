@@ -41,6 +41,8 @@ type IntervalJoin struct {
 	layouts         [2]*joincore.RowLayout
 	enc             [2]*engine.KeyEncoder
 	state           *engine.KeyedState
+	keyTypes        []engine.Type // the key fields' types, in key order
+	exportNext      int32         // the next key id of an export in Flink's form (flinkstate.go)
 	keys            *joinKeys
 	timers          *joincore.TimerQueue
 	output          []engine.Field
@@ -93,6 +95,9 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		maxParallelism: spec.MaxParallelism,
 		watermark:      math.MinInt64,
 		emitNullKeys:   p.NullKeyEmitImmediately,
+	}
+	for _, k := range spec.Inputs[0].Keys {
+		j.keyTypes = append(j.keyTypes, spec.Inputs[0].Types[k])
 	}
 	j.filterNulls = joincore.FilteredPositions(p.FilterNulls)
 	j.earlyFire, j.fireDelay, j.crossDomain = p.earlyFire(jt)

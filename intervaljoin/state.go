@@ -78,7 +78,10 @@ type keyState struct {
 	hasLeftTimer  bool
 	hasRightTimer bool
 	timers        []int64         // times of this key's timers in the timer queue
-	restored      []restoredTimer // timers read by Load, registered by settle
+	restored      []restoredTimer // timers read by Load or imported, registered by settle
+	// importedTimers: restored came from Flink's timer queue (ImportState), whose positions
+	// order the timers of all key groups together.
+	importedTimers bool
 	// crossDomain early fire: the times of this key's timers in procTimers, those read by Load
 	// (registered by settle), and per side (left, right) which bucket times each fires.
 	procTimers   []int64
@@ -512,6 +515,11 @@ func (s *joinKeys) settle() {
 			continue
 		}
 		kg := engine.KeyGroup(engine.HashRow(s.j.state.Key(int32(id))), s.j.maxParallelism)
+		if ks.importedTimers {
+			// Flink's restored heap, re-added in its array order, is rebuilt as it is: the
+			// positions order the timers, not the key groups.
+			kg, ks.importedTimers = 0, false
+		}
 		for _, r := range ks.restored {
 			all = append(all, joincore.RestoredTimer{KeyGroup: kg, Pos: r.pos, Timer: joincore.Timer{Time: r.time, Key: int32(id)}})
 		}

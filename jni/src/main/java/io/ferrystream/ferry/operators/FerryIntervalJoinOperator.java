@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.operators;
 
+import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
@@ -28,6 +29,27 @@ public class FerryIntervalJoinOperator extends TwoInputNativeOperator<IntervalJo
     @Override
     protected boolean processingTimeDriven() {
         return !spec().rowTime() || spec().processingTimeEarlyFireOnRowTime();
+    }
+
+    /** Flink's interval join state this operator imports and writes into savepoints, or null. */
+    private FlinkIntervalJoinState flinkIntervalJoinState;
+
+    /**
+     * Declares Flink's interval join state ({@link FlinkIntervalJoinState}), which reads and
+     * writes Flink's timers through this operator's timer services. Returns this operator.
+     */
+    public FerryIntervalJoinOperator importingFlinkState(FlinkIntervalJoinState state) {
+        super.importingFlinkState(state);
+        this.flinkIntervalJoinState = state;
+        return this;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        if (flinkIntervalJoinState != null) {
+            flinkIntervalJoinState.attach(this);
+        }
+        super.initializeState(context);
     }
 
     @Override

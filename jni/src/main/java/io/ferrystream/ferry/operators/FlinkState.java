@@ -17,7 +17,8 @@ import java.util.List;
  * operator imports when restored from a checkpoint or savepoint taken with Ferry off, and writes
  * into a savepoint so that Flink's operator can restore it (docs/state.md, "Switching Ferry on or
  * off"). One implementation per operator kind that carries Flink's state: {@link FlinkAccState}
- * for the group aggregates. {@link ForeignStateGuard} refuses every state outside {@link #names}.
+ * for the group aggregates, {@link FlinkIntervalJoinState} for the interval join. {@link
+ * ForeignStateGuard} refuses every state outside {@link #names}.
  */
 public interface FlinkState extends Serializable {
     /** The names of Flink's key-value states this form reads and writes. */

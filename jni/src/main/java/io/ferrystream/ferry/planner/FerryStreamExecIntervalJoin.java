@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.operators.FerryIntervalJoinOperator;
+import io.ferrystream.ferry.operators.FlinkIntervalJoinState;
 import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.api.dag.Transformation;
@@ -11,6 +12,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecIntervalJoin;
@@ -27,6 +29,7 @@ import org.slf4j.LoggerFactory;
 
 import javax.annotation.Nullable;
 
+import java.util.List;
 import java.util.Optional;
 
 import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec.WindowBounds;
@@ -64,6 +67,25 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
         this.flinkJoinSpec = intervalJoinSpec.getJoinSpec();
         this.flinkWindowBounds = intervalJoinSpec.getWindowBounds();
         this.flinkEarlyFire = flinkEarlyFire;
+    }
+
+    /**
+     * Ferry's node in place of Flink's in a loaded compiled plan ({@link LoadedPlans}): the plan's
+     * id, context (hence its UID, {@code <id>_interval-join}), persisted configuration and fields;
+     * no early fire (a compiled plan keeps no hint of Ferry's).
+     */
+    FerryStreamExecIntervalJoin(
+            int id,
+            ExecNodeContext context,
+            ReadableConfig persistedConfig,
+            org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec intervalJoinSpec,
+            List<InputProperty> inputProperties,
+            RowType outputType,
+            String description) {
+        super(id, context, persistedConfig, intervalJoinSpec, inputProperties, outputType, description);
+        this.flinkJoinSpec = intervalJoinSpec.getJoinSpec();
+        this.flinkWindowBounds = intervalJoinSpec.getWindowBounds();
+        this.flinkEarlyFire = null;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's. */
@@ -129,6 +151,10 @@ public class FerryStreamExecIntervalJoin extends StreamExecIntervalJoin {
                 KeySelectorUtil.getRowDataSelector(cl, flinkJoinSpec.getRightKeys(), InternalTypeInfo.of(rightType));
         transform.setStateKeySelectors(leftSelect, rightSelect);
         transform.setStateKeyType(leftSelect.getProducedType());
+        operator.importingFlinkState(new FlinkIntervalJoinState(leftSelect.getProducedType().toRowType(), leftType, rightType,
+                flinkWindowBounds.isEventTime(),
+                flinkEarlyFire == null ? null : "with the EARLY_FIRE hint the join keeps fired flags and early-fire timers,"
+                        + " which Flink 2.3's interval join does not have"));
         return transform;
     }
 }

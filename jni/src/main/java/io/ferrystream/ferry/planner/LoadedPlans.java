@@ -8,8 +8,10 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeGraph;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
+import org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecIntervalJoin;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.types.logical.RowType;
 
@@ -27,7 +29,7 @@ import java.util.Set;
  * Ferry's nodes in a plan loaded from JSON ({@code EXECUTE PLAN}, {@code CompiledPlan#execute}),
  * which Flink translates without optimizing, so Ferry's optimizer program never sees it
  * (docs/jvm.md, "Compiled plans"). Each of Flink's group aggregate nodes (single-phase, and the
- * local and global halves of the two-phase plan) is replaced, before translation, by Ferry's
+ * local and global halves of the two-phase plan) and interval join nodes is replaced, before translation, by Ferry's
  * subclass with the plan's id, context, persisted configuration and fields: its UID (e.g. {@code
  * <id>_group-aggregate}) and state metadata are the plan's, and its translation decides, as for
  * planned SQL, whether Ferry's operator or Flink's runs (options, Go's verdict on the spec). The
@@ -103,6 +105,11 @@ final class LoadedPlans {
                     field(node, c, "aggCalls", AggregateCall[].class),
                     field(node, c, "aggCallNeedRetractions", boolean[].class),
                     field(node, c, "needRetraction", Boolean.class),
+                    node.getInputProperties(), (RowType) node.getOutputType(), node.getDescription());
+        } else if (node.getClass() == StreamExecIntervalJoin.class) {
+            ferry = new FerryStreamExecIntervalJoin(
+                    node.getId(), context(node), persisted(node),
+                    field(node, StreamExecIntervalJoin.class, "intervalJoinSpec", IntervalJoinSpec.class),
                     node.getInputProperties(), (RowType) node.getOutputType(), node.getDescription());
         } else {
             return node;

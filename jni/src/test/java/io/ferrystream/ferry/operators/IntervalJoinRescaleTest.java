@@ -3,7 +3,9 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Step;
 
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.checkpoint.SavepointType;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -75,6 +77,15 @@ class IntervalJoinRescaleTest {
 
     /** Each subtask's output of one phase, then (when rescaling) the phase after the rescale. */
     static List<List<String>> run(Planned p, List<Step> before, List<Step> after, int from, int to) throws Exception {
+        return run(p, p, false, before, after, from, to);
+    }
+
+    /**
+     * {@link #run(Planned, List, List, int, int)} with {@code p} before the rescale and {@code
+     * next} after it, across checkpoints or canonical savepoints.
+     */
+    static List<List<String>> run(Planned p, Planned next, boolean savepoint, List<Step> before, List<Step> after, int from,
+            int to) throws Exception {
         List<KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData>> hs = new ArrayList<>();
         for (int i = 0; i < from; i++) {
             hs.add(harness(p, from, i, null));
@@ -84,7 +95,9 @@ class IntervalJoinRescaleTest {
         List<OperatorSubtaskState> snapshots = new ArrayList<>();
         for (var h : hs) {
             h.prepareSnapshotPreBarrier(1);
-            snapshots.add(h.snapshot(1, 1));
+            snapshots.add(savepoint
+                    ? h.snapshotWithLocalState(1, 1, SavepointType.savepoint(SavepointFormatType.CANONICAL)).getJobManagerOwnedState()
+                    : h.snapshot(1, 1));
             List<String> o = new ArrayList<>();
             IntervalJoinDifferentialTest.collect(h, p.outputType(), o);
             out.add(o);
@@ -93,9 +106,9 @@ class IntervalJoinRescaleTest {
         OperatorSubtaskState merged = AbstractStreamOperatorTestHarness.repackageState(snapshots.toArray(new OperatorSubtaskState[0]));
         hs.clear();
         for (int j = 0; j < to; j++) {
-            hs.add(harness(p, to, j, AbstractStreamOperatorTestHarness.repartitionOperatorState(merged, MAX_PARALLELISM, from, to, j)));
+            hs.add(harness(next, to, j, AbstractStreamOperatorTestHarness.repartitionOperatorState(merged, MAX_PARALLELISM, from, to, j)));
         }
-        feed(p, hs, after);
+        feed(next, hs, after);
         for (var h : hs) {
             h.prepareSnapshotPreBarrier(2);
             List<String> o = new ArrayList<>();
@@ -130,6 +143,38 @@ class IntervalJoinRescaleTest {
             rows += w.stream().filter(r -> r.startsWith("+I")).count();
         }
         assertTrue(rows > 100, "too little output to say anything: " + rows);
+    }
+
+    /**
+     * Switching Ferry on and off while rescaling (docs/state.md, "The interval join"): Flink's
+     * operator savepointed at parallelism {@code from} and restored into Ferry's at {@code to}
+     * (each subtask importing the caches, cleanup times and timers of its key groups), and the
+     * reverse; every subtask's output equals that of Flink's operator rescaled the same way.
+     */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource({"1, 2", "2, 1", "3, 2"})
+    void switchingWhileRescaling(int from, int to) throws Exception {
+        String condition = IntervalJoinDifferentialTest.BOUNDS;
+        Planned stock = IntervalJoinDifferentialTest.plan("FULL", condition, false, 1);
+        Planned ferry = IntervalJoinDifferentialTest.plan("FULL", condition, true, 7);
+        List<Step> steps = new ArrayList<>(IntervalJoinDifferentialTest.steps(31L * from + to, 1500, true));
+        steps.removeIf(s -> s.kind() == 's');
+        List<Step> before = steps.subList(0, steps.size() / 2);
+        List<Step> after = steps.subList(steps.size() / 2, steps.size());
+        List<List<String>> want = run(stock, stock, true, before, after, from, to);
+        for (List<Planned> pair : List.of(List.of(stock, ferry), List.of(ferry, stock))) {
+            String what = (pair.get(0) == stock ? "Flink's, then Ferry's, " : "Ferry's, then Flink's, ") + from + " -> " + to;
+            List<List<String>> got = run(pair.get(0), pair.get(1), true, before, after, from, to);
+            assertEquals(want.size(), got.size());
+            for (int s = 0; s < want.size(); s++) {
+                List<String> w = want.get(s);
+                List<String> g = got.get(s);
+                for (int i = 0; i < Math.min(w.size(), g.size()); i++) {
+                    assertEquals(w.get(i), g.get(i), what + ", output " + s + ", row " + i);
+                }
+                assertEquals(w.size(), g.size(), what + ", output " + s + ": length");
+            }
+        }
     }
 
     /**

@@ -248,49 +248,12 @@ class IntervalJoinDifferentialTest {
         return h;
     }
 
-    /** Runs the steps through a fresh copy of the planned operator; output rows and watermarks as text. */
+    /**
+     * Runs the steps through a fresh copy of the planned operator, restored from its own
+     * checkpoint at each snapshot step; output rows and watermarks as text.
+     */
     static List<String> run(Planned p, List<Step> steps) throws Exception {
-        RowDataSerializer left = new RowDataSerializer(p.leftType());
-        RowDataSerializer right = new RowDataSerializer(p.rightType());
-        List<String> out = new ArrayList<>();
-        KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h = harness(p, null);
-        long cp = 0;
-        long clock = 0;
-        for (Step s : steps) {
-            switch (s.kind()) {
-                case 'p':
-                    clock = s.time();
-                    h.setProcessingTime(clock);
-                    break;
-                case 'r':
-                    // Flink's operator reads the time with getLong, as from the BinaryRowData an exchange delivers
-                    if (s.input() == 1) {
-                        h.processElement1(new StreamRecord<>(left.toBinaryRow(s.row()).copy()));
-                    } else {
-                        h.processElement2(new StreamRecord<>(right.toBinaryRow(s.row()).copy()));
-                    }
-                    break;
-                case 'w':
-                    if (s.input() == 1) {
-                        h.processWatermark1(new Watermark(s.time()));
-                    } else {
-                        h.processWatermark2(new Watermark(s.time()));
-                    }
-                    break;
-                default:
-                    h.prepareSnapshotPreBarrier(++cp);
-                    OperatorSubtaskState state = h.snapshot(cp, cp);
-                    collect(h, p.outputType(), out);
-                    h.close();
-                    h = harness(p, state);
-                    h.setProcessingTime(clock);
-                    out.add("restored");
-            }
-        }
-        h.prepareSnapshotPreBarrier(++cp);
-        collect(h, p.outputType(), out);
-        h.close();
-        return out;
+        return IntervalJoinSwitchTest.run(List.of(p), steps, false);
     }
 
     static void collect(KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> h, RowType type, List<String> into) {

@@ -62,8 +62,8 @@ func (g *groupAgg) importLayout() (partialLayout, error) {
 }
 
 // ImportTypes implements engine.StateImporter: the key fields, every call's accumulator fields,
-// one map per DISTINCT set, for the single-phase aggregate over retracting input the record count, and with idle-state TTL
-// the last write time (both BIGINT, not NULL).
+// one map per DISTINCT set, for the single-phase aggregate over retracting input the record
+// count, and with idle-state TTL the last write time (both BIGINT, not NULL).
 func (g *groupAgg) ImportTypes() ([]engine.Type, error) {
 	l, err := g.importLayout()
 	if err != nil {

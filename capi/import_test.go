@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/ferrystream/ferry/agg"
-	"github.com/ferrystream/ferry/intervaljoin"
+	"github.com/ferrystream/ferry/windowjoin"
 )
 
 // importRaw calls ferry_operator_import and checks that the library consumed schema and batch.
@@ -83,9 +83,9 @@ func TestImportThroughTheABI(t *testing.T) {
 	releaseArray(out)
 	cFree(unsafe.Pointer(out))
 
-	join, r := open(t, multiInputFuzzSpecs[intervaljoin.Kind][0].json, nil)
+	join, r := open(t, multiInputFuzzSpecs[windowjoin.Kind][0].json, nil)
 	if r.code != codeOK {
-		t.Fatalf("open the interval join: %v", r)
+		t.Fatalf("open the window join: %v", r)
 	}
 	defer ferry_operator_close(join, &e)
 	wantCode(t, "a kind that does not import", importRaw(t, join, sc, [][]any{{int64(7), int64(2), int32(30), int64(2), int64(2)}}),

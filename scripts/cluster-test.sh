@@ -347,8 +347,11 @@ final_printed < "$work/switched.printed" > "$work/switched.final"
 echo "Ferry off: Flink's operators resumed the same savepoint at parallelism 3: the result table of the run without a stop"
 
 log "5. a corrupt Ferry state blob in a savepoint: the task fails with Ferry's error, no process dies"
-QUERY="SELECT id % 100 AS k, COUNT(*) AS n, SUM(price) AS s, COUNT(DISTINCT price % 7) AS m FROM bids GROUP BY id % 100" \
-  stop_with_savepoint distinct 2
+# The outer LAST_VALUE over retracting input keeps state Ferry does not write in Flink's form, so
+# the savepoint holds Ferry's blob (docs/state.md, "Switching Ferry on or off").
+KEPT_IN_FERRYS_FORM="SELECT k, COUNT(*) AS n, SUM(s) AS s, LAST_VALUE(k) AS m
+  FROM (SELECT id % 100 AS g, id % 10 AS k, SUM(price) AS s FROM bids GROUP BY id % 100, id % 10) GROUP BY k"
+QUERY=$KEPT_IN_FERRYS_FORM stop_with_savepoint ferry-form 2
 printed > /dev/null
 corrupt=$home/savepoints/corrupt
 cp -r "${savepoint#file:}" "$corrupt"
@@ -358,8 +361,7 @@ at=$(($(grep -a -b -o FRYS "$blob" | head -n 1 | cut -d: -f1) + 48))   # the chu
 byte=$(od -An -tu1 -j "$at" -N 1 "$blob" | tr -d ' ')
 printf "\\$(printf '%03o' $((byte ^ 0x5a)))" | dd of="$blob" bs=1 seek="$at" conv=notrunc status=none
 pids=$(cat "$home"/run/taskmanager-*.pid | sort)
-QUERY="SELECT id % 100 AS k, COUNT(*) AS n, SUM(price) AS s, COUNT(DISTINCT price % 7) AS m FROM bids GROUP BY id % 100" \
-  insert corrupt 3 "SET 'execution.state-recovery.path' = 'file://$corrupt';
+QUERY=$KEPT_IN_FERRYS_FORM insert corrupt 3 "SET 'execution.state-recovery.path' = 'file://$corrupt';
 SET 'restart-strategy.type' = 'fixed-delay';
 SET 'restart-strategy.fixed-delay.attempts' = '2';
 SET 'restart-strategy.fixed-delay.delay' = '1 s';"

@@ -40,7 +40,7 @@ import java.util.Locale;
  * {@code -reps 3}, {@code -batch 1024}, {@code -sql-rows N} (default 2M), {@code -sql-keys N}
  * (default 100K), {@code -variants heap,rocksdb,ferry}, {@code -values bigint,decimal,string}
  * (the operator sections' value columns, one table each: {@link OperatorBench.Values}; default
- * bigint), {@code -quick} (small sizes, one repetition). Progress goes to stderr, markdown tables
+ * bigint), {@code -csv FILE} (the operator section's medians for tests/perf/plot.py), {@code -quick} (small sizes, one repetition). Progress goes to stderr, markdown tables
  * to stdout.
  */
 public final class Bench {
@@ -49,7 +49,7 @@ public final class Bench {
     static final String USAGE =
             "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|lookup-pg|lookup-join|state-size|checkpoint] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
-                    + " [-values bigint,decimal,string] [-quick]";
+                    + " [-values bigint,decimal,string] [-csv FILE] [-quick]";
 
     static void log(String format, Object... args) {
         System.err.printf(Locale.ROOT, format + "%n", args);
@@ -96,6 +96,7 @@ public final class Bench {
         int sqlKeys = 100_000;
         String variantsArg = "heap,rocksdb,ferry";
         String valuesArg = "bigint";
+        String csv = null;
         List<String> rest = new ArrayList<>(Arrays.asList(args));
         if (!rest.isEmpty() && !rest.get(0).startsWith("-")) {
             section = rest.remove(0);
@@ -125,6 +126,7 @@ public final class Bench {
                 case "-sql-minibatch": SqlBench.miniBatchSize = (int) parseCount(v); i++; break;
                 case "-variants": variantsArg = v; i++; break;
                 case "-values": valuesArg = v; i++; break;
+                case "-csv": csv = v; i++; break;
                 case "-quick":
                     rows = 200_000;
                     keys = new int[] {10_000, 100_000};
@@ -160,11 +162,12 @@ public final class Bench {
         switch (section) {
             case "all":
                 List<OperatorBench.Result> ops = operator(out, values, keys, rows, reps, batch, variants);
+                writeCsv(csv, ops);
                 sql(out, sqlRows, sqlKeys, reps, false);
                 split(out, keys, rows, reps, batch, ops);
                 break;
             case "operator":
-                operator(out, values, keys, rows, reps, batch, variants);
+                writeCsv(csv, operator(out, values, keys, rows, reps, batch, variants));
                 break;
             case "sql":
                 sql(out, sqlRows, sqlKeys, reps, false);
@@ -296,6 +299,27 @@ public final class Bench {
         }
         out.append('\n');
         return results;
+    }
+
+    /**
+     * Writes the operator sections' medians to {@code path} (nothing when it is null) as
+     * {@code variant,keys,rows_per_s}, the input of tests/perf/plot.py; BIGINT values only.
+     */
+    static void writeCsv(String path, List<OperatorBench.Result> results) throws java.io.IOException {
+        if (path == null) {
+            return;
+        }
+        StringBuilder csv = new StringBuilder("variant,keys,rows_per_s\n");
+        for (OperatorBench.Variant v : OperatorBench.Variant.values()) {
+            for (OperatorBench.Result r : results) {
+                if (r.values() == OperatorBench.Values.BIGINT && !r.of(v).isEmpty()) {
+                    csv.append(String.format(Locale.ROOT, "%s,%d,%.0f%n",
+                            v.name().toLowerCase(Locale.ROOT), r.keys(), r.median(v)));
+                }
+            }
+        }
+        java.nio.file.Files.writeString(java.nio.file.Path.of(path), csv);
+        log("wrote %s", path);
     }
 
     static void sql(StringBuilder out, long rows, int keys, int reps, boolean ferryOnly) throws Exception {

@@ -188,9 +188,18 @@ class FailoverTest {
         }
     }
 
-    /** Materializes the latest row per result key; emits the table when event time ends. */
+    /**
+     * Materializes the latest row per result key; emits the table when event time ends, at
+     * {@code endOfTime}: the last watermark that reaches it (Long.MAX_VALUE, less any watermark
+     * delay upstream).
+     */
     static final class Materialize extends KeyedProcessFunction<String, Row, String> {
+        private final long endOfTime;
         private transient ValueState<String> latest;
+
+        Materialize(long endOfTime) {
+            this.endOfTime = endOfTime;
+        }
 
         @Override
         public void open(OpenContext ctx) {
@@ -207,7 +216,7 @@ class FailoverTest {
             } else if (kind == RowKind.DELETE) {
                 latest.clear();
             }
-            ctx.timerService().registerEventTimeTimer(Long.MAX_VALUE);
+            ctx.timerService().registerEventTimeTimer(endOfTime);
         }
 
         @Override
@@ -264,7 +273,7 @@ class FailoverTest {
         String plan = result.explain();
         tEnv.toChangelogStream(result)
                 .keyBy(r -> String.valueOf(r.getField(0)))
-                .process(new Materialize()).uid("materialize")
+                .process(new Materialize(Long.MAX_VALUE)).uid("materialize")
                 .sinkTo(new DiscardingSink<>()).uid("discard");
         return new Job(env, plan);
     }

@@ -5,9 +5,6 @@ import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.FlinkIntervalJoinState;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -17,7 +14,6 @@ import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.Schema;
@@ -25,8 +21,6 @@ import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
-import org.apache.flink.types.RowKind;
-import org.apache.flink.util.Collector;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -75,37 +69,10 @@ class IntervalJoinSavepointSwitchTest {
     }
 
     /**
-     * FailoverTest's Materialize, emitting at the end of event time as the interval join forwards
-     * it: the final watermark less the join's watermark delay.
+     * The end of event time as the interval join forwards it: the final watermark less the join's
+     * watermark delay.
      */
-    static final class Materialize extends KeyedProcessFunction<String, Row, String> {
-        private transient ValueState<String> latest;
-
-        @Override
-        public void open(OpenContext ctx) {
-            latest = getRuntimeContext().getState(new ValueStateDescriptor<>("latest", Types.STRING));
-        }
-
-        @Override
-        public void processElement(Row r, Context ctx, Collector<String> out) throws Exception {
-            RowKind kind = r.getKind();
-            if (kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER) {
-                Row v = Row.copy(r);
-                v.setKind(RowKind.INSERT);
-                latest.update(v.toString());
-            } else if (kind == RowKind.DELETE) {
-                latest.clear();
-            }
-            ctx.timerService().registerEventTimeTimer(Long.MAX_VALUE - 3_600_000);
-        }
-
-        @Override
-        public void onTimer(long timestamp, OnTimerContext ctx, Collector<String> out) throws Exception {
-            if (latest.value() != null) {
-                FailoverTest.RESULT.add(latest.value());
-            }
-        }
-    }
+    static final long END_OF_TIME = Long.MAX_VALUE - 3_600_000;
 
     static FailoverTest.Job job(boolean ferry, double rowsPerSecond, Configuration extra) {
         Configuration conf = new Configuration();
@@ -133,7 +100,7 @@ class IntervalJoinSavepointSwitchTest {
         String plan = result.explain();
         tEnv.toChangelogStream(result)
                 .keyBy(r -> String.valueOf(r.getField(0)))
-                .process(new Materialize()).uid("materialize")
+                .process(new FailoverTest.Materialize(END_OF_TIME)).uid("materialize")
                 .sinkTo(new DiscardingSink<>()).uid("discard");
         return new FailoverTest.Job(env, plan);
     }

@@ -387,19 +387,10 @@ class FailoverTest {
             throws Exception {
         List<String> want = reference(query, tableOptions);
 
-        reset(false);
         Job first = job(query, tableOptions, true, from, 10_000, extra);
         assertFerryPlanned(first.plan);
-        JobClient client = first.env.executeAsync("before savepoint");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (RECORDS.get() < ROWS / 3) {
-            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
-            Thread.sleep(10);
-        }
-        String savepoint = stopWithSavepoint(client, dir, extra, deadline);
-        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        String savepoint = savepointMidStream(first, extra, dir, Duration.ofSeconds(30));
         long before = RECORDS.get();
-        assertTrue(before < ROWS, "stopped mid-stream: " + before);
         assertEquals(List.of(), result(), "a stopped job does not end event time");
 
         // Resume at the other parallelism from the savepoint; the source continues where it stopped.
@@ -511,6 +502,27 @@ class FailoverTest {
         assertEquals(before, RESTORED_ROWS.get(), "the savepoint covered every row of the first run");
         assertEquals(ROWS, before + RECORDS.get(), "each row went through exactly once across both runs");
         assertEquals(want, result());
+    }
+
+    /**
+     * Runs {@code job} until a third of the rows went through, then stops it with a savepoint in
+     * {@code dir} ({@link #stopWithSavepoint}); {@code timeout} bounds the wait for those rows and
+     * the savepoint's retries.
+     *
+     * @return the savepoint's path
+     */
+    static String savepointMidStream(Job job, Configuration conf, Path dir, Duration timeout) throws Exception {
+        reset(false);
+        JobClient client = job.env.executeAsync("before savepoint");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (RECORDS.get() < ROWS / 3) {
+            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
+            Thread.sleep(10);
+        }
+        String savepoint = stopWithSavepoint(client, dir, conf, deadline);
+        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        assertTrue(RECORDS.get() < ROWS, "stopped mid-stream: " + RECORDS.get());
+        return savepoint;
     }
 
     /**

@@ -11,7 +11,6 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -31,7 +30,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static io.ferrystream.ferry.planner.FailoverTest.RECORDS;
 import static io.ferrystream.ferry.planner.FailoverTest.ROWS;
@@ -114,20 +112,10 @@ class IntervalJoinSavepointSwitchTest {
 
     /** Runs until a third of the rows went through, then stops with a savepoint. */
     static String savepointMidStream(boolean ferry, Configuration conf, Path dir) throws Exception {
-        reset(false);
         FailoverTest.Job job = job(ferry, 10_000, conf);
         assertTrue(job.plan.contains("IntervalJoin"), job.plan);
         assertEquals(ferry, !job.plan.contains("ferry=[disabled"), job.plan);
-        JobClient client = job.env.executeAsync("before savepoint");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (RECORDS.get() < ROWS / 3) {
-            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
-            Thread.sleep(10);
-        }
-        String savepoint = FailoverTest.stopWithSavepoint(client, dir, conf, deadline);
-        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
-        assertTrue(RECORDS.get() < ROWS, "stopped mid-stream: " + RECORDS.get());
-        return savepoint;
+        return FailoverTest.savepointMidStream(job, conf, dir, Duration.ofSeconds(60));
     }
 
     static List<String> resume(boolean ferry, Configuration conf, String savepoint) throws Exception {

@@ -139,12 +139,9 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	gids := make([]int32, 0, n)
 	fail := func(err error) error {
 		for _, id := range gids {
-			for _, d := range g.sets {
-				d.Reset(id)
-			}
 			st.Remove(id)
 		}
-		st.EndBatch()
+		st.EndBatch() // resets every registered PerKey of the removed ids, the DISTINCT sets among them
 		return err
 	}
 	for i := range n {

@@ -44,6 +44,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.reflect.Field;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -771,7 +772,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /**
      * A savepoint of an operator whose state Flink's own operator can read ({@link FlinkState})
      * holds that state in Flink's form and no raw keyed state, so the job restores with Ferry off
-     * too; it is cleared again once the backend's synchronous phase has taken its copy.
+     * too; it is cleared again once the backend's synchronous phase has taken its copy, or at once
+     * when the export fails.
      */
     @Override
     public OperatorSnapshotFutures snapshotState(long checkpointId, long timestamp, CheckpointOptions options,
@@ -779,7 +781,19 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         if (flinkState == null || flinkState.refusal() != null || !isKeyed() || !options.getCheckpointType().isSavepoint()) {
             return super.snapshotState(checkpointId, timestamp, options, factory);
         }
-        flinkFormKeys = flinkState.exportFrom(nativeOp, getKeyedStateBackend(), allocator);
+        List<RowData> written = new ArrayList<>();
+        try {
+            flinkState.exportFrom(nativeOp, getKeyedStateBackend(), allocator, written);
+        } catch (Exception | Error e) {
+            // a savepoint that fails need not fail the task: leave nothing for later checkpoints
+            try {
+                flinkState.clear(getKeyedStateBackend(), written);
+            } catch (Exception c) {
+                e.addSuppressed(c);
+            }
+            throw e;
+        }
+        flinkFormKeys = written;
         try {
             return super.snapshotState(checkpointId, timestamp, options, factory);
         } finally {

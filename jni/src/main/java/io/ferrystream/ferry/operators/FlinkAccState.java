@@ -326,7 +326,8 @@ public final class FlinkAccState implements FlinkState {
     /** Each key and value in bytes of their own (the heap backend keeps the objects). */
     @Override
     @SuppressWarnings("unchecked")
-    public List<RowData> exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
+    public void exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator, List<RowData> keys)
+            throws Exception {
         if (refusal != null) {
             throw new IllegalStateException("Flink's " + NAME + " cannot be written: " + refusal);
         }
@@ -346,7 +347,6 @@ public final class FlinkAccState implements FlinkState {
             accFields[m.field] = null; // a VARBINARY column: MinMaxView.write
         }
         int keyArity = keyType.getFieldCount();
-        List<RowData> keys = new ArrayList<>();
         Object current = backend.getCurrentKey();
         try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(exportType()), allocator)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(root, exportType());
@@ -389,20 +389,11 @@ public final class FlinkAccState implements FlinkState {
                     }
                 }
             });
-        } catch (Exception | Error e) {
-            // a savepoint that fails need not fail the task: leave nothing for later checkpoints
-            try {
-                clear(backend, keys);
-            } catch (Exception c) {
-                e.addSuppressed(c);
-            }
-            throw e;
         } finally {
             if (current != null) {
                 keyed.setCurrentKey((RowData) current);
             }
         }
-        return keys;
     }
 
     @Override
@@ -413,18 +404,21 @@ public final class FlinkAccState implements FlinkState {
         MapState<Object, Object>[] maps = maps(keyed);
         MinMaxView[] views = minMaxViews(keyed);
         Object current = backend.getCurrentKey();
-        for (RowData key : keys) {
-            keyed.setCurrentKey(key);
-            state.clear();
-            for (MapState<Object, Object> map : maps) {
-                map.clear();
+        try {
+            for (RowData key : keys) {
+                keyed.setCurrentKey(key);
+                state.clear();
+                for (MapState<Object, Object> map : maps) {
+                    map.clear();
+                }
+                for (MinMaxView v : views) {
+                    v.map.clear();
+                }
             }
-            for (MinMaxView v : views) {
-                v.map.clear();
+        } finally {
+            if (current != null) {
+                keyed.setCurrentKey((RowData) current);
             }
-        }
-        if (current != null) {
-            keyed.setCurrentKey((RowData) current);
         }
     }
 

@@ -464,7 +464,8 @@ public final class FlinkIntervalJoinState implements FlinkState {
 
     @Override
     @SuppressWarnings("unchecked")
-    public List<RowData> exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
+    public void exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator, List<RowData> keys)
+            throws Exception {
         if (refusal != null) {
             throw new IllegalStateException("Flink's interval join state cannot be written: " + refusal);
         }
@@ -477,7 +478,6 @@ public final class FlinkIntervalJoinState implements FlinkState {
         RowDataSerializer rightSerializer = new RowDataSerializer(rightType);
         RowData.FieldGetter[] leftFields = getters(nullable(leftType), first);
         RowData.FieldGetter[] rightFields = getters(nullable(rightType), first + leftType.getFieldCount());
-        List<RowData> keys = new ArrayList<>();
         List<long[]> timers = new ArrayList<>(); // position, key index, time
         exportedTimers = new ArrayList<>();
         Object current = backend.getCurrentKey();
@@ -538,20 +538,11 @@ public final class FlinkIntervalJoinState implements FlinkState {
                 }
                 exportedTimers.add(Tuple2.of(key, t[2]));
             }
-        } catch (Exception | Error e) {
-            // a savepoint that fails need not fail the task: leave nothing for later checkpoints
-            try {
-                clear(backend, keys);
-            } catch (Exception c) {
-                e.addSuppressed(c);
-            }
-            throw e;
         } finally {
             if (current != null) {
                 keyed.setCurrentKey((RowData) current);
             }
         }
-        return keys;
     }
 
     /** Writes the current key's caches, in bucket order, and empties them. */

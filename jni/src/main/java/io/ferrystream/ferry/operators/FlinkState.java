@@ -38,12 +38,15 @@ public interface FlinkState extends Serializable {
 
     /**
      * Writes every key {@code op} holds into Flink's states of {@code backend}, as Flink's own
-     * operator keeps them; on failure nothing is left behind.
-     *
-     * @return the keys written, for {@link #clear}
+     * operator keeps them, adding each key to {@code keys} as it writes it, for {@link #clear}. On
+     * failure the caller clears {@code keys}, so that nothing is left behind.
      */
-    List<RowData> exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception;
+    void exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator, List<RowData> keys)
+            throws Exception;
 
-    /** Clears {@code keys} from Flink's states again, once the savepoint has its copy. */
+    /**
+     * Clears {@code keys} from Flink's states again, once the savepoint has its copy or the export
+     * failed.
+     */
     void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception;
 }

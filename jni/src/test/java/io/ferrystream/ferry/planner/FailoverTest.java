@@ -188,9 +188,18 @@ class FailoverTest {
         }
     }
 
-    /** Materializes the latest row per result key; emits the table when event time ends. */
+    /**
+     * Materializes the latest row per result key; emits the table when event time ends, at
+     * {@code endOfTime}: the last watermark that reaches it (Long.MAX_VALUE, less any watermark
+     * delay upstream).
+     */
     static final class Materialize extends KeyedProcessFunction<String, Row, String> {
+        private final long endOfTime;
         private transient ValueState<String> latest;
+
+        Materialize(long endOfTime) {
+            this.endOfTime = endOfTime;
+        }
 
         @Override
         public void open(OpenContext ctx) {
@@ -207,7 +216,7 @@ class FailoverTest {
             } else if (kind == RowKind.DELETE) {
                 latest.clear();
             }
-            ctx.timerService().registerEventTimeTimer(Long.MAX_VALUE);
+            ctx.timerService().registerEventTimeTimer(endOfTime);
         }
 
         @Override
@@ -264,7 +273,7 @@ class FailoverTest {
         String plan = result.explain();
         tEnv.toChangelogStream(result)
                 .keyBy(r -> String.valueOf(r.getField(0)))
-                .process(new Materialize()).uid("materialize")
+                .process(new Materialize(Long.MAX_VALUE)).uid("materialize")
                 .sinkTo(new DiscardingSink<>()).uid("discard");
         return new Job(env, plan);
     }
@@ -378,19 +387,10 @@ class FailoverTest {
             throws Exception {
         List<String> want = reference(query, tableOptions);
 
-        reset(false);
         Job first = job(query, tableOptions, true, from, 10_000, extra);
         assertFerryPlanned(first.plan);
-        JobClient client = first.env.executeAsync("before savepoint");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (RECORDS.get() < ROWS / 3) {
-            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
-            Thread.sleep(10);
-        }
-        String savepoint = stopWithSavepoint(client, dir, extra, deadline);
-        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        String savepoint = savepointMidStream(first, extra, dir, Duration.ofSeconds(30));
         long before = RECORDS.get();
-        assertTrue(before < ROWS, "stopped mid-stream: " + before);
         assertEquals(List.of(), result(), "a stopped job does not end event time");
 
         // Resume at the other parallelism from the savepoint; the source continues where it stopped.
@@ -502,6 +502,27 @@ class FailoverTest {
         assertEquals(before, RESTORED_ROWS.get(), "the savepoint covered every row of the first run");
         assertEquals(ROWS, before + RECORDS.get(), "each row went through exactly once across both runs");
         assertEquals(want, result());
+    }
+
+    /**
+     * Runs {@code job} until a third of the rows went through, then stops it with a savepoint in
+     * {@code dir} ({@link #stopWithSavepoint}); {@code timeout} bounds the wait for those rows and
+     * the savepoint's retries.
+     *
+     * @return the savepoint's path
+     */
+    static String savepointMidStream(Job job, Configuration conf, Path dir, Duration timeout) throws Exception {
+        reset(false);
+        JobClient client = job.env.executeAsync("before savepoint");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (RECORDS.get() < ROWS / 3) {
+            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
+            Thread.sleep(10);
+        }
+        String savepoint = stopWithSavepoint(client, dir, conf, deadline);
+        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        assertTrue(RECORDS.get() < ROWS, "stopped mid-stream: " + RECORDS.get());
+        return savepoint;
     }
 
     /**

@@ -5,19 +5,14 @@ import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.FlinkIntervalJoinState;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.Schema;
@@ -25,8 +20,6 @@ import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
-import org.apache.flink.types.RowKind;
-import org.apache.flink.util.Collector;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,7 +30,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static io.ferrystream.ferry.planner.FailoverTest.RECORDS;
 import static io.ferrystream.ferry.planner.FailoverTest.ROWS;
@@ -75,37 +67,10 @@ class IntervalJoinSavepointSwitchTest {
     }
 
     /**
-     * FailoverTest's Materialize, emitting at the end of event time as the interval join forwards
-     * it: the final watermark less the join's watermark delay.
+     * The end of event time as the interval join forwards it: the final watermark less the join's
+     * watermark delay.
      */
-    static final class Materialize extends KeyedProcessFunction<String, Row, String> {
-        private transient ValueState<String> latest;
-
-        @Override
-        public void open(OpenContext ctx) {
-            latest = getRuntimeContext().getState(new ValueStateDescriptor<>("latest", Types.STRING));
-        }
-
-        @Override
-        public void processElement(Row r, Context ctx, Collector<String> out) throws Exception {
-            RowKind kind = r.getKind();
-            if (kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER) {
-                Row v = Row.copy(r);
-                v.setKind(RowKind.INSERT);
-                latest.update(v.toString());
-            } else if (kind == RowKind.DELETE) {
-                latest.clear();
-            }
-            ctx.timerService().registerEventTimeTimer(Long.MAX_VALUE - 3_600_000);
-        }
-
-        @Override
-        public void onTimer(long timestamp, OnTimerContext ctx, Collector<String> out) throws Exception {
-            if (latest.value() != null) {
-                FailoverTest.RESULT.add(latest.value());
-            }
-        }
-    }
+    static final long END_OF_TIME = Long.MAX_VALUE - 3_600_000;
 
     static FailoverTest.Job job(boolean ferry, double rowsPerSecond, Configuration extra) {
         Configuration conf = new Configuration();
@@ -133,7 +98,7 @@ class IntervalJoinSavepointSwitchTest {
         String plan = result.explain();
         tEnv.toChangelogStream(result)
                 .keyBy(r -> String.valueOf(r.getField(0)))
-                .process(new Materialize()).uid("materialize")
+                .process(new FailoverTest.Materialize(END_OF_TIME)).uid("materialize")
                 .sinkTo(new DiscardingSink<>()).uid("discard");
         return new FailoverTest.Job(env, plan);
     }
@@ -147,20 +112,10 @@ class IntervalJoinSavepointSwitchTest {
 
     /** Runs until a third of the rows went through, then stops with a savepoint. */
     static String savepointMidStream(boolean ferry, Configuration conf, Path dir) throws Exception {
-        reset(false);
         FailoverTest.Job job = job(ferry, 10_000, conf);
         assertTrue(job.plan.contains("IntervalJoin"), job.plan);
         assertEquals(ferry, !job.plan.contains("ferry=[disabled"), job.plan);
-        JobClient client = job.env.executeAsync("before savepoint");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (RECORDS.get() < ROWS / 3) {
-            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
-            Thread.sleep(10);
-        }
-        String savepoint = FailoverTest.stopWithSavepoint(client, dir, conf, deadline);
-        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
-        assertTrue(RECORDS.get() < ROWS, "stopped mid-stream: " + RECORDS.get());
-        return savepoint;
+        return FailoverTest.savepointMidStream(job, conf, dir, Duration.ofSeconds(60));
     }
 
     static List<String> resume(boolean ferry, Configuration conf, String savepoint) throws Exception {

@@ -6,7 +6,6 @@ import io.ferrystream.ferry.operators.FlinkAccState;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
 import org.junit.jupiter.api.Test;
@@ -16,12 +15,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
-import static io.ferrystream.ferry.planner.FailoverTest.RECORDS;
-import static io.ferrystream.ferry.planner.FailoverTest.ROWS;
 import static io.ferrystream.ferry.planner.FailoverTest.causes;
 import static io.ferrystream.ferry.planner.FailoverTest.reset;
 import static io.ferrystream.ferry.planner.FailoverTest.result;
@@ -44,18 +41,8 @@ class SavepointSwitchTest {
     /** Runs the job until a third of the rows went through, then stops it with a savepoint. */
     static String savepointMidStream(String query, Map<String, String> options, boolean ferry, Configuration conf, Path dir)
             throws Exception {
-        reset(false);
         FailoverTest.Job job = FailoverTest.job(query, options, ferry, 2, 10_000, conf);
-        JobClient client = job.env.executeAsync("before savepoint");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (RECORDS.get() < ROWS / 3) {
-            assertTrue(System.nanoTime() < deadline, "the job did not get going: " + RECORDS.get() + " rows");
-            Thread.sleep(10);
-        }
-        String savepoint = FailoverTest.stopWithSavepoint(client, dir, conf, deadline);
-        client.getJobExecutionResult().get(60, TimeUnit.SECONDS);
-        assertTrue(RECORDS.get() < ROWS, "stopped mid-stream: " + RECORDS.get());
-        return savepoint;
+        return FailoverTest.savepointMidStream(job, conf, dir, Duration.ofSeconds(30));
     }
 
     static FailoverTest.Job resume(String query, Map<String, String> options, boolean ferry, Configuration conf, String savepoint) {

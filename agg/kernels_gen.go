@@ -1149,7 +1149,7 @@ type numSumAcc[T number] struct {
 
 // value is sumAcc.value for numbers.
 func (a *numSumAcc[T]) value(s *sumState[T]) (T, bool) {
-	return s.sum, !s.has || (a.retract && s.cnt == 0)
+	return s.sum, s.n&1 == 0 || (a.retract && s.n>>1 == 0)
 }
 
 // merge is sumAcc.merge for numbers.
@@ -1168,14 +1168,14 @@ func (a *numSumAcc[T]) merge(in *engine.Batch, first int, gids []int32, changed 
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
-			if v := ops.at(i); s.has {
-				s.sum, s.has = ops.add(s.sum, v)
+			if v := ops.at(i); s.has() {
+				s.set(ops.add(s.sum, v))
 			} else {
-				s.sum, s.has = v, true
+				s.set(v, true)
 			}
 		}
 		if cnts != nil {
-			s.cnt += cnts[i]
+			s.n += cnts[i] << 1
 		}
 		nv, nn := a.value(s)
 		a.record(i, pv, pn, nv, nn, changed)
@@ -1191,7 +1191,7 @@ type decSumAcc struct {
 
 // value is sumAcc.value for DECIMAL.
 func (a *decSumAcc) value(s *sumState[dec128]) (dec128, bool) {
-	return s.sum, !s.has || (a.retract && s.cnt == 0)
+	return s.sum, s.n&1 == 0 || (a.retract && s.n>>1 == 0)
 }
 
 // fold is sumAcc.fold for DECIMAL.
@@ -1211,17 +1211,17 @@ func (a *decSumAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []b
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			v := ops.at(i)
 			switch {
-			case !s.has && d > 0:
-				s.sum, s.has = v, true
-			case !s.has: // 0 - v
+			case !s.has() && d > 0:
+				s.set(v, true)
+			case !s.has(): // 0 - v
 				var zero dec128
-				s.sum, s.has = ops.sub(zero, v)
+				s.set(ops.sub(zero, v))
 			case d > 0:
-				s.sum, s.has = ops.add(s.sum, v)
+				s.set(ops.add(s.sum, v))
 			default:
-				s.sum, s.has = ops.sub(s.sum, v)
+				s.set(ops.sub(s.sum, v))
 			}
-			s.cnt += int64(d)
+			s.n += int64(d) << 1
 		}
 		nv, nn := a.value(s)
 		a.record(i, pv, pn, nv, nn, changed)
@@ -1245,14 +1245,14 @@ func (a *decSumAcc) merge(in *engine.Batch, first int, gids []int32, changed []b
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
-			if v := ops.at(i); s.has {
-				s.sum, s.has = ops.add(s.sum, v)
+			if v := ops.at(i); s.has() {
+				s.set(ops.add(s.sum, v))
 			} else {
-				s.sum, s.has = v, true
+				s.set(v, true)
 			}
 		}
 		if cnts != nil {
-			s.cnt += cnts[i]
+			s.n += cnts[i] << 1
 		}
 		nv, nn := a.value(s)
 		a.record(i, pv, pn, nv, nn, changed)

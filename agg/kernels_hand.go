@@ -53,20 +53,21 @@ func (a *numSumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			v := vals[i]
+			has := s.n&1 != 0
 			if d > 0 {
-				if s.has {
+				if has {
 					s.sum += v
 				} else {
-					s.sum, s.has = v, true
+					s.sum = v
 				}
-				s.cnt++
+				s.n = s.n | 1 + 2 // not NULL, one more argument
 			} else {
-				if s.has {
+				if has {
 					s.sum -= v
 				} else {
-					s.sum, s.has = 0-v, true
+					s.sum = 0 - v
 				}
-				s.cnt--
+				s.n = s.n | 1 - 2
 			}
 		}
 		nv, nn := a.value(s)

@@ -1,6 +1,10 @@
 package agg
 
-import "github.com/ferrystream/ferry/engine"
+import (
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+)
 
 // sumAcc is SUM, accumulating in the sum type V with ops' arithmetic: the argument type for
 // numbers (integers wrap like Java's (int)(a + b); FLOAT rounds to float32 every step) and
@@ -28,12 +32,29 @@ type sumAcc[V comparable, O arithOps[V]] struct {
 	rowValues[V]
 }
 
-// sumState is one group's SUM accumulator; one struct keeps a group's fields in one cache line.
+// sumState is one group's SUM accumulator, a sum and one word of bookkeeping: n holds the count
+// of non-NULL arguments accumulated minus retracted (n >> 1, read with retraction only) and
+// whether the sum is not NULL (n & 1). Packing the flag into the count keeps a BIGINT SUM in 16
+// bytes instead of 24; the count then holds ±2^62, which no stream reaches (it moves by one per row).
 type sumState[V any] struct {
 	sum V
-	cnt int64 // non-NULL arguments accumulated minus retracted (read with retraction only)
-	has bool  // sum is not NULL
+	n   int64
 }
+
+func (s *sumState[V]) has() bool  { return s.n&1 != 0 }
+func (s *sumState[V]) cnt() int64 { return s.n >> 1 }
+
+// set sets the sum and whether it is not NULL, keeping the count.
+func (s *sumState[V]) set(sum V, has bool) {
+	s.sum = sum
+	s.n &^= 1
+	if has {
+		s.n |= 1
+	}
+}
+
+// maxSumCount bounds the counts a sumState holds (±2^62).
+const maxSumCount = 1<<62 - 1
 
 func (a *sumAcc[V, O]) warmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
 func (a *sumAcc[V, O]) Grow(n int)              { a.st = extend(a.st, n) }
@@ -45,7 +66,7 @@ func (a *sumAcc[V, O]) Bytes() int64 {
 
 //agg:specialize
 func (a *sumAcc[V, O]) value(s *sumState[V]) (V, bool) {
-	return s.sum, !s.has || (a.retract && s.cnt == 0)
+	return s.sum, s.n&1 == 0 || (a.retract && s.n>>1 == 0)
 }
 
 //agg:specialize
@@ -65,17 +86,17 @@ func (a *sumAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			v := ops.at(i)
 			switch {
-			case !s.has && d > 0:
-				s.sum, s.has = v, true
-			case !s.has: // 0 - v
+			case !s.has() && d > 0:
+				s.set(v, true)
+			case !s.has(): // 0 - v
 				var zero V
-				s.sum, s.has = ops.sub(zero, v)
+				s.set(ops.sub(zero, v))
 			case d > 0:
-				s.sum, s.has = ops.add(s.sum, v)
+				s.set(ops.add(s.sum, v))
 			default:
-				s.sum, s.has = ops.sub(s.sum, v)
+				s.set(ops.sub(s.sum, v))
 			}
-			s.cnt += int64(d)
+			s.n += int64(d) << 1
 		}
 		nv, nn := a.value(s)
 		a.record(i, pv, pn, nv, nn, changed)
@@ -85,20 +106,29 @@ func (a *sumAcc[V, O]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 
 func (a *sumAcc[V, O]) Save(dst []byte, g int32) []byte {
 	s := &a.st[g]
-	return putVarint(a.ops.put(putBool(dst, s.has), s.sum), s.cnt)
+	return putVarint(a.ops.put(putBool(dst, s.has()), s.sum), s.cnt())
 }
 
 func (a *sumAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
+	has, src, err := getBool(src)
+	if err != nil {
+		return nil, err
+	}
+	sum, src, err := a.ops.get(src)
+	if err != nil {
+		return nil, err
+	}
+	cnt, src, err := getVarint(src)
+	if err != nil {
+		return nil, err
+	}
+	if cnt > maxSumCount || cnt < -maxSumCount {
+		return nil, fmt.Errorf("SUM count %d out of range", cnt)
+	}
 	s := &a.st[g]
-	var err error
-	if s.has, src, err = getBool(src); err != nil {
-		return nil, err
-	}
-	if s.sum, src, err = a.ops.get(src); err != nil {
-		return nil, err
-	}
-	s.cnt, src, err = getVarint(src)
-	return src, err
+	s.n = cnt << 1
+	s.set(sum, has)
+	return src, nil
 }
 
 func (a *sumAcc[V, O]) partialTypes() ([]engine.Type, error) {
@@ -115,7 +145,7 @@ func (a *sumAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) erro
 	for j, g := range groups {
 		s := &a.st[g]
 		sums[j] = s.sum
-		if !s.has {
+		if !s.has() {
 			var zero V
 			sums[j] = zero
 			out[0].SetNull(j)
@@ -124,7 +154,7 @@ func (a *sumAcc[V, O]) writePartial(out []engine.OutColumn, groups []int32) erro
 	if a.retract {
 		cnts := engine.OutValues[int64](&out[1])[:len(groups)]
 		for j, g := range groups {
-			cnts[j] = a.st[g].cnt
+			cnts[j] = a.st[g].cnt()
 		}
 	}
 	return nil
@@ -161,14 +191,14 @@ func (a *sumAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed 
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
-			if v := ops.at(i); s.has {
-				s.sum, s.has = ops.add(s.sum, v)
+			if v := ops.at(i); s.has() {
+				s.set(ops.add(s.sum, v))
 			} else {
-				s.sum, s.has = v, true
+				s.set(v, true)
 			}
 		}
 		if cnts != nil {
-			s.cnt += cnts[i]
+			s.n += cnts[i] << 1
 		}
 		nv, nn := a.value(s)
 		a.record(i, pv, pn, nv, nn, changed)

@@ -33,12 +33,18 @@ step state-size.md scripts/bench-jvm.sh state-size -keys 1M
 step checkpoint.md scripts/bench-jvm.sh checkpoint -keys 1M -reps 5
 log "measured in $(( $(date +%s) - start )) s"
 
-# Profiles, after the timed runs (a profiler slows what it watches).
-"$OUT/perf" -keys 64,1M -batch 4096 -mode go -csv "" -cpuprofile "$dir/kernel" > /dev/null 2>&1
+# Profiles, after the timed runs (a profiler slows what it watches): the Go kernel at 64 and 1 M
+# keys, the restore of 1 M keys, Ferry's operator under JFR at 10 K keys.
+"$OUT/perf" -keys 64,1M -batch 4096 -mode go -time 5s -reps 1 -max-rows 1000000000 -csv "" \
+  -cpuprofile "$dir/kernel" > /dev/null 2>&1
 for k in 64 1000000; do
-  go tool pprof -top -nodecount=25 "$OUT/perf" "$dir/kernel-go-k$k-b4096.pprof" > "$dir/kernel-profile-k$k.txt" 2>/dev/null
+  go tool pprof -top -nodecount=30 "$OUT/perf" "$dir/kernel-go-k$k-b4096.pprof" > "$dir/kernel-profile-k$k.txt" 2>/dev/null
 done
-rm -f "$dir"/kernel-*.pprof
+go test -c -o "$OUT/session.test" ./session
+"$OUT/session.test" -test.run '^$' -test.bench 'BenchmarkSnapshot/restore' -test.benchtime 20x \
+  -test.cpuprofile "$dir/restore.pprof" > /dev/null
+go tool pprof -top -nodecount=30 "$OUT/session.test" "$dir/restore.pprof" > "$dir/restore-profile.txt" 2>/dev/null
+rm -f "$dir"/*.pprof
 step jfr-10K.txt scripts/bench-jvm.sh jfr ferry-only -keys 10K -rows 4M -reps 8
 rm -f "$OUT"/bench-jvm-*.jfr
 

@@ -2,7 +2,7 @@
 # Every figure of the group aggregate's performance goals (docs/benchmarks.md, "Against the
 # goals") in one run at one commit, each by the harness that measured it before, then profiles of
 # the paths that miss a goal and the rows/s plot. Raw output goes to docs/data/goals-COMMIT/
-# (or $1); the table in benchmarks.md is transcribed from it. About 25 minutes on 2 cores; run it
+# (or $1); the table in benchmarks.md is transcribed from it. About 12 minutes on 2 cores (profiles included); run it
 # on an otherwise idle machine. Expects ~/.m2 to hold the Maven dependencies (MVN_OFFLINE=1) or
 # network access.
 . "$(dirname "$0")/common.sh"
@@ -34,7 +34,8 @@ step checkpoint.md scripts/bench-jvm.sh checkpoint -keys 1M -reps 5
 log "measured in $(( $(date +%s) - start )) s"
 
 # Profiles, after the timed runs (a profiler slows what it watches): the Go kernel at 64 and 1 M
-# keys, the restore of 1 M keys, Ferry's operator under JFR at 10 K keys.
+# keys, the restore of 1 M keys (its calls only), Ferry's operator under JFR at 10 K keys and the
+# Ferry-on SQL jobs under JFR.
 "$OUT/perf" -keys 64,1M -batch 4096 -mode go -time 5s -reps 1 -max-rows 1000000000 -csv "" \
   -cpuprofile "$dir/kernel" > /dev/null 2>&1
 for k in 64 1000000; do
@@ -43,9 +44,11 @@ done
 go test -c -o "$OUT/session.test" ./session
 "$OUT/session.test" -test.run '^$' -test.bench 'BenchmarkSnapshot/restore' -test.benchtime 20x \
   -test.cpuprofile "$dir/restore.pprof" > /dev/null
-go tool pprof -top -nodecount=30 "$OUT/session.test" "$dir/restore.pprof" > "$dir/restore-profile.txt" 2>/dev/null
+go tool pprof -top -nodecount=30 -focus 'Session\)\.Restore' "$OUT/session.test" "$dir/restore.pprof" \
+  > "$dir/restore-profile.txt" 2>/dev/null
 rm -f "$dir"/*.pprof
 step jfr-10K.txt scripts/bench-jvm.sh jfr ferry-only -keys 10K -rows 4M -reps 8
+step jfr-sql-ferry.txt scripts/bench-jvm.sh jfr sql-ferry
 rm -f "$OUT"/bench-jvm-*.jfr
 
 cp "$dir/group-aggregate-rows-per-second.csv" "$ROOT/docs/data/group-aggregate-rows-per-second.csv"

@@ -1149,7 +1149,7 @@ type numSumAcc[T number] struct {
 
 // value is sumAcc.value for numbers.
 func (a *numSumAcc[T]) value(s *sumState[T]) (T, bool) {
-	return s.sum, s.n&1 == 0 || (a.retract && s.n>>1 == 0)
+	return s.sum, !s.has() || (a.retract && s.cnt() == 0)
 }
 
 // merge is sumAcc.merge for numbers.
@@ -1191,7 +1191,7 @@ type decSumAcc struct {
 
 // value is sumAcc.value for DECIMAL.
 func (a *decSumAcc) value(s *sumState[dec128]) (dec128, bool) {
-	return s.sum, s.n&1 == 0 || (a.retract && s.n>>1 == 0)
+	return s.sum, !s.has() || (a.retract && s.cnt() == 0)
 }
 
 // fold is sumAcc.fold for DECIMAL.

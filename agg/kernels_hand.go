@@ -53,16 +53,15 @@ func (a *numSumAcc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed 
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			v := vals[i]
-			has := s.n&1 != 0
 			if d > 0 {
-				if has {
+				if s.has() {
 					s.sum += v
 				} else {
 					s.sum = v
 				}
 				s.n = s.n | 1 + 2 // not NULL, one more argument
 			} else {
-				if has {
+				if s.has() {
 					s.sum -= v
 				} else {
 					s.sum = 0 - v

@@ -66,7 +66,7 @@ func (a *sumAcc[V, O]) Bytes() int64 {
 
 //agg:specialize
 func (a *sumAcc[V, O]) value(s *sumState[V]) (V, bool) {
-	return s.sum, s.n&1 == 0 || (a.retract && s.n>>1 == 0)
+	return s.sum, !s.has() || (a.retract && s.cnt() == 0)
 }
 
 //agg:specialize

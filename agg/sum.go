@@ -123,7 +123,7 @@ func (a *sumAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
 		return nil, err
 	}
 	if cnt > maxSumCount || cnt < -maxSumCount {
-		return nil, fmt.Errorf("SUM count %d out of range", cnt)
+		return nil, fmt.Errorf("%w: SUM count %d out of range", engine.ErrData, cnt)
 	}
 	s := &a.st[g]
 	s.n = cnt << 1

@@ -108,8 +108,9 @@ cmd_test() {
   # valgrind failing, not a finding, and it depends on the process's memory layout: one build of
   # the harness aborted on every run from one directory and never from another, and never once
   # its environment grew by a few bytes. So such a run is repeated, up to twice, with a longer
-  # environment (FERRY_VALGRIND_RETRY), which moves the initial stack. Any error valgrind reports
-  # fails the build.
+  # environment (FERRY_VALGRIND_RETRY), which moves the initial stack; when all three abort (seen
+  # in one CI clone), the harness runs once more without the leak check. Any error valgrind
+  # reports fails the build.
   local vglog="$PWD/build/valgrind.log" try
   for try in 1 2 3; do
     if FERRY_VALGRIND_RETRY=$(printf '%*s' $((try * 24)) '' | tr ' ' r) GODEBUG=asyncpreemptoff=1 \
@@ -120,8 +121,12 @@ cmd_test() {
       break
     fi
     cat "$vglog" >&2
-    if [ "$try" = 3 ] || ! grep -q "the 'impossible' happened" "$vglog"; then
-      exit 1
+    grep -q "the 'impossible' happened" "$vglog" || exit 1
+    if [ "$try" = 3 ]; then # the leak check cannot run on this build: memory errors still fail
+      log "valgrind's leak check aborted three times; the harness under valgrind without it"
+      GODEBUG=asyncpreemptoff=1 valgrind --error-exitcode=1 --leak-check=no \
+        --suppressions=tests/c/go-runtime.supp -q "$OUT/ferry_harness" || exit 1
+      break
     fi
     log "valgrind itself aborted (above); running the harness under valgrind again, its environment longer"
   done

@@ -130,7 +130,12 @@ class LookupJoinSqlTest {
 
     /**
      * The LOOKUP hint's lookup_miss retry (inside Flink's function: RetryableLookupFunctionDelegator),
-     * against a dim table that answers nothing for the first two calls per key.
+     * against a dim table that answers nothing for the first two calls per key. Which probe row of a
+     * key gets the misses depends on the order in which the key's lookups and retries reach the
+     * table: a key's probe rows are 13 apart, more than the async capacity (7), so in Flink's
+     * ordered queue, which keeps a completed request until the ones before it completed, a key's
+     * requests never overlap; Ferry must keep the same bound (with a bound on uncompleted requests
+     * only, a later row of the key could be looked up between an earlier row's attempts).
      */
     @ParameterizedTest(name = "async {0}, max-attempts {1}")
     @CsvSource({"false,1", "false,3", "true,1", "true,3"})

@@ -25,7 +25,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <ul>
  *   <li>{@code asyncInvoke} per probe row in arrival order, at most {@code capacity} requests
- *       uncompleted at a time (the next row waits for a completion);
+ *       in the operator's queue at a time (the next row waits until one leaves it): as in Flink's
+ *       {@code OrderedStreamElementQueue}, the ordered mode holds a completed request in the queue
+ *       until every earlier one completed too, so a row is invoked only once the row {@code
+ *       capacity} places before it and all rows before that one completed; the unordered mode's
+ *       queue holds only the uncompleted requests (Flink's {@code UnorderedStreamElementQueue}
+ *       hands a completed one on at once). Which requests overlap decides the order in which
+ *       lookups (and the retries inside Flink's function) reach the connector;
  *   <li>each request's deadline is {@code timeoutMs} after its invocation (non-positive: none);
  *       at the deadline the function's {@code timeout(input, resultFuture)} is called, as Flink's
  *       operator does (the default fails with {@code TimeoutException("Async function call has
@@ -118,8 +124,12 @@ public final class AsyncLookupBatch implements LookupJoinBatch {
         private final Request[] requests;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition changed = lock.newCondition();
+        /** Requests invoked; guarded by lock. */
+        private int invoked;
         /** Requests invoked and not completed; guarded by lock. */
         private int uncompleted;
+        /** The first request not completed (or {@link #invoked}): the head of the ordered queue; guarded by lock. */
+        private int head;
         private Throwable error;
         private int errorIndex = -1;
         private boolean abandoned;
@@ -134,6 +144,7 @@ public final class AsyncLookupBatch implements LookupJoinBatch {
             lock.lock();
             try {
                 requests[i] = r;
+                invoked = i + 1;
                 uncompleted++;
             } finally {
                 lock.unlock();
@@ -142,8 +153,28 @@ public final class AsyncLookupBatch implements LookupJoinBatch {
         }
 
         /**
-         * Waits (task thread) until fewer than {@code limit} requests are uncompleted, calling
-         * the function's timeout for each request whose deadline passes; throws on the first failed request.
+         * Requests in the operator's queue (guarded by lock): ordered, those from the first
+         * uncompleted one on (completed ones behind it wait there for their turn, as in Flink's
+         * {@code OrderedStreamElementQueue}); unordered, the uncompleted ones.
+         */
+        private int queued() {
+            return outputMode == AsyncDataStream.OutputMode.ORDERED ? invoked - head : uncompleted;
+        }
+
+        /** A request completed or failed (guarded by lock): advances the head of the ordered queue past completed requests. */
+        private void finish(Request r) {
+            r.finished = true;
+            uncompleted--;
+            while (head < invoked && requests[head].finished) {
+                head++;
+            }
+            changed.signalAll();
+        }
+
+        /**
+         * Waits (task thread) until fewer than {@code limit} requests are in the queue ({@link
+         * #queued()}), calling the function's timeout for each request whose deadline passes;
+         * throws on the first failed request.
          */
         void awaitBelow(int limit) throws Exception {
             while (true) {
@@ -151,7 +182,7 @@ public final class AsyncLookupBatch implements LookupJoinBatch {
                 lock.lock();
                 try {
                     failIfFailed();
-                    if (uncompleted < limit) {
+                    if (queued() < limit) {
                         return;
                     }
                     long now = System.nanoTime();
@@ -198,8 +229,7 @@ public final class AsyncLookupBatch implements LookupJoinBatch {
                 }
                 r.rows = rows;
                 r.supplier = supplier;
-                uncompleted--;
-                changed.signalAll();
+                finish(r);
             } finally {
                 lock.unlock();
             }
@@ -211,12 +241,11 @@ public final class AsyncLookupBatch implements LookupJoinBatch {
                 if (abandoned) {
                     return;
                 }
-                uncompleted--;
                 if (error == null) {
                     error = t;
                     errorIndex = r.index;
                 }
-                changed.signalAll();
+                finish(r);
             } finally {
                 lock.unlock();
             }
@@ -250,6 +279,8 @@ public final class AsyncLookupBatch implements LookupJoinBatch {
         final AtomicBoolean done = new AtomicBoolean();
         /** The function's timeout was called; guarded by the batch's lock. */
         boolean timedOut;
+        /** Completed or failed, as the batch saw it; guarded by the batch's lock. */
+        boolean finished;
         Collection<RowData> rows;
         CollectionSupplier<RowData> supplier;
 

@@ -3,11 +3,13 @@ package io.ferrystream.ferry.operators.lookup;
 import io.ferrystream.ferry.operators.Batching;
 import io.ferrystream.ferry.operators.FerryLookupJoinOperator;
 
+import org.apache.flink.api.common.functions.AbstractRichFunction;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.streaming.api.datastream.AsyncDataStream;
 import org.apache.flink.streaming.api.functions.async.AsyncFunction;
+import org.apache.flink.streaming.api.functions.async.ResultFuture;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperatorFactory;
 import org.apache.flink.streaming.api.operators.ProcessOperator;
@@ -51,6 +53,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
@@ -449,6 +452,77 @@ class LookupJoinDifferentialTest {
         int max = LookupTestPieces.AsyncFetcher.MAX_IN_FLIGHT.get();
         assertTrue(max >= 2 && max <= CAPACITY, "most lookups in flight at once: " + max);
         assertEquals(run(flinkFactory(Mode.ASYNC_ORDERED, false, false, false, false, 0), input, false), ferry);
+    }
+
+    /**
+     * An async function that completes every request at once except row 0's, which it completes
+     * from another thread once no further request has come for 200 ms (10 s at most), noting the
+     * rows invoked by then.
+     */
+    static final class HoldFirst extends AbstractRichFunction implements AsyncFunction<RowData, RowData> {
+        static final List<Integer> INVOKED = Collections.synchronizedList(new ArrayList<>());
+        static volatile List<Integer> invokedWhileFirstPending;
+
+        @Override
+        public void asyncInvoke(RowData in, ResultFuture<RowData> future) {
+            int i = in.getInt(0);
+            INVOKED.add(i);
+            List<RowData> rows = List.of(GenericRowData.of(i, in.getString(1), i * 10, StringData.fromString("r" + i)));
+            if (i != 0) {
+                future.complete(rows);
+                return;
+            }
+            Thread releaser = new Thread(() -> {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                int seen = -1;
+                while (System.nanoTime() < deadline && INVOKED.size() != seen) {
+                    seen = INVOKED.size();
+                    try {
+                        Thread.sleep(200);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                synchronized (INVOKED) {
+                    invokedWhileFirstPending = new ArrayList<>(INVOKED);
+                }
+                future.complete(rows);
+            }, "hold-first releaser");
+            releaser.setDaemon(true);
+            releaser.start();
+        }
+    }
+
+    /**
+     * Which requests overlap, as Flink's AsyncWaitOperator has them: the ordered queue keeps a
+     * completed request until the ones before it completed, so while the first request hangs only
+     * {@code capacity} rows are invoked; the unordered queue lets the completed ones go. (That
+     * order is the order in which lookups and their retries reach the connector.)
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Mode.class, names = {"ASYNC_ORDERED", "ASYNC_UNORDERED"})
+    void asyncQueueAsFlinks(Mode mode) throws Exception {
+        AsyncDataStream.OutputMode outputMode =
+                mode == Mode.ASYNC_ORDERED ? AsyncDataStream.OutputMode.ORDERED : AsyncDataStream.OutputMode.UNORDERED;
+        List<Object> input = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            input.add(new StreamRecord<>(GenericRowData.of(i, StringData.fromString("p" + i)), i));
+        }
+        HoldFirst.INVOKED.clear();
+        List<String> flink = run(new AsyncWaitOperatorFactory<>(new HoldFirst(), 0, CAPACITY, outputMode), input, false);
+        List<Integer> flinkInvoked = HoldFirst.invokedWhileFirstPending;
+        HoldFirst.INVOKED.clear();
+        List<String> ferry = run(SimpleOperatorFactory.of(new FerryLookupJoinOperator(
+                new AsyncLookupBatch(new HoldFirst(), 0, CAPACITY, outputMode), Batching.of(100, 1000), "t")), input, false);
+        List<Integer> ferryInvoked = HoldFirst.invokedWhileFirstPending;
+        assertEquals(mode == Mode.ASYNC_ORDERED ? List.of(0, 1, 2) : List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), flinkInvoked);
+        assertEquals(flinkInvoked, ferryInvoked);
+        assertEquals(12, flink.size());
+        if (mode == Mode.ASYNC_UNORDERED) {
+            flink = sortedWithinWatermarks(flink);
+            ferry = sortedWithinWatermarks(ferry);
+        }
+        assertEquals(flink, ferry);
     }
 
     /** Nothing is held across a checkpoint barrier: the pending batch runs before it. */

@@ -88,37 +88,57 @@ func init() {
 		multiInputFuzzSpecs[intervaljoin.Kind] = append(multiInputFuzzSpecs[intervaljoin.Kind], s)
 	}
 
-	// The window join's state: per key, windows with rows on both sides (NULL keys on the left,
-	// emitted side of LEFT only) and their timers.
+	// The window join's state: per key, windows with the handles of their rows on both sides
+	// (NULL keys on the left, the preserved side of LEFT, only: the right's carry NoRow), their
+	// timers, and in the snapshot the rows' bytes, sent on input 2 before it.
+	wjRow := func(input, i int) (k any, handle int64) {
+		k, handle = int64(i%9), int64(i)
+		if i%13 == 0 {
+			k = nil
+			if input == 1 {
+				handle = windowjoin.NoRow
+			}
+		}
+		return k, handle
+	}
+	const wjInput = `{"fields":[{"name":"k","type":"BIGINT"},{"name":"we","type":"TIMESTAMP(3)","nullable":false},` +
+		`{"name":"h","type":"BIGINT","nullable":false}],"keys":[0]}`
+	wjSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "we", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+		{Name: "h", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+	}, nil)
 	multiInputFuzzSpecs[windowjoin.Kind] = []multiInputSpec{{
 		kind: windowjoin.Kind,
 		name: "restore-window-join",
-		json: `{"kind":"window_join","name":"restore-window-join","inputs":[` +
-			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"we","type":"TIMESTAMP(3)","nullable":false},{"name":"s","type":"VARCHAR"}],"keys":[0]},` +
-			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"we","type":"TIMESTAMP(3)","nullable":false},{"name":"w","type":"VARCHAR"}],"keys":[0]}],` +
+		json: `{"kind":"window_join","name":"restore-window-join","inputs":[` + wjInput + `,` + wjInput + `,` +
+			`{"fields":[{"name":"side","type":"INT","nullable":false},{"name":"handle","type":"BIGINT","nullable":false},{"name":"row","type":"BYTES","nullable":false}]}],` +
 			`"max_parallelism":128,"chunk_rows":7,"params":{"join_type":"LEFT","left_window_end_index":1,"right_window_end_index":1,"filter_nulls":[true]}}`,
-		schemas: []*arrow.Schema{
-			arrow.NewSchema([]arrow.Field{
-				{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-				{Name: "we", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
-				{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
-				{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
-			}, nil),
-			arrow.NewSchema([]arrow.Field{
-				{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-				{Name: "we", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
-				{Name: "w", Type: arrow.BinaryTypes.String, Nullable: true},
-				{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
-			}, nil),
-		},
+		schemas: []*arrow.Schema{wjSchema, wjSchema, arrow.NewSchema([]arrow.Field{
+			{Name: "side", Type: arrow.PrimitiveTypes.Int32},
+			{Name: "handle", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "row", Type: arrow.BinaryTypes.Binary},
+			{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+		}, nil)},
 		rows: func(input, i int) []any {
-			var k any = int64(i % 9)
-			if i%13 == 0 {
-				k = nil
-			}
-			return []any{k, tsMs(int64(i%4*10 + 10)), fmt.Sprintf("%c%d-%s", "lr"[input], i, "xxxxxxxx"[:i%8])}
+			k, h := wjRow(input, i)
+			return []any{k, tsMs(int64(i%4*10 + 10)), h}
 		},
 		watermarks: []int64{-100, 5, 15},
+		// The bytes of every row build and usable send (more than the state holds: those of
+		// fired windows too), of varied lengths.
+		beforeSnapshot: func() [][]any {
+			var rows [][]any
+			for input := range 2 {
+				for i := range 120 {
+					if _, h := wjRow(input, i); h != windowjoin.NoRow {
+						rows = append(rows, []any{int32(input), h, []byte(fmt.Sprintf("%c%d-%s", "lr"[input], i, "xxxxxxxx"[:i%8]))})
+					}
+				}
+			}
+			return rows
+		},
 	}}
 
 	// The incremental aggregate's state is the DISTINCT value sets per partial key (k, bucket):
@@ -166,6 +186,18 @@ type multiInputSpec struct {
 	schemas    []*arrow.Schema
 	rows       func(input, i int) []any
 	watermarks []int64
+	// beforeSnapshot, if set, gives the rows sent on the spec's last input right before a
+	// snapshot (the window join's row bytes): rows feeds the other inputs only, and build
+	// checks that a snapshot fails with FERRY_ESTATE before they are sent.
+	beforeSnapshot func() [][]any
+}
+
+// dataInputs is the number of inputs rows feeds.
+func (s *multiInputSpec) dataInputs() int {
+	if s.beforeSnapshot != nil {
+		return len(s.schemas) - 1
+	}
+	return len(s.schemas)
 }
 
 func (s *multiInputSpec) maxParallelism(t testing.TB) int {
@@ -264,6 +296,12 @@ func (o *multiOp) process(input, from, to int) result {
 	for i := from; i < to; i++ {
 		rows = append(rows, o.s.rows(input, i))
 	}
+	return o.processRows(input, rows)
+}
+
+// processRows sends rows on input and drains the output.
+func (o *multiOp) processRows(input int, rows [][]any) result {
+	o.t.Helper()
 	rec := buildRecord(o.s.schemas[input], rows, make([]int8, len(rows)))
 	defer rec.Release()
 	in := exportInput(rec)
@@ -296,7 +334,7 @@ func (o *multiOp) build() {
 	o.t.Helper()
 	w := 0
 	for i := 0; i < 120; i += 10 {
-		for input := range o.s.schemas {
+		for input := range o.s.dataInputs() {
 			if r := o.process(input, i, i+10); r.code != codeOK {
 				o.t.Fatalf("%s: process: %v", o.s.name, r)
 			}
@@ -308,18 +346,38 @@ func (o *multiOp) build() {
 			w++
 		}
 	}
+	if o.s.beforeSnapshot != nil {
+		if _, r := snapshotKG(o.t, o.h, 0); r.code != codeState {
+			o.t.Fatalf("%s: a snapshot before the rows of input %d: %v, want FERRY_ESTATE", o.s.name, len(o.s.schemas)-1, r)
+		}
+		if r := o.sendBeforeSnapshot(); r.code != codeOK {
+			o.t.Fatalf("%s: the rows before a snapshot: %v", o.s.name, r)
+		}
+	}
+}
+
+// sendBeforeSnapshot sends the spec's beforeSnapshot rows, if any.
+func (o *multiOp) sendBeforeSnapshot() result {
+	o.t.Helper()
+	if o.s.beforeSnapshot == nil {
+		return result{}
+	}
+	return o.processRows(len(o.s.schemas)-1, o.s.beforeSnapshot())
 }
 
 // usable checks that a restored operator processes rows of every input, fires timers and
 // snapshots every key group.
 func (o *multiOp) usable(t *testing.T) {
-	for input := range o.s.schemas {
+	for input := range o.s.dataInputs() {
 		if r := o.process(input, 0, 20); r.code == codeInternal || r.code == codePoisoned {
 			t.Fatalf("process after restore: %v", r)
 		}
 	}
 	if r := o.advance(math.MaxInt64); r.code == codeInternal || r.code == codePoisoned {
 		t.Fatalf("advance after restore: %v", r)
+	}
+	if r := o.sendBeforeSnapshot(); r.code == codeInternal || r.code == codePoisoned {
+		t.Fatalf("the rows before a snapshot after restore: %v", r)
 	}
 	for kg := range o.s.maxParallelism(t) {
 		for range 3 {

@@ -121,6 +121,13 @@ type Buffering interface {
 	Buffered() int
 }
 
+// SnapshotPreparer is implemented by an operator whose state needs something from the host
+// before a snapshot (the window join: the bytes of the rows the host holds): BeforeSnapshot
+// fails, wrapping ErrState, while it is missing. The host calls it before writing a snapshot.
+type SnapshotPreparer interface {
+	BeforeSnapshot() error
+}
+
 // Connector is implemented by an operator that talks to an external system (the JDBC lookup's
 // PostgreSQL): the host hands it the connection and credentials after open, through their own
 // call rather than the spec, so that they never reach logs or error messages. Until Connect

@@ -382,6 +382,11 @@ func (s *Session) snapshot(kg int) ([]byte, error) {
 	}
 	sn := &s.snap
 	if sn.chunks == nil {
+		if p, ok := s.op.(engine.SnapshotPreparer); ok {
+			if err := p.BeforeSnapshot(); err != nil {
+				return nil, err
+			}
+		}
 		chunks, err := s.writeSnapshot()
 		if err != nil {
 			return nil, err

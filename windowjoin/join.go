@@ -9,48 +9,73 @@ import (
 	"github.com/ferrystream/ferry/joincore"
 )
 
-// WindowJoin is one instance of the window join: Flink 2.3's WindowJoinOperator with its
-// WindowJoinHelper, step for step (docs/operators/window-join.md). Per key it keeps, per window
-// end, each side's rows in arrival order (Flink's "left-records" / "right-records" list states
-// under the window end as namespace); one timer per (key, window) at the window end's timer
-// time lives in a joincore.TimerQueue, ordered as Flink's heap timer service orders them. When
-// the watermark reaches a timer, the window's rows join (joinAndClear) and are dropped.
+// WindowJoin is one instance of the window join's state machine: Flink 2.3's WindowJoinOperator
+// with its WindowJoinHelper, without the rows (docs/operators/window-join.md#where-rows-live).
+// The host keeps every input row and sends, per row, the key columns, window_end and a handle
+// that names the row. Per key WindowJoin keeps, per window end, each side's handles in arrival
+// order (Flink's "left-records" / "right-records" list states under the window end as
+// namespace); one timer per (key, window) at the window end's timer time lives in a
+// joincore.TimerQueue, ordered as Flink's heap timer service orders them. When the watermark
+// reaches a timer, WindowJoin emits the window's handles, left then right, and an end marker;
+// the host joins those rows (WindowJoinHelper's doJoin) and drops them with the window.
+//
+// The rows reach the state only for a snapshot: the host sends the bytes of every row it holds
+// (input RowsInput) right before it, and the snapshot stores them in place of the handles. A
+// restored row gets a negative handle, and its bytes go back to the host in the output of the
+// next call (kinds RestoredLeft, RestoredRight), before any other row.
 //
 // Rows are handled in batch order, exactly as Flink's processElement1/2; output rows are
 // collected per call and handed out in chunks of at most spec.ChunkRows rows.
 type WindowJoin struct {
 	jt             joinType
 	endIndex       [2]int
-	filterNulls    []int               // key positions whose NULL makes a key unjoinable
-	emitNullKeys   bool                // emit a preserved side's rows of unjoinable keys on arrival
-	cond           *joincore.Condition // the residual condition; nil: every pair of a window joins
-	zone           *Zone               // the shift time zone; nil: UTC
-	layouts        [2]*joincore.RowLayout
+	handleIndex    [2]int
+	filterNulls    []int // key positions whose NULL makes a key unjoinable
+	zone           *Zone // the shift time zone; nil: UTC
 	enc            [2]*engine.KeyEncoder
 	state          *engine.KeyedState
 	keys           *joinKeys
 	timers         *joincore.TimerQueue
-	output         []engine.Field
-	out            *joincore.PairOutput
+	out            handleOutput
 	watermark      int64 // the timer service's current watermark; math.MinInt64 until the first
 	maxParallelism int
 	// LateDropped counts the late rows dropped per side: Flink's leftNumLateRecordsDropped and
 	// rightNumLateRecordsDropped.
 	LateDropped [2]int64
 
-	arena      joincore.RowArena // the memory of stored rows
+	// rows holds, per side, the bytes of rows by handle: those the host sent for the next
+	// snapshot (RowsInput; dropped at the next Process or Advance), and those restored and not
+	// yet handed back to the host (restored, in restoredOrder).
+	rows          [2]map[int64][]byte
+	restored      [2]map[int64][]byte
+	restoredOrder [2][]int64
+	nextRestored  int64 // the next restored row's handle: -1, -2, ...
+
 	kgs        []int32
 	timerTimes []int64 // per row of the batch, its window's timer time
-	matched    []bool
-	// Process' rows to keep: their batch positions, where each goes and, encoded, the rows.
-	sel  []int32
-	dest []rowDest
-	rows [][]byte
 }
 
-// rowDest is where Process puts a row it keeps: a window of a key, or (key -1) the output.
-type rowDest struct {
-	key, window int32
+// RowsInput is the input on which the host sends, before a snapshot, the bytes of every row it
+// holds: side INT (0 left, 1 right), handle BIGINT, row BYTES (Flink's BinaryRowData).
+const RowsInput = 2
+
+// NoRow is the handle of a row the host does not keep: one of a key that can never match, on a
+// side that is not preserved. Its window and timer are registered all the same.
+const NoRow = math.MinInt64
+
+// The output's kinds (its first column).
+const (
+	EmitLeft      = 0 // a left row of the window that fires, by handle
+	EmitRight     = 1 // a right row of that window
+	EmitEnd       = 2 // the window's rows are complete: join them and drop them
+	RestoredLeft  = 3 // a restored left row: its new handle and its bytes
+	RestoredRight = 4 // a restored right row
+)
+
+var outputFields = []engine.Field{
+	{Name: "kind", Type: engine.Type{ID: engine.Int}},
+	{Name: "handle", Type: engine.Type{ID: engine.BigInt}},
+	{Name: "row", Type: engine.Type{ID: engine.Binary, Nullable: true}},
 }
 
 func open(spec *engine.Spec) (engine.Operator, error) {
@@ -66,47 +91,37 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		jt:             jt,
 		endIndex:       [2]int{p.LeftWindowEndIndex, p.RightWindowEndIndex},
 		filterNulls:    joincore.FilteredPositions(p.FilterNulls),
-		emitNullKeys:   p.NullKeyEmitImmediately,
 		zone:           p.ShiftZone,
 		timers:         joincore.NewTimerQueue(),
 		watermark:      math.MinInt64,
 		maxParallelism: spec.MaxParallelism,
+		nextRestored:   -1,
 	}
-	var outTypes []engine.Type
+	j.out.chunk = spec.ChunkRows
 	for i := range 2 {
 		in := &spec.Inputs[i]
-		j.layouts[i] = joincore.NewRowLayout(in.Types)
+		j.handleIndex[i] = len(in.Types) - 1
 		j.enc[i] = engine.NewKeyEncoder(in.Keys, in.Types)
-		if i == 1 && (jt.semi || jt.anti) {
-			continue // SEMI and ANTI emit the left row itself
-		}
-		for _, f := range in.Named() {
-			if i == 0 && jt.rightOuter || i == 1 && jt.leftOuter {
-				f.Type.Nullable = true // the padded side
-			}
-			j.output = append(j.output, f)
-			outTypes = append(outTypes, f.Type)
-		}
 	}
-	if p.Condition != nil {
-		if j.cond, err = joincore.CompileCondition(p.Condition, j.layouts[0], j.layouts[1]); err != nil {
-			return nil, err
-		}
-	}
-	j.out = joincore.NewPairOutput(j.layouts[0], j.layouts[1], outTypes, spec.ChunkRows)
-	// The option changes when rows are emitted, not the state's format: either setting restores
-	// the other's snapshots.
-	layout := p
-	layout.NullKeyEmitImmediately = false
-	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &layout})
+	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: stateLayout{p, rowFormat}})
 	j.keys = &joinKeys{j: j}
 	j.state.Register(j.keys)
 	return j, nil
 }
 
-// Output implements engine.Operator: the left input's fields, then the right input's (those of
-// a padded side nullable); for SEMI and ANTI the left input's fields alone.
-func (j *WindowJoin) Output() []engine.Field { return j.output }
+// rowFormat names the form of the rows in the state: the bytes of Flink's BinaryRowData, as
+// the host sent them. It is part of the state fingerprint.
+const rowFormat = "flink-binary-row"
+
+// stateLayout is what shapes the state: the params and the rows' form.
+type stateLayout struct {
+	Params
+	Rows string `json:"rows"`
+}
+
+// Output implements engine.Operator: kind INT, handle BIGINT, row BYTES (set for the restored
+// kinds only).
+func (j *WindowJoin) Output() []engine.Field { return outputFields }
 
 // State implements engine.Operator.
 func (j *WindowJoin) State() *engine.KeyedState { return j.state }
@@ -122,7 +137,7 @@ func (j *WindowJoin) Flush(_ int64, out *engine.OutBatch) (bool, error) {
 }
 
 // Continue implements engine.Operator.
-func (j *WindowJoin) Continue(out *engine.OutBatch) (bool, error) { return j.out.Emit(out) }
+func (j *WindowJoin) Continue(out *engine.OutBatch) (bool, error) { return j.out.emit(out) }
 
 // fired is TimeWindowUtil.isWindowFired at the current watermark for a window end and its timer
 // time.
@@ -139,26 +154,45 @@ func (j *WindowJoin) preserved(side int) bool {
 	return j.jt.rightOuter
 }
 
-// Process implements engine.Operator: input 0 is the left side, input 1 the right side. Every
-// row is WindowJoinHelper.processElement: a late row (its window fired at the current
-// watermark) is dropped and counted; any other row is stored under its key and window end, and
-// the window's timer is registered. Row kinds are not checked: the planner gives the join
+// begin starts a call that may emit: the output of the last call is dropped, restored timers
+// are registered and restored rows not yet handed back go out first.
+func (j *WindowJoin) begin() {
+	j.keys.settle()
+	j.out.reset()
+	j.rows = [2]map[int64][]byte{}
+	for side := range 2 {
+		for _, h := range j.restoredOrder[side] {
+			if b, ok := j.restored[side][h]; ok { // not dropped with its key since (Reset)
+				j.out.add(RestoredLeft+int32(side), h, b)
+			}
+		}
+		j.restored[side], j.restoredOrder[side] = nil, nil
+	}
+}
+
+// Process implements engine.Operator: input 0 is the left side, input 1 the right side, input
+// RowsInput the rows for the next snapshot. Every row of inputs 0 and 1 is
+// WindowJoinHelper.processElement: a late row (its window fired at the current watermark) is
+// dropped and counted; any other row's handle is stored under its key and window end, and the
+// window's timer is registered. Row kinds are not checked: the planner gives the join
 // insert-only inputs.
 //
 // A row of a key that can never match (docs/operators/window-join.md#null-keys) is stored only on
-// a preserved side; its window's timer is registered all the same, so timers fire in Flink's
-// order. With emitNullKeys such a row is emitted at once on a preserved side and otherwise
-// dropped, with no timer.
+// a preserved side, and the host sends NoRow for the others; its window's timer is registered
+// all the same, so timers fire in Flink's order.
 func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.OutBatch) (bool, error) {
-	if input != 0 && input != 1 {
-		return false, fmt.Errorf("%w: input %d: the window join has inputs 0 and 1", engine.ErrInvalid, input)
+	if input == RowsInput {
+		return false, j.takeRows(in, out)
 	}
-	j.keys.settle()
+	if input != 0 && input != 1 {
+		return false, fmt.Errorf("%w: input %d: the window join has inputs 0, 1 and %d", engine.ErrInvalid, input, RowsInput)
+	}
 	enc := j.enc[input]
 	if err := enc.Encode(in); err != nil {
 		return false, err
 	}
-	endCol := &in.Cols[j.endIndex[input]]
+	endCol, handles := &in.Cols[j.endIndex[input]], engine.Values[int64](&in.Cols[j.handleIndex[input]], in.Len)
+	keep := j.preserved(input)
 	j.kgs, j.timerTimes = j.kgs[:0], j.timerTimes[:0]
 	for i := range in.Len {
 		kg, err := j.state.KeyGroupOf(enc.Hash(i))
@@ -172,14 +206,14 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		if err != nil {
 			return false, fmt.Errorf("row %d: %w", i, err)
 		}
+		if stored := joincore.KeyJoins(enc.Key(i), j.filterNulls) || keep; stored != (handles[i] != NoRow) {
+			return false, fmt.Errorf("%w: row %d: handle %d for a row the join %s", engine.ErrData, i, handles[i],
+				map[bool]string{true: "keeps", false: "does not keep (want NoRow)"}[stored])
+		}
 		j.kgs = append(j.kgs, int32(kg))
 		j.timerTimes = append(j.timerTimes, t)
 	}
-	j.out.Reset()
-	keep := j.preserved(input)
-	// First the state, each row to keep recorded with where it goes; then those rows are encoded
-	// together, a column at a time, and stored or emitted in row order.
-	j.sel, j.dest = j.sel[:0], j.dest[:0]
+	j.begin()
 	for i := range in.Len {
 		end, timer := int64(binary.LittleEndian.Uint64(endCol.Fixed(i))), j.timerTimes[i]
 		if j.fired(end, timer) {
@@ -188,45 +222,87 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		}
 		key, hash, kg := enc.Key(i), enc.Hash(i), int(j.kgs[i])
 		id := j.state.Find(key, hash, kg)
-		joins := joincore.KeyJoins(key, j.filterNulls)
-		if !joins && j.emitNullKeys {
-			if keep {
-				j.sel = append(j.sel, int32(i))
-				j.dest = append(j.dest, rowDest{key: -1})
-			}
-			continue
-		}
 		if id < 0 {
 			id = j.state.Insert(key, hash, kg)
 		}
 		wi, created := j.keys.window(id, end, timer)
-		if joins || keep {
-			j.sel = append(j.sel, int32(i))
-			j.dest = append(j.dest, rowDest{key: id, window: int32(wi)})
+		if h := handles[i]; h != NoRow {
+			j.keys.addRow(&j.keys.k[id].wins[wi], input, h)
 		}
 		if created { // one timer per (key, window), registered with the window's first row
 			j.timers.Add(joincore.Timer{Time: timer, NS: end, Key: id})
 			j.keys.k[id].wins[wi].registered = true
 		}
 	}
-	j.rows = j.arena.EncodeRows(j.layouts[input], in, j.sel, j.rows[:0])
-	for k, d := range j.dest {
-		if d.key < 0 {
-			j.emitUnmatched(input, j.rows[k])
-		} else {
-			j.keys.addRow(&j.keys.k[d.key].wins[d.window], input, j.rows[k])
+	j.state.EndBatch()
+	return j.out.emit(out)
+}
+
+// takeRows keeps the bytes of the rows of a RowsInput batch for the next snapshot.
+func (j *WindowJoin) takeRows(in *engine.Batch, out *engine.OutBatch) error {
+	out.Len = 0
+	sides, handles, rows := engine.Values[int32](&in.Cols[0], in.Len), engine.Values[int64](&in.Cols[1], in.Len), &in.Cols[2]
+	for i := range in.Len {
+		if s := sides[i]; s != 0 && s != 1 {
+			return fmt.Errorf("%w: row %d: side %d, want 0 or 1", engine.ErrData, i, s)
+		}
+		if rows.IsNull(i) {
+			return fmt.Errorf("%w: row %d: the row's bytes are NULL", engine.ErrData, i)
 		}
 	}
-	clear(j.rows) // the rows belong to the state and the output now
-	j.state.EndBatch()
-	return j.out.Emit(out)
+	for i := range in.Len {
+		m := &j.rows[sides[i]]
+		if *m == nil {
+			*m = map[int64][]byte{}
+		}
+		(*m)[handles[i]] = append([]byte(nil), rows.Bytes(i)...)
+	}
+	return nil
+}
+
+// rowBytes returns the bytes of side's row h for a snapshot: those the host sent, or those
+// restored and not yet handed back.
+func (j *WindowJoin) rowBytes(side int, h int64) ([]byte, bool) {
+	if b, ok := j.rows[side][h]; ok {
+		return b, true
+	}
+	b, ok := j.restored[side][h]
+	return b, ok
+}
+
+// restore keeps a restored row of side until it goes back to the host and returns its handle.
+func (j *WindowJoin) restore(side int, row []byte) int64 {
+	h := j.nextRestored
+	j.nextRestored--
+	if j.restored[side] == nil {
+		j.restored[side] = map[int64][]byte{}
+	}
+	j.restored[side][h] = row
+	j.restoredOrder[side] = append(j.restoredOrder[side], h)
+	return h
+}
+
+// BeforeSnapshot implements engine.SnapshotPreparer: every stored handle has its row's bytes.
+func (j *WindowJoin) BeforeSnapshot() error {
+	for id := range j.keys.k {
+		for _, w := range j.keys.k[id].wins {
+			for side, hs := range w.handles {
+				for _, h := range hs {
+					if _, ok := j.rowBytes(side, h); !ok {
+						return fmt.Errorf("%w: the %s row of handle %d has no bytes: send every row on input %d before the snapshot",
+							engine.ErrState, [...]string{"left", "right"}[side], h, RowsInput)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Advance implements engine.Operator: moves the watermark to watermarkMs and fires the due
-// window timers in Flink's order, each joining and clearing its window.
+// window timers in Flink's order, each emitting and clearing its window.
 func (j *WindowJoin) Advance(watermarkMs, _ int64, out *engine.OutBatch) (bool, error) {
-	j.keys.settle()
-	j.out.Reset()
+	j.begin()
 	j.watermark = watermarkMs
 	for {
 		t, ok := j.timers.Peek()
@@ -237,91 +313,95 @@ func (j *WindowJoin) Advance(watermarkMs, _ int64, out *engine.OutBatch) (bool, 
 		j.onTimer(t.Key, t.NS)
 	}
 	j.state.EndBatch()
-	return j.out.Emit(out)
+	return j.out.emit(out)
 }
 
-// onTimer is WindowJoinOperator.onEventTime: joinAndClear of the window ending at end of key id.
+// onTimer is WindowJoinOperator.onEventTime: the window ending at end of key id goes to the host
+// to join (joinAndClear), and is dropped.
 func (j *WindowJoin) onTimer(id int32, end int64) {
 	ks := &j.keys.k[id]
 	wi := ks.find(end)
 	if wi < 0 {
 		return
 	}
-	w := &ks.wins[wi]
-	j.doJoin(joincore.KeyJoins(j.state.Key(id), j.filterNulls), w.rows[0], w.rows[1])
+	for side, hs := range ks.wins[wi].handles {
+		for _, h := range hs {
+			j.out.add(EmitLeft+int32(side), h, nil)
+		}
+	}
+	j.out.add(EmitEnd, 0, nil)
 	j.keys.removeWindow(id, wi)
 	if len(ks.wins) == 0 {
 		j.state.Remove(id)
 	}
 }
 
-// emitUnmatched emits a preserved side's row that matched nothing: padded with NULLs for the
-// other side, or for ANTI the left row itself.
-func (j *WindowJoin) emitUnmatched(side int, row []byte) {
-	if side == 0 {
-		j.out.Add(row, nil)
-	} else {
-		j.out.Add(nil, row)
-	}
+// handleOutput collects the output rows of one call and writes them out in chunks.
+type handleOutput struct {
+	chunk   int
+	kinds   []int32
+	handles []int64
+	rows    [][]byte // nil but for the restored kinds
+	next    int
+	types   []engine.Type
+	var3    [3]int
 }
 
-// doJoin is the join type's WindowJoinProcessor.doJoin over a window's rows in arrival order
-// (nil: Flink's absent list). joins is false for a key that can never match: the condition then
-// rejects every pair (JoinConditionWithNullFilters), so no pair is evaluated.
-func (j *WindowJoin) doJoin(joins bool, ls, rs [][]byte) {
-	match := func(l, r []byte) bool { return joins && (j.cond == nil || j.cond.Holds(l, r)) }
-	switch {
-	case j.jt.semi || j.jt.anti:
-		for _, l := range ls {
-			m := false
-			for _, r := range rs {
-				if match(l, r) {
-					m = true
-					break
-				}
-			}
-			if m != j.jt.anti {
-				j.out.Add(l, nil)
-			}
-		}
-	case j.jt.rightOuter && !j.jt.leftOuter: // RIGHT: the right rows drive
-		for _, r := range rs {
-			m := false
-			for _, l := range ls {
-				if match(l, r) {
-					j.out.Add(l, r)
-					m = true
-				}
-			}
-			if !m {
-				j.out.Add(nil, r)
-			}
-		}
-	default: // INNER, LEFT, FULL: the left rows drive
-		if j.jt.rightOuter {
-			j.matched = append(j.matched[:0], make([]bool, len(rs))...)
-		}
-		for _, l := range ls {
-			m := false
-			for ri, r := range rs {
-				if match(l, r) {
-					j.out.Add(l, r)
-					m = true
-					if j.jt.rightOuter {
-						j.matched[ri] = true
-					}
-				}
-			}
-			if !m && j.jt.leftOuter {
-				j.out.Add(l, nil)
-			}
-		}
-		if j.jt.rightOuter {
-			for ri, r := range rs {
-				if !j.matched[ri] {
-					j.out.Add(nil, r)
-				}
-			}
+func (o *handleOutput) add(kind int32, h int64, row []byte) {
+	o.kinds = append(o.kinds, kind)
+	o.handles = append(o.handles, h)
+	o.rows = append(o.rows, row)
+}
+
+func (o *handleOutput) reset() {
+	clear(o.rows)
+	o.kinds, o.handles, o.rows, o.next = o.kinds[:0], o.handles[:0], o.rows[:0], 0
+}
+
+// emit writes the next chunk of the call's rows into out; more reports whether rows remain.
+func (o *handleOutput) emit(out *engine.OutBatch) (more bool, err error) {
+	n := min(o.chunk, len(o.kinds)-o.next)
+	if n <= 0 {
+		out.Len = 0
+		o.reset()
+		return false, nil
+	}
+	if o.types == nil {
+		for _, f := range outputFields {
+			o.types = append(o.types, f.Type)
 		}
 	}
+	rows := o.rows[o.next : o.next+n]
+	size := 0
+	for _, r := range rows {
+		size += len(r)
+	}
+	if size > math.MaxInt32 {
+		return false, fmt.Errorf("%w: one output chunk holds %d bytes of restored rows, more than 2 GiB; lower chunk_rows", engine.ErrData, size)
+	}
+	o.var3[2] = size
+	if err := out.Init(o.types, n, o.var3[:]); err != nil {
+		return false, err
+	}
+	copy(engine.OutValues[int32](&out.Cols[0]), o.kinds[o.next:])
+	copy(engine.OutValues[int64](&out.Cols[1]), o.handles[o.next:])
+	bc := &out.Cols[2]
+	at := int32(0)
+	for i, r := range rows {
+		bc.Offs[i] = at
+		if r == nil {
+			bc.SetNull(i)
+			continue
+		}
+		at += int32(copy(bc.Data[at:], r))
+	}
+	bc.Offs[n] = at
+	clear(out.Kinds()) // every row +I
+	out.Finish()
+	o.next += n
+	if o.next < len(o.kinds) {
+		return true, nil
+	}
+	o.reset()
+	return false, nil
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	"github.com/ferrystream/ferry/engine"
-	"github.com/ferrystream/ferry/joincore"
 )
 
 // Kind is the operator kind name of the window join.
@@ -19,8 +18,9 @@ const Kind = "window_join"
 func init() { engine.Register(Kind, open) }
 
 // Params are the kind's spec parameters (docs/abi.md). Input 0 is the join's left side, input 1
-// its right side; each input's keys are its equi-join keys (never the window columns), in
-// join-key order.
+// its right side: each its equi-join keys (never the window columns, in join-key order),
+// window_end and, last, the row's handle (BIGINT NOT NULL; NoRow for a row the host does not
+// keep). Input RowsInput carries the rows' bytes before a snapshot.
 type Params struct {
 	// JoinType is INNER, LEFT, RIGHT, FULL, SEMI or ANTI.
 	JoinType string `json:"join_type"`
@@ -31,12 +31,6 @@ type Params struct {
 	// FilterNulls has one flag per join key: true for `=`, false for IS NOT DISTINCT FROM. A key
 	// with NULL at a true position joins nothing (docs/operators/window-join.md#null-keys).
 	FilterNulls []bool `json:"filter_nulls"`
-	// NullKeyEmitImmediately (ferry.join.null-key.emit-immediately) pads a preserved side's rows
-	// of such keys on arrival instead of at the window's end, and stores none of them.
-	NullKeyEmitImmediately bool `json:"null_key_emit_immediately,omitempty"`
-	// Condition is the residual join condition over the joined row (left fields, then right
-	// fields), absent when the join condition is the window columns and the equi keys alone.
-	Condition *joincore.Expr `json:"condition,omitempty"`
 	// ShiftZone is the time zone window ends are shifted from (TIMESTAMP_LTZ windows); absent
 	// for UTC (TIMESTAMP windows).
 	ShiftZone *Zone `json:"shift_zone,omitempty"`
@@ -51,9 +45,6 @@ type joinType struct {
 
 func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 	var jt joinType
-	if err := joincore.RefuseBytes(spec); err != nil {
-		return jt, err
-	}
 	switch p.JoinType {
 	case "INNER":
 	case "LEFT":
@@ -69,14 +60,29 @@ func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 	default:
 		return jt, engine.ParamError("join_type", "%q, want INNER, LEFT, RIGHT, FULL, SEMI or ANTI", p.JoinType)
 	}
-	if len(spec.Inputs) != 2 {
-		return jt, engine.SpecError("inputs", "%s has two inputs, not %d", Kind, len(spec.Inputs))
+	if len(spec.Inputs) != 3 {
+		return jt, engine.SpecError("inputs", "%s has three inputs (left, right, rows), not %d", Kind, len(spec.Inputs))
+	}
+	if err := checkTypes(&spec.Inputs[RowsInput], "inputs[2]", rowsTypes); err != nil {
+		return jt, err
 	}
 	for i, idx := range []int{p.LeftWindowEndIndex, p.RightWindowEndIndex} {
 		field := [...]string{"left_window_end_index", "right_window_end_index"}[i]
 		in := &spec.Inputs[i]
-		if idx < 0 || idx >= len(in.Types) {
-			return jt, engine.ParamError(field, "column %d out of range (input has %d columns)", idx, len(in.Types))
+		last := len(in.Types) - 1
+		if last < 0 || in.Types[last] != (engine.Type{ID: engine.BigInt}) {
+			return jt, engine.SpecError(fmt.Sprintf("inputs[%d].fields", i), "the last field is the row handle, BIGINT NOT NULL")
+		}
+		if idx < 0 || idx >= last {
+			return jt, engine.ParamError(field, "column %d out of range (input has %d columns before the handle)", idx, last)
+		}
+		for _, k := range in.Keys {
+			if k == last {
+				return jt, engine.SpecError(fmt.Sprintf("inputs[%d].keys", i), "the row handle is not a key")
+			}
+			if in.Types[k].ID == engine.Binary {
+				return jt, fmt.Errorf("%w: inputs[%d].fields[%d] (%s): a BINARY/VARBINARY join key: not native yet", engine.ErrUnsupported, i, k, in.Fields[k].Name)
+			}
 		}
 		if t := in.Types[idx]; t.ID != engine.Timestamp || t.Precision > 3 || t.Nullable {
 			return jt, engine.ParamError(field, "column %d is %s, want TIMESTAMP(p <= 3) NOT NULL", idx, t)
@@ -102,4 +108,18 @@ func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 		}
 	}
 	return jt, nil
+}
+
+// rowsTypes are the columns of input RowsInput: side, handle, the row's bytes.
+var rowsTypes = []engine.Type{{ID: engine.Int}, {ID: engine.BigInt}, {ID: engine.Binary}}
+
+func checkTypes(in *engine.Input, field string, want []engine.Type) error {
+	ok := len(in.Types) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = in.Types[i] == want[i]
+	}
+	if !ok {
+		return engine.SpecError(field, "want the columns %v", want)
+	}
+	return nil
 }

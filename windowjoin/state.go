@@ -14,7 +14,7 @@ import (
 // Payload of a key (after the KeyedState's key bytes): uvarint window count, then per window
 // its end (varint), its timer's position in the timer heap (uvarint; orders the timers'
 // re-registration on restore), and per side, left first, uvarint row count and per row uvarint
-// length and encoded row.
+// length and the row's bytes (Flink's BinaryRowData, as the host sent them).
 type joinKeys struct {
 	j *WindowJoin
 	k []keyState
@@ -25,10 +25,10 @@ type joinKeys struct {
 	bytes int64
 }
 
-// Memory estimates: a window beyond its rows, a row beyond its encoded bytes.
+// Memory estimates: a window beyond its handles, a handle (the host holds the row).
 const (
 	windowBytes = 96
-	rowOverhead = 24
+	handleBytes = 8
 )
 
 // keyState is the state of one key: its windows in creation order (a key has few open
@@ -41,10 +41,10 @@ type keyState struct {
 // and the window's timer.
 type window struct {
 	end        int64
-	timer      int64       // the timer time of end
-	rows       [2][][]byte // per side, in arrival order; nil: Flink's list is absent
-	registered bool        // the timer is in the queue (false only between Load and settle)
-	pos        uint64      // the restored timer's saved heap position
+	timer      int64      // the timer time of end
+	handles    [2][]int64 // per side, the rows' handles in arrival order
+	registered bool       // the timer is in the queue (false only between Load and settle)
+	pos        uint64     // the restored timer's saved heap position
 }
 
 // Grow implements engine.PerKey.
@@ -58,6 +58,11 @@ func (s *joinKeys) Grow(n int) {
 func (s *joinKeys) Reset(id int32) {
 	ks := &s.k[id]
 	for i := range ks.wins {
+		for side, hs := range ks.wins[i].handles {
+			for _, h := range hs {
+				delete(s.j.restored[side], h) // a restored row not yet handed back goes with its key
+			}
+		}
 		s.bytes -= windowCost(&ks.wins[i])
 		if !ks.wins[i].registered {
 			s.unsettled-- // counts restored windows
@@ -87,20 +92,14 @@ func (s *joinKeys) window(id int32, end, timer int64) (i int, created bool) {
 	return len(ks.wins) - 1, true
 }
 
-// addRow appends a row of side to window w.
-func (s *joinKeys) addRow(w *window, side int, row []byte) {
-	w.rows[side] = append(w.rows[side], row)
-	s.bytes += int64(len(row)) + rowOverhead
+// addRow appends the handle of a row of side to window w.
+func (s *joinKeys) addRow(w *window, side int, h int64) {
+	w.handles[side] = append(w.handles[side], h)
+	s.bytes += handleBytes
 }
 
 func windowCost(w *window) int64 {
-	n := int64(windowBytes)
-	for _, rows := range w.rows {
-		for _, r := range rows {
-			n += int64(len(r)) + rowOverhead
-		}
-	}
-	return n
+	return windowBytes + handleBytes*int64(len(w.handles[0])+len(w.handles[1]))
 }
 
 // removeWindow drops window i of key id.
@@ -110,8 +109,8 @@ func (s *joinKeys) removeWindow(id int32, i int) {
 	ks.wins = slices.Delete(ks.wins, i, i+1)
 }
 
-// Bytes implements engine.PerKey: an estimate of the windows, rows and timers, without a pass
-// over them.
+// Bytes implements engine.PerKey: an estimate of the windows, handles and timers, without a
+// pass over them (the rows are the host's).
 func (s *joinKeys) Bytes() int64 {
 	return int64(cap(s.k))*24 + s.bytes + s.j.timers.Bytes()
 }
@@ -126,9 +125,10 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 		pos, _ := s.j.timers.Position(joincore.Timer{Time: w.timer, NS: w.end, Key: id})
 		dst = binary.AppendVarint(dst, w.end)
 		dst = binary.AppendUvarint(dst, uint64(pos))
-		for _, rows := range w.rows {
-			dst = binary.AppendUvarint(dst, uint64(len(rows)))
-			for _, r := range rows {
+		for side, hs := range w.handles {
+			dst = binary.AppendUvarint(dst, uint64(len(hs)))
+			for _, h := range hs {
+				r, _ := s.j.rowBytes(side, h) // present: BeforeSnapshot checked every handle
 				dst = binary.AppendUvarint(dst, uint64(len(r)))
 				dst = append(dst, r...)
 			}
@@ -139,8 +139,11 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 
 var errTruncated = fmt.Errorf("%w: window join state truncated", engine.ErrData)
 
-// Load implements engine.PerKey. Rows of a key that can never match are kept only on a
-// preserved side (a snapshot may hold others: they would join nothing).
+// Load implements engine.PerKey. Each restored row gets the next negative handle and waits, in
+// WindowJoin.restored, to be handed back to the host. Rows of a key that can never match are
+// kept only on a preserved side (a snapshot may hold others: they would join nothing). A row's
+// bytes are checked only for their length here; the host checks them as a BinaryRowData of its
+// input's type when it takes them back.
 func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 	ks := &s.k[id]
 	n, src, err := joincore.Uvarint(src, errTruncated)
@@ -165,6 +168,12 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 		if w.pos, src, err = joincore.Uvarint(src, errTruncated); err != nil {
 			return nil, err
 		}
+		// The window joins the key before its rows load: should the payload fail part way, the
+		// key's Reset drops the rows it restored so far.
+		ks.wins = append(ks.wins, w)
+		s.bytes += windowBytes
+		s.unsettled++
+		wp := &ks.wins[len(ks.wins)-1]
 		for side := range 2 {
 			var rows uint64
 			if rows, src, err = joincore.Uvarint(src, errTruncated); err != nil {
@@ -184,17 +193,11 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 				}
 				row := slices.Clone(src[:size])
 				src = src[size:]
-				if err := s.j.layouts[side].Check(row); err != nil {
-					return nil, err
-				}
 				if keep {
-					w.rows[side] = append(w.rows[side], row)
+					s.addRow(wp, side, s.j.restore(side, row))
 				}
 			}
 		}
-		ks.wins = append(ks.wins, w)
-		s.bytes += windowCost(&w)
-		s.unsettled++
 	}
 	return src, nil
 }

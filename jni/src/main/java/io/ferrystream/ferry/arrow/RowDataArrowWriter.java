@@ -184,6 +184,37 @@ public final class RowDataArrowWriter implements AutoCloseable {
     }
 
     /**
+     * Appends fields {@code fields} of {@code row}, then {@code last} as the last column (BIGINT
+     * NOT NULL), RowKind included: a projection of the row plus one value the row does not hold
+     * (the window join's row handle), without a view around the row.
+     */
+    public void writeProjected(RowData row, int[] fields, long last) {
+        if (fields.length != columns.length - 1) {
+            throw new IllegalArgumentException(fields.length + " fields for " + columns.length + " columns and the last value");
+        }
+        int i = count;
+        if (i >= capacity) {
+            growRows(i);
+        }
+        for (int k = 0; k < fields.length; k++) {
+            Column c = columns[k];
+            int pos = fields[k];
+            if (c.nullable && row.isNullAt(pos)) {
+                c.writeNull(i);
+            } else {
+                writeValue(c, row, pos, i);
+            }
+        }
+        Column c = columns[fields.length];
+        MemoryUtil.putLong(c.data + ((long) i << 3), last);
+        if (c.nullable) {
+            setBit(c.validity, i);
+        }
+        MemoryUtil.putByte(kindData + i, row.getRowKind().toByteValue());
+        count = i + 1;
+    }
+
+    /**
      * Writes the non-NULL field {@code pos} of {@code row} as row {@code i} of column {@code c}
      * (capacity ensured). Small enough to inline into both callers, where the row's class is
      * known; the rarer kinds are in {@link Column#writeOther}.

@@ -218,7 +218,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         super(null, watermarkDelay == 0
                 ? OutputAdjustment.noAdjustment()
                 : OutputAdjustment.delayedWatermarkOutput(watermarkDelay));
-        if (spec.inputs().size() != inputOrder.length) {
+        // a kind may declare inputs beyond its data inputs (the window join's rows for a
+        // snapshot), which it processes itself
+        if (spec.inputs().size() < inputOrder.length) {
             throw new IllegalArgumentException("spec " + spec.name() + " has " + spec.inputs().size()
                     + " inputs, the operator " + inputOrder.length);
         }
@@ -723,7 +725,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      * reader of the output type), or its frames when the operator {@link #writesFrames}.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private void emit(VectorSchemaRoot chunk) {
+    protected void emit(VectorSchemaRoot chunk) {
         if (framesOut) {
             // The transformation's output type is FerryFrame (the planner built it so); Flink's
             // operator base types the output by the rows every other native operator emits.
@@ -809,9 +811,16 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
         if (isKeyed() && flinkFormKeys == null) {
+            beforeNativeSnapshot();
             RawKeyedState.snapshot(context.getRawKeyedOperatorStateOutput(), nativeOp);
         }
     }
+
+    /**
+     * Runs right before the library writes this operator's state into a checkpoint: a kind that
+     * holds part of its state in the JVM hands it to the library here. Nothing by default.
+     */
+    protected void beforeNativeSnapshot() {}
 
     @Override
     public void finish() throws Exception {

@@ -113,7 +113,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
             return;
         }
         beforeRow();
-        inputRow0.writeTo(writer0, element.getValue());
+        write(0, element.getValue());
         afterRow(writer0, 0);
     }
 
@@ -123,7 +123,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
             return;
         }
         beforeRow();
-        inputRow1.writeTo(writer1, element.getValue());
+        write(1, element.getValue());
         afterRow(writer1, 1);
     }
 
@@ -134,6 +134,18 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
      */
     protected boolean admit(int input, RowData row) {
         return true;
+    }
+
+    /**
+     * Appends admitted {@code row} of {@code input} (0 or 1) to the input's batch: its projection
+     * by default; a kind that keeps rows in the JVM writes what Go needs of it.
+     */
+    protected void write(int input, RowData row) {
+        if (input == 0) {
+            inputRow0.writeTo(writer0, row);
+        } else {
+            inputRow1.writeTo(writer1, row);
+        }
     }
 
     private void afterRow(RowDataArrowWriter writer, int input) {

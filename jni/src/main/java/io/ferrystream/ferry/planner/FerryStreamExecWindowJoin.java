@@ -15,7 +15,9 @@ import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecWindowJoin;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
+import org.apache.flink.table.planner.plan.utils.JoinUtil;
 import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
+import org.apache.flink.table.runtime.generated.GeneratedJoinCondition;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
@@ -83,7 +85,7 @@ public class FerryStreamExecWindowJoin extends StreamExecWindowJoin {
 
         String reason = NativeMatcher.disabledReason(config, WindowJoinMatcher.ENABLED);
         if (reason == null) {
-            reason = WindowJoinMatcher.shapeReason(flinkJoinSpec, flinkLeftWindowing, null);
+            reason = WindowJoinMatcher.shapeReason(flinkJoinSpec, flinkLeftWindowing);
         }
         WindowJoinSpec spec = null;
         if (reason == null) {
@@ -99,8 +101,10 @@ public class FerryStreamExecWindowJoin extends StreamExecWindowJoin {
 
         Transformation<RowData> leftTransform = (Transformation<RowData>) leftEdge.translateToPlan(planner);
         Transformation<RowData> rightTransform = (Transformation<RowData>) rightEdge.translateToPlan(planner);
-        FerryWindowJoinOperator operator = new FerryWindowJoinOperator(
-                spec, IntervalJoinSpecs.carried((RowType) getOutputType()), NativeExecNodes.batching(config, false));
+        GeneratedJoinCondition condition = JoinUtil.generateConditionFunction(
+                config, planner.getFlinkContext().getClassLoader(), flinkJoinSpec, leftType, rightType);
+        FerryWindowJoinOperator operator =
+                new FerryWindowJoinOperator(spec, condition, NativeExecNodes.batching(config, false));
         TwoInputTransformation<RowData, RowData, RowData> transform =
                 NativeExecNodes.withManagedMemory(ExecNodeUtil.createTwoInputTransformation(
                         leftTransform,

@@ -269,6 +269,13 @@ class WindowJoinDifferentialTest {
         check(joinType, TUMBLE, " AND L.a >= R.a", null, 0, 0, 4);
     }
 
+    /** A residual condition only Flink's generated code evaluates: functions, LIKE, OR over NULLs. */
+    @ParameterizedTest
+    @ValueSource(strings = {"INNER", "LEFT", "RIGHT", "FULL"})
+    void generatedConditionsMatchFlinks(String joinType) throws Exception {
+        check(joinType, TUMBLE, " AND (UPPER(L.v) LIKE 'L1%' OR R.w = 'x' OR CHAR_LENGTH(L.v) > L.a)", null, 0, 0, 3);
+    }
+
     /**
      * TIMESTAMP_LTZ windows in America/Los_Angeles across both DST transitions of 2024: window ends
      * are local wall-clock times, timers at window end - 1 shifted through the zone.

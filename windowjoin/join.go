@@ -34,7 +34,7 @@ type WindowJoin struct {
 	zone           *Zone // the shift time zone; nil: UTC
 	enc            [2]*engine.KeyEncoder
 	state          *engine.KeyedState
-	keys           *joinKeys
+	keys           joinKeys
 	timers         *joincore.TimerQueue
 	out            handleOutput
 	watermark      int64 // the timer service's current watermark; math.MinInt64 until the first
@@ -104,8 +104,8 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 		j.enc[i] = engine.NewKeyEncoder(in.Keys, in.Types)
 	}
 	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: stateLayout{p, rowFormat}})
-	j.keys = &joinKeys{j: j}
-	j.state.Register(j.keys)
+	j.keys = joinKeys{j: j, freeWin: -1, freeLink: -1}
+	j.state.Register(&j.keys)
 	return j, nil
 }
 
@@ -163,7 +163,7 @@ func (j *WindowJoin) begin() {
 	for side := range 2 {
 		for _, h := range j.restoredOrder[side] {
 			if b, ok := j.restored[side][h]; ok { // not dropped with its key since (Reset)
-				j.out.add(RestoredLeft+int32(side), h, b)
+				j.out.addRestored(RestoredLeft+int32(side), h, b)
 			}
 		}
 		j.restored[side], j.restoredOrder[side] = nil, nil
@@ -227,11 +227,11 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 		}
 		wi, created := j.keys.window(id, end, timer)
 		if h := handles[i]; h != NoRow {
-			j.keys.addRow(&j.keys.k[id].wins[wi], input, h)
+			j.keys.addRow(wi, input, h)
 		}
 		if created { // one timer per (key, window), registered with the window's first row
 			j.timers.Add(joincore.Timer{Time: timer, NS: end, Key: id})
-			j.keys.k[id].wins[wi].registered = true
+			j.keys.wins[wi].registered = true
 		}
 	}
 	j.state.EndBatch()
@@ -282,13 +282,19 @@ func (j *WindowJoin) restore(side int, row []byte) int64 {
 	return h
 }
 
+func (j *WindowJoin) hasRow(side int, h int64) bool {
+	_, ok := j.rowBytes(side, h)
+	return ok
+}
+
 // BeforeSnapshot implements engine.SnapshotPreparer: every stored handle has its row's bytes.
 func (j *WindowJoin) BeforeSnapshot() error {
-	for id := range j.keys.k {
-		for _, w := range j.keys.k[id].wins {
-			for side, hs := range w.handles {
-				for _, h := range hs {
-					if _, ok := j.rowBytes(side, h); !ok {
+	k := &j.keys
+	for id := range k.first {
+		for wi := k.first[id]; wi >= 0; wi = k.wins[wi].next {
+			for side := range 2 {
+				for li := k.wins[wi].head[side]; li >= 0; li = k.links[li].next {
+					if h := k.links[li].h; !j.hasRow(side, h) {
 						return fmt.Errorf("%w: the %s row of handle %d has no bytes: send every row on input %d before the snapshot",
 							engine.ErrState, [...]string{"left", "right"}[side], h, RowsInput)
 					}
@@ -319,43 +325,49 @@ func (j *WindowJoin) Advance(watermarkMs, _ int64, out *engine.OutBatch) (bool, 
 // onTimer is WindowJoinOperator.onEventTime: the window ending at end of key id goes to the host
 // to join (joinAndClear), and is dropped.
 func (j *WindowJoin) onTimer(id int32, end int64) {
-	ks := &j.keys.k[id]
-	wi := ks.find(end)
+	k := &j.keys
+	wi := k.find(id, end)
 	if wi < 0 {
 		return
 	}
-	for side, hs := range ks.wins[wi].handles {
-		for _, h := range hs {
-			j.out.add(EmitLeft+int32(side), h, nil)
+	for side := range 2 {
+		for li := k.wins[wi].head[side]; li >= 0; li = k.links[li].next {
+			j.out.add(EmitLeft+int32(side), k.links[li].h)
 		}
 	}
-	j.out.add(EmitEnd, 0, nil)
-	j.keys.removeWindow(id, wi)
-	if len(ks.wins) == 0 {
+	j.out.add(EmitEnd, 0)
+	k.removeWindow(id, wi)
+	if k.first[id] < 0 {
 		j.state.Remove(id)
 	}
 }
 
-// handleOutput collects the output rows of one call and writes them out in chunks.
+// handleOutput collects the output rows of one call and writes them out in chunks. The
+// restored rows, the only ones with bytes, come first.
 type handleOutput struct {
-	chunk   int
-	kinds   []int32
-	handles []int64
-	rows    [][]byte // nil but for the restored kinds
-	next    int
-	types   []engine.Type
-	var3    [3]int
+	chunk    int
+	kinds    []int32
+	handles  []int64
+	restored [][]byte // the bytes of rows 0 .. len(restored)-1
+	next     int
+	types    []engine.Type
+	varBytes [3]int
 }
 
-func (o *handleOutput) add(kind int32, h int64, row []byte) {
+func (o *handleOutput) add(kind int32, h int64) {
 	o.kinds = append(o.kinds, kind)
 	o.handles = append(o.handles, h)
-	o.rows = append(o.rows, row)
+}
+
+// addRestored adds a restored row; it precedes every row add added.
+func (o *handleOutput) addRestored(kind int32, h int64, row []byte) {
+	o.add(kind, h)
+	o.restored = append(o.restored, row)
 }
 
 func (o *handleOutput) reset() {
-	clear(o.rows)
-	o.kinds, o.handles, o.rows, o.next = o.kinds[:0], o.handles[:0], o.rows[:0], 0
+	clear(o.restored)
+	o.kinds, o.handles, o.restored, o.next = o.kinds[:0], o.handles[:0], o.restored[:0], 0
 }
 
 // emit writes the next chunk of the call's rows into out; more reports whether rows remain.
@@ -371,7 +383,10 @@ func (o *handleOutput) emit(out *engine.OutBatch) (more bool, err error) {
 			o.types = append(o.types, f.Type)
 		}
 	}
-	rows := o.rows[o.next : o.next+n]
+	var rows [][]byte // the chunk's restored rows
+	if o.next < len(o.restored) {
+		rows = o.restored[o.next:min(o.next+n, len(o.restored))]
+	}
 	size := 0
 	for _, r := range rows {
 		size += len(r)
@@ -379,8 +394,8 @@ func (o *handleOutput) emit(out *engine.OutBatch) (more bool, err error) {
 	if size > math.MaxInt32 {
 		return false, fmt.Errorf("%w: one output chunk holds %d bytes of restored rows, more than 2 GiB; lower chunk_rows", engine.ErrData, size)
 	}
-	o.var3[2] = size
-	if err := out.Init(o.types, n, o.var3[:]); err != nil {
+	o.varBytes[2] = size
+	if err := out.Init(o.types, n, o.varBytes[:]); err != nil {
 		return false, err
 	}
 	copy(engine.OutValues[int32](&out.Cols[0]), o.kinds[o.next:])
@@ -389,11 +404,11 @@ func (o *handleOutput) emit(out *engine.OutBatch) (more bool, err error) {
 	at := int32(0)
 	for i, r := range rows {
 		bc.Offs[i] = at
-		if r == nil {
-			bc.SetNull(i)
-			continue
-		}
 		at += int32(copy(bc.Data[at:], r))
+	}
+	for i := len(rows); i < n; i++ {
+		bc.Offs[i] = at
+		bc.SetNull(i)
 	}
 	bc.Offs[n] = at
 	clear(out.Kinds()) // every row +I

@@ -293,8 +293,8 @@ func run(t testing.TB, p Params, events []event) []string {
 		}
 	}
 	if last := events[len(events)-1]; last.kind == 'W' && last.end == math.MaxInt64 {
-		if h.op.State().Len() != 0 || h.op.timers.Len() != 0 || h.op.keys.bytes != 0 || len(h.held) != 0 {
-			t.Fatalf("after the final watermark: %d keys, %d timers, %d bytes, %d rows held", h.op.State().Len(), h.op.timers.Len(), h.op.keys.bytes, len(h.held))
+		if h.op.State().Len() != 0 || h.op.timers.Len() != 0 || h.op.keys.liveWins != 0 || h.op.keys.liveLinks != 0 || len(h.held) != 0 {
+			t.Fatalf("after the final watermark: %d keys, %d timers, %d windows, %d handles, %d rows held", h.op.State().Len(), h.op.timers.Len(), h.op.keys.liveWins, h.op.keys.liveLinks, len(h.held))
 		}
 	}
 	return append(all, fmt.Sprintf("late %d %d", h.op.LateDropped[0], h.op.LateDropped[1]))

@@ -17,121 +17,199 @@ import (
 // length and the row's bytes (Flink's BinaryRowData, as the host sent them).
 type joinKeys struct {
 	j *WindowJoin
-	k []keyState
-	// unsettled counts keys with restored timers not yet registered (settle).
+	// first is, per key id, the index in wins of the key's first window (creation order), -1
+	// for none: a key has few open windows (one for TUMBLE, size / slide for HOP, a few for
+	// CUMULATE). Windows and handles live in pools of plain values linked by index, so opening a
+	// window or adding a row allocates nothing once the pools are warm, and the garbage
+	// collector has no pointers to follow.
+	first    []int32
+	wins     []window
+	freeWin  int32 // the first free window of the pool, -1 for none
+	links    []link
+	freeLink int32 // the first free link of the pool, -1 for none
+	// unsettled counts restored windows whose timers are not yet registered (settle).
 	unsettled int
-	// bytes estimates the memory of every window and row, kept up to date by window, addRow and
-	// removeWindow so Bytes costs nothing.
-	bytes int64
-}
-
-// Memory estimates: a window beyond its handles, a handle (the host holds the row).
-const (
-	windowBytes = 96
-	handleBytes = 8
-)
-
-// keyState is the state of one key: its windows in creation order (a key has few open
-// windows: one for TUMBLE, size / slide for HOP, a few for CUMULATE).
-type keyState struct {
-	wins []window
+	// live counts the windows and handles in use, for Bytes.
+	liveWins, liveLinks int64
 }
 
 // window is one (key, window end): Flink's two list states under the window end as namespace
 // and the window's timer.
 type window struct {
 	end        int64
-	timer      int64      // the timer time of end
-	handles    [2][]int64 // per side, the rows' handles in arrival order
-	registered bool       // the timer is in the queue (false only between Load and settle)
-	pos        uint64     // the restored timer's saved heap position
+	timer      int64    // the timer time of end
+	pos        uint64   // the restored timer's saved heap position
+	next       int32    // the key's next window, -1 for none
+	head, tail [2]int32 // per side, the first and last link of its handles in arrival order; -1: none
+	n          [2]int32 // per side, the number of handles
+	registered bool     // the timer is in the queue (false only between Load and settle)
+}
+
+// link is one handle of a window's side, and the next one (-1 for none); in the free list, the
+// next free link.
+type link struct {
+	h    int64
+	next int32
 }
 
 // Grow implements engine.PerKey.
 func (s *joinKeys) Grow(n int) {
-	for len(s.k) < n {
-		s.k = append(s.k, keyState{})
+	if s.first == nil {
+		s.freeWin, s.freeLink = -1, -1
+	}
+	for len(s.first) < n {
+		s.first = append(s.first, -1)
 	}
 }
 
-// Reset implements engine.PerKey.
+// Reset implements engine.PerKey: frees the key's windows and their handles; a restored row
+// not yet handed back goes with them.
 func (s *joinKeys) Reset(id int32) {
-	ks := &s.k[id]
-	for i := range ks.wins {
-		for side, hs := range ks.wins[i].handles {
-			for _, h := range hs {
-				delete(s.j.restored[side], h) // a restored row not yet handed back goes with its key
+	for wi := s.first[id]; wi >= 0; {
+		w := &s.wins[wi]
+		next := w.next
+		for side := range 2 {
+			for li := w.head[side]; li >= 0; li = s.links[li].next {
+				delete(s.j.restored[side], s.links[li].h)
 			}
 		}
-		s.bytes -= windowCost(&ks.wins[i])
-		if !ks.wins[i].registered {
-			s.unsettled-- // counts restored windows
+		if !w.registered {
+			s.unsettled--
 		}
+		s.freeWindow(wi)
+		wi = next
 	}
-	*ks = keyState{}
+	s.first[id] = -1
 }
 
-func (ks *keyState) find(end int64) int {
-	for i := range ks.wins {
-		if ks.wins[i].end == end {
-			return i
+// find returns the index of key id's window ending at end, or -1.
+func (s *joinKeys) find(id int32, end int64) int32 {
+	for wi := s.first[id]; wi >= 0; wi = s.wins[wi].next {
+		if s.wins[wi].end == end {
+			return wi
 		}
 	}
 	return -1
 }
 
 // window returns the index of key id's window ending at end, creating it with its timer time
-// if absent (created). The index holds until a window of the key is removed.
-func (s *joinKeys) window(id int32, end, timer int64) (i int, created bool) {
-	ks := &s.k[id]
-	if i := ks.find(end); i >= 0 {
-		return i, false
+// if absent (created). Indices stay valid until the window is removed; pointers into wins do
+// not survive the creation of a window.
+func (s *joinKeys) window(id int32, end, timer int64) (wi int32, created bool) {
+	if wi := s.find(id, end); wi >= 0 {
+		return wi, false
 	}
-	ks.wins = append(ks.wins, window{end: end, timer: timer})
-	s.bytes += windowBytes
-	return len(ks.wins) - 1, true
+	if s.freeWin >= 0 {
+		wi = s.freeWin
+		s.freeWin = s.wins[wi].next
+	} else {
+		wi = int32(len(s.wins))
+		s.wins = append(s.wins, window{})
+	}
+	s.wins[wi] = window{end: end, timer: timer, next: -1, head: [2]int32{-1, -1}, tail: [2]int32{-1, -1}}
+	s.liveWins++
+	// append to the key's windows: creation order is the order Save writes
+	if last := s.first[id]; last < 0 {
+		s.first[id] = wi
+	} else {
+		for s.wins[last].next >= 0 {
+			last = s.wins[last].next
+		}
+		s.wins[last].next = wi
+	}
+	return wi, true
 }
 
-// addRow appends the handle of a row of side to window w.
-func (s *joinKeys) addRow(w *window, side int, h int64) {
-	w.handles[side] = append(w.handles[side], h)
-	s.bytes += handleBytes
+// addRow appends handle h of a row of side to window wi.
+func (s *joinKeys) addRow(wi int32, side int, h int64) {
+	var li int32
+	if s.freeLink >= 0 {
+		li = s.freeLink
+		s.freeLink = s.links[li].next
+	} else {
+		li = int32(len(s.links))
+		s.links = append(s.links, link{})
+	}
+	s.links[li] = link{h: h, next: -1}
+	s.liveLinks++
+	w := &s.wins[wi]
+	if w.tail[side] < 0 {
+		w.head[side] = li
+	} else {
+		s.links[w.tail[side]].next = li
+	}
+	w.tail[side] = li
+	w.n[side]++
 }
 
-func windowCost(w *window) int64 {
-	return windowBytes + handleBytes*int64(len(w.handles[0])+len(w.handles[1]))
+// handles calls f with each handle of side of window wi, in arrival order.
+func (s *joinKeys) handles(wi int32, side int, f func(h int64)) {
+	for li := s.wins[wi].head[side]; li >= 0; li = s.links[li].next {
+		f(s.links[li].h)
+	}
 }
 
-// removeWindow drops window i of key id.
-func (s *joinKeys) removeWindow(id int32, i int) {
-	ks := &s.k[id]
-	s.bytes -= windowCost(&ks.wins[i])
-	ks.wins = slices.Delete(ks.wins, i, i+1)
+// freeWindow returns window wi and its links to the pools.
+func (s *joinKeys) freeWindow(wi int32) {
+	w := &s.wins[wi]
+	for side := range 2 {
+		if w.head[side] >= 0 {
+			s.links[w.tail[side]].next = s.freeLink
+			s.freeLink = w.head[side]
+			s.liveLinks -= int64(w.n[side])
+		}
+	}
+	*w = window{next: s.freeWin}
+	s.freeWin = wi
+	s.liveWins--
 }
 
-// Bytes implements engine.PerKey: an estimate of the windows, handles and timers, without a
-// pass over them (the rows are the host's).
+// removeWindow drops window wi of key id.
+func (s *joinKeys) removeWindow(id, wi int32) {
+	if s.first[id] == wi {
+		s.first[id] = s.wins[wi].next
+	} else {
+		prev := s.first[id]
+		for s.wins[prev].next != wi {
+			prev = s.wins[prev].next
+		}
+		s.wins[prev].next = s.wins[wi].next
+	}
+	s.freeWindow(wi)
+}
+
+// Memory estimates: a window and a handle in use, beyond the pools.
+const (
+	windowBytes = 72
+	linkBytes   = 16
+)
+
+// Bytes implements engine.PerKey: the pools, the key index and the timers, without a pass over
+// them (the rows are the host's).
 func (s *joinKeys) Bytes() int64 {
-	return int64(cap(s.k))*24 + s.bytes + s.j.timers.Bytes()
+	return int64(cap(s.first))*4 + int64(cap(s.wins))*windowBytes + int64(cap(s.links))*linkBytes + s.j.timers.Bytes()
 }
 
 // Save implements engine.PerKey.
 func (s *joinKeys) Save(dst []byte, id int32) []byte {
 	s.settle()
-	ks := &s.k[id]
-	dst = binary.AppendUvarint(dst, uint64(len(ks.wins)))
-	for i := range ks.wins {
-		w := &ks.wins[i]
+	n := 0
+	for wi := s.first[id]; wi >= 0; wi = s.wins[wi].next {
+		n++
+	}
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for wi := s.first[id]; wi >= 0; wi = s.wins[wi].next {
+		w := &s.wins[wi]
 		pos, _ := s.j.timers.Position(joincore.Timer{Time: w.timer, NS: w.end, Key: id})
 		dst = binary.AppendVarint(dst, w.end)
 		dst = binary.AppendUvarint(dst, uint64(pos))
-		for side, hs := range w.handles {
-			dst = binary.AppendUvarint(dst, uint64(len(hs)))
-			for _, h := range hs {
+		for side := range 2 {
+			dst = binary.AppendUvarint(dst, uint64(w.n[side]))
+			s.handles(wi, side, func(h int64) {
 				r, _ := s.j.rowBytes(side, h) // present: BeforeSnapshot checked every handle
 				dst = binary.AppendUvarint(dst, uint64(len(r)))
 				dst = append(dst, r...)
-			}
+			})
 		}
 	}
 	return dst
@@ -145,7 +223,6 @@ var errTruncated = fmt.Errorf("%w: window join state truncated", engine.ErrData)
 // bytes are checked only for their length here; the host checks them as a BinaryRowData of its
 // input's type when it takes them back.
 func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
-	ks := &s.k[id]
 	n, src, err := joincore.Uvarint(src, errTruncated)
 	if err != nil {
 		return nil, err
@@ -155,25 +232,25 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 	}
 	joins := joincore.KeyJoins(s.j.state.Key(id), s.j.filterNulls)
 	for range n {
-		var w window
-		if w.end, src, err = joincore.Varint(src, errTruncated); err != nil {
+		var end, timer int64
+		var pos uint64
+		if end, src, err = joincore.Varint(src, errTruncated); err != nil {
 			return nil, err
 		}
-		if ks.find(w.end) >= 0 {
-			return nil, fmt.Errorf("%w: duplicate window end %d", engine.ErrData, w.end)
+		if s.find(id, end) >= 0 {
+			return nil, fmt.Errorf("%w: duplicate window end %d", engine.ErrData, end)
 		}
-		if w.timer, err = s.j.zone.timerTime(w.end); err != nil {
+		if timer, err = s.j.zone.timerTime(end); err != nil {
 			return nil, err
 		}
-		if w.pos, src, err = joincore.Uvarint(src, errTruncated); err != nil {
+		if pos, src, err = joincore.Uvarint(src, errTruncated); err != nil {
 			return nil, err
 		}
 		// The window joins the key before its rows load: should the payload fail part way, the
 		// key's Reset drops the rows it restored so far.
-		ks.wins = append(ks.wins, w)
-		s.bytes += windowBytes
+		wi, _ := s.window(id, end, timer)
+		s.wins[wi].pos = pos
 		s.unsettled++
-		wp := &ks.wins[len(ks.wins)-1]
 		for side := range 2 {
 			var rows uint64
 			if rows, src, err = joincore.Uvarint(src, errTruncated); err != nil {
@@ -194,7 +271,7 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 				row := slices.Clone(src[:size])
 				src = src[size:]
 				if keep {
-					s.addRow(wp, side, s.j.restore(side, row))
+					s.addRow(wi, side, s.j.restore(side, row))
 				}
 			}
 		}
@@ -209,10 +286,9 @@ func (s *joinKeys) settle() {
 		return
 	}
 	var all []joincore.RestoredTimer
-	for id := range s.k {
-		ks := &s.k[id]
-		for i := range ks.wins {
-			w := &ks.wins[i]
+	for id := range s.first {
+		for wi := s.first[id]; wi >= 0; wi = s.wins[wi].next {
+			w := &s.wins[wi]
 			if w.registered {
 				continue
 			}

@@ -3,6 +3,7 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.FerryException;
 
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarBinaryVector;
@@ -255,12 +256,13 @@ public class FerryWindowJoinOperator extends TwoInputNativeOperator<WindowJoinSp
 
     @Override
     protected void emit(VectorSchemaRoot chunk) {
-        IntVector kinds = (IntVector) chunk.getVector(0);
-        BigIntVector handles = (BigIntVector) chunk.getVector(1);
+        // both columns NOT NULL: read their values straight from the buffers
+        ArrowBuf kinds = ((IntVector) chunk.getVector(0)).getDataBuffer();
+        ArrowBuf handles = ((BigIntVector) chunk.getVector(1)).getDataBuffer();
         VarBinaryVector bytes = (VarBinaryVector) chunk.getVector(2);
         for (int i = 0, n = chunk.getRowCount(); i < n; i++) {
-            int kind = kinds.get(i);
-            long h = handles.get(i);
+            int kind = kinds.getInt((long) i * IntVector.TYPE_WIDTH);
+            long h = handles.getLong((long) i * BigIntVector.TYPE_WIDTH);
             switch (kind) {
                 case EMIT_LEFT:
                     windowLeft.add(row(0, h));

@@ -99,13 +99,7 @@ func (s *joinKeys) window(id int32, end, timer int64) (wi int32, created bool) {
 	if wi := s.find(id, end); wi >= 0 {
 		return wi, false
 	}
-	if s.freeWin >= 0 {
-		wi = s.freeWin
-		s.freeWin = s.wins[wi].next
-	} else {
-		wi = int32(len(s.wins))
-		s.wins = append(s.wins, window{})
-	}
+	wi = take(&s.wins, &s.freeWin, func(w *window) int32 { return w.next })
 	s.wins[wi] = window{end: end, timer: timer, next: -1, head: [2]int32{-1, -1}, tail: [2]int32{-1, -1}}
 	s.liveWins++
 	// append to the key's windows: creation order is the order Save writes
@@ -122,14 +116,7 @@ func (s *joinKeys) window(id int32, end, timer int64) (wi int32, created bool) {
 
 // addRow appends handle h of a row of side to window wi.
 func (s *joinKeys) addRow(wi int32, side int, h int64) {
-	var li int32
-	if s.freeLink >= 0 {
-		li = s.freeLink
-		s.freeLink = s.links[li].next
-	} else {
-		li = int32(len(s.links))
-		s.links = append(s.links, link{})
-	}
+	li := take(&s.links, &s.freeLink, func(l *link) int32 { return l.next })
 	s.links[li] = link{h: h, next: -1}
 	s.liveLinks++
 	w := &s.wins[wi]
@@ -140,6 +127,18 @@ func (s *joinKeys) addRow(wi int32, side int, h int64) {
 	}
 	w.tail[side] = li
 	w.n[side]++
+}
+
+// take returns the index of an unused item of a pool: the head of its free list (free, linked
+// through next; -1 for none), or a new item at the end.
+func take[T any](items *[]T, free *int32, next func(*T) int32) int32 {
+	if i := *free; i >= 0 {
+		*free = next(&(*items)[i])
+		return i
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
 }
 
 // handles calls f with each handle of side of window wi, in arrival order.

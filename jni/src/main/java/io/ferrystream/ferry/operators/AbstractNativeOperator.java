@@ -722,7 +722,8 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Emits the rows of the output chunk Go returned last ({@code chunk}, read through the
-     * reader of the output type), or its frames when the operator {@link #writesFrames}.
+     * reader of the output type), or its frames when the operator {@link #writesFrames}. A kind
+     * whose library output is not its rows (the window join's handles) reads it itself.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     protected void emit(VectorSchemaRoot chunk) {

@@ -96,4 +96,25 @@ public final class FerryOptions {
                                     + " share and its state must fit it, else the task fails saying so"
                                     + " (docs/state.md#memory). 0 runs native operators outside Flink's"
                                     + " memory budget, unchecked.");
+
+    /** What a native operator does when its memory does not fit its share of managed memory. */
+    public enum OverBudget {
+        /** Keep running with the state in memory, and log once what to raise. */
+        WARN,
+        /** Fail the task with {@code FerryException [ENOMEM]}, naming what to raise. */
+        FAIL
+    }
+
+    public static final ConfigOption<OverBudget> MEMORY_OVER_BUDGET =
+            ConfigOptions.key("ferry.memory.over-budget")
+                    .enumType(OverBudget.class)
+                    .defaultValue(OverBudget.WARN)
+                    .withDescription(
+                            "What a native operator does when its state and batches outgrow its share"
+                                    + " of the slot's managed memory, or when its slot has no managed memory"
+                                    + " for it: WARN keeps the state in memory beyond the share (as Flink's"
+                                    + " heap state backend keeps its state regardless of managed memory),"
+                                    + " logs a warning naming what to raise and lifts the Go runtime's soft"
+                                    + " limit; FAIL fails the task saying what to raise (docs/state.md#memory)."
+                                    + " Read from the job's configuration, else the TaskManager's.");
 }

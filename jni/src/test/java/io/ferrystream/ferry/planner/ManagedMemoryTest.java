@@ -8,7 +8,9 @@ import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.nativelib.NativeLibrary;
 import io.ferrystream.ferry.operators.AbstractNativeOperator;
 
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -30,8 +32,9 @@ import java.util.Map;
  * Native operators on Flink's managed-memory budget (docs/state.md#memory), on a MiniCluster whose
  * one slot has 8 MiB of managed memory: the operator's share is reserved while it runs and sets
  * the Go runtime's soft limit, RocksDB's own managed memory halves that share, state that outgrows
- * it fails the job with a message naming what to raise, and {@code ferry.memory.weight: 0} runs
- * the operator outside the budget.
+ * it runs on with Go's limit lifted (the default) or fails the job with a message naming what to
+ * raise ({@code ferry.memory.over-budget: FAIL}), and {@code ferry.memory.weight: 0} runs the
+ * operator outside the budget.
  */
 class ManagedMemoryTest {
     private static final long SLOT_MANAGED = 8L << 20;
@@ -51,22 +54,27 @@ class ManagedMemoryTest {
         return c;
     }
 
-    /** Keys 0..keys-1, forever (an unbounded source), or each once ({@code rows} > 0). */
-    private static StreamTableEnvironment env(Map<String, String> options, long keys, long rows) {
+    /** Keys 0..keys-1, forever at 2000 rows/s (an unbounded source), or each once ({@code rows} > 0). */
+    static StreamTableEnvironment env(Map<String, String> options, long keys, long rows) {
+        return env(options, keys, rows, 2000);
+    }
+
+    /** Keys 0..keys-1, forever at {@code rowsPerSecond}, or each once ({@code rows} > 0). */
+    static StreamTableEnvironment env(Map<String, String> options, long keys, long rows, long rowsPerSecond) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(Configuration.fromMap(options));
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
         Ferry.install(tEnv);
         options.forEach((k, v) -> tEnv.getConfig().set(k, v));
         String bound = rows > 0 ? ", 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '" + (rows - 1) + "'"
-                : ", 'rows-per-second' = '2000', 'fields.id.min' = '0', 'fields.id.max' = '1000000'";
+                : ", 'rows-per-second' = '" + rowsPerSecond + "', 'fields.id.min' = '0', 'fields.id.max' = '1000000'";
         tEnv.executeSql("CREATE TEMPORARY TABLE src (id BIGINT) WITH ('connector' = 'datagen'" + bound + ")");
         tEnv.executeSql("CREATE TEMPORARY VIEW T AS SELECT MOD(id, " + keys + ") AS k, id AS v FROM src");
         tEnv.executeSql("CREATE TEMPORARY TABLE out_ (k BIGINT, c BIGINT, s BIGINT) WITH ('connector' = 'blackhole')");
         return tEnv;
     }
 
-    private static final String QUERY = "SELECT k, COUNT(*), SUM(v) FROM T GROUP BY k";
+    static final String QUERY = "SELECT k, COUNT(*), SUM(v) FROM T GROUP BY k";
 
     @AfterEach
     void noneLeftOpen() throws InterruptedException {
@@ -75,7 +83,7 @@ class ManagedMemoryTest {
     }
 
     /** The Go soft limit once it equals {@code want}, or what it is after 30 s of waiting. */
-    private static long settledGoLimit(long want) throws InterruptedException {
+    static long settledGoLimit(long want) throws InterruptedException {
         long deadline = System.nanoTime() + 30_000_000_000L;
         long limit = NativeLibrary.runtimeMemory()[2];
         while (limit != want && System.nanoTime() < deadline) {
@@ -120,8 +128,37 @@ class ManagedMemoryTest {
     }
 
     @Test
-    void stateOverTheBudgetFailsTheJobSayingWhatToRaise() {
-        StreamTableEnvironment tEnv = env(Map.of(), 200_000, 200_000); // ~100 bytes a key: > 8 MiB
+    void stateOverTheBudgetRunsOnAndLiftsGosLimitByDefault() throws Exception {
+        // ~100 bytes a key: 200 K keys > 8 MiB, and a job that stock Flink's heap backend runs
+        long opened = AbstractNativeOperator.openedCount();
+        TableResult result = env(Map.of(), 200_000, 200_000).executeSql(QUERY);
+        long rows = 0;
+        try (CloseableIterator<Row> it = result.collect()) {
+            for (; it.hasNext(); rows++) {
+                it.next();
+            }
+        }
+        assertTrue(AbstractNativeOperator.openedCount() > opened, "the GROUP BY ran natively");
+        assertEquals(200_000, rows, "one insert per key");
+        // while the operator runs over its budget, Go has no soft limit
+        opened = AbstractNativeOperator.openedCount();
+        JobClient job = env(Map.of(), 200_000, 0, 50_000).executeSql("INSERT INTO out_ " + QUERY).getJobClient().get();
+        try {
+            while (AbstractNativeOperator.openedCount() == opened) {
+                Thread.sleep(20);
+            }
+            // a budgeted operator within its budget would set SLOT_MANAGED + GO_BASE
+            assertEquals(Long.MAX_VALUE, settledGoLimit(Long.MAX_VALUE), "over its budget, Go has no limit");
+            assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
+        } finally {
+            job.cancel().get();
+        }
+    }
+
+    @Test
+    void stateOverTheBudgetFailsTheJobSayingWhatToRaiseUnderFail() {
+        Map<String, String> failing = Map.of(FerryOptions.MEMORY_OVER_BUDGET.key(), "FAIL");
+        StreamTableEnvironment tEnv = env(failing, 200_000, 200_000); // ~100 bytes a key: > 8 MiB
         Exception e = assertThrows(Exception.class, () -> tEnv.executeSql("INSERT INTO out_ " + QUERY).await());
         String why = ExceptionUtils.stringifyException(e);
         assertTrue(why.contains("Ferry's native operator GroupAggregate(")

@@ -65,7 +65,7 @@ func BenchmarkGroupAggregate(b *testing.B) {
 					for i := range rows {
 						rows[i] = []any{int64(k + i), int64(i)}
 					}
-					if _, err := op.Process(0, enginetest.Batch(types, rows, make([]engine.RowKind, n), enginetest.Options{}), 0, out); err != nil {
+					if _, err := op.Process(engine.Of(0, 1, enginetest.Batch(types, rows, make([]engine.RowKind, n), enginetest.Options{})), 0, out); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -73,7 +73,7 @@ func BenchmarkGroupAggregate(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
+					if _, err := op.Process(engine.Of(0, 1, batches[i%len(batches)]), 0, out); err != nil {
 						b.Fatal(err)
 					}
 					i++
@@ -116,7 +116,7 @@ func BenchmarkGroupAggregateMaxRetract(b *testing.B) {
 	}
 	for from := 0; from < keys; from += size {
 		end := min(from+size, keys)
-		if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows[from:end], make([]engine.RowKind, end-from), enginetest.Options{}), 0, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, enginetest.Batch(spec.InputTypes, rows[from:end], make([]engine.RowKind, end-from), enginetest.Options{})), 0, out); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -136,7 +136,7 @@ func BenchmarkGroupAggregateMaxRetract(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, batches[i%len(batches)]), 0, out); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -160,7 +160,7 @@ func BenchmarkLocalGroupAggregate(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				op, err := engine.Open(hs)
+				op, err := enginetest.Open(hs)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -169,7 +169,7 @@ func BenchmarkLocalGroupAggregate(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
+					if _, err := op.Process(engine.Of(0, 1, batches[i%len(batches)]), 0, out); err != nil {
 						b.Fatal(err)
 					}
 					i++
@@ -207,14 +207,14 @@ func BenchmarkGroupAggregateDistinctTTL(b *testing.B) {
 			}
 			out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 			for n, in := range batches { // steady state: every key and most entries exist
-				if _, err := op.Process(0, in, int64(n), out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, in), int64(n), out); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := op.Process(0, batches[i%len(batches)], int64(len(batches)+i), out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, batches[i%len(batches)]), int64(len(batches)+i), out); err != nil {
 					b.Fatal(err)
 				}
 				i++

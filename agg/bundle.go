@@ -18,7 +18,7 @@ type MiniBatchGroupAggregate struct {
 	bundle bundleState
 }
 
-var _ engine.Operator = (*MiniBatchGroupAggregate)(nil)
+var _ engine.KeyedOperator = (*MiniBatchGroupAggregate)(nil)
 
 // NewMiniBatchGroupAggregate builds the mini-batch group aggregate of a validated spec.
 func NewMiniBatchGroupAggregate(spec *Spec) (*MiniBatchGroupAggregate, error) {
@@ -29,9 +29,10 @@ func NewMiniBatchGroupAggregate(spec *Spec) (*MiniBatchGroupAggregate, error) {
 	return &MiniBatchGroupAggregate{groupAgg: *core}, nil
 }
 
-// Process implements engine.Operator: the batch is one bundle, its output one chunk. nowMs is the
+// Process implements engine.KeyedOperator: the batch is one bundle, its output one chunk. nowMs is the
 // processing time idle-state TTL reads and writes for the whole bundle.
-func (g *MiniBatchGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+func (g *MiniBatchGroupAggregate) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	in := inputs.Batches[0]
 	if err := g.begin(in, nowMs); err != nil {
 		return false, err
 	}

@@ -236,7 +236,7 @@ func TestGroupAggregateRejectsBeforeChangingState(t *testing.T) {
 	}
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	retract := enginetest.Batch(spec.InputTypes, [][]any{{int64(1), int64(1)}, {int64(1), int64(1)}}, []engine.RowKind{I, D}, enginetest.Options{})
-	if _, err := op.Process(0, retract, 0, out); err == nil || !strings.Contains(err.Error(), "row 1: retraction (-D)") {
+	if _, err := op.Process(engine.Of(0, 1, retract), 0, out); err == nil || !strings.Contains(err.Error(), "row 1: retraction (-D)") {
 		t.Fatalf("retraction on insert-only aggregation: %v", err)
 	}
 	// Find a key outside key groups [0, 63].
@@ -253,7 +253,7 @@ func TestGroupAggregateRejectsBeforeChangingState(t *testing.T) {
 		}
 	}
 	b := enginetest.Batch(spec.InputTypes, [][]any{{outside + 1000, int64(1)}, {outside, int64(1)}}, []engine.RowKind{I, I}, enginetest.Options{})
-	if _, err := op.Process(0, b, 0, out); err == nil || !strings.Contains(err.Error(), "outside this operator's range [0, 63]") {
+	if _, err := op.Process(engine.Of(0, 1, b), 0, out); err == nil || !strings.Contains(err.Error(), "outside this operator's range [0, 63]") {
 		t.Fatalf("key outside the key-group range: %v", err)
 	}
 	if op.Groups() != 0 {

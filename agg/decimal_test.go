@@ -539,7 +539,7 @@ func TestVarcharHeapCompaction(t *testing.T) {
 		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 		for pos := 0; pos < len(sc.rows); pos += 100 {
 			end := min(pos+100, len(sc.rows))
-			if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end], enginetest.Options{}), 0, out); err != nil {
+			if _, err := op.Process(engine.Of(0, 1, enginetest.Batch(spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end], enginetest.Options{})), 0, out); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -579,7 +579,7 @@ func TestDecimalStateRejectsCorruptPayload(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-		if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})), 0, out); err != nil {
 			t.Fatal(err)
 		}
 		for kg, chunks := range enginetest.Snapshot(t, op.State(), math.MaxInt) {
@@ -663,7 +663,7 @@ func benchDecimalOrString(b *testing.B, fn, typ string, value func(r *rand.Rand)
 				return enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, n), enginetest.Options{})
 			}
 			for k := 0; k < keys; k += 4096 {
-				if _, err := op.Process(0, batch(min(4096, keys-k), func(i int) int64 { return int64(k + i) }), 0, out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, batch(min(4096, keys-k), func(i int) int64 { return int64(k + i) })), 0, out); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -674,7 +674,7 @@ func benchDecimalOrString(b *testing.B, fn, typ string, value func(r *rand.Rand)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := op.Process(0, batches[i%len(batches)], 0, out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, batches[i%len(batches)]), 0, out); err != nil {
 					b.Fatal(err)
 				}
 				i++

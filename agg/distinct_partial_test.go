@@ -546,7 +546,7 @@ func TestMalformedPartialMaps(t *testing.T) {
 		}
 		row := []any{int64(1), tc.acc, int64(1), int64(1), tc.view}
 		b := enginetest.Batch(gs.InputTypes, [][]any{row}, []engine.RowKind{0}, enginetest.Options{})
-		_, err = op.Process(0, b, 0, &engine.OutBatch{Alloc: engine.HeapAllocator{}})
+		_, err = op.Process(engine.Of(0, 1, b), 0, &engine.OutBatch{Alloc: engine.HeapAllocator{}})
 		if !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q/%q: %v, want %q", tc.acc, tc.view, err, tc.want)
 		}

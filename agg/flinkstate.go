@@ -9,9 +9,9 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// The state of Flink's own group aggregate: imported from a checkpoint or savepoint Flink's
-// operator wrote (engine.StateImporter), exported for a savepoint Flink's operator restores
-// (engine.StateExporter; docs/state.md, "Switching Ferry on or off"). Flink keeps one
+// The state of Flink's own group aggregate (engine.FlinkState; docs/state.md, "Switching Ferry
+// on or off"): imported from a checkpoint or savepoint Flink's operator wrote, exported for a
+// savepoint Flink's operator restores. Flink keeps one
 // accumulator row per key in its ValueState accState: every call's accumulator fields, the
 // partial state of partial.go, in call order; and per DISTINCT argument column i a MapState
 // distinctAcc_<i> from value to bitmask or counts. An import row is the key's fields, then those
@@ -61,7 +61,7 @@ func (g *groupAgg) importLayout() (partialLayout, error) {
 	return newPartialLayout(g.calls, len(g.sets), len(g.keyCols))
 }
 
-// ImportTypes implements engine.StateImporter: the key fields, every call's accumulator fields,
+// ImportTypes implements engine.FlinkState: the key fields, every call's accumulator fields,
 // one map per DISTINCT set, for the single-phase aggregate over retracting input the record
 // count, and with idle-state TTL the last write time (both BIGINT, not NULL).
 func (g *groupAgg) ImportTypes() ([]engine.Type, error) {
@@ -83,7 +83,7 @@ func (g *groupAgg) ImportTypes() ([]engine.Type, error) {
 	return types, nil
 }
 
-// ImportState implements engine.StateImporter. Every key must be new to the operator; on any
+// ImportState implements engine.FlinkState. Every key must be new to the operator; on any
 // error no key of the batch is kept.
 func (g *groupAgg) ImportState(in *engine.Batch) error {
 	l, err := g.importLayout()
@@ -248,7 +248,7 @@ type exportCursor struct {
 	ids  []int32
 }
 
-// ExportTypes implements engine.StateExporter: the key (BinaryRowData bytes), then the import
+// ExportTypes implements engine.FlinkState: the key (BinaryRowData bytes), then the import
 // layout's accumulator fields, maps, record count and last write time.
 func (g *groupAgg) ExportTypes() ([]engine.Type, error) {
 	types, err := g.ImportTypes()
@@ -258,7 +258,7 @@ func (g *groupAgg) ExportTypes() ([]engine.Type, error) {
 	return append([]engine.Type{{ID: engine.Binary}}, types[len(g.keyCols):]...), nil
 }
 
-// ExportState implements engine.StateExporter: the next exportChunk keys in id order.
+// ExportState implements engine.FlinkState: the next exportChunk keys in id order.
 func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	l, err := g.importLayout()
 	if err != nil {

@@ -107,7 +107,7 @@ func processAll(t *testing.T, op *GroupAggregate, sc scenario, from, to int) []s
 			}
 		}
 		b := enginetest.Batch(sc.spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end], enginetest.Options{})
-		if _, err := op.Process(0, b, now, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, b), now, out); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range enginetest.Rows(out) {

@@ -154,88 +154,85 @@ func (f *frameOutput) emit(out *engine.OutBatch) error {
 // output chunk: Flink's CountBundleTrigger. Advance and Flush first run the queued rows as one
 // bundle. The wrapped operator's output (rows, or frames of its own) is the output.
 type Framed struct {
-	engine.Operator // the bundle operator: each Process call is one bundle, one chunk
-	spec            *Spec
-	size            int
-	dec             *exchange.Decoder
-	queue           *engine.Queue
-	frame           engine.Batch
-	window          engine.Batch
-	nowMs           int64 // processing time of the call whose bundles are pending
+	// KeyedOperator is the bundle operator: each Process call is one bundle, one chunk.
+	engine.KeyedOperator
+	flink    engine.FlinkState // the bundle operator's Flink state; nil: none
+	spec     *Spec
+	size     int
+	dec      *exchange.Decoder
+	queue    *engine.Queue
+	frame    engine.Batch
+	window   engine.Batch
+	bundleIn *engine.Inputs // window, as the bundle operator's input
+	nowMs    int64          // processing time of the call whose bundles are pending
 	// failed is the error of a bundle that failed after its rows were queued (a partial value
 	// only the merge refuses, memory): every later call but Close fails, as the host must
 	// restart from its last checkpoint.
 	failed error
 }
 
-var (
-	_ engine.Operator      = (*Framed)(nil)
-	_ engine.WireInputs    = (*Framed)(nil)
-	_ engine.Buffering     = (*Framed)(nil)
-	_ engine.StateImporter = (*Framed)(nil)
-	_ engine.StateExporter = (*Framed)(nil)
-)
+var _ engine.KeyedOperator = (*Framed)(nil)
 
-// NewFramed wraps op, a bundle operator of spec with keyed state, fed frames of spec's input
-// rows cut into bundles of p.BundleSize rows.
-func NewFramed(op engine.Operator, spec *Spec, p *FramesParams) *Framed {
-	return &Framed{Operator: op, spec: spec, size: p.BundleSize, dec: exchange.NewDecoder(spec.InputTypes),
+// NewFramed wraps op, a bundle operator of spec with keyed state (flink: its Flink state, nil
+// when it has none), fed frames of spec's input rows cut into bundles of p.BundleSize rows.
+func NewFramed(op engine.KeyedOperator, flink engine.FlinkState, spec *Spec, p *FramesParams) *Framed {
+	f := &Framed{KeyedOperator: op, flink: flink, spec: spec, size: p.BundleSize, dec: exchange.NewDecoder(spec.InputTypes),
 		queue: engine.NewQueue(spec.InputTypes)}
+	f.bundleIn = &engine.Inputs{Batches: []*engine.Batch{&f.window}, Runs: make([]engine.Run, 1)}
+	return f
 }
 
-// WireInput implements engine.WireInputs: input 0 is a batch of frames.
-func (f *Framed) WireInput(int) *engine.Input { return frameInput() }
-
-// ImportTypes implements engine.StateImporter for a wrapped operator that imports.
-func (f *Framed) ImportTypes() ([]engine.Type, error) {
-	im, ok := f.Operator.(engine.StateImporter)
-	if !ok {
-		return nil, fmt.Errorf("%w: operator kind %s does not import the state of Flink's operator", engine.ErrUnsupported, f.spec.Kind)
+// Keyed is the framed operator as the session opens it: input 0 crosses as a batch of frames,
+// and nothing is snapshotted or exported while rows are queued.
+func (f *Framed) Keyed() engine.Keyed {
+	k := engine.Keyed{Operator: f, Wire: []*engine.Input{frameInput()}, Snapshottable: f.snapshottable}
+	if f.flink != nil {
+		k.FlinkState = f
 	}
-	return im.ImportTypes()
+	return k
 }
 
-// ImportState implements engine.StateImporter, before any row is queued.
+// ImportTypes implements engine.FlinkState for a wrapped operator that imports.
+func (f *Framed) ImportTypes() ([]engine.Type, error) { return f.flink.ImportTypes() }
+
+// ImportState implements engine.FlinkState, before any row is queued.
 func (f *Framed) ImportState(in *engine.Batch) error {
-	if _, err := f.ImportTypes(); err != nil {
-		return err
-	}
 	if f.queue.Len() > 0 {
 		return fmt.Errorf("%w: %d input rows are queued: the state is imported before the first row", engine.ErrState, f.queue.Len())
 	}
-	return f.Operator.(engine.StateImporter).ImportState(in)
+	return f.flink.ImportState(in)
 }
 
-// ExportTypes implements engine.StateExporter for a wrapped operator that exports.
-func (f *Framed) ExportTypes() ([]engine.Type, error) {
-	ex, ok := f.Operator.(engine.StateExporter)
-	if !ok {
-		return nil, fmt.Errorf("%w: operator kind %s does not write the state of Flink's operator", engine.ErrUnsupported, f.spec.Kind)
-	}
-	return ex.ExportTypes()
-}
+// ExportTypes implements engine.FlinkState for a wrapped operator that exports.
+func (f *Framed) ExportTypes() ([]engine.Type, error) { return f.flink.ExportTypes() }
 
-// ExportState implements engine.StateExporter; queued rows must have been flushed.
+// ExportState implements engine.FlinkState; queued rows must have been flushed.
 func (f *Framed) ExportState(out *engine.OutBatch, first bool) (bool, error) {
-	if _, err := f.ExportTypes(); err != nil {
+	if err := f.snapshottable(); err != nil {
 		return false, err
 	}
-	if f.queue.Len() > 0 {
-		return false, fmt.Errorf("%w: %d input rows are queued outside the state: flush before the export", engine.ErrState, f.queue.Len())
-	}
-	return f.Operator.(engine.StateExporter).ExportState(out, first)
+	return f.flink.ExportState(out, first)
 }
 
-// Buffered implements engine.Buffering: the queued rows of an incomplete bundle.
+// Buffered is the number of queued rows of an incomplete bundle.
 func (f *Framed) Buffered() int { return f.queue.Len() }
 
-// Process implements engine.Operator: in holds frames. Nothing is queued unless every frame
-// passes its checks; the first completed bundle's output is the first chunk, each further one
-// follows through Continue.
-func (f *Framed) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+// snapshottable fails while rows are queued outside the state.
+func (f *Framed) snapshottable() error {
+	if n := f.queue.Len(); n > 0 {
+		return fmt.Errorf("%w: %d input rows are queued outside the state: flush before the snapshot", engine.ErrState, n)
+	}
+	return nil
+}
+
+// Process implements engine.KeyedOperator: its one input holds frames. Nothing is queued unless
+// every frame passes its checks; the first completed bundle's output is the first chunk, each
+// further one follows through Continue.
+func (f *Framed) Process(frames *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	if err := f.check(); err != nil {
 		return false, err
 	}
+	in := frames.Batches[0]
 	stored := f.queue.Stored()
 	col := &in.Cols[0]
 	for j := range in.Len {
@@ -269,7 +266,7 @@ func (f *Framed) ingest(frame []byte) error {
 	return nil
 }
 
-// Continue implements engine.Operator: the next complete bundle, if any.
+// Continue implements engine.KeyedOperator: the next complete bundle, if any.
 func (f *Framed) Continue(out *engine.OutBatch) (bool, error) {
 	if f.queue.Len() < f.size {
 		f.queue.Compact()
@@ -293,7 +290,8 @@ func (f *Framed) bundle(n int, nowMs int64, out *engine.OutBatch) error {
 	}
 	f.queue.Window(n, &f.window)
 	defer f.window.Forget()
-	_, err := f.Operator.Process(0, &f.window, nowMs, out)
+	f.bundleIn.Runs[0] = engine.Run{Rows: n}
+	_, err := f.KeyedOperator.Process(f.bundleIn, nowMs, out)
 	f.queue.Consume(n)
 	f.failed = err
 	return err
@@ -307,24 +305,24 @@ func (f *Framed) check() error {
 	return nil
 }
 
-// Advance implements engine.Operator: the queued rows run as one bundle at nowMs.
+// Advance implements engine.KeyedOperator: the queued rows run as one bundle at nowMs.
 func (f *Framed) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	if err := f.check(); err != nil {
 		return false, err
 	}
 	if f.queue.Len() == 0 {
-		return f.Operator.Advance(watermarkMs, nowMs, out)
+		return f.KeyedOperator.Advance(watermarkMs, nowMs, out)
 	}
 	return false, f.flushQueue(nowMs, out)
 }
 
-// Flush implements engine.Operator: the queued rows run as one bundle at nowMs.
+// Flush implements engine.KeyedOperator: the queued rows run as one bundle at nowMs.
 func (f *Framed) Flush(nowMs int64, out *engine.OutBatch) (bool, error) {
 	if err := f.check(); err != nil {
 		return false, err
 	}
 	if f.queue.Len() == 0 {
-		return f.Operator.Flush(nowMs, out)
+		return f.KeyedOperator.Flush(nowMs, out)
 	}
 	return false, f.flushQueue(nowMs, out)
 }
@@ -335,8 +333,8 @@ func (f *Framed) flushQueue(nowMs int64, out *engine.OutBatch) error {
 	return err
 }
 
-// Close implements engine.Operator.
+// Close implements engine.KeyedOperator.
 func (f *Framed) Close() {
-	f.Operator.Close()
+	f.KeyedOperator.Close()
 	f.queue = engine.NewQueue(f.spec.InputTypes)
 }

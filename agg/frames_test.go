@@ -109,10 +109,10 @@ func TestLocalFramesMatchRows(t *testing.T) {
 		for n, bd := range bundles(r, len(c.rows), nil, []int{1, 50, 2000}[r.IntN(3)]) {
 			rows, kinds := c.rows[bd[0]:bd[1]], c.kinds[bd[0]:bd[1]]
 			b := enginetest.Batch(c.local.InputTypes, rows, kinds, enginetest.Options{Offset: n % 3, Garbage: r})
-			if _, err := plain.Process(0, b, 0, outRows); err != nil {
+			if _, err := plain.Process(engine.Of(0, 1, b), 0, outRows); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := framed.Process(0, b, 0, outFrames); err != nil {
+			if _, err := framed.Process(engine.Of(0, 1, b), 0, outFrames); err != nil {
 				t.Fatal(err)
 			}
 			want := enginetest.Rows(outRows)
@@ -207,7 +207,7 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		framed := NewFramed(inner, fs.Spec, fs.Frames)
+		framed := NewFramed(inner, inner, fs.Spec, fs.Frames)
 		plain, err := NewGlobalGroupAggregate(gs)
 		if err != nil {
 			t.Fatal(err)
@@ -222,7 +222,7 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 		var queued [][]any
 		runPlain := func(rows [][]any, now int64) {
 			b := enginetest.Batch(gs.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})
-			if _, err := plain.Process(0, b, now, out); err != nil {
+			if _, err := plain.Process(engine.Of(0, 1, b), now, out); err != nil {
 				t.Fatal(err)
 			}
 			want = append(want, rowStrings(enginetest.Rows(out))...)
@@ -230,7 +230,7 @@ func TestFramedGlobalMatchesRows(t *testing.T) {
 		for _, call := range bundles(r, len(rows), tt, []int{1, 5, 40, 3000}[r.IntN(4)]) {
 			part, now := rows[call[0]:call[1]], times[call[0]]
 			b := framesOf(t, gs.Spec, part, []int{1, 300, 1 << 20}[r.IntN(3)], gs.MaxParallelism)
-			more, err := framed.Process(0, b, now, out)
+			more, err := framed.Process(engine.Of(0, 1, b), now, out)
 			for {
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
@@ -328,7 +328,7 @@ func TestIncrementalFramesMatchRows(t *testing.T) {
 			outP = p
 		}
 		fs := incrementalWith(t, sc, inSize, outP, maxP, target)
-		op, err := engine.Open(fs.Spec.Spec)
+		op, err := enginetest.Open(fs.Spec.Spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestIncrementalFramesMatchRows(t *testing.T) {
 		}
 		runPlain := func(rows [][]any, now int64) {
 			b := enginetest.Batch(sc.incr.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})
-			if _, err := plain.Process(0, b, now, out); err != nil {
+			if _, err := plain.Process(engine.Of(0, 1, b), now, out); err != nil {
 				t.Fatal(err)
 			}
 			rs := enginetest.Rows(out)
@@ -406,14 +406,14 @@ func TestIncrementalFramesMatchRows(t *testing.T) {
 			now++
 			if !framesIn { // each call is one bundle
 				b := enginetest.Batch(sc.incr.InputTypes, part, make([]engine.RowKind, len(part)), enginetest.Options{Offset: int(now % 3)})
-				if _, err := op.Process(0, b, now, out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, b), now, out); err != nil {
 					t.Fatal(err)
 				}
 				collect()
 				runPlain(part, now)
 			} else {
 				b := framesOf(t, fs.Spec, part, []int{1, 300, 1 << 20}[r.IntN(3)], sc.incr.MaxParallelism)
-				more, err := op.Process(0, b, now, out)
+				more, err := op.Process(engine.Of(0, 1, b), now, out)
 				for {
 					if err != nil {
 						t.Fatalf("seed %d: %v", seed, err)
@@ -472,7 +472,7 @@ func TestGlobalHonoursColumnOffset(t *testing.T) {
 			for at := 0; at < len(rows); at += 97 {
 				part := rows[at:min(at+97, len(rows))]
 				b := enginetest.Batch(gs.InputTypes, part, make([]engine.RowKind, len(part)), enginetest.Options{Offset: off, Garbage: rand.New(rand.NewPCG(seed, uint64(at)))})
-				if _, err := op.Process(0, b, times[at], out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, b), times[at], out); err != nil {
 					t.Fatal(err)
 				}
 				outs[k] = append(outs[k], rowStrings(enginetest.Rows(out))...)
@@ -510,7 +510,7 @@ func TestFramedGlobalRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := NewFramed(g, fs.Spec, fs.Frames)
+	op := NewFramed(g, g, fs.Spec, fs.Frames)
 	// keys of key groups inside and outside [0, 63]
 	var in, outside [][]any
 	for k := int64(0); len(in) < 4 || len(outside) < 1; k++ {
@@ -523,7 +523,7 @@ func TestFramedGlobalRefuses(t *testing.T) {
 	}
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	good := framesOf(t, gs.Spec, in[:2], 1<<20, 128)
-	if _, err := op.Process(0, good, 0, out); err != nil || op.Buffered() != 2 {
+	if _, err := op.Process(engine.Of(0, 1, good), 0, out); err != nil || op.Buffered() != 2 {
 		t.Fatalf("%v, %d buffered", err, op.Buffered())
 	}
 	frame := func(b *engine.Batch) []byte { return b.Cols[0].Bytes(0) }
@@ -544,7 +544,7 @@ func TestFramedGlobalRefuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		b := enginetest.Batch([]engine.Type{frameField.Type}, [][]any{{goodFrame}, {tc.frame}}, make([]engine.RowKind, 2), enginetest.Options{})
-		_, err := op.Process(0, b, 0, out)
+		_, err := op.Process(engine.Of(0, 1, b), 0, out)
 		if !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "frame 1") {
 			t.Errorf("%s: %v, want an ErrData on frame 1 naming %q", tc.name, err, tc.want)
 		}
@@ -558,7 +558,7 @@ func TestFramedGlobalRefuses(t *testing.T) {
 	// a misrouted row: two good rows, then the row of a foreign key group completes the bundle
 	b := enginetest.Batch([]engine.Type{frameField.Type}, [][]any{{goodFrame}, {frame(framesOf(t, gs.Spec, outside[:1], 1<<20, 128))}},
 		make([]engine.RowKind, 2), enginetest.Options{})
-	if _, err := op.Process(0, b, 0, out); !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), "outside this operator's range") {
+	if _, err := op.Process(engine.Of(0, 1, b), 0, out); !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), "outside this operator's range") {
 		t.Fatalf("a row of a foreign key group: %v", err)
 	}
 	if g.Groups() != 2 {
@@ -572,15 +572,15 @@ func TestFramedGlobalRefuses(t *testing.T) {
 // TestFramesParams refuses bad exchange and frames params.
 func TestFramesParams(t *testing.T) {
 	local := func(params string) error {
-		_, err := engine.Open(mustSpec(t, `{"kind":"local_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":`+params+`}`))
+		_, err := enginetest.Open(mustSpec(t, `{"kind":"local_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":`+params+`}`))
 		return err
 	}
 	global := func(params string) error {
-		_, err := engine.Open(mustSpec(t, `{"kind":"global_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":`+params+`}`))
+		_, err := enginetest.Open(mustSpec(t, `{"kind":"global_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":`+params+`}`))
 		return err
 	}
 	incremental := func(params string) error {
-		_, err := engine.Open(mustSpec(t, `{"kind":"incremental_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":{"local_input":[],"aggs":[],"final_keys":[0],`+params+`}}`))
+		_, err := enginetest.Open(mustSpec(t, `{"kind":"incremental_group_aggregate","max_parallelism":128,"inputs":[{"fields":[{"name":"k","type":"BIGINT"}],"keys":[0]}],"params":{"local_input":[],"aggs":[],"final_keys":[0],`+params+`}}`))
 		return err
 	}
 	for _, c := range []struct {

@@ -49,7 +49,7 @@ type GlobalGroupAggregate struct {
 	vb        []int
 }
 
-var _ engine.Operator = (*GlobalGroupAggregate)(nil)
+var _ engine.KeyedOperator = (*GlobalGroupAggregate)(nil)
 
 // NewGlobalGroupAggregate builds the global aggregate of a validated spec.
 func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
@@ -113,10 +113,11 @@ func typeList(ts []engine.Type) string {
 	return s + "]"
 }
 
-// Process implements engine.Operator: the batch is one bundle, its output one chunk (at most
+// Process implements engine.KeyedOperator: the batch is one bundle, its output one chunk (at most
 // two rows per input row). nowMs is the processing time idle-state TTL reads and writes for the
 // whole bundle.
-func (g *GlobalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+func (g *GlobalGroupAggregate) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	in := inputs.Batches[0]
 	if err := g.begin(in, nowMs); err != nil {
 		return false, err
 	}
@@ -324,7 +325,7 @@ func (a *scratchAlloc) Alloc(n int) []byte {
 	return b
 }
 
-// Close implements engine.Operator.
+// Close implements engine.KeyedOperator.
 func (g *GlobalGroupAggregate) Close() {
 	g.groupAgg.Close()
 	g.buf, g.partials, g.view = partialBuffer{}, engine.OutBatch{}, engine.Batch{}

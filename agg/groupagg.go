@@ -170,35 +170,35 @@ func setClock(tables []*groupEntries, nowMs int64) {
 	}
 }
 
-// Output implements engine.Operator.
+// Output implements engine.KeyedOperator.
 func (g *groupAgg) Output() []engine.Field { return g.output }
 
-// State implements engine.Operator.
+// State implements engine.KeyedOperator.
 func (g *groupAgg) State() *engine.KeyedState { return g.state }
 
 // Groups is the number of keys holding state.
 func (g *groupAgg) Groups() int { return g.state.Len() }
 
-// Advance implements engine.Operator; a group aggregate has no timers.
+// Advance implements engine.KeyedOperator; a group aggregate has no timers.
 func (g *groupAgg) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Flush implements engine.Operator; a group aggregate buffers nothing across calls.
+// Flush implements engine.KeyedOperator; a group aggregate buffers nothing across calls.
 func (g *groupAgg) Flush(_ int64, out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Continue implements engine.Operator; a group aggregate emits one chunk per call (at most two
+// Continue implements engine.KeyedOperator; a group aggregate emits one chunk per call (at most two
 // rows per input row), so nothing ever continues.
 func (g *groupAgg) Continue(out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Close implements engine.Operator.
+// Close implements engine.KeyedOperator.
 func (g *groupAgg) Close() { *g = groupAgg{spec: g.spec} }
 
 // begin validates a batch and encodes, hashes and places its keys, and sets the clock of the
@@ -349,7 +349,7 @@ type GroupAggregate struct {
 	gone  []bool // the row's retraction brought the record count to zero
 }
 
-var _ engine.Operator = (*GroupAggregate)(nil)
+var _ engine.KeyedOperator = (*GroupAggregate)(nil)
 
 // NewGroupAggregate builds the group aggregate of a validated spec.
 func NewGroupAggregate(spec *Spec) (*GroupAggregate, error) {
@@ -360,9 +360,10 @@ func NewGroupAggregate(spec *Spec) (*GroupAggregate, error) {
 	return &GroupAggregate{groupAgg: *core}, nil
 }
 
-// Process implements engine.Operator. nowMs is the processing time idle-state TTL reads and
+// Process implements engine.KeyedOperator. nowMs is the processing time idle-state TTL reads and
 // writes for the whole batch. The output is one chunk.
-func (g *GroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+func (g *GroupAggregate) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	in := inputs.Batches[0]
 	if err := g.begin(in, nowMs); err != nil {
 		return false, err
 	}

@@ -197,7 +197,7 @@ func runOperator(t *testing.T, sc scenario, next func() int, restoreEvery int, g
 		}
 		b := enginetest.Batch(sc.spec.InputTypes, sc.rows[pos:end], sc.kinds[pos:end],
 			enginetest.Options{Offset: batchNo % 3, Garbage: garbage})
-		if _, err := op.Process(0, b, now, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, b), now, out); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, enginetest.Rows(out)...)
@@ -329,7 +329,7 @@ func TestGroupAggregateManyKeys(t *testing.T) {
 					}
 				}
 				out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-				if _, err := op.Process(0, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})), 0, out); err != nil {
 					t.Fatal(err)
 				}
 				for _, r := range enginetest.Rows(out) {

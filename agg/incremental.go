@@ -10,18 +10,21 @@ import (
 // IncrementalKind is the operator kind of the incremental aggregate (docs/abi.md).
 const IncrementalKind = "incremental_group_aggregate"
 
-func init() { engine.Register(IncrementalKind, openIncremental) }
+func init() { engine.RegisterKeyed(IncrementalKind, openIncremental) }
 
-func openIncremental(s *engine.Spec) (engine.Operator, error) {
-	spec, err := ParseIncrementalSpec(s)
+func openIncremental(s *engine.Spec, p *IncrementalParams) (engine.Keyed, error) {
+	spec, err := parseIncrementalSpec(s, p)
 	if err != nil {
-		return nil, err
+		return engine.Keyed{}, err
 	}
 	g, err := NewIncrementalGroupAggregate(spec)
-	if err != nil || spec.Frames == nil {
-		return g, err
+	if err != nil {
+		return engine.Keyed{}, err
 	}
-	return NewFramed(g, spec.Spec, spec.Frames), nil
+	if spec.Frames == nil {
+		return engine.Keyed{Operator: g}, nil
+	}
+	return NewFramed(g, nil, spec.Spec, spec.Frames).Keyed(), nil
 }
 
 // IncrementalParams are the incremental aggregate's own spec parameters. Its input is the local
@@ -58,6 +61,11 @@ func ParseIncrementalSpec(s *engine.Spec) (*IncrementalSpec, error) {
 	if err := s.DecodeParams(&p); err != nil {
 		return nil, err
 	}
+	return parseIncrementalSpec(s, &p)
+}
+
+// parseIncrementalSpec validates decoded params p of an incremental-aggregate spec.
+func parseIncrementalSpec(s *engine.Spec, p *IncrementalParams) (*IncrementalSpec, error) {
 	local, err := parseMergeInput(s, "an incremental aggregate", p.LocalInput, p.Aggs)
 	if err != nil {
 		return nil, err
@@ -170,7 +178,7 @@ type finalKey struct {
 	members []int32
 }
 
-var _ engine.Operator = (*IncrementalGroupAggregate)(nil)
+var _ engine.KeyedOperator = (*IncrementalGroupAggregate)(nil)
 
 // NewIncrementalGroupAggregate builds the incremental aggregate of a validated spec.
 func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggregate, error) {
@@ -241,7 +249,7 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 	return g, nil
 }
 
-// Output implements engine.Operator: the final key fields, then every call's partial state;
+// Output implements engine.KeyedOperator: the final key fields, then every call's partial state;
 // with params.exchange one column of frames of those rows.
 func (g *IncrementalGroupAggregate) Output() []engine.Field {
 	if g.frames != nil {
@@ -254,13 +262,14 @@ func (g *IncrementalGroupAggregate) Output() []engine.Field {
 // inside the frames with params.exchange).
 func (g *IncrementalGroupAggregate) RowOutput() []engine.Field { return g.output }
 
-// State implements engine.Operator.
+// State implements engine.KeyedOperator.
 func (g *IncrementalGroupAggregate) State() *engine.KeyedState { return g.state }
 
-// Process implements engine.Operator: the batch is one bundle, its output one chunk of at most
+// Process implements engine.KeyedOperator: the batch is one bundle, its output one chunk of at most
 // one row per input row. nowMs is the processing time the maps' entries are read and written at
 // (idle-state TTL expires each entry on its own).
-func (g *IncrementalGroupAggregate) Process(_ int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
+func (g *IncrementalGroupAggregate) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	in := inputs.Batches[0]
 	setClock(g.entries, nowMs)
 	if in.Len == 0 { // an empty bundle emits nothing; expired entries are still swept
 		out.Len = 0
@@ -485,25 +494,25 @@ func (g *IncrementalGroupAggregate) endBundle(nowMs int64) {
 	g.state.Sweep(nowMs)
 }
 
-// Advance implements engine.Operator; the incremental aggregate has no timers.
+// Advance implements engine.KeyedOperator; the incremental aggregate has no timers.
 func (g *IncrementalGroupAggregate) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Flush implements engine.Operator; it buffers nothing across calls.
+// Flush implements engine.KeyedOperator; it buffers nothing across calls.
 func (g *IncrementalGroupAggregate) Flush(_ int64, out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Continue implements engine.Operator; each bundle is one chunk.
+// Continue implements engine.KeyedOperator; each bundle is one chunk.
 func (g *IncrementalGroupAggregate) Continue(out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Close implements engine.Operator.
+// Close implements engine.KeyedOperator.
 func (g *IncrementalGroupAggregate) Close() {
 	*g = IncrementalGroupAggregate{spec: g.spec, frames: g.frames}
 	if g.frames != nil {

@@ -126,7 +126,7 @@ func splitPartials(t *testing.T, sc splitCase, streams [2][]splitRow, r *rand.Ra
 			}
 			out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 			in := enginetest.Batch(sc.local.InputTypes, vals, kinds, enginetest.Options{})
-			if _, err := l.Process(0, in, 0, out); err != nil {
+			if _, err := l.Process(engine.Of(0, 1, in), 0, out); err != nil {
 				t.Fatal(err)
 			}
 			for _, o := range enginetest.Rows(out) {
@@ -213,7 +213,7 @@ func TestIncrementalGroupAggregateSumsToDistinctCounts(t *testing.T) {
 			to := min(len(partials), from+1+r.IntN(30))
 			out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 			in := enginetest.Batch(sc.incr.InputTypes, partials[from:to], make([]engine.RowKind, to-from), enginetest.Options{})
-			if _, err := op.Process(0, in, 0, out); err != nil {
+			if _, err := op.Process(engine.Of(0, 1, in), 0, out); err != nil {
 				t.Fatal(err)
 			}
 			for _, o := range enginetest.Rows(out) {

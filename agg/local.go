@@ -27,7 +27,7 @@ type LocalGroupAggregate struct {
 	frames *frameOutput // with params.exchange: the output is frames of the partial rows
 }
 
-var _ engine.Operator = (*LocalGroupAggregate)(nil)
+var _ engine.KeyedOperator = (*LocalGroupAggregate)(nil)
 
 // NewLocalGroupAggregate builds the local aggregate of a validated spec.
 func NewLocalGroupAggregate(spec *Spec) (*LocalGroupAggregate, error) {
@@ -53,7 +53,7 @@ func NewLocalGroupAggregate(spec *Spec) (*LocalGroupAggregate, error) {
 	return l, nil
 }
 
-// Output implements engine.Operator: the key fields, then every call's partial state; with
+// Output implements engine.KeyedOperator: the key fields, then every call's partial state; with
 // params.exchange one column of frames of those rows.
 func (l *LocalGroupAggregate) Output() []engine.Field {
 	if l.frames != nil {
@@ -66,12 +66,13 @@ func (l *LocalGroupAggregate) Output() []engine.Field {
 // inside the frames with params.exchange).
 func (l *LocalGroupAggregate) PartialOutput() []engine.Field { return l.out }
 
-// State implements engine.Operator: the local aggregate keeps nothing across bundles.
+// State implements engine.KeyedOperator: the local aggregate keeps nothing across bundles.
 func (l *LocalGroupAggregate) State() *engine.KeyedState { return nil }
 
-// Process implements engine.Operator: the batch is one bundle, its output one chunk of at most
+// Process implements engine.KeyedOperator: the batch is one bundle, its output one chunk of at most
 // one row per input row.
-func (l *LocalGroupAggregate) Process(_ int, in *engine.Batch, _ int64, out *engine.OutBatch) (bool, error) {
+func (l *LocalGroupAggregate) Process(inputs *engine.Inputs, _ int64, out *engine.OutBatch) (bool, error) {
+	in := inputs.Batches[0]
 	if err := l.begin(in, 0); err != nil {
 		return false, err
 	}
@@ -163,7 +164,7 @@ func (l *LocalGroupAggregate) clearBundle() {
 	l.state.EndBatch()
 }
 
-// Close implements engine.Operator.
+// Close implements engine.KeyedOperator.
 func (l *LocalGroupAggregate) Close() {
 	l.groupAgg.Close()
 	l.bundle = bundleKeys{}

@@ -109,7 +109,7 @@ func TestMapViewTTLChangelogs(t *testing.T) {
 			var got []enginetest.Row
 			for i, row := range c.in {
 				b := enginetest.Batch(spec.InputTypes, [][]any{row}, c.kinds[i:i+1], enginetest.Options{})
-				if _, err := op.Process(0, b, c.times[i], out); err != nil {
+				if _, err := op.Process(engine.Of(0, 1, b), c.times[i], out); err != nil {
 					t.Fatal(err)
 				}
 				got = append(got, enginetest.Rows(out)...)
@@ -149,7 +149,7 @@ func TestMapViewTTLMiniBatchKeptKey(t *testing.T) {
 		{105, [][]any{{int64(1), int64(1)}, {int64(1), int64(1)}, {int64(1), int64(3)}}, []engine.RowKind{D, I, I}},
 	} {
 		b := enginetest.Batch(spec.InputTypes, step.rows, step.kinds, enginetest.Options{})
-		if _, err := op.Process(0, b, step.now, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, b), step.now, out); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, rowsString(enginetest.Rows(out)))
@@ -178,7 +178,7 @@ func TestMapViewTTLSweep(t *testing.T) {
 		}
 	}
 	b := enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})
-	if _, err := op.Process(0, b, 0, out); err != nil {
+	if _, err := op.Process(engine.Of(0, 1, b), 0, out); err != nil {
 		t.Fatal(err)
 	}
 	set, mm := op.sets[0], op.calls[1].(*numMinMaxRetractAcc[int64])
@@ -187,7 +187,7 @@ func TestMapViewTTLSweep(t *testing.T) {
 	}
 	empty := enginetest.Batch(spec.InputTypes, nil, nil, enginetest.Options{})
 	for range 9 { // each call sweeps 1024 keys and 1024 entries of each map
-		if _, err := op.Process(0, empty, 10, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, empty), 10, out); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,7 +222,7 @@ func TestMapViewTTLGlobal(t *testing.T) {
 		for range 3 {
 			b := enginetest.Batch(tc.local.InputTypes, [][]any{{int64(1), int64(1)}}, []engine.RowKind{I}, enginetest.Options{})
 			out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-			if _, err := local.Process(0, b, 0, out); err != nil {
+			if _, err := local.Process(engine.Of(0, 1, b), 0, out); err != nil {
 				t.Fatal(err)
 			}
 			var partial [][]any
@@ -269,7 +269,7 @@ func TestMapViewTTLIncremental(t *testing.T) {
 		// k=1, bucket 0, x "a" (FILTER true), p 7: partial rows from the local aggregate.
 		b := enginetest.Batch(sc.local.InputTypes, [][]any{{int64(1), int64(0), "a", true, int64(7)}}, []engine.RowKind{I}, enginetest.Options{})
 		lo := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-		if _, err := local.Process(0, b, 0, lo); err != nil {
+		if _, err := local.Process(engine.Of(0, 1, b), 0, lo); err != nil {
 			t.Fatal(err)
 		}
 		var partial [][]any
@@ -278,7 +278,7 @@ func TestMapViewTTLIncremental(t *testing.T) {
 		}
 		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 		in := enginetest.Batch(spec.InputTypes, partial, make([]engine.RowKind, len(partial)), enginetest.Options{})
-		if _, err := op.Process(0, in, now, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, in), now, out); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, rowsString(enginetest.Rows(out)))
@@ -294,7 +294,7 @@ func TestMapViewTTLIncremental(t *testing.T) {
 	}
 	empty := enginetest.Batch(spec.InputTypes, nil, nil, enginetest.Options{})
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-	if _, err := op.Process(0, empty, 30, out); err != nil {
+	if _, err := op.Process(engine.Of(0, 1, empty), 30, out); err != nil {
 		t.Fatal(err)
 	}
 	if op.State().Len() != 0 || op.sets[0].used != 0 {

@@ -86,7 +86,7 @@ func TestSingleValueThrows(t *testing.T) {
 		for _, mini := range []bool{false, true} {
 			spec := mustParse(&testSpec{Kind: "group_aggregate", Input: bigintInput("k", "v"), Keys: []int{0}, NeedRetraction: true,
 				Aggs: []AggCall{{Func: "SINGLE_VALUE", Args: []int{1}, Retract: true}}, MiniBatch: mini, MaxParallelism: 128})
-			var op engine.Operator
+			var op engine.KeyedOperator
 			var err error
 			if mini {
 				op, err = NewMiniBatchGroupAggregate(spec)
@@ -104,7 +104,7 @@ func TestSingleValueThrows(t *testing.T) {
 			}
 			out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 			b := enginetest.Batch(spec.InputTypes, rows, kinds, enginetest.Options{})
-			_, err = op.Process(0, b, 0, out)
+			_, err = op.Process(engine.Of(0, 1, b), 0, out)
 			var q *engine.QueryError
 			if !errors.As(err, &q) || q.Msg != "SingleValueAggFunction received more than one element." || !errors.Is(err, engine.ErrQuery) {
 				t.Fatalf("mini %v retract %v: err %v, want Flink's TableRuntimeException message", mini, retractSecond, err)

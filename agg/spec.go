@@ -9,18 +9,29 @@ import (
 // Kind is the operator kind of the single-phase group aggregate (docs/abi.md).
 const Kind = "group_aggregate"
 
-func init() { engine.Register(Kind, open) }
+func init() { engine.RegisterKeyed(Kind, open) }
 
-// open is the engine.OpenFunc of Kind: the plain or the mini-batch operator.
-func open(s *engine.Spec) (engine.Operator, error) {
-	spec, err := ParseSpec(s)
+// open opens an operator of Kind: the plain or the mini-batch operator.
+func open(s *engine.Spec, p *Params) (engine.Keyed, error) {
+	spec, err := parseSpec(s, p)
 	if err != nil {
-		return nil, err
+		return engine.Keyed{}, err
 	}
 	if spec.MiniBatch {
-		return NewMiniBatchGroupAggregate(spec)
+		return keyed(NewMiniBatchGroupAggregate(spec))
 	}
-	return NewGroupAggregate(spec)
+	return keyed(NewGroupAggregate(spec))
+}
+
+// keyed is a group aggregate opened as a keyed operator, its Flink state included.
+func keyed[O interface {
+	engine.KeyedOperator
+	engine.FlinkState
+}](op O, err error) (engine.Keyed, error) {
+	if err != nil {
+		return engine.Keyed{}, err
+	}
+	return engine.Keyed{Operator: op, FlinkState: op}, nil
 }
 
 // Params are the group aggregate's own spec parameters ("params" of the spec JSON).
@@ -73,14 +84,19 @@ type Spec struct {
 // ParseSpec decodes and validates the params of a group-aggregate spec whose header
 // engine.ParseSpec validated. Errors wrap engine.ErrInvalid and name the field.
 func ParseSpec(s *engine.Spec) (*Spec, error) {
-	if len(s.Inputs) != 1 {
-		return nil, engine.SpecError("inputs", "a group aggregate has 1 input, not %d", len(s.Inputs))
-	}
 	var p Params
 	if err := s.DecodeParams(&p); err != nil {
 		return nil, err
 	}
-	return newSpec(s, p)
+	return parseSpec(s, &p)
+}
+
+// parseSpec validates decoded params p of a group-aggregate spec.
+func parseSpec(s *engine.Spec, p *Params) (*Spec, error) {
+	if len(s.Inputs) != 1 {
+		return nil, engine.SpecError("inputs", "a group aggregate has 1 input, not %d", len(s.Inputs))
+	}
+	return newSpec(s, *p)
 }
 
 // newSpec validates decoded params p against the one input of header s.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/engine/enginetest"
 )
 
 // testSpec is the flat shape the tests write group-aggregate specs in; parseTestSpec renders it
@@ -73,13 +74,13 @@ func TestParseSpecParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := engine.Open(spec.Spec)
+	op, err := enginetest.Open(spec.Spec)
 	if _, mini := op.(*MiniBatchGroupAggregate); err != nil || !mini {
 		t.Fatalf("mini_batch opens %T (%v)", op, err)
 	}
 	plain := ok
 	plain.MiniBatch = false
-	if op, err := engine.Open(mustParse(&plain).Spec); err != nil {
+	if op, err := enginetest.Open(mustParse(&plain).Spec); err != nil {
 		t.Fatal(err)
 	} else if _, isPlain := op.(*GroupAggregate); !isPlain {
 		t.Fatalf("opens %T", op)
@@ -114,9 +115,9 @@ func TestParseSpecParams(t *testing.T) {
 	}
 }
 
-func mustParseOpen(t *testing.T, s *testSpec) engine.Operator {
+func mustParseOpen(t *testing.T, s *testSpec) engine.KeyedOperator {
 	t.Helper()
-	op, err := engine.Open(mustParse(s).Spec)
+	op, err := enginetest.Open(mustParse(s).Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,28 +21,32 @@ const (
 )
 
 func init() {
-	engine.Register(LocalKind, openLocal)
-	engine.Register(GlobalKind, openGlobal)
+	engine.RegisterKeyed(LocalKind, openLocal)
+	engine.RegisterKeyed(GlobalKind, openGlobal)
 }
 
-func openLocal(s *engine.Spec) (engine.Operator, error) {
-	spec, err := ParseLocalSpec(s)
+func openLocal(s *engine.Spec, p *LocalParams) (engine.Keyed, error) {
+	spec, err := parseLocalSpec(s, p)
 	if err != nil {
-		return nil, err
+		return engine.Keyed{}, err
 	}
-	return NewLocalGroupAggregate(spec)
+	l, err := NewLocalGroupAggregate(spec)
+	return engine.Keyed{Operator: l}, err
 }
 
-func openGlobal(s *engine.Spec) (engine.Operator, error) {
-	spec, err := ParseGlobalSpec(s)
+func openGlobal(s *engine.Spec, p *GlobalParams) (engine.Keyed, error) {
+	spec, err := parseGlobalSpec(s, p)
 	if err != nil {
-		return nil, err
+		return engine.Keyed{}, err
 	}
 	g, err := NewGlobalGroupAggregate(spec)
-	if err != nil || spec.Frames == nil {
-		return g, err
+	if err != nil {
+		return engine.Keyed{}, err
 	}
-	return NewFramed(g, spec.Spec, spec.Frames), nil
+	if spec.Frames == nil {
+		return engine.Keyed{Operator: g, FlinkState: g}, nil
+	}
+	return NewFramed(g, g, spec.Spec, spec.Frames).Keyed(), nil
 }
 
 // LocalParams are the local aggregate's own spec parameters. Aggs are Flink's
@@ -92,12 +96,17 @@ type GlobalSpec struct {
 // validated. The local aggregate is not keyed by Flink (its bundle is keyed by the input's key
 // columns): its key-group range is ignored.
 func ParseLocalSpec(s *engine.Spec) (*Spec, error) {
-	if len(s.Inputs) != 1 {
-		return nil, engine.SpecError("inputs", "a local aggregate has 1 input, not %d", len(s.Inputs))
-	}
 	var p LocalParams
 	if err := s.DecodeParams(&p); err != nil {
 		return nil, err
+	}
+	return parseLocalSpec(s, &p)
+}
+
+// parseLocalSpec validates decoded params p of a local-aggregate spec.
+func parseLocalSpec(s *engine.Spec, p *LocalParams) (*Spec, error) {
+	if len(s.Inputs) != 1 {
+		return nil, engine.SpecError("inputs", "a local aggregate has 1 input, not %d", len(s.Inputs))
 	}
 	spec, err := newSpec(s, Params{Aggs: p.Aggs, NeedRetraction: p.NeedRetraction})
 	if err != nil {
@@ -119,6 +128,11 @@ func ParseGlobalSpec(s *engine.Spec) (*GlobalSpec, error) {
 	if err := s.DecodeParams(&p); err != nil {
 		return nil, err
 	}
+	return parseGlobalSpec(s, &p)
+}
+
+// parseGlobalSpec validates decoded params p of a global-aggregate spec.
+func parseGlobalSpec(s *engine.Spec, p *GlobalParams) (*GlobalSpec, error) {
 	local, err := parseMergeInput(s, "a global aggregate", p.LocalInput, p.Aggs)
 	if err != nil {
 		return nil, err

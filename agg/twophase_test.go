@@ -448,7 +448,7 @@ func TestLocalGroupAggregateMatchesReference(t *testing.T) {
 		for n, bd := range bundles(r, len(c.rows), nil, maxSize) {
 			rows, kinds := c.rows[bd[0]:bd[1]], c.kinds[bd[0]:bd[1]]
 			b := enginetest.Batch(c.local.InputTypes, rows, kinds, enginetest.Options{Offset: n % 3, Garbage: r})
-			if _, err := op.Process(0, b, 0, out); err != nil {
+			if _, err := op.Process(engine.Of(0, 1, b), 0, out); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
 			shapes, views := viewShapes(c.local), op.layout.views
@@ -570,7 +570,7 @@ func TestGlobalGroupAggregateMatchesReference(t *testing.T) {
 				kinds[i] = engine.RowKind(r.IntN(4)) // ignored: a partial row always merges
 			}
 			b := enginetest.Batch(gs.InputTypes, part, kinds, enginetest.Options{Offset: n % 3, Garbage: r})
-			if _, err := op.Process(0, b, now, out); err != nil {
+			if _, err := op.Process(engine.Of(0, 1, b), now, out); err != nil {
 				t.Fatalf("seed %d bundle %d: %v", seed, n, err)
 			}
 			got, want := rowStrings(enginetest.Rows(out)), rowStrings(ref.bundle(part, now))
@@ -644,7 +644,7 @@ func runGlobal(t *testing.T, gs *GlobalSpec, bundles [][][]any, times []int64) [
 		if times != nil {
 			now = times[n]
 		}
-		if _, err := op.Process(0, b, now, out); err != nil {
+		if _, err := op.Process(engine.Of(0, 1, b), now, out); err != nil {
 			t.Fatal(err)
 		}
 		res = append(res, rowStrings(enginetest.Rows(out)))
@@ -729,7 +729,7 @@ func TestLocalGroupAggregateRows(t *testing.T) {
 	rows := [][]any{{int64(17), int64(5), true}, {int64(1), int64(3), false}, {int64(17), nil, true}, {int64(1), int64(3), true}}
 	kinds := []engine.RowKind{engine.Delete, engine.Insert, engine.UpdateBefore, engine.UpdateBefore}
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-	if _, err := op.Process(0, enginetest.Batch(c.local.InputTypes, rows, kinds, enginetest.Options{}), 0, out); err != nil {
+	if _, err := op.Process(engine.Of(0, 1, enginetest.Batch(c.local.InputTypes, rows, kinds, enginetest.Options{})), 0, out); err != nil {
 		t.Fatal(err)
 	}
 	// The BinaryRowData hashCodes of BIGINT keys 1 and 17 (1465514398, 1985866184) put them in
@@ -754,7 +754,7 @@ func TestTwoPhaseSpecs(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = engine.Open(hs)
+		_, err = enginetest.Open(hs)
 		return err
 	}
 	for _, tc := range []struct {
@@ -784,7 +784,7 @@ func TestTwoPhaseSpecs(t *testing.T) {
 	c := twoPhaseCaseOf(t, input, []int{0}, []AggCall{{Func: "SUM", Args: []int{1}}}, false, 0)
 	op, _ := NewLocalGroupAggregate(c.local)
 	b := enginetest.Batch(c.local.InputTypes, [][]any{{int64(1), int64(1), 0.5}}, []engine.RowKind{engine.Delete}, enginetest.Options{})
-	if _, err := op.Process(0, b, 0, &engine.OutBatch{Alloc: engine.HeapAllocator{}}); !errors.Is(err, engine.ErrData) {
+	if _, err := op.Process(engine.Of(0, 1, b), 0, &engine.OutBatch{Alloc: engine.HeapAllocator{}}); !errors.Is(err, engine.ErrData) {
 		t.Fatalf("retraction on insert-only input: %v", err)
 	}
 
@@ -801,7 +801,7 @@ func TestTwoPhaseSpecs(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = engine.Open(hs)
+		_, err = enginetest.Open(hs)
 		return err
 	}
 	if err := global(func(*GlobalParams, *engine.Input) {}); err != nil {
@@ -830,7 +830,7 @@ func TestTwoPhaseSpecs(t *testing.T) {
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	b = enginetest.Batch(good.InputTypes, [][]any{{int64(1), int64(4), int64(1), int64(1)}, {int64(2), int64(4), nil, int64(1)}},
 		make([]engine.RowKind, 2), enginetest.Options{})
-	if _, err := op2.Process(0, b, 0, out); !errors.Is(err, engine.ErrData) || op2.Groups() != 0 {
+	if _, err := op2.Process(engine.Of(0, 1, b), 0, out); !errors.Is(err, engine.ErrData) || op2.Groups() != 0 {
 		t.Fatalf("NULL count: %v, %d keys", err, op2.Groups())
 	}
 }
@@ -847,7 +847,7 @@ func TestTwoPhaseWithoutCalls(t *testing.T) {
 	}
 	rows := [][]any{{int64(17), int64(5)}, {int64(1), int64(3)}, {int64(17), nil}}
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-	if _, err := op.Process(0, enginetest.Batch(c.local.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{}), 0, out); err != nil {
+	if _, err := op.Process(engine.Of(0, 1, enginetest.Batch(c.local.InputTypes, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})), 0, out); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := fmt.Sprint(rowStrings(enginetest.Rows(out))), "[+I[17] +I[1]]"; got != want {

@@ -127,7 +127,7 @@ func benchABIProcess(b *testing.B, keys, size int) {
 	defer cFree(unsafe.Pointer(spec))
 	var h cHandle
 	var e cError
-	if c := ferry_operator_open(spec, 0, nil, &h, &e); c != 0 {
+	if c := ferry_operator_open(spec, nil, 0, nil, &h, &e); c != 0 {
 		b.Fatal(takeError(&e))
 	}
 	defer ferry_operator_close(h, &e)
@@ -135,7 +135,7 @@ func benchABIProcess(b *testing.B, keys, size int) {
 	defer cFree(unsafe.Pointer(out))
 	var more cInt32
 	call := func(start, n int) {
-		if c := ferry_operator_process(h, 0, in.window(start, n), 0, out, &more, &e); c != 0 {
+		if c := processOn(h, 0, 1, in.window(start, n), 0, out, &more, &e); c != 0 {
 			code, msg := takeError(&e)
 			b.Fatalf("process: %d %s", code, msg)
 		}

@@ -10,8 +10,8 @@
 typedef const char ferry_cchar;
 typedef const uint8_t ferry_cuint8;
 typedef struct ArrowSchema* const ferry_cschema; /* input_schemas of ferry_operator_open */
-typedef struct ArrowArray* const ferry_carray;   /* batches of ferry_operator_process_runs */
-typedef const int32_t ferry_cint32;               /* runs of ferry_operator_process_runs */
+typedef struct ArrowArray* const ferry_carray;   /* batches of ferry_operator_process */
+typedef const int32_t ferry_cint32;               /* runs of ferry_operator_process */
 
 /* Zeroed memory for an output batch's buffers; NULL when out of memory. Counted in
  * ferry_outstanding until the batch is released (or ferry_slab_free on an error path). */

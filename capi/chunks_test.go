@@ -49,7 +49,7 @@ func openFanout(t *testing.T, copies, chunkRows int) *chunkOp {
 	defer cFree(unsafe.Pointer(list))
 	var h cHandle
 	var e cError
-	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, 2, list, &h, &e)), &e)
+	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, nil, 2, list, &h, &e)), &e)
 	s0.consumed(t, "open schema 0")
 	s1.consumed(t, "open schema 1")
 	if r.code != codeOK {
@@ -90,12 +90,44 @@ func (o *chunkOp) process(input int, rows [][]any) ([]string, bool, result) {
 	out := newCArray()
 	more := cInt32(7)
 	var e cError
-	r := finish(o.t, "ferry_operator_process", int32(ferry_operator_process(o.h, cInt32(input), in.arr, 0, out, &more, &e)), &e)
+	r := finish(o.t, "ferry_operator_process", int32(processOn(o.h, input, 2, in.arr, 0, out, &more, &e)), &e)
 	in.consumed(o.t, "process") // consumed also when more output follows
 	if r.code != codeOK && more != 0 {
 		o.t.Errorf("*more = %d on an error", more)
 	}
 	return o.rows(out), more == 1, r
+}
+
+// processRuns sends the rows of both inputs in one call, in the order of pairs, and returns
+// every output row, all chunks drained.
+func (o *chunkOp) processRuns(left, right [][]any, pairs []int32) ([]string, result) {
+	o.t.Helper()
+	var ins []cInput
+	var arrs []*cArray
+	for _, rows := range [][][]any{left, right} {
+		rec := buildRecord(fanoutSchema, rows, make([]int8, len(rows)))
+		defer rec.Release()
+		in := exportInput(rec)
+		ins, arrs = append(ins, in), append(arrs, in.arr)
+	}
+	list := arrayList(arrs...)
+	defer cFree(unsafe.Pointer(list))
+	rl := runList(pairs...)
+	defer cFree(unsafe.Pointer(rl))
+	out := newCArray()
+	more := cInt32(7)
+	var e cError
+	r := finish(o.t, "ferry_operator_process", int32(ferry_operator_process(o.h, 2, list, cInt32(len(pairs)/2), rl, 0, out, &more, &e)), &e)
+	for _, in := range ins {
+		in.consumed(o.t, "process")
+	}
+	got := o.rows(out)
+	for m := more == 1; m && r.code == codeOK; {
+		var chunk []string
+		chunk, m, r = o.next()
+		got = append(got, chunk...)
+	}
+	return got, r
 }
 
 // next calls ferry_operator_next.
@@ -158,14 +190,14 @@ func TestChunkedOutput(t *testing.T) {
 	}
 	// Bad arguments: input out of range, NULL more.
 	_, _, r = o.process(2, in[:1])
-	wantCode(t, "process input 2", r, codeInval, "input 2 out of range (the operator has 2 inputs)")
+	wantCode(t, "process input 2", r, codeInval, "run 0: input 2 out of range (the operator has 2 inputs)")
 	_, _, r = o.process(-1, in[:1])
-	wantCode(t, "process input -1", r, codeInval, "input -1 out of range")
+	wantCode(t, "process input -1", r, codeInval, "run 0: input -1 out of range")
 	rec := buildRecord(fanoutSchema, in, make([]int8, len(in)))
 	defer rec.Release()
 	cin := exportInput(rec)
 	out = newCArray()
-	r = finish(t, "ferry_operator_process", int32(ferry_operator_process(o.h, 0, cin.arr, 0, out, nil, &e)), &e)
+	r = finish(t, "ferry_operator_process", int32(processOn(o.h, 0, 2, cin.arr, 0, out, nil, &e)), &e)
 	cin.consumed(t, "process(more NULL)")
 	wantCode(t, "process(more NULL)", r, codeInval, "more must not be NULL")
 	r = finish(t, "ferry_operator_next", int32(ferry_operator_next(o.h, out, nil, &e)), &e)
@@ -217,7 +249,7 @@ func TestChunkedOutputSchemas(t *testing.T) {
 			defer cFree(unsafe.Pointer(list))
 			var h cHandle
 			var e cError
-			r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, cInt32(c.n), list, &h, &e)), &e)
+			r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, nil, cInt32(c.n), list, &h, &e)), &e)
 			wantCode(t, "open", r, c.code, c.msg)
 			if c.n > maxSchemas {
 				for _, in := range ins { // refused before any pointer was read: still the caller's
@@ -235,7 +267,7 @@ func TestChunkedOutputSchemas(t *testing.T) {
 	defer cFree(unsafe.Pointer(list))
 	var h cHandle
 	var e cError
-	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, 2, list, &h, &e)), &e)
+	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, nil, 2, list, &h, &e)), &e)
 	in.consumed(t, "schema 1")
 	wantCode(t, "open with a NULL schema", r, codeOK)
 	finish(t, "ferry_operator_close", int32(ferry_operator_close(h, &e)), &e)

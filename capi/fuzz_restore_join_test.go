@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/ferrystream/ferry/intervaljoin"
 	"github.com/ferrystream/ferry/windowjoin"
 )
@@ -213,7 +214,7 @@ func (s *multiInputSpec) fingerprint(t testing.TB) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := engine.Open(h)
+	op, err := enginetest.Open(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func openMulti(t testing.TB, s *multiInputSpec) *multiOp {
 	defer cFree(unsafe.Pointer(list))
 	var h cHandle
 	var e cError
-	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, cInt32(len(ptrs)), list, &h, &e)), &e)
+	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, nil, cInt32(len(ptrs)), list, &h, &e)), &e)
 	for i := range exported {
 		exported[i].consumed(t, "ferry_operator_open")
 	}
@@ -308,7 +309,7 @@ func (o *multiOp) processRows(input int, rows [][]any) result {
 	out := newCArray()
 	more := cInt32(0)
 	var e cError
-	r := finish(o.t, "ferry_operator_process", int32(ferry_operator_process(o.h, cInt32(input), in.arr, 0, out, &more, &e)), &e)
+	r := finish(o.t, "ferry_operator_process", int32(processOn(o.h, input, len(o.s.schemas), in.arr, 0, out, &more, &e)), &e)
 	in.consumed(o.t, "ferry_operator_process")
 	o.release(out)
 	if r.code != codeOK {

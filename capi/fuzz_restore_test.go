@@ -12,7 +12,6 @@ import (
 	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
-	"github.com/ferrystream/ferry/lookup/jdbclookup"
 	"github.com/ferrystream/ferry/snapshot"
 )
 
@@ -80,19 +79,19 @@ var restoreFuzzSpecs = map[string][]spec{
 	},
 }
 
-// statelessKinds are the registered kinds without keyed state (test kinds, the JDBC lookup, and the local
-// aggregate, whose bundle never outlives a call).
-var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": true, agg.LocalKind: true, jdbclookup.Kind: true}
+// statelessKinds are the registered keyed kinds without keyed state (test kinds, and the local
+// aggregate, whose bundle never outlives a call); functions keep none either.
+var statelessKinds = map[string]bool{enginetest.FanoutKind: true, "test_gate": true, agg.LocalKind: true}
 
 func TestFuzzRestoreCoversEveryKind(t *testing.T) {
 	for _, k := range engine.Kinds() {
-		if restoreFuzzSpecs[k] == nil && multiInputFuzzSpecs[k] == nil && !statelessKinds[k] {
-			t.Errorf("operator kind %s has no FuzzRestore spec (restoreFuzzSpecs)", k)
+		if k.Shape == engine.ShapeKeyed && restoreFuzzSpecs[k.Name] == nil && multiInputFuzzSpecs[k.Name] == nil && !statelessKinds[k.Name] {
+			t.Errorf("operator kind %s has no FuzzRestore spec (restoreFuzzSpecs)", k.Name)
 		}
 	}
 	for k, specs := range restoreFuzzSpecs {
 		for _, s := range specs {
-			op, err := engine.Open(s.header(t))
+			op, err := enginetest.Open(s.header(t))
 			if err != nil || op.State() == nil {
 				t.Errorf("kind %s: spec %s opens no stateful operator (%v)", k, s.Name, err)
 				continue

@@ -291,12 +291,12 @@ func (s spec) json() string {
 // testGate holds calls of operators of kind test_gate inside the operator.
 var testGate = enginetest.NewGate()
 
-func init() { engine.Register("test_gate", testGate.Open) }
+func init() { engine.RegisterKeyed("test_gate", testGate.Open) }
 
 // fingerprintOf is the state fingerprint of an operator of s, as its snapshot chunks carry it.
 func fingerprintOf(t testing.TB, s spec) uint64 {
 	t.Helper()
-	op, err := engine.Open(s.header(t))
+	op, err := enginetest.Open(s.header(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,18 +481,18 @@ func (in cSchemaIn) consumed(t testing.TB, what string) {
 // openCall calls ferry_operator_open with at most one input schema (nil: none).
 func openCall(spec *cChar, schema *cSchema, out *cHandle, e *cError) cInt32 {
 	if schema == nil {
-		return ferry_operator_open(spec, 0, nil, out, e)
+		return ferry_operator_open(spec, nil, 0, nil, out, e)
 	}
 	list := schemaList(schema)
 	defer cFree(unsafe.Pointer(list))
-	return ferry_operator_open(spec, 1, list, out, e)
+	return ferry_operator_open(spec, nil, 1, list, out, e)
 }
 
 // processCall, advanceCall and flushCall make the call on input 0 and drop *more (the group
 // aggregate always emits one chunk; chunked output has its own tests).
 func processCall(h cHandle, in *cArray, now cInt64, out *cArray, e *cError) cInt32 {
 	var more cInt32
-	return ferry_operator_process(h, 0, in, now, out, &more, e)
+	return processOn(h, 0, 1, in, now, out, &more, e)
 }
 
 func advanceCall(h cHandle, wm, now cInt64, out *cArray, e *cError) cInt32 {
@@ -520,7 +520,7 @@ func open(t testing.TB, specJSON string, schema *arrow.Schema) (cHandle, result)
 		sc, n, list = &s, 1, schemaList(s.s)
 		defer cFree(unsafe.Pointer(list))
 	}
-	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, n, list, &h, &e)), &e)
+	r := finish(t, "ferry_operator_open", int32(ferry_operator_open(cs, nil, n, list, &h, &e)), &e)
 	if sc != nil {
 		sc.consumed(t, "ferry_operator_open")
 	}
@@ -602,7 +602,7 @@ func processRaw(t testing.TB, h cHandle, in cInput, now int64) (*cArray, result)
 	out := newCArray()
 	var e cError
 	more := cInt32(7)
-	r := finish(t, "ferry_operator_process", int32(ferry_operator_process(h, 0, in.arr, cInt64(now), out, &more, &e)), &e)
+	r := finish(t, "ferry_operator_process", int32(processOn(h, 0, 1, in.arr, cInt64(now), out, &more, &e)), &e)
 	in.consumed(t, "ferry_operator_process")
 	if more != 0 {
 		t.Errorf("ferry_operator_process: *more = %d, want 0 (one chunk per call, 0 on errors)", more)

@@ -23,11 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/ferrystream/ferry"
-	_ "github.com/ferrystream/ferry/agg" // registers group_aggregate, local_group_aggregate, global_group_aggregate
 	"github.com/ferrystream/ferry/engine"
-	_ "github.com/ferrystream/ferry/intervaljoin"      // registers interval_join
-	_ "github.com/ferrystream/ferry/lookup/jdbclookup" // registers jdbc_lookup
-	_ "github.com/ferrystream/ferry/windowjoin"        // registers window_join
 )
 
 // Version is the library version reported by ferry_version: the project version, which the root
@@ -35,7 +31,7 @@ import (
 var Version = ferry.Version
 
 // abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
-const abiVersion = 11
+const abiVersion = 12
 
 var _ = [1]struct{}{}[abiVersion-C.FERRY_ABI_VERSION] // compile error when they disagree
 

@@ -82,7 +82,7 @@ func lookup(h C.FerryHandle) (*operator, error) {
 }
 
 //export ferry_operator_open
-func ferry_operator_open(specJSON *C.ferry_cchar, nSchemas C.int32_t, schemas *C.ferry_cschema, out *C.FerryHandle, cerr *C.struct_FerryError) C.int32_t {
+func ferry_operator_open(specJSON, secretsJSON *C.ferry_cchar, nSchemas C.int32_t, schemas *C.ferry_cschema, out *C.FerryHandle, cerr *C.struct_FerryError) C.int32_t {
 	var given []*C.struct_ArrowSchema
 	if schemas != nil && nSchemas > 0 && nSchemas <= maxSchemas {
 		given = unsafe.Slice((**C.struct_ArrowSchema)(unsafe.Pointer(schemas)), int(nSchemas))
@@ -107,35 +107,22 @@ func ferry_operator_open(specJSON *C.ferry_cchar, nSchemas C.int32_t, schemas *C
 		if err != nil {
 			return err
 		}
+		var secrets []byte
+		if secretsJSON != nil {
+			secrets = []byte(C.GoString(secretsJSON))
+		}
 		views := make([]*engine.CSchema, len(given))
 		for i, s := range given {
 			views[i] = (*engine.CSchema)(unsafe.Pointer(s))
 		}
 		o := &operator{hooks: hooks}
-		s, err := session.Open(spec, views, session.Host{Alloc: &o.alloc, Discard: o.alloc.discard, Export: o.export, Blob: exportBlob})
+		s, err := session.Open(spec, secrets, views, session.Host{Alloc: &o.alloc, Discard: o.alloc.discard, Export: o.export, Blob: exportBlob})
 		if err != nil {
 			return err
 		}
 		o.s = s
 		*out = C.FerryHandle(handles.add(kindOperator, o))
 		return nil
-	})
-}
-
-//export ferry_operator_connect
-func ferry_operator_connect(h C.FerryHandle, dsn, user, password *C.ferry_cchar, cerr *C.struct_FerryError) C.int32_t {
-	return opCall("ferry_operator_connect", h, cerr, func(o *operator) error {
-		if dsn == nil {
-			return fmt.Errorf("%w: dsn must not be NULL", engine.ErrInvalid)
-		}
-		var u, pw string
-		if user != nil {
-			u = C.GoString(user)
-		}
-		if password != nil {
-			pw = C.GoString(password)
-		}
-		return o.s.Connect(C.GoString(dsn), u, pw)
 	})
 }
 
@@ -191,24 +178,12 @@ func output(name string, h C.FerryHandle, out *C.struct_ArrowArray, more *C.int3
 	})
 }
 
-//export ferry_operator_process
-func ferry_operator_process(h C.FerryHandle, input C.int32_t, batch *C.struct_ArrowArray, nowMs C.int64_t, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError) C.int32_t {
-	defer C.ferry_release_array(batch)
-	return output("ferry_operator_process", h, out, more, cerr, func(o *operator) (bool, error) {
-		if batch == nil {
-			return false, fmt.Errorf("%w: batch must not be NULL", engine.ErrInvalid)
-		}
-		o.hooks.inject("process")
-		return o.s.Process(int(input), (*engine.CArray)(unsafe.Pointer(batch)), int64(nowMs), out)
-	})
-}
-
-// maxRuns bounds n_runs of ferry_operator_process_runs (the JVM wrapper sends at most one run
-// per row of a batch): a larger count is refused before the run list is read.
+// maxRuns bounds n_runs of ferry_operator_process (the JVM wrapper sends at most one run per row
+// of a batch): a larger count is refused before the run list is read.
 const maxRuns = 1 << 24
 
-//export ferry_operator_process_runs
-func ferry_operator_process_runs(h C.FerryHandle, nBatches C.int32_t, batches *C.ferry_carray, nRuns C.int32_t, runs *C.ferry_cint32, nowMs C.int64_t, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError) C.int32_t {
+//export ferry_operator_process
+func ferry_operator_process(h C.FerryHandle, nBatches C.int32_t, batches *C.ferry_carray, nRuns C.int32_t, runs *C.ferry_cint32, nowMs C.int64_t, out *C.struct_ArrowArray, more *C.int32_t, cerr *C.struct_FerryError) C.int32_t {
 	var given []*C.struct_ArrowArray
 	if batches != nil && nBatches > 0 && nBatches <= maxSchemas {
 		given = unsafe.Slice((**C.struct_ArrowArray)(unsafe.Pointer(batches)), int(nBatches))
@@ -218,7 +193,7 @@ func ferry_operator_process_runs(h C.FerryHandle, nBatches C.int32_t, batches *C
 			C.ferry_release_array(b)
 		}
 	}()
-	return output("ferry_operator_process_runs", h, out, more, cerr, func(o *operator) (bool, error) {
+	return output("ferry_operator_process", h, out, more, cerr, func(o *operator) (bool, error) {
 		switch {
 		case nBatches <= 0 || nBatches > maxSchemas || batches == nil:
 			return false, fmt.Errorf("%w: n_batches %d with batches %p: want one batch pointer per input (at most %d)", engine.ErrInvalid, nBatches, batches, maxSchemas)
@@ -233,7 +208,7 @@ func ferry_operator_process_runs(h C.FerryHandle, nBatches C.int32_t, batches *C
 		}
 		views := unsafe.Slice((**engine.CArray)(unsafe.Pointer(batches)), int(nBatches))
 		o.hooks.inject("process")
-		return o.s.ProcessRuns(views, pairs, int64(nowMs), out)
+		return o.s.Process(views, pairs, int64(nowMs), out)
 	})
 }
 

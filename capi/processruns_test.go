@@ -62,8 +62,8 @@ func (o *multiOp) batchOf(input, from, to int) *cInput {
 	return &in
 }
 
-// runs calls ferry_operator_process_runs with the given batches and (input, rows) pairs; every
-// batch given must be consumed.
+// runs calls ferry_operator_process with the given batches and (input, rows) pairs; every batch
+// given must be consumed.
 func (o *multiOp) runs(batches []*cInput, pairs []int32) (*cArray, cInt32, result) {
 	o.t.Helper()
 	arrs := make([]*cArray, len(batches))
@@ -79,10 +79,10 @@ func (o *multiOp) runs(batches []*cInput, pairs []int32) (*cArray, cInt32, resul
 	out := newCArray()
 	more := cInt32(7)
 	var e cError
-	r := finish(o.t, "ferry_operator_process_runs", int32(ferry_operator_process_runs(o.h, cInt32(len(batches)), list, cInt32(len(pairs)/2), rl, 0, out, &more, &e)), &e)
+	r := finish(o.t, "ferry_operator_process", int32(ferry_operator_process(o.h, cInt32(len(batches)), list, cInt32(len(pairs)/2), rl, 0, out, &more, &e)), &e)
 	for _, b := range batches {
 		if b != nil {
-			b.consumed(o.t, "ferry_operator_process_runs")
+			b.consumed(o.t, "ferry_operator_process")
 		}
 	}
 	if r.code != codeOK && (more != 0 || out.release != nil) {
@@ -108,7 +108,7 @@ func TestProcessRunsEqualsOneCallPerRun(t *testing.T) {
 			out := newCArray()
 			more := cInt32(0)
 			var e cError
-			r := finish(t, "ferry_operator_process", int32(ferry_operator_process(single.h, cInt32(in), b.arr, 0, out, &more, &e)), &e)
+			r := finish(t, "ferry_operator_process", int32(processOn(single.h, in, 2, b.arr, 0, out, &more, &e)), &e)
 			b.consumed(t, "ferry_operator_process")
 			want = append(want, single.collect(out, more, r)...)
 			next[in] += n
@@ -151,7 +151,7 @@ func TestProcessRunsErrors(t *testing.T) {
 		{"empty run", two(), []int32{0, 3, 1, 0, 1, 2}, codeInval, []string{"run 1: 0 rows"}},
 		{"negative rows", two(), []int32{0, -1, 0, 4, 1, 2}, codeInval, []string{"run 0: -1 rows"}},
 		{"runs of a missing batch", []*cInput{o.batchOf(0, 0, 3), nil}, []int32{0, 3, 1, 1}, codeInval, []string{"only 0 of its 0 rows"}},
-		{"one batch for two inputs", []*cInput{o.batchOf(0, 0, 3)}, []int32{0, 3}, codeInval, []string{"1 batches for 2 inputs"}},
+		{"three batches for two inputs", []*cInput{o.batchOf(0, 0, 3), nil, nil}, []int32{0, 3}, codeInval, []string{"3 batches for 2 inputs"}},
 		{"malformed batch", []*cInput{o.batchOf(0, 0, 3), o.batchOf(0, 0, 2)}, []int32{0, 3, 1, 2}, codeData, []string{"input 1:"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestProcessRunsErrors(t *testing.T) {
 	out = newCArray()
 	defer cFree(unsafe.Pointer(out))
 	more = 7
-	r = finish(t, "ferry_operator_process_runs", int32(ferry_operator_process_runs(o.h, 0, nil, 0, nil, 0, out, &more, &e)), &e)
+	r = finish(t, "ferry_operator_process", int32(ferry_operator_process(o.h, 0, nil, 0, nil, 0, out, &more, &e)), &e)
 	wantCode(t, "no batches", r, codeInval, "n_batches 0")
 	if more != 0 {
 		t.Errorf("*more = %d after an error", more)
@@ -179,40 +179,49 @@ func TestProcessRunsErrors(t *testing.T) {
 	b := o.batchOf(0, 0, 1)
 	list := arrayList(b.arr, nil)
 	defer cFree(unsafe.Pointer(list))
-	r = finish(t, "ferry_operator_process_runs", int32(ferry_operator_process_runs(o.h, 2, list, 1, nil, 0, out, &more, &e)), &e)
+	r = finish(t, "ferry_operator_process", int32(ferry_operator_process(o.h, 2, list, 1, nil, 0, out, &more, &e)), &e)
 	b.consumed(t, "runs NULL")
 	wantCode(t, "runs NULL", r, codeInval, "n_runs 1")
 	b = o.batchOf(0, 0, 1)
 	list2 := arrayList(b.arr, nil)
 	defer cFree(unsafe.Pointer(list2))
-	r = finish(t, "ferry_operator_process_runs", int32(ferry_operator_process_runs(0, 2, list2, 0, nil, 0, out, &more, &e)), &e)
+	r = finish(t, "ferry_operator_process", int32(ferry_operator_process(0, 2, list2, 0, nil, 0, out, &more, &e)), &e)
 	b.consumed(t, "stale handle")
 	wantCode(t, "stale handle", r, codeInval, "handle")
 
-	// A kind that does not take several inputs' rows in one call.
+	// No batch at all.
+	out2, _, r := o.runs([]*cInput{nil, nil}, nil)
+	cFree(unsafe.Pointer(out2))
+	wantCode(t, "no batch", r, codeInval, "no batch: a call carries at least one")
+
+	// Any keyed kind takes several inputs' rows in one call, in the order of the runs.
 	f := openFanout(t, 1, 4)
-	fo := &multiOp{t: t, s: s, h: f.h, out: f.out}
-	_, _, r = fo.runs([]*cInput{o.batchOf(1, 0, 1), o.batchOf(1, 0, 1)}, []int32{0, 1, 1, 1})
-	wantCode(t, "fanout", r, codeUnsupported, "does not process the rows of several inputs in one call")
+	rows, r := f.processRuns([][]any{{int64(1), "a"}, {int64(2), "b"}}, [][]any{{int64(3), "c"}}, []int32{0, 1, 1, 1, 0, 1})
+	wantCode(t, "fanout over runs", r, codeOK)
+	if want := []string{`+I[1, "a"]`, `+I[3, "c"]`, `+I[2, "b"]`}; !slices.Equal(rows, want) {
+		t.Errorf("fanout over runs: %v, want %v", rows, want)
+	}
 }
 
 // FuzzProcessRuns turns fuzz bytes into batch sizes, a batch count and a run list for
-// ferry_operator_process_runs on an interval join: data[0] and data[1] are the rows of the left
+// ferry_operator_process on an interval join: data[0] and data[1] are the rows of the left
 // and right batch (mod 12; 0 passes NULL), data[2] picks the batch count (1, 2 or 3), then each
 // byte pair is a run, (int8 % 3, int8 % 8), so inputs and row counts out of range and negative
-// occur. Assertions: FERRY_OK exactly when the runs are valid (engine.CheckRuns), FERRY_EINVAL
+// occur. Assertions: FERRY_OK exactly when the runs are valid (engine.CheckRuns, and a batch is
+// given), FERRY_EINVAL
 // otherwise, never a panic; every batch is consumed; a valid call emits what one
 // ferry_operator_process per run emits.
 func FuzzProcessRuns(f *testing.F) {
 	for _, seed := range [][]byte{
 		{3, 2, 1, 0, 2, 1, 2, 0, 1}, // valid: left 2, right 2, left 1
-		{0, 0, 1},                   // valid: nothing at all
+		{0, 0, 1},                   // no batch at all
 		{5, 0, 1, 0, 5},             // valid: one input only
 		{3, 2, 1, 0, 3, 1, 1},       // a row of the right input left over
 		{3, 2, 1, 0, 3, 1, 3},       // more rows than the right batch has
 		{3, 2, 1, 0, 0xfd, 0, 6},    // negative row count
 		{3, 2, 1, 2, 3, 1, 2},       // input 2 out of range
-		{3, 2, 0, 0, 3, 1, 2},       // one batch for two inputs
+		{3, 2, 0, 0, 3},             // valid: the batch of input 0 alone
+		{3, 2, 0, 0, 3, 1, 2},       // runs of input 1 with the batch of input 0 alone
 		{3, 2, 2, 0, 3, 1, 2},       // three batches for two inputs
 		{11, 11, 1, 0, 7, 1, 7, 0, 4, 1, 4},
 	} {
@@ -234,7 +243,11 @@ func FuzzProcessRuns(f *testing.F) {
 			pairs = append(pairs, in, n)
 			runs = append(runs, engine.Run{Input: int(in), Rows: int(n)})
 		}
-		valid := nBatches == 2 && engine.CheckRuns(runs, rows) == nil
+		given := []int{rows[0], 0} // the rows of the batches the call carries
+		if nBatches > 1 {
+			given[1] = rows[1]
+		}
+		valid := nBatches <= 2 && engine.CheckRuns(runs, given) == nil && given[0]+given[1] > 0
 		batches := make([]*cInput, nBatches)
 		for i := range min(nBatches, 2) {
 			batches[i] = o.batchOf(i, 0, rows[i])
@@ -253,7 +266,7 @@ func FuzzProcessRuns(f *testing.F) {
 			sout := newCArray()
 			smore := cInt32(0)
 			var e cError
-			sr := finish(t, "ferry_operator_process", int32(ferry_operator_process(single.h, cInt32(run.Input), b.arr, 0, sout, &smore, &e)), &e)
+			sr := finish(t, "ferry_operator_process", int32(processOn(single.h, run.Input, 2, b.arr, 0, sout, &smore, &e)), &e)
 			b.consumed(t, "ferry_operator_process")
 			want = append(want, single.collect(sout, smore, sr)...)
 			next[run.Input] += run.Rows

@@ -16,7 +16,7 @@ import (
 // ferry_init {"test_hooks": true} and chosen per operator by the spec's "test" field, and the
 // test operator kind enginetest.FanoutKind, whose output comes in many chunks.
 
-func init() { engine.Register(enginetest.FanoutKind, enginetest.OpenFanout) }
+func init() { engine.RegisterKeyed(enginetest.FanoutKind, enginetest.OpenFanout) }
 
 // hooksEnabled is ferry_init's "test_hooks".
 var hooksEnabled atomic.Bool

@@ -28,8 +28,8 @@ func TestProductionRejectsTestHooks(t *testing.T) {
 		t.Errorf("test_hooks false: %v", err)
 	}
 	for _, k := range engine.Kinds() {
-		if strings.HasPrefix(k, "test_") {
-			t.Errorf("test kind %s registered in a production build", k)
+		if strings.HasPrefix(k.Name, "test_") {
+			t.Errorf("test kind %s registered in a production build", k.Name)
 		}
 	}
 }

@@ -153,9 +153,9 @@ type (
 	cMemory = C.struct_FerryRuntimeMemory
 	// cSchemaPtr is an element of ferry_operator_open's input_schemas array.
 	cSchemaPtr = C.ferry_cschema
-	// cArrayPtr is an element of ferry_operator_process_runs' batches array.
+	// cArrayPtr is an element of ferry_operator_process' batches array.
 	cArrayPtr = C.ferry_carray
-	// cRunWord is an element of ferry_operator_process_runs' runs array.
+	// cRunWord is an element of ferry_operator_process' runs array.
 	cRunWord = C.ferry_cint32
 	cTracker = C.ftest_apriv
 	cWrap    = C.ftest_wrap
@@ -219,7 +219,7 @@ func schemaList(schemas ...*cSchema) *cSchemaPtr {
 }
 
 // arrayList returns a C array of the given batch pointers (nil entries stay NULL), as
-// ferry_operator_process_runs' batches (free with cFree).
+// ferry_operator_process' batches (free with cFree).
 func arrayList(arrays ...*cArray) *cArrayPtr {
 	p := (**cArray)(cAlloc(len(arrays) * int(unsafe.Sizeof(uintptr(0)))))
 	copy(unsafe.Slice(p, len(arrays)), arrays)
@@ -345,3 +345,22 @@ func loadInt64(p *cInt64) int64 { return int64(C.ftest_load((*C.int64_t)(p))) }
 
 // outstanding is ferry_output_bytes_outstanding as a Go int64.
 func outstanding() int64 { return int64(ferry_output_bytes_outstanding()) }
+
+// processOn calls ferry_operator_process on one batch, in (NULL allowed), as input `input` of
+// n inputs, without runs; an input outside [0, n) takes the first slot with a run that names
+// it, so the call is refused for the input.
+func processOn(h cHandle, input, n int, in *cArray, now cInt64, out *cArray, more *cInt32, e *cError) cInt32 {
+	ptrs := make([]*cArray, n)
+	var runs *cRunWord
+	var nRuns cInt32
+	if input >= 0 && input < n {
+		ptrs[input] = in
+	} else {
+		ptrs[0], nRuns = in, 1
+		runs = runList(int32(input), int32(max(in.length, 1)))
+		defer cFree(unsafe.Pointer(runs))
+	}
+	list := arrayList(ptrs...)
+	defer cFree(unsafe.Pointer(list))
+	return ferry_operator_process(h, cInt32(n), list, nRuns, runs, now, out, more, e)
+}

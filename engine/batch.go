@@ -110,6 +110,30 @@ func (b *Batch) Forget() {
 	b.Kinds = nil
 }
 
+// Slice makes dst a view of n rows of b from row from (0 <= from, from+n <= b.Len): the same
+// buffers, every column's Offset moved on. dst's column slice is reused.
+func (b *Batch) Slice(dst *Batch, from, n int) {
+	if cap(dst.Cols) < len(b.Cols) {
+		dst.Cols = make([]Column, len(b.Cols))
+	}
+	dst.Cols = dst.Cols[:len(b.Cols)]
+	for i, c := range b.Cols {
+		c.Offset += from
+		dst.Cols[i] = c
+	}
+	dst.Len = n
+	dst.Kinds = b.Kinds[from : from+n]
+	dst.Retracts = false
+	if b.Retracts {
+		for _, k := range dst.Kinds {
+			if k == UpdateBefore || k == Delete {
+				dst.Retracts = true
+				break
+			}
+		}
+	}
+}
+
 // Importer validates imported Arrow arrays against a declared schema and builds Batch views.
 // It owns scratch memory reused across batches; it is not safe for concurrent use.
 type Importer struct {

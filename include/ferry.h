@@ -20,7 +20,7 @@
  *    filled (release != NULL) or left untouched (release == NULL) when there are no output rows.
  *    Output buffers live in C memory allocated by Ferry; the caller may keep them after the call
  *    and frees them by calling release (from any thread). Releasing never calls back into Go.
- *  - Output in chunks: process, process_runs, advance, flush and next write one chunk of output and set *more
+ *  - Output in chunks: process, advance, flush, export and next write one chunk of output and set *more
  *    to 1 when more follows, else to 0 (also on every error). While more is 1 the caller calls
  *    ferry_operator_next, with a fresh zero-initialised ArrowArray each time, until *more is 0;
  *    any other call on the handle before that fails with FERRY_ESTATE, except close, which is
@@ -41,10 +41,17 @@
  *    (SINGLE_VALUE's second row), the call fails with FERRY_EQUERY, emits nothing, and the
  *    operator is broken as after FERRY_ENOMEM; the message is Flink's exception message alone.
  *
- * Operator lifecycle, identical for every operator kind:
- *   open(spec) -> process(input, batch, now)* / process_runs(batches, runs, now)* /
- *              advance(watermark, now) / flush(now), each followed by next() while more
- *              -> snapshot(key group)* / restore(key group, blob)* -> close
+ * Operator kinds come in two shapes; the verbs below are the same for every kind of a shape,
+ * and a kind's particulars travel in its spec and its batches, never in an entry point of its
+ * own (docs/abi.md):
+ *  - A keyed operator (stateful, keyed by its inputs' key columns):
+ *      open(spec) -> process(batches, runs, now)* / advance(watermark, now) / flush(now),
+ *                    each followed by next() while more
+ *                 -> snapshot(key group)* / restore(key group, blob)* / import / export
+ *                 -> close
+ *  - A function (stateless, one input; e.g. a lookup): open(spec, secrets) -> process (its call),
+ *    followed by next() while more -> close. advance and flush emit nothing, snapshot writes
+ *    nothing, restore, import and export fail.
  *
  * Batches: an input batch of input i is a struct array (format "+s") whose children are the
  * columns of the spec's inputs[i] in order, followed by one non-null int8 column holding Flink's
@@ -65,7 +72,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 11
+#define FERRY_ABI_VERSION 12
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -164,51 +171,40 @@ const char* ferry_version(void);
 int32_t ferry_init(const char* options_json, struct FerryError* err);
 
 /* Opens an operator from a NUL-terminated JSON spec (docs/abi.md: a common header with the
- * operator's inputs, plus the kind's params). n_schemas is 0 (no schema check) or the spec's
- * number of inputs (at most 64): input_schemas[i], when not NULL, is checked against input i's
- * columns plus the RowKind column. Every non-NULL schema is consumed (released), also on error.
- * On success *out holds the new handle. */
-int32_t ferry_operator_open(const char* spec_json, int32_t n_schemas,
+ * operator's inputs, plus the kind's params). secrets_json is NULL or a NUL-terminated JSON
+ * object a function kind takes beside its spec (for jdbc_lookup: the connection string, user
+ * and password), kept out of the spec so it never reaches logs; no error message quotes it. A
+ * function opened without secrets (NULL) is a spec check: it connects nothing and its process
+ * fails with FERRY_ESTATE; one opened with them connects and checks the external side (the
+ * lookup's table and columns), FERRY_EEXTERNAL when that fails. A keyed kind takes no secrets.
+ * n_schemas is 0 (no schema check) or the spec's number of inputs (at most 64): input_schemas[i],
+ * when not NULL, is checked against input i's columns plus the RowKind column. Every non-NULL
+ * schema is consumed (released), also on error. On success *out holds the new handle. */
+int32_t ferry_operator_open(const char* spec_json, const char* secrets_json, int32_t n_schemas,
                             struct ArrowSchema* const* input_schemas, FerryHandle* out,
                             struct FerryError* err);
-
-/* Hands an opened operator that talks to an external system (kind jdbc_lookup) its connection:
- * dsn is a libpq/pgx connection string without credentials (e.g. "host=h port=5432
- * dbname=d"), user and password (NULL or "": the DSN's or the driver's default) are kept out
- * of the spec so they never reach logs; no error message contains the password. Connects and
- * checks the external side (the lookup's table and columns); FERRY_EEXTERNAL when it fails,
- * FERRY_EUNSUPPORTED for a kind without a connection, FERRY_ESTATE when already connected.
- * Until it succeeds, process fails with FERRY_ESTATE. Strings are only read during the call. */
-int32_t ferry_operator_connect(FerryHandle h, const char* dsn, const char* user,
-                               const char* password, struct FerryError* err);
 
 /* Exports the schema of the operator's output batches into the zero-initialised *out. The
  * caller releases it. */
 int32_t ferry_operator_output_schema(FerryHandle h, struct ArrowSchema* out,
                                      struct FerryError* err);
 
-/* Processes one batch of input number `input` (an index into the spec's inputs) at processing
- * time now_ms (epoch milliseconds, the host's clock for idle-state TTL: the JVM wrapper passes
- * the clock Flink's state TTL reads, the wall clock in a job) and fills *out with the first chunk
- * of the changelog it produces, in order; *more says whether ferry_operator_next must follow.
- * batch is always consumed, also when *more is 1. */
-int32_t ferry_operator_process(FerryHandle h, int32_t input, struct ArrowArray* batch,
-                               int64_t now_ms, struct ArrowArray* out, int32_t* more,
-                               struct FerryError* err);
-
-/* Processes the rows of several inputs in one call, in the order they arrived, for an operator
- * whose results depend on how its inputs interleave (the interval join; another kind fails with
- * FERRY_EUNSUPPORTED). batches holds n_batches pointers, one per input of the spec (in the order
- * of its inputs; NULL for an input without rows); runs holds n_runs (input, rows) pairs of int32:
- * the k-th run is the next runs[2k+1] >= 1 rows of input runs[2k]'s batch. The runs use every
- * batch's rows exactly once, in order (FERRY_EINVAL otherwise). The result is that of one
- * ferry_operator_process per run, in order, with its output in one changelog: first chunk into
- * *out, *more as for ferry_operator_process. Every non-NULL batch is consumed, also on error
- * (when n_batches is outside 1..64, none is read, so none can be released). */
-int32_t ferry_operator_process_runs(FerryHandle h, int32_t n_batches,
-                                    struct ArrowArray* const* batches, int32_t n_runs,
-                                    const int32_t* runs, int64_t now_ms, struct ArrowArray* out,
-                                    int32_t* more, struct FerryError* err);
+/* Processes the rows of one call at processing time now_ms (epoch milliseconds, the host's clock
+ * for idle-state TTL: the JVM wrapper passes the clock Flink's state TTL reads, the wall clock in
+ * a job) and fills *out with the first chunk of the changelog it produces, in order; *more says
+ * whether ferry_operator_next must follow. batches holds n_batches pointers (1 to the spec's
+ * number of inputs), the batches of inputs 0 .. n_batches-1 in order: NULL for an input without
+ * a batch in this call, as every input beyond n_batches; at least one is not NULL. runs holds n_runs (input, rows) pairs of int32,
+ * the order the rows arrived in, for an operator whose results depend on how its inputs
+ * interleave (the joins): the k-th run is the next runs[2k+1] >= 1 rows of input runs[2k]'s
+ * batch, and the runs use every batch's rows exactly once, in order (FERRY_EINVAL otherwise).
+ * n_runs 0 means input 0's rows, then input 1's, and so on. Every non-NULL batch is consumed,
+ * also on error and when *more is 1 (when n_batches is outside 1..64, none is read, so none can
+ * be released). The batch of a one-input operator: n_batches 1, n_runs 0. */
+int32_t ferry_operator_process(FerryHandle h, int32_t n_batches,
+                               struct ArrowArray* const* batches, int32_t n_runs,
+                               const int32_t* runs, int64_t now_ms, struct ArrowArray* out,
+                               int32_t* more, struct FerryError* err);
 
 /* Advances event time to watermark_ms and processing time to now_ms; fills *out with the first
  * chunk of the rows this releases (timers, expiry). watermark_ms INT64_MIN is a processing-time

@@ -13,7 +13,7 @@ import (
 // BenchmarkNexmark runs the workload of the JVM's IntervalJoinBench in Go: auction(id, itemName,
 // seller, category, dateTime) JOIN bid(auction, bidder, price, channel, dateTime) ON a.id =
 // b.auction AND b.dateTime BETWEEN a.dateTime AND a.dateTime + 10 s, over nexmarktest's stream;
-// one ProcessRuns call per 1,000 rows, then a watermark. LEFT+early_fire is the LEFT join with
+// one Process call per 1,000 rows, then a watermark. LEFT+early_fire is the LEFT join with
 // EARLY_FIRE('delay'='2s'). ns/op is per input row.
 //
 //	go test -run '^$' -bench Nexmark -cpuprofile /tmp/ij.prof ./intervaljoin
@@ -29,6 +29,7 @@ type nexmarkCall struct {
 	in   [2]*engine.Batch
 	runs []engine.Run
 	wm   int64
+	call *engine.Inputs // in and runs
 }
 
 func benchNexmark(b *testing.B, jt string, keys int) {
@@ -66,12 +67,13 @@ func benchNexmark(b *testing.B, jt string, keys int) {
 				calls[c].in[s] = enginetest.Batch(nexmarktest.Types[s], rows[s], make([]engine.RowKind, len(rows[s])), enginetest.Options{})
 			}
 		}
+		calls[c].call = inputsOf(calls[c].in[:], runs)
 	}
 	parsed, err := engine.ParseSpec([]byte(spec))
 	if err != nil {
 		b.Fatal(err)
 	}
-	op, err := engine.Open(parsed)
+	op, err := enginetest.Open(parsed)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func benchNexmark(b *testing.B, jt string, keys int) {
 	next := func() (bool, error) { return j.Continue(out) }
 	nexmarktest.Measure(b, fill, callRows, func(i int) {
 		c := &calls[i]
-		more, err := j.ProcessRuns(c.in[:], c.runs, 0, out)
+		more, err := j.Process(c.call, 0, out)
 		nexmarktest.Drain(b, more, err, next)
 		more, err = j.Advance(c.wm, 0, out)
 		nexmarktest.Drain(b, more, err, next)

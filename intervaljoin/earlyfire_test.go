@@ -274,7 +274,7 @@ func TestEarlyFireSnapshotCompat(t *testing.T) {
 			types = rightTypes
 		}
 		b := enginetestBatch(types, k1, tm, v)
-		more, err := op.Process(input, b, 0, out)
+		more, err := op.Process(engine.Of(input, 2, b), 0, out)
 		return drain(t, op, more, err, out)
 	}
 	advance := func(op *IntervalJoin, wm int64) []string {
@@ -325,9 +325,9 @@ func TestEarlyFireNextProcessingTimer(t *testing.T) {
 	if _, ok := op.NextProcessingTimer(); ok {
 		t.Fatal("a timer before any row")
 	}
-	more, err := op.Process(0, enginetestBatch(leftTypes, int64(1), 50, "a"), 100, out)
+	more, err := op.Process(engine.Of(0, 2, enginetestBatch(leftTypes, int64(1), 50, "a")), 100, out)
 	drain(t, op, more, err, out)
-	more, err = op.Process(0, enginetestBatch(leftTypes, int64(2), 50, "b"), 102, out)
+	more, err = op.Process(engine.Of(0, 2, enginetestBatch(leftTypes, int64(2), 50, "b")), 102, out)
 	drain(t, op, more, err, out)
 	if ms, ok := op.NextProcessingTimer(); !ok || ms != 105 {
 		t.Fatalf("next timer %d %v, want 105", ms, ok)
@@ -365,7 +365,7 @@ func TestEarlyFireParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engine.Open(spec); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := enginetest.Open(spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want %q", err, c.want)
 		}
 	}

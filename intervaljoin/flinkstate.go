@@ -10,8 +10,8 @@ import (
 )
 
 // The state of Flink's own interval join (TimeIntervalJoin): imported from a checkpoint or
-// savepoint Flink's operator wrote (engine.StateImporter), exported for a savepoint Flink's
-// operator restores (engine.StateExporter; docs/state.md, "Switching Ferry on or off").
+// savepoint Flink's operator wrote (engine.FlinkState), exported for a savepoint Flink's
+// operator restores (docs/state.md, "Switching Ferry on or off").
 //
 // Flink keeps per key IntervalJoinLeftCache and IntervalJoinRightCache, MapState<Long,
 // List<Tuple2<RowData, Boolean>>> (row time -> the rows of that time in arrival order with their
@@ -93,7 +93,7 @@ func (j *IntervalJoin) flinkRefusal() error {
 	return nil
 }
 
-// ImportTypes implements engine.StateImporter: the key fields, then flinkTypes.
+// ImportTypes implements engine.FlinkState: the key fields, then flinkTypes.
 func (j *IntervalJoin) ImportTypes() ([]engine.Type, error) {
 	if err := j.flinkRefusal(); err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func (j *IntervalJoin) ImportTypes() ([]engine.Type, error) {
 	return append(append([]engine.Type(nil), j.keyTypes...), j.flinkTypes()...), nil
 }
 
-// ExportTypes implements engine.StateExporter: the key (BinaryRowData bytes), then flinkTypes.
+// ExportTypes implements engine.FlinkState: the key (BinaryRowData bytes), then flinkTypes.
 func (j *IntervalJoin) ExportTypes() ([]engine.Type, error) {
 	if err := j.flinkRefusal(); err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ type importedBucket struct {
 	matched []bool
 }
 
-// ImportState implements engine.StateImporter. Every key must be new to the operator and all its
+// ImportState implements engine.FlinkState. Every key must be new to the operator and all its
 // rows in one batch; on any error no key of the batch is kept.
 func (j *IntervalJoin) ImportState(in *engine.Batch) error {
 	types, err := j.ImportTypes()
@@ -375,7 +375,7 @@ func timeOrUnset(set bool, t int64) string {
 // exportRows bounds the rows of one export chunk (a key's rows are never split).
 const exportRows = 4096
 
-// ExportState implements engine.StateExporter: the keys in id order, a chunk ending after the
+// ExportState implements engine.FlinkState: the keys in id order, a chunk ending after the
 // key that brings it to exportRows rows.
 func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	types, err := j.ExportTypes()
@@ -512,5 +512,4 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 	return j.exportNext < int32(st.Cap()), nil
 }
 
-var _ engine.StateImporter = (*IntervalJoin)(nil)
-var _ engine.StateExporter = (*IntervalJoin)(nil)
+var _ engine.FlinkState = (*IntervalJoin)(nil)

@@ -136,7 +136,7 @@ func step(t *testing.T, op *IntervalJoin, p Params, e event, now *int64) []strin
 			s, types = 1, rightTypes
 		}
 		b := enginetest.Batch(types, [][]any{{e.key, enginetest.Timestamp{Millis: e.time}, e.value}}, []engine.RowKind{0}, enginetest.Options{})
-		more, err := op.Process(s, b, *now, out)
+		more, err := op.Process(engine.Of(s, 2, b), *now, out)
 		return drain(t, op, more, err, out)
 	case 'W':
 		if p.rowtimeMode() {

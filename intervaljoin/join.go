@@ -64,20 +64,24 @@ type IntervalJoin struct {
 	// the padded side).
 	out *joincore.PairOutput
 
-	kgs    [2][]int32        // per side: the key group of each row of the call's batch
-	arena  joincore.RowArena // the memory of cached rows
-	rows   [2][][]byte       // per side: the call's rows, encoded
-	all    []int32           // 0, 1, 2, ...: every row of a batch
-	single [2]*engine.Batch
-	oneRun [1]engine.Run
-	order  []*bucket
+	kgs   [2][]int32        // per side: the key group of each row of the call's batch
+	arena joincore.RowArena // the memory of cached rows
+	rows  [2][][]byte       // per side: the call's rows, encoded
+	all   []int32           // 0, 1, 2, ...: every row of a batch
+	order []*bucket
 }
 
-func open(spec *engine.Spec) (engine.Operator, error) {
-	var p Params
-	if err := spec.DecodeParams(&p); err != nil {
-		return nil, err
+func open(spec *engine.Spec, params *Params) (engine.Keyed, error) {
+	j, err := newJoin(spec, params)
+	if err != nil {
+		return engine.Keyed{}, err
 	}
+	return engine.Keyed{Operator: j, FlinkState: j, NextProcessingTimer: j.NextProcessingTimer}, nil
+}
+
+// newJoin builds the join of spec with params p.
+func newJoin(spec *engine.Spec, params *Params) (*IntervalJoin, error) {
+	p := *params
 	jt, err := p.validate(spec)
 	if err != nil {
 		return nil, err
@@ -133,44 +137,33 @@ func open(spec *engine.Spec) (engine.Operator, error) {
 	return j, nil
 }
 
-// Output implements engine.Operator: the left input's fields, then the right input's, those of
-// a padded side nullable.
+// Output implements engine.KeyedOperator: the left input's fields, then the right input's,
+// those of a padded side nullable.
 func (j *IntervalJoin) Output() []engine.Field { return j.output }
 
-// State implements engine.Operator.
+// State implements engine.KeyedOperator.
 func (j *IntervalJoin) State() *engine.KeyedState { return j.state }
 
-// Close implements engine.Operator.
+// Close implements engine.KeyedOperator.
 func (j *IntervalJoin) Close() { *j = IntervalJoin{} }
 
-// Flush implements engine.Operator: the join buffers nothing (Flink's operator emits nothing at
+// Flush implements engine.KeyedOperator: the join buffers nothing (Flink's operator emits nothing at
 // the end of input; the final watermark, if any, has expired the caches).
 func (j *IntervalJoin) Flush(_ int64, out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Continue implements engine.Operator.
+// Continue implements engine.KeyedOperator.
 func (j *IntervalJoin) Continue(out *engine.OutBatch) (bool, error) { return j.out.Emit(out) }
 
-// Process implements engine.Operator: input 0 is the left side, input 1 the right side. Row
-// kinds are ignored, as Flink's operator ignores them (its inputs are insert-only); every
+// Process implements engine.KeyedOperator: input 0 is the left side, input 1 the right side,
+// their rows handled in the order they arrived, each as Flink's processElement1/2 handles it.
+// Row kinds are ignored, as Flink's operator ignores them (its inputs are insert-only); every
 // output row is +I but the -U/+U pair of an early-fire pad's correction.
-func (j *IntervalJoin) Process(input int, in *engine.Batch, nowMs int64, out *engine.OutBatch) (bool, error) {
-	if input != 0 && input != 1 {
-		return false, fmt.Errorf("%w: input %d: the interval join has inputs 0 and 1", engine.ErrInvalid, input)
-	}
-	j.single[0], j.single[1] = nil, nil
-	j.single[input] = in
-	j.oneRun[0] = engine.Run{Input: input, Rows: in.Len}
-	return j.ProcessRuns(j.single[:], j.oneRun[:], nowMs, out)
-}
-
-// ProcessRuns implements engine.RunsProcessor: the rows of both sides in the order they
-// arrived, each handled as Process handles it.
-func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs int64, out *engine.OutBatch) (bool, error) {
+func (j *IntervalJoin) Process(in *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	j.keys.settle()
-	for side, b := range in {
+	for side, b := range in.Batches {
 		if b == nil || b.Len == 0 {
 			continue
 		}
@@ -196,7 +189,7 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 	j.resetOutput()
 	j.now = nowMs
 	var next [2]int
-	for _, r := range runs {
+	for _, r := range in.Runs {
 		side := r.Input
 		enc, layout, kgs := j.enc[side], j.layouts[side], j.kgs[side]
 		for i := next[side]; i < next[side]+r.Rows; i++ {
@@ -222,7 +215,7 @@ func (j *IntervalJoin) ProcessRuns(in []*engine.Batch, runs []engine.Run, nowMs 
 	return j.out.Emit(out)
 }
 
-// Advance implements engine.Operator: fires the due timers, event-time ones up to watermarkMs
+// Advance implements engine.KeyedOperator: fires the due timers, event-time ones up to watermarkMs
 // (rowtime) or processing-time ones up to nowMs (proctime), in Flink's order. On a row-time
 // join, watermarkMs math.MinInt64 is a processing-time callback instead: it fires the
 // processing-time early-fire timers up to nowMs (crossDomain; none otherwise) and leaves the
@@ -554,7 +547,7 @@ func (j *IntervalJoin) removeIfEmpty(id int32) {
 
 func (j *IntervalJoin) resetOutput() { j.out.Reset() }
 
-// NextProcessingTimer implements engine.ProcessingTimers: the earliest processing-time timer,
+// NextProcessingTimer is the engine.Keyed capability of that name: the earliest processing-time timer,
 // restored timers not yet registered included: of a processing-time join its cleanup and
 // early-fire timers, of a row-time join its processing-time early-fire timers (crossDomain;
 // none otherwise). It changes nothing, so the order restored timers are registered in stays

@@ -35,7 +35,7 @@ func openJoin(t testing.TB, p Params, maxPar, chunk int) *IntervalJoin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := engine.Open(spec)
+	op, err := enginetest.Open(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func runScenarioWith(t *testing.T, p Params, events []event, o scenarioOptions) 
 					in[s] = enginetest.Batch(types, pend[s], make([]engine.RowKind, len(pend[s])), enginetest.Options{Offset: 1})
 				}
 			}
-			more, err := op.ProcessRuns(in[:], runs, now, out)
+			more, err := op.Process(inputsOf(in[:], runs), now, out)
 			check(fmt.Sprintf("%d runs (%d left, %d right rows)", len(runs), len(pend[0]), len(pend[1])), drain(t, op, more, err, out))
 			pend[0], pend[1], runs = nil, nil, nil
 			return
@@ -156,7 +156,7 @@ func runScenarioWith(t *testing.T, p Params, events []event, o scenarioOptions) 
 			types = rightTypes
 		}
 		b := enginetest.Batch(types, batch, make([]engine.RowKind, len(batch)), enginetest.Options{Offset: 1})
-		more, err := op.Process(side, b, now, out)
+		more, err := op.Process(engine.Of(side, 2, b), now, out)
 		check(fmt.Sprintf("batch of %d rows of input %d", len(batch), side), drain(t, op, more, err, out))
 		batch = batch[:0]
 	}
@@ -332,7 +332,7 @@ func TestFlinkExampleLeftOuter(t *testing.T) {
 	op := openJoin(t, p, 128, 100)
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	left := enginetest.Batch(leftTypes, [][]any{{int64(1), enginetest.Timestamp{Millis: 10}, "a"}}, []engine.RowKind{0}, enginetest.Options{})
-	more, err := op.Process(0, left, 0, out)
+	more, err := op.Process(engine.Of(0, 2, left), 0, out)
 	if got := drain(t, op, more, err, out); len(got) != 0 {
 		t.Fatalf("arrival: %v", got)
 	}
@@ -350,7 +350,7 @@ func TestFlinkExampleLeftOuter(t *testing.T) {
 	}
 	// A late row (20 >= 2 + 5) is padded at once and not cached.
 	late := enginetest.Batch(leftTypes, [][]any{{int64(1), enginetest.Timestamp{Millis: 2}, "b"}}, []engine.RowKind{0}, enginetest.Options{})
-	more, err = op.Process(0, late, 0, out)
+	more, err = op.Process(engine.Of(0, 2, late), 0, out)
 	got = drain(t, op, more, err, out)
 	if want := `+I[1, ts(2,0), "b", null, null, null]`; len(got) != 1 || got[0] != want {
 		t.Fatalf("late row: %v, want %s", got, want)
@@ -381,12 +381,12 @@ func TestSpecValidation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engine.Open(spec); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := enginetest.Open(spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", p, err, c.want)
 		}
 	}
 	spec, _ := engine.ParseSpec([]byte(strings.Replace(string(specJSON(base, 128, 10)), `"join_type"`, `"joinType"`, 1)))
-	if _, err := engine.Open(spec); err == nil || !strings.Contains(err.Error(), "unknown field") {
+	if _, err := enginetest.Open(spec); err == nil || !strings.Contains(err.Error(), "unknown field") {
 		t.Errorf("unknown param: %v", err)
 	}
 }
@@ -404,9 +404,9 @@ func TestNextProcessingTimer(t *testing.T) {
 	row := func(k int64) *engine.Batch {
 		return enginetest.Batch(leftTypes, [][]any{{k, enginetest.Timestamp{}, "a"}}, []engine.RowKind{0}, enginetest.Options{})
 	}
-	more, err := op.Process(0, row(1), 100, out)
+	more, err := op.Process(engine.Of(0, 2, row(1)), 100, out)
 	drain(t, op, more, err, out)
-	more, err = op.Process(0, row(2), 103, out)
+	more, err = op.Process(engine.Of(0, 2, row(2)), 103, out)
 	drain(t, op, more, err, out)
 	// a left row at 100 is cleaned up at 100 + leftRelativeSize 5 + 1
 	if ms, ok := op.NextProcessingTimer(); !ok || ms != 106 {
@@ -433,4 +433,9 @@ func TestNextProcessingTimer(t *testing.T) {
 	if _, ok := openJoin(t, p, 8, 100).NextProcessingTimer(); ok {
 		t.Fatal("a row-time join reports a processing-time timer")
 	}
+}
+
+// inputsOf is the Inputs of one call: in holds a batch per side (nil: none), runs their order.
+func inputsOf(in []*engine.Batch, runs []engine.Run) *engine.Inputs {
+	return &engine.Inputs{Batches: in, Runs: runs}
 }

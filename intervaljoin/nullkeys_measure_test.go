@@ -51,7 +51,7 @@ func TestNullKeyStateFigures(t *testing.T) {
 						types = rightTypes
 					}
 					b := enginetest.Batch(types, rs, make([]engine.RowKind, len(rs)), enginetest.Options{})
-					more, err := op.Process(side, b, 0, out)
+					more, err := op.Process(engine.Of(side, 2, b), 0, out)
 					outRows += len(drain(t, op, more, err, out))
 				}
 				more, err := op.Advance(int64((i+batch)/5)-500, 0, out)

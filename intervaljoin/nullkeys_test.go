@@ -179,7 +179,7 @@ func TestNullKeySnapshots(t *testing.T) {
 			types = rightTypes
 		}
 		b := enginetest.Batch(types, [][]any{{nil, enginetest.Timestamp{Millis: tm}, v}}, []engine.RowKind{0}, enginetest.Options{})
-		more, err := op.Process(input, b, 0, out)
+		more, err := op.Process(engine.Of(input, 2, b), 0, out)
 		if got := drain(t, op, more, err, out); len(got) != 0 {
 			t.Fatalf("row at %d: %v", tm, got)
 		}

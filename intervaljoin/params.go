@@ -15,7 +15,7 @@ import (
 // Kind is the operator kind name of the interval join.
 const Kind = "interval_join"
 
-func init() { engine.Register(Kind, open) }
+func init() { engine.RegisterKeyed(Kind, open) }
 
 // Params are the kind's spec parameters (docs/abi.md). Input 0 is the join's left side, input 1
 // its right side; each input's keys are its equi-join keys, in join-key order.

@@ -1,10 +1,11 @@
-// Package session drives one engine.Operator through the call protocol of the C ABI
-// (include/ferry.h, docs/abi.md), in pure Go so that the protocol is tested with the race
-// detector: input import and the choice of input, chunked output (a call that returns more
-// leaves only Next and Close valid until the output is drained), snapshot chunk sequencing,
-// restore ordering (until a key group's last chunk arrived, process, advance, flush, next and
-// snapshot fail), one caller at a time, and the rule that an operator which failed on memory (or
-// lost output) must be closed. capi translates C calls into Session calls and nothing else.
+// Package session drives one operator, of either shape (engine.Shape: a keyed operator or a
+// function), through the call protocol of the C ABI (include/ferry.h, docs/abi.md), in pure Go
+// so that the protocol is tested with the race detector: input import and the runs of a call's
+// inputs, chunked output (a call that returns more leaves only Next and Close valid until the
+// output is drained), snapshot chunk sequencing, restore ordering (until a key group's last
+// chunk arrived, process, advance, flush, next and snapshot fail), one caller at a time, and the
+// rule that an operator which failed on memory (or lost output) must be closed. capi translates
+// C calls into Session calls and nothing else.
 package session
 
 import (
@@ -35,21 +36,25 @@ type Host struct {
 	Blob func(dst any, chunk []byte) error
 }
 
-// Session is one open operator. Its methods may be called from any goroutine, one at a time: a
-// call while another is running fails with engine.ErrState. Every error is prefixed with the
-// operator's label.
+// Session is one open operator, of either shape (engine.Shape). Its methods may be called from
+// any goroutine, one at a time: a call while another is running fails with engine.ErrState.
+// Every error is prefixed with the operator's label.
 type Session struct {
-	spec    *engine.Spec
-	label   string
-	op      engine.Operator
-	state   *engine.KeyedState // nil for a stateless operator
-	host    Host
-	inputs  []engine.Importer // one per spec input
-	batch   engine.Batch
-	batches []engine.Batch  // ProcessRuns: one per input
-	views   []*engine.Batch // ProcessRuns: the batches given, nil for an input without one
-	rows    []int           // ProcessRuns: rows per input
-	runs    []engine.Run    // ProcessRuns: the runs, decoded
+	spec  *engine.Spec
+	label string
+	kind  *engine.Kind
+	// keyed is the operator of a keyed kind (keyed.Operator nil otherwise); fn that of a
+	// function kind.
+	keyed  engine.Keyed
+	fn     engine.Function
+	state  *engine.KeyedState // nil for an operator without state
+	host   Host
+	inputs []engine.Importer // one per spec input
+	// in is the rows of the Process call in progress: in.Batches[i] is &batches[i], or nil
+	// when the call carries no batch of input i.
+	in      engine.Inputs
+	batches []engine.Batch
+	rows    []int // rows per input of the call
 	out     engine.OutBatch
 	payload []byte // restore scratch
 
@@ -73,33 +78,53 @@ type Session struct {
 	restoring map[int]int
 }
 
-// Open builds the operator of spec (engine.Open). schemas is empty (no schema check) or holds
-// one schema per input, each checked against its input when not nil (after the spec: an
-// unsupported spec is reported as such whatever the schemas).
-func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, error) {
+// Open builds the operator of spec: a keyed operator, or a function given secrets (what the host
+// hands over beside the spec; nil: none). schemas is empty (no schema check) or holds one schema
+// per input, each checked against its input when not nil (after the spec: an unsupported spec is
+// reported as such whatever the schemas).
+func Open(spec *engine.Spec, secrets []byte, schemas []*engine.CSchema, host Host) (*Session, error) {
 	if len(schemas) != 0 && len(schemas) != len(spec.Inputs) {
 		return nil, fmt.Errorf("%w: %d input schemas for %d inputs (pass none, or one per input)", engine.ErrInvalid, len(schemas), len(spec.Inputs))
 	}
-	op, err := engine.Open(spec)
+	kind, err := engine.KindOf(spec)
 	if err != nil {
 		return nil, err
 	}
+	s := &Session{spec: spec, label: spec.Label(), kind: kind, host: host}
 	wire := make([]*engine.Input, len(spec.Inputs)) // what crosses the C ABI per input
 	for i := range spec.Inputs {
 		wire[i] = &spec.Inputs[i]
-		if w, ok := op.(engine.WireInputs); ok && w.WireInput(i) != nil {
-			wire[i] = w.WireInput(i)
+	}
+	switch kind.Shape {
+	case engine.ShapeKeyed:
+		if secrets != nil {
+			return nil, fmt.Errorf("%w: %s: a keyed operator takes no secrets", engine.ErrInvalid, s.label)
+		}
+		if s.keyed, err = kind.OpenKeyed(spec); err != nil {
+			return nil, err
+		}
+		s.state = s.keyed.Operator.State()
+		for i, w := range s.keyed.Wire {
+			if w != nil && i < len(wire) {
+				wire[i] = w
+			}
+		}
+	case engine.ShapeFunction:
+		if len(spec.Inputs) != 1 {
+			return nil, fmt.Errorf("%w: %s: a function has one input, the spec declares %d", engine.ErrInvalid, s.label, len(spec.Inputs))
+		}
+		if s.fn, err = kind.OpenFunction(spec, secrets); err != nil {
+			return nil, err
 		}
 	}
 	for i, sc := range schemas {
 		if sc != nil {
 			if err := wire[i].CheckSchema(sc, i); err != nil {
-				op.Close()
+				s.closeOperator()
 				return nil, err
 			}
 		}
 	}
-	s := &Session{spec: spec, label: spec.Label(), op: op, state: op.State(), host: host}
 	s.out.Alloc = host.Alloc
 	for _, in := range wire {
 		im := engine.Importer{Types: in.Types}
@@ -108,7 +133,19 @@ func Open(spec *engine.Spec, schemas []*engine.CSchema, host Host) (*Session, er
 		}
 		s.inputs = append(s.inputs, im)
 	}
+	s.batches = make([]engine.Batch, len(wire))
+	s.rows = make([]int, len(wire))
+	s.in.Batches = make([]*engine.Batch, len(wire))
 	return s, nil
+}
+
+// closeOperator closes the operator of either shape.
+func (s *Session) closeOperator() {
+	if s.fn != nil {
+		s.fn.Close()
+	} else if s.keyed.Operator != nil {
+		s.keyed.Operator.Close()
+	}
 }
 
 // acquire starts a call that may change the state (begin), so it drops the snapshot Snapshot
@@ -163,100 +200,82 @@ func (s *Session) Output() ([]engine.Field, error) {
 	if err := s.begin(false); err != nil {
 		return nil, err
 	}
-	return s.op.Output(), s.release(nil)
+	if s.fn != nil {
+		return s.fn.Output(), s.release(nil)
+	}
+	return s.keyed.Operator.Output(), s.release(nil)
 }
 
-// Connect hands the operator its external system's connection (engine.Connector); a kind
-// without one fails with engine.ErrUnsupported. The password is never part of an error.
-func (s *Session) Connect(dsn, user, password string) error {
-	if err := s.acquire(false); err != nil {
-		return err
-	}
-	c, ok := s.op.(engine.Connector)
-	if !ok {
-		return s.release(fmt.Errorf("%w: operator kind %s takes no connection", engine.ErrUnsupported, s.spec.Kind))
-	}
-	return s.release(c.Connect(dsn, user, password))
-}
-
-// Process imports in (a struct array of input's columns and the RowKind column, valid for the
-// call only) and processes it at processing time nowMs; the first output chunk, if any, goes to
-// dst. It reports whether more output follows (Next). The caller releases in.
-func (s *Session) Process(input int, in *engine.CArray, nowMs int64, dst any) (bool, error) {
+// Process imports a batch per input for inputs 0 .. len(in)-1 (nil, and every input beyond: no
+// batch; each a struct array of the input's columns and the RowKind column, valid for the call
+// only) and processes their rows at
+// processing time nowMs in the order of pairs, (input, rows) runs: the rows as they arrived
+// (engine.Inputs); no pairs: input 0's rows, then input 1's, and so on. A function is called on
+// its one input's batch. The first output chunk, if any, goes to dst; Process reports whether
+// more output follows (Next). in and pairs are only read during the call; the caller releases
+// the batches.
+func (s *Session) Process(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
 	if err := s.acquire(false); err != nil {
 		return false, err
 	}
-	more, err := s.process(input, in, nowMs, dst)
+	more, err := s.process(in, pairs, nowMs, dst)
 	return more, s.release(err)
 }
 
-func (s *Session) process(input int, in *engine.CArray, nowMs int64, dst any) (bool, error) {
+func (s *Session) process(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
 	if err := s.checkRestored(); err != nil {
 		return false, err
 	}
-	if input < 0 || input >= len(s.inputs) {
-		return false, fmt.Errorf("%w: input %d out of range (the operator has %d inputs)", engine.ErrInvalid, input, len(s.inputs))
-	}
-	defer s.batch.Forget()
-	if err := s.inputs[input].Import(in, &s.batch); err != nil {
-		return false, err
-	}
-	more, err := s.op.Process(input, &s.batch, nowMs, &s.out)
-	return s.emit(dst, more, err)
-}
-
-// ProcessRuns imports one batch per input (nil: that input has no rows; each valid for the
-// call only) and processes their rows in the order of pairs, (input, rows) runs
-// (engine.RunsProcessor), at processing time nowMs; output as Process. An operator kind that is
-// not a RunsProcessor fails with engine.ErrUnsupported. in and pairs are only read during the
-// call; the caller releases the batches.
-func (s *Session) ProcessRuns(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
-	if err := s.acquire(false); err != nil {
-		return false, err
-	}
-	more, err := s.processRuns(in, pairs, nowMs, dst)
-	return more, s.release(err)
-}
-
-func (s *Session) processRuns(in []*engine.CArray, pairs []int32, nowMs int64, dst any) (bool, error) {
-	if err := s.checkRestored(); err != nil {
-		return false, err
-	}
-	rp, ok := s.op.(engine.RunsProcessor)
-	if !ok {
-		return false, fmt.Errorf("%w: operator kind %s does not process the rows of several inputs in one call", engine.ErrUnsupported, s.spec.Kind)
-	}
-	if len(in) != len(s.inputs) {
+	if len(in) > len(s.inputs) {
 		return false, fmt.Errorf("%w: %d batches for %d inputs", engine.ErrInvalid, len(in), len(s.inputs))
-	}
-	if len(s.batches) != len(in) {
-		s.batches = make([]engine.Batch, len(in))
-		s.views = make([]*engine.Batch, len(in))
-		s.rows = make([]int, len(in))
 	}
 	defer func() {
 		for i := range s.batches {
 			s.batches[i].Forget()
 		}
 	}()
+	given := 0
+	for i := range s.in.Batches {
+		s.in.Batches[i], s.rows[i] = nil, 0
+	}
 	for i, a := range in {
-		s.views[i], s.rows[i] = nil, 0
 		if a == nil {
 			continue
 		}
+		given++
+		s.in.Batches[i] = &s.batches[i]
 		if err := s.inputs[i].Import(a, &s.batches[i]); err != nil {
+			if len(in) == 1 {
+				return false, err
+			}
 			return false, fmt.Errorf("input %d: %w", i, err)
 		}
-		s.views[i], s.rows[i] = &s.batches[i], s.batches[i].Len
+		s.rows[i] = s.batches[i].Len
 	}
-	s.runs = s.runs[:0]
+	s.in.Runs = s.in.Runs[:0]
 	for k := 0; k+1 < len(pairs); k += 2 {
-		s.runs = append(s.runs, engine.Run{Input: int(pairs[k]), Rows: int(pairs[k+1])})
+		s.in.Runs = append(s.in.Runs, engine.Run{Input: int(pairs[k]), Rows: int(pairs[k+1])})
 	}
-	if err := engine.CheckRuns(s.runs, s.rows); err != nil {
+	if len(pairs) == 0 {
+		for i, n := range s.rows {
+			if n > 0 {
+				s.in.Runs = append(s.in.Runs, engine.Run{Input: i, Rows: n})
+			}
+		}
+	}
+	if err := engine.CheckRuns(s.in.Runs, s.rows); err != nil {
 		return false, err
 	}
-	more, err := rp.ProcessRuns(s.views, s.runs, nowMs, &s.out)
+	if given == 0 {
+		return false, fmt.Errorf("%w: no batch: a call carries at least one", engine.ErrInvalid)
+	}
+	var more bool
+	var err error
+	if s.fn != nil {
+		more, err = s.fn.Call(s.in.Batches[0], &s.out)
+	} else {
+		more, err = s.keyed.Operator.Process(&s.in, nowMs, &s.out)
+	}
 	return s.emit(dst, more, err)
 }
 
@@ -267,8 +286,8 @@ func (s *Session) Advance(watermarkMs, nowMs int64, dst any) (bool, error) {
 	}
 	err := s.checkRestored()
 	more := false
-	if err == nil {
-		more, err = s.op.Advance(watermarkMs, nowMs, &s.out)
+	if err == nil && s.fn == nil { // a function holds nothing that time releases
+		more, err = s.keyed.Operator.Advance(watermarkMs, nowMs, &s.out)
 		more, err = s.emit(dst, more, err)
 	}
 	return more, s.release(err)
@@ -281,8 +300,8 @@ func (s *Session) Flush(nowMs int64, dst any) (bool, error) {
 	}
 	err := s.checkRestored()
 	more := false
-	if err == nil {
-		more, err = s.op.Flush(nowMs, &s.out)
+	if err == nil && s.fn == nil { // a function buffers nothing
+		more, err = s.keyed.Operator.Flush(nowMs, &s.out)
 		more, err = s.emit(dst, more, err)
 	}
 	return more, s.release(err)
@@ -296,11 +315,14 @@ func (s *Session) Next(dst any) (bool, error) {
 	s.pending = false
 	var more bool
 	var err error
-	if s.exporting {
-		more, err = s.op.(engine.StateExporter).ExportState(&s.out, false)
+	switch {
+	case s.exporting:
+		more, err = s.keyed.FlinkState.ExportState(&s.out, false)
 		s.exporting = more && err == nil
-	} else {
-		more, err = s.op.Continue(&s.out)
+	case s.fn != nil:
+		more, err = s.fn.Continue(&s.out)
+	default:
+		more, err = s.keyed.Operator.Continue(&s.out)
 	}
 	more, err = s.emit(dst, more, err)
 	if err != nil && s.broken == "" {
@@ -377,15 +399,10 @@ func (s *Session) snapshot(kg int) ([]byte, error) {
 	if s.state == nil {
 		return nil, nil
 	}
-	if b, ok := s.op.(engine.Buffering); ok && b.Buffered() > 0 {
-		return nil, fmt.Errorf("%w: %d input rows are queued outside the state: flush before the snapshot", engine.ErrState, b.Buffered())
-	}
 	sn := &s.snap
 	if sn.chunks == nil {
-		if p, ok := s.op.(engine.SnapshotPreparer); ok {
-			if err := p.BeforeSnapshot(); err != nil {
-				return nil, err
-			}
+		if err := s.snapshottable(); err != nil {
+			return nil, err
 		}
 		chunks, err := s.writeSnapshot()
 		if err != nil {
@@ -484,6 +501,14 @@ func (s *Session) writeSnapshot() ([][][]byte, error) {
 	return chunks, nil
 }
 
+// snapshottable fails while the kind says its state cannot be written (engine.Keyed.Snapshottable).
+func (s *Session) snapshottable() error {
+	if s.keyed.Snapshottable == nil {
+		return nil
+	}
+	return s.keyed.Snapshottable()
+}
+
 // maxEncoders bounds the goroutines that compress one snapshot.
 const maxEncoders = 4
 
@@ -530,7 +555,7 @@ func (s *Session) restore(kg int, data []byte) error {
 }
 
 // Import hands the operator keyed state Flink's own operator left in a checkpoint or savepoint
-// (engine.StateImporter): schema and in hold one row per key, in the operator's import layout,
+// (engine.FlinkState): schema and in hold one row per key, in the operator's import layout,
 // then the RowKind column; both are read during the call only. An operator kind that does not
 // import fails with engine.ErrUnsupported.
 func (s *Session) Import(schema *engine.CSchema, in *engine.CArray) error {
@@ -544,8 +569,8 @@ func (s *Session) importState(schema *engine.CSchema, in *engine.CArray) error {
 	if err := s.checkRestored(); err != nil {
 		return err
 	}
-	im, ok := s.op.(engine.StateImporter)
-	if !ok || s.state == nil {
+	im := s.keyed.FlinkState
+	if im == nil || s.state == nil {
 		return fmt.Errorf("%w: operator kind %s does not import the state of Flink's operator", engine.ErrUnsupported, s.spec.Kind)
 	}
 	types, err := im.ImportTypes()
@@ -563,15 +588,16 @@ func (s *Session) importState(schema *engine.CSchema, in *engine.CArray) error {
 	for _, f := range wire.Fields {
 		imp.Names = append(imp.Names, f.Name)
 	}
-	defer s.batch.Forget()
-	if err := imp.Import(in, &s.batch); err != nil {
+	var batch engine.Batch
+	defer batch.Forget()
+	if err := imp.Import(in, &batch); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	return im.ImportState(&s.batch)
+	return im.ImportState(&batch)
 }
 
 // Export writes the operator's keyed state in the form Flink's own operator keeps
-// (engine.StateExporter) to dst, in chunks: while more is true, Next hands out the rest. An
+// (engine.FlinkState) to dst, in chunks: while more is true, Next hands out the rest. An
 // operator kind that does not export fails with engine.ErrUnsupported.
 func (s *Session) Export(dst any) (bool, error) {
 	if err := s.begin(false); err != nil { // the state does not change: a snapshot written stays
@@ -585,12 +611,12 @@ func (s *Session) export(dst any) (bool, error) {
 	if err := s.checkRestored(); err != nil {
 		return false, err
 	}
-	ex, ok := s.op.(engine.StateExporter)
-	if !ok || s.state == nil {
+	ex := s.keyed.FlinkState
+	if ex == nil || s.state == nil {
 		return false, fmt.Errorf("%w: operator kind %s does not write the state of Flink's operator", engine.ErrUnsupported, s.spec.Kind)
 	}
-	if b, ok := s.op.(engine.Buffering); ok && b.Buffered() > 0 {
-		return false, fmt.Errorf("%w: %d input rows are queued outside the state: flush before the export", engine.ErrState, b.Buffered())
+	if err := s.snapshottable(); err != nil {
+		return false, err
 	}
 	more, err := ex.ExportState(&s.out, true)
 	s.exporting = more && err == nil
@@ -606,8 +632,8 @@ func (s *Session) Stats() (engine.Stats, error) {
 	if s.state != nil {
 		st = s.state.Stats()
 	}
-	if pt, ok := s.op.(engine.ProcessingTimers); ok {
-		if ms, ok := pt.NextProcessingTimer(); ok {
+	if next := s.keyed.NextProcessingTimer; next != nil {
+		if ms, ok := next(); ok && ms < st.NextTimerMs {
 			st.NextTimerMs = ms
 		}
 	}
@@ -619,11 +645,13 @@ func (s *Session) Stats() (engine.Stats, error) {
 // kind's operator. A panic there is the caller's to recover. No other call may follow.
 func (s *Session) Abandon() {
 	s.closed = true
-	op := s.op
-	s.op, s.state, s.payload, s.snap.chunks = nil, nil, nil, nil
-	if op != nil {
-		op.Close()
-	}
+	defer s.drop()
+	s.closeOperator()
+}
+
+// drop forgets the operator and everything of it.
+func (s *Session) drop() {
+	s.keyed, s.fn, s.state, s.payload, s.snap.chunks = engine.Keyed{}, nil, nil, nil, nil
 }
 
 // Close frees the operator; it is valid in every state but during another call, also while
@@ -637,7 +665,7 @@ func (s *Session) Close() error {
 		return fmt.Errorf("%s: %w: operator is closed", s.label, engine.ErrInvalid)
 	}
 	s.closed = true
-	s.op.Close()
-	s.op, s.state, s.payload, s.snap.chunks = nil, nil, nil, nil
+	s.closeOperator()
+	s.drop()
 	return nil
 }

@@ -19,8 +19,8 @@ import (
 var gate = enginetest.NewGate()
 
 func init() {
-	engine.Register(enginetest.FanoutKind, enginetest.OpenFanout)
-	engine.Register("test_gate", gate.Open)
+	engine.RegisterKeyed(enginetest.FanoutKind, enginetest.OpenFanout)
+	engine.RegisterKeyed("test_gate", gate.Open)
 }
 
 // recorder is a Host that keeps every exported batch as rows.
@@ -66,8 +66,11 @@ type testSession struct {
 	r *recorder
 }
 
+// process processes in as the one batch of its call, of input.
 func (s testSession) process(input int, in *engine.CArray, now int64) (bool, error) {
-	return s.Process(input, in, now, s.r)
+	batches := make([]*engine.CArray, len(s.inputs))
+	batches[input] = in
+	return s.Process(batches, nil, now, s.r)
 }
 func (s testSession) advance(wm, now int64) (bool, error) { return s.Advance(wm, now, s.r) }
 func (s testSession) flush(now int64) (bool, error)       { return s.Flush(now, s.r) }
@@ -101,7 +104,7 @@ func (s testSession) chunks(t testing.TB, kg int) [][]byte {
 
 func open(t testing.TB, json string, r *recorder) testSession {
 	t.Helper()
-	s, err := Open(parse(t, json), nil, r.host())
+	s, err := Open(parse(t, json), nil, nil, r.host())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,18 +203,20 @@ func TestChunkedOutput(t *testing.T) {
 func TestInputIndexAndSchemas(t *testing.T) {
 	var r recorder
 	s := open(t, fanoutSpec(1, 10), &r)
-	for _, in := range []int{-1, 2} {
-		_, err := s.process(in, batch(nil), 0)
-		wantErr(t, err, engine.ErrInvalid, fmt.Sprintf("input %d out of range (the operator has 2 inputs)", in))
+	for _, in := range []int32{-1, 2} {
+		_, err := s.Process([]*engine.CArray{batch(aggRows(0, 1)), nil}, []int32{in, 1}, 0, s.r)
+		wantErr(t, err, engine.ErrInvalid, fmt.Sprintf("run 0: input %d out of range (the operator has 2 inputs)", in))
 	}
-	_, err := Open(parse(t, fanoutSpec(1, 10)), []*engine.CSchema{nil}, r.host())
+	_, err := s.Process([]*engine.CArray{nil, nil}, nil, 0, s.r)
+	wantErr(t, err, engine.ErrInvalid, "no batch: a call carries at least one")
+	_, err = Open(parse(t, fanoutSpec(1, 10)), nil, []*engine.CSchema{nil}, r.host())
 	wantErr(t, err, engine.ErrInvalid, "1 input schemas for 2 inputs")
-	if _, err := Open(parse(t, fanoutSpec(1, 10)), []*engine.CSchema{nil, nil}, r.host()); err != nil {
+	if _, err := Open(parse(t, fanoutSpec(1, 10)), nil, []*engine.CSchema{nil, nil}, r.host()); err != nil {
 		t.Fatalf("NULL schemas skip the check: %v", err)
 	}
-	_, err = Open(parse(t, `{"kind":"test_fanout","inputs":[`+bigintInput+`],"max_parallelism":1,"params":{"copies":0}}`), nil, r.host())
+	_, err = Open(parse(t, `{"kind":"test_fanout","inputs":[`+bigintInput+`],"max_parallelism":1,"params":{"copies":0}}`), nil, nil, r.host())
 	wantErr(t, err, engine.ErrInvalid, "spec: params.copies")
-	_, err = Open(parse(t, `{"kind":"window_join","inputs":[`+bigintInput+`],"max_parallelism":1}`), nil, r.host())
+	_, err = Open(parse(t, `{"kind":"window_join","inputs":[`+bigintInput+`],"max_parallelism":1}`), nil, nil, r.host())
 	wantErr(t, err, engine.ErrUnsupported, `"window_join" is not a native operator`)
 }
 
@@ -443,7 +448,7 @@ func TestSessionsInParallel(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := &recorder{}
-			o, err := Open(parse(t, aggSpec), nil, r.host())
+			o, err := Open(parse(t, aggSpec), nil, nil, r.host())
 			if err != nil {
 				t.Error(err)
 				return
@@ -471,30 +476,36 @@ const joinSpec = `{"kind":"interval_join","name":"join","inputs":[` + bigintInpu
 	`"min_clean_up_interval_ms":0,"left_time_index":1,"right_time_index":1,"filter_nulls":[true]}}`
 
 // TestProcessRuns: both inputs' rows in one call, in the order of the runs; the run list and
-// the batch count checked; a kind without RunsProcessor refused; one call at a time.
+// the batch count checked; one call at a time.
 func TestProcessRuns(t *testing.T) {
 	var r recorder
 	s := open(t, joinSpec, &r)
 	left, right := batch([][]any{{int64(1), int64(10)}, {int64(1), int64(30)}}), batch([][]any{{int64(1), int64(12)}})
 	// The right row arrives after the first left row only: it joins it.
-	if _, err := s.ProcessRuns([]*engine.CArray{left, right}, []int32{0, 1, 1, 1, 0, 1}, 0, s.r); err != nil {
+	if _, err := s.Process([]*engine.CArray{left, right}, []int32{0, 1, 1, 1, 0, 1}, 0, s.r); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(r.rows, "; "); got != "+I[1, 10, 1, 12]" {
 		t.Errorf("output %q, want the one joined row", got)
 	}
-	_, err := s.ProcessRuns([]*engine.CArray{left, right}, []int32{0, 2}, 0, s.r)
+	_, err := s.Process([]*engine.CArray{left, right}, []int32{0, 2}, 0, s.r)
 	wantErr(t, err, engine.ErrInvalid, "the runs use 0 of input 1's 1 rows")
-	_, err = s.ProcessRuns([]*engine.CArray{left}, []int32{0, 2}, 0, s.r)
-	wantErr(t, err, engine.ErrInvalid, "1 batches for 2 inputs")
-	_, err = s.ProcessRuns([]*engine.CArray{nil, right}, []int32{1, 1}, 0, s.r)
+	_, err = s.Process([]*engine.CArray{left, right, nil}, nil, 0, s.r)
+	wantErr(t, err, engine.ErrInvalid, "3 batches for 2 inputs")
+	_, err = s.Process([]*engine.CArray{left}, []int32{0, 2, 1, 1}, 0, s.r)
+	wantErr(t, err, engine.ErrInvalid, "run 1: 1 rows of input 1, but only 0 of its 0 rows are left")
+	_, err = s.Process([]*engine.CArray{nil, right}, []int32{1, 1}, 0, s.r)
 	if err != nil {
 		t.Fatalf("a NULL batch for an input without rows: %v", err)
 	}
-
-	f := open(t, fanoutSpec(1, 10), &r)
-	_, err = f.ProcessRuns([]*engine.CArray{left, right}, []int32{0, 2, 1, 1}, 0, f.r)
-	wantErr(t, err, engine.ErrUnsupported, "does not process the rows of several inputs in one call")
+	// without runs: input 0's rows, then input 1's
+	r.rows = nil
+	if _, err := s.Process([]*engine.CArray{batch([][]any{{int64(2), int64(100)}}), batch([][]any{{int64(2), int64(101)}})}, nil, 0, s.r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.rows, "; "); got != "+I[2, 100, 2, 101]" {
+		t.Errorf("output %q, want the right row joining the left one that came first", got)
+	}
 
 	g := open(t, `{"kind":"test_gate","inputs":[`+bigintInput+`],"max_parallelism":128}`, &recorder{})
 	var wg sync.WaitGroup
@@ -506,8 +517,81 @@ func TestProcessRuns(t *testing.T) {
 		}
 	}()
 	<-gate.Entered
-	_, err = g.ProcessRuns([]*engine.CArray{left}, []int32{0, 2}, 0, g.r)
+	_, err = g.Process([]*engine.CArray{left}, []int32{0, 2}, 0, g.r)
 	wantErr(t, err, engine.ErrState, "in use by another thread")
 	gate.Release <- struct{}{}
 	wg.Wait()
+}
+
+// echo is a test function: each call emits its batch's rows, and it remembers the secrets it
+// was opened with.
+type echo struct {
+	fanout  *enginetest.Fanout
+	secrets *echoSecrets
+}
+
+type echoSecrets struct {
+	Token string `json:"token"`
+}
+
+func (e *echo) Output() []engine.Field { return e.fanout.Output() }
+func (e *echo) Call(in *engine.Batch, out *engine.OutBatch) (bool, error) {
+	if e.secrets == nil {
+		return false, fmt.Errorf("%w: opened without secrets", engine.ErrState)
+	}
+	return e.fanout.Process(engine.Of(0, 1, in), 0, out)
+}
+func (e *echo) Continue(out *engine.OutBatch) (bool, error) { return e.fanout.Continue(out) }
+func (e *echo) Close()                                      {}
+
+func init() {
+	engine.RegisterFunction("test_echo", func(spec *engine.Spec, _ *struct{}, s *echoSecrets) (engine.Function, error) {
+		k, err := enginetest.OpenFanout(spec, &enginetest.FanoutParams{Copies: 1})
+		if err != nil {
+			return nil, err
+		}
+		return &echo{fanout: k.Operator.(*enginetest.Fanout), secrets: s}, nil
+	})
+}
+
+// TestFunction: a function kind's session: its secrets reach it, a call emits, time and flushes
+// emit nothing, it has no state to snapshot, restore, import or export.
+func TestFunction(t *testing.T) {
+	var r recorder
+	spec := `{"kind":"test_echo","inputs":[` + bigintInput + `],"max_parallelism":1}`
+	s, err := Open(parse(t, spec), []byte(`{"token":"t0k"}`), nil, r.host())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ts := testSession{s, &r}
+	if _, err := ts.process(0, batch(aggRows(0, 2)), 0); err != nil || len(r.rows) != 2 {
+		t.Fatalf("call: %v, %v", r.rows, err)
+	}
+	for name, call := range map[string]func() (bool, error){
+		"advance": func() (bool, error) { return ts.advance(10, 10) },
+		"flush":   func() (bool, error) { return ts.flush(10) },
+	} {
+		if more, err := call(); more || err != nil || len(r.rows) != 2 {
+			t.Errorf("%s: more %v, %v, rows %v", name, more, err, r.rows)
+		}
+	}
+	if chunk, err := ts.snapshot(0); chunk != nil || err != nil {
+		t.Errorf("snapshot: %v, %v", chunk, err)
+	}
+	wantErr(t, s.Restore(0, []byte{1}), engine.ErrData, "keeps no state")
+	_, err = s.Export(&r)
+	wantErr(t, err, engine.ErrUnsupported, "does not write the state of Flink's operator")
+	if st, err := s.Stats(); err != nil || st.Keys != 0 || st.NextTimerMs != math.MaxInt64 {
+		t.Errorf("stats: %+v, %v", st, err)
+	}
+	_, err = Open(parse(t, `{"kind":"test_echo","inputs":[`+bigintInput+`,`+bigintInput+`],"max_parallelism":1}`), nil, nil, r.host())
+	wantErr(t, err, engine.ErrInvalid, "a function has one input, the spec declares 2")
+	checked, err := Open(parse(t, spec), nil, nil, r.host())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checked.Close()
+	_, err = testSession{checked, &r}.process(0, batch(aggRows(0, 1)), 0)
+	wantErr(t, err, engine.ErrState, "opened without secrets")
 }

@@ -25,7 +25,7 @@ func BenchmarkNexmark(b *testing.B) {
 }
 
 type nexmarkCall struct {
-	in [2]*engine.Batch
+	in [2]*engine.Inputs // per side, a call with its rows; nil: none
 	wm int64
 }
 
@@ -57,7 +57,7 @@ func benchNexmark(b *testing.B, jt string, keys int) {
 		calls[c].wm = t - 1
 		for s := range 2 {
 			if len(rows[s]) > 0 {
-				calls[c].in[s] = enginetest.Batch(types, rows[s], make([]engine.RowKind, len(rows[s])), enginetest.Options{})
+				calls[c].in[s] = engine.Of(s, 3, enginetest.Batch(types, rows[s], make([]engine.RowKind, len(rows[s])), enginetest.Options{}))
 			}
 		}
 	}
@@ -65,7 +65,7 @@ func benchNexmark(b *testing.B, jt string, keys int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	op, err := engine.Open(parsed)
+	op, err := enginetest.Open(parsed)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,9 +74,9 @@ func benchNexmark(b *testing.B, jt string, keys int) {
 	next := func() (bool, error) { return j.Continue(out) }
 	nexmarktest.Measure(b, fill, callRows, func(i int) {
 		c := &calls[i]
-		for s, in := range c.in {
+		for _, in := range c.in {
 			if in != nil {
-				more, err := j.Process(s, in, 0, out)
+				more, err := j.Process(in, 0, out)
 				nexmarktest.Drain(b, more, err, next)
 			}
 		}

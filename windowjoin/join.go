@@ -51,8 +51,8 @@ type WindowJoin struct {
 	restoredOrder [2][]int64
 	nextRestored  int64 // the next restored row's handle: -1, -2, ...
 
-	kgs        []int32
-	timerTimes []int64 // per row of the batch, its window's timer time
+	kgs        [2][]int32 // per side, per row of the call's batch: its key group
+	timerTimes [2][]int64 // per side, per row of the call's batch: its window's timer time
 }
 
 // RowsInput is the input on which the host sends, before a snapshot, the bytes of every row it
@@ -78,11 +78,17 @@ var outputFields = []engine.Field{
 	{Name: "row", Type: engine.Type{ID: engine.Binary, Nullable: true}},
 }
 
-func open(spec *engine.Spec) (engine.Operator, error) {
-	var p Params
-	if err := spec.DecodeParams(&p); err != nil {
-		return nil, err
+func open(spec *engine.Spec, params *Params) (engine.Keyed, error) {
+	j, err := newJoin(spec, params)
+	if err != nil {
+		return engine.Keyed{}, err
 	}
+	return engine.Keyed{Operator: j, Snapshottable: j.snapshottable}, nil
+}
+
+// newJoin builds the join of spec with params p.
+func newJoin(spec *engine.Spec, params *Params) (*WindowJoin, error) {
+	p := *params
 	jt, err := p.validate(spec)
 	if err != nil {
 		return nil, err
@@ -119,24 +125,24 @@ type stateLayout struct {
 	Rows string `json:"rows"`
 }
 
-// Output implements engine.Operator: kind INT, handle BIGINT, row BYTES (set for the restored
+// Output implements engine.KeyedOperator: kind INT, handle BIGINT, row BYTES (set for the restored
 // kinds only).
 func (j *WindowJoin) Output() []engine.Field { return outputFields }
 
-// State implements engine.Operator.
+// State implements engine.KeyedOperator.
 func (j *WindowJoin) State() *engine.KeyedState { return j.state }
 
-// Close implements engine.Operator.
+// Close implements engine.KeyedOperator.
 func (j *WindowJoin) Close() { *j = WindowJoin{} }
 
-// Flush implements engine.Operator: Flink's operator emits nothing at the end of input (the
+// Flush implements engine.KeyedOperator: Flink's operator emits nothing at the end of input (the
 // final watermark, if any, has fired every window).
 func (j *WindowJoin) Flush(_ int64, out *engine.OutBatch) (bool, error) {
 	out.Len = 0
 	return false, nil
 }
 
-// Continue implements engine.Operator.
+// Continue implements engine.KeyedOperator.
 func (j *WindowJoin) Continue(out *engine.OutBatch) (bool, error) { return j.out.emit(out) }
 
 // fired is TimeWindowUtil.isWindowFired at the current watermark for a window end and its timer
@@ -170,57 +176,85 @@ func (j *WindowJoin) begin() {
 	}
 }
 
-// Process implements engine.Operator: input 0 is the left side, input 1 the right side, input
-// RowsInput the rows for the next snapshot. Every row of inputs 0 and 1 is
-// WindowJoinHelper.processElement: a late row (its window fired at the current watermark) is
-// dropped and counted; any other row's handle is stored under its key and window end, and the
-// window's timer is registered. Row kinds are not checked: the planner gives the join
-// insert-only inputs.
+// Process implements engine.KeyedOperator: input 0 is the left side, input 1 the right side,
+// input RowsInput the rows for the next snapshot (in a call of their own). Every row of inputs 0
+// and 1 is WindowJoinHelper.processElement, in arrival order: a late row (its window fired at
+// the current watermark) is dropped and counted; any other row's handle is stored under its key
+// and window end, and the window's timer is registered. Row kinds are not checked: the planner
+// gives the join insert-only inputs. Every row is checked before any is stored.
 //
 // A row of a key that can never match (docs/operators/window-join.md#null-keys) is stored only on
 // a preserved side, and the host sends NoRow for the others; its window's timer is registered
 // all the same, so timers fire in Flink's order.
-func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.OutBatch) (bool, error) {
-	if input == RowsInput {
-		return false, j.takeRows(in, out)
+func (j *WindowJoin) Process(in *engine.Inputs, _ int64, out *engine.OutBatch) (bool, error) {
+	if rows := in.Batches[RowsInput]; rows != nil {
+		if in.Batches[0] != nil || in.Batches[1] != nil {
+			return false, fmt.Errorf("%w: the rows for a snapshot (input %d) come in a call of their own", engine.ErrInvalid, RowsInput)
+		}
+		out.Len = 0
+		return false, j.takeRows(rows)
 	}
-	if input != 0 && input != 1 {
-		return false, fmt.Errorf("%w: input %d: the window join has inputs 0, 1 and %d", engine.ErrInvalid, input, RowsInput)
+	for input := range 2 {
+		if err := j.check(input, in.Batches[input]); err != nil {
+			return false, fmt.Errorf("input %d: %w", input, err)
+		}
+	}
+	j.begin()
+	var next [2]int
+	for _, r := range in.Runs {
+		j.store(r.Input, in.Batches[r.Input], next[r.Input], r.Rows)
+		next[r.Input] += r.Rows
+	}
+	j.state.EndBatch()
+	return j.out.emit(out)
+}
+
+// check encodes the keys of side input's batch in (nil: none) and checks every row, recording
+// its key group and timer time (kgs, timerTimes).
+func (j *WindowJoin) check(input int, in *engine.Batch) error {
+	j.kgs[input], j.timerTimes[input] = j.kgs[input][:0], j.timerTimes[input][:0]
+	if in == nil || in.Len == 0 {
+		return nil
 	}
 	enc := j.enc[input]
 	if err := enc.Encode(in); err != nil {
-		return false, err
+		return err
 	}
 	endCol, handles := &in.Cols[j.endIndex[input]], engine.Values[int64](&in.Cols[j.handleIndex[input]], in.Len)
 	keep := j.preserved(input)
-	j.kgs, j.timerTimes = j.kgs[:0], j.timerTimes[:0]
 	for i := range in.Len {
 		kg, err := j.state.KeyGroupOf(enc.Hash(i))
 		if err != nil {
-			return false, fmt.Errorf("row %d: %w", i, err)
+			return fmt.Errorf("row %d: %w", i, err)
 		}
 		if endCol.IsNull(i) {
-			return false, fmt.Errorf("%w: row %d: window_end is NULL", engine.ErrData, i)
+			return fmt.Errorf("%w: row %d: window_end is NULL", engine.ErrData, i)
 		}
 		t, err := j.zone.timerTime(int64(binary.LittleEndian.Uint64(endCol.Fixed(i))))
 		if err != nil {
-			return false, fmt.Errorf("row %d: %w", i, err)
+			return fmt.Errorf("row %d: %w", i, err)
 		}
 		if stored := joincore.KeyJoins(enc.Key(i), j.filterNulls) || keep; stored != (handles[i] != NoRow) {
-			return false, fmt.Errorf("%w: row %d: handle %d for a row the join %s", engine.ErrData, i, handles[i],
+			return fmt.Errorf("%w: row %d: handle %d for a row the join %s", engine.ErrData, i, handles[i],
 				map[bool]string{true: "keeps", false: "does not keep (want NoRow)"}[stored])
 		}
-		j.kgs = append(j.kgs, int32(kg))
-		j.timerTimes = append(j.timerTimes, t)
+		j.kgs[input] = append(j.kgs[input], int32(kg))
+		j.timerTimes[input] = append(j.timerTimes[input], t)
 	}
-	j.begin()
-	for i := range in.Len {
-		end, timer := int64(binary.LittleEndian.Uint64(endCol.Fixed(i))), j.timerTimes[i]
+	return nil
+}
+
+// store stores rows [from, from+n) of side input's checked batch in.
+func (j *WindowJoin) store(input int, in *engine.Batch, from, n int) {
+	enc := j.enc[input]
+	endCol, handles := &in.Cols[j.endIndex[input]], engine.Values[int64](&in.Cols[j.handleIndex[input]], in.Len)
+	for i := from; i < from+n; i++ {
+		end, timer := int64(binary.LittleEndian.Uint64(endCol.Fixed(i))), j.timerTimes[input][i]
 		if j.fired(end, timer) {
 			j.LateDropped[input]++
 			continue
 		}
-		key, hash, kg := enc.Key(i), enc.Hash(i), int(j.kgs[i])
+		key, hash, kg := enc.Key(i), enc.Hash(i), int(j.kgs[input][i])
 		id := j.state.Find(key, hash, kg)
 		if id < 0 {
 			id = j.state.Insert(key, hash, kg)
@@ -234,13 +268,10 @@ func (j *WindowJoin) Process(input int, in *engine.Batch, _ int64, out *engine.O
 			j.keys.wins[wi].registered = true
 		}
 	}
-	j.state.EndBatch()
-	return j.out.emit(out)
 }
 
 // takeRows keeps the bytes of the rows of a RowsInput batch for the next snapshot.
-func (j *WindowJoin) takeRows(in *engine.Batch, out *engine.OutBatch) error {
-	out.Len = 0
+func (j *WindowJoin) takeRows(in *engine.Batch) error {
 	sides, handles, rows := engine.Values[int32](&in.Cols[0], in.Len), engine.Values[int64](&in.Cols[1], in.Len), &in.Cols[2]
 	for i := range in.Len {
 		if s := sides[i]; s != 0 && s != 1 {
@@ -287,8 +318,9 @@ func (j *WindowJoin) hasRow(side int, h int64) bool {
 	return ok
 }
 
-// BeforeSnapshot implements engine.SnapshotPreparer: every stored handle has its row's bytes.
-func (j *WindowJoin) BeforeSnapshot() error {
+// snapshottable is the engine.Keyed capability Snapshottable: every stored handle has its row's
+// bytes.
+func (j *WindowJoin) snapshottable() error {
 	k := &j.keys
 	for id := range k.first {
 		for wi := k.first[id]; wi >= 0; wi = k.wins[wi].next {
@@ -305,7 +337,7 @@ func (j *WindowJoin) BeforeSnapshot() error {
 	return nil
 }
 
-// Advance implements engine.Operator: moves the watermark to watermarkMs and fires the due
+// Advance implements engine.KeyedOperator: moves the watermark to watermarkMs and fires the due
 // window timers in Flink's order, each emitting and clearing its window.
 func (j *WindowJoin) Advance(watermarkMs, _ int64, out *engine.OutBatch) (bool, error) {
 	j.begin()

@@ -42,7 +42,7 @@ func openJoin(t testing.TB, p Params, keys, maxPar, chunk int) *WindowJoin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := engine.Open(spec)
+	op, err := enginetest.Open(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func (h *host) process(side int, rows []row) []string {
 		}
 		vals = append(vals, append(slices.Clone(r.key), enginetest.Timestamp{Millis: r.end}, handle))
 	}
-	more, err := h.op.Process(side, inputBatch(h.keys, vals), 0, h.out)
+	more, err := h.op.Process(engine.Of(side, 3, inputBatch(h.keys, vals)), 0, h.out)
 	return h.drain(more, err)
 }
 
@@ -162,7 +162,7 @@ func (h *host) sendRows() {
 		h.sent[b] = sentRow{int(k[0]), name}
 	}
 	for _, rs := range rows {
-		if more, err := h.op.Process(RowsInput, rowsBatch(rs), 0, h.out); err != nil || more || h.out.Len != 0 {
+		if more, err := h.op.Process(engine.Of(RowsInput, 3, rowsBatch(rs)), 0, h.out); err != nil || more || h.out.Len != 0 {
 			h.t.Fatalf("rows input: more %v, %d rows, %v", more, h.out.Len, err)
 		}
 	}
@@ -173,7 +173,7 @@ func (h *host) sendRows() {
 func (h *host) snapshotRestore() {
 	h.t.Helper()
 	h.sendRows()
-	if err := h.op.BeforeSnapshot(); err != nil {
+	if err := h.op.snapshottable(); err != nil {
 		h.t.Fatal(err)
 	}
 	fresh := openJoin(h.t, h.p, h.keys, h.maxPar, 3)
@@ -354,7 +354,7 @@ func TestNoRowRule(t *testing.T) {
 			for _, key := range [][]any{{int64(1), int64(2)}, {int64(1), nil}, {nil, int64(2)}, {nil, nil}} {
 				kept := keeps(p, side, key)
 				call := func(handle int64) error {
-					_, err := op.Process(side, inputBatch(2, [][]any{append(slices.Clone(key), enginetest.Timestamp{Millis: 10}, handle)}), 0, out)
+					_, err := op.Process(engine.Of(side, 3, inputBatch(2, [][]any{append(slices.Clone(key), enginetest.Timestamp{Millis: 10}, handle)})), 0, out)
 					return err
 				}
 				right, wrong := int64(7), int64(NoRow)
@@ -397,27 +397,27 @@ func TestRowsForSnapshot(t *testing.T) {
 			t.Fatalf("%s: %v, want %v", what, err, want)
 		}
 	}
-	if err := op.BeforeSnapshot(); err != nil {
+	if err := op.snapshottable(); err != nil {
 		t.Fatalf("empty state: %v", err)
 	}
-	must(op.Process(0, inputBatch(1, [][]any{{int64(1), enginetest.Timestamp{Millis: 10}, int64(5)}, {nil, enginetest.Timestamp{Millis: 30}, int64(NoRow)}}), 0, out))
-	must(op.Process(1, inputBatch(1, [][]any{{int64(1), enginetest.Timestamp{Millis: 20}, int64(6)}}), 0, out))
-	wantErr(op.BeforeSnapshot(), engine.ErrState, "no rows sent")
-	must(op.Process(RowsInput, rowsBatch([][]any{{int64(0), int64(5), []byte("five")}}), 0, out))
-	wantErr(op.BeforeSnapshot(), engine.ErrState, "the right row missing")
-	must(op.Process(RowsInput, rowsBatch([][]any{{int64(0), int64(6), []byte("six")}}), 0, out))
-	wantErr(op.BeforeSnapshot(), engine.ErrState, "the right row sent as a left row")
-	must(op.Process(RowsInput, rowsBatch([][]any{{int64(1), int64(6), []byte("six")}, {int64(1), int64(99), []byte("unknown")}}), 0, out))
-	if err := op.BeforeSnapshot(); err != nil {
+	must(op.Process(engine.Of(0, 3, inputBatch(1, [][]any{{int64(1), enginetest.Timestamp{Millis: 10}, int64(5)}, {nil, enginetest.Timestamp{Millis: 30}, int64(NoRow)}})), 0, out))
+	must(op.Process(engine.Of(1, 3, inputBatch(1, [][]any{{int64(1), enginetest.Timestamp{Millis: 20}, int64(6)}})), 0, out))
+	wantErr(op.snapshottable(), engine.ErrState, "no rows sent")
+	must(op.Process(engine.Of(RowsInput, 3, rowsBatch([][]any{{int64(0), int64(5), []byte("five")}})), 0, out))
+	wantErr(op.snapshottable(), engine.ErrState, "the right row missing")
+	must(op.Process(engine.Of(RowsInput, 3, rowsBatch([][]any{{int64(0), int64(6), []byte("six")}})), 0, out))
+	wantErr(op.snapshottable(), engine.ErrState, "the right row sent as a left row")
+	must(op.Process(engine.Of(RowsInput, 3, rowsBatch([][]any{{int64(1), int64(6), []byte("six")}, {int64(1), int64(99), []byte("unknown")}})), 0, out))
+	if err := op.snapshottable(); err != nil {
 		t.Fatalf("every row sent: %v", err)
 	}
 	snap := enginetest.Snapshot(t, op.State(), 1<<20)
 	must(op.Advance(0, 0, out))
-	wantErr(op.BeforeSnapshot(), engine.ErrState, "rows sent before a later call")
+	wantErr(op.snapshottable(), engine.ErrState, "rows sent before a later call")
 
 	fresh := openJoin(t, p, 1, 8, 100)
 	enginetest.Restore(t, fresh.State(), snap)
-	if err := fresh.BeforeSnapshot(); err != nil {
+	if err := fresh.snapshottable(); err != nil {
 		t.Fatalf("restored rows not handed back: %v", err)
 	}
 	snap2 := enginetest.Snapshot(t, fresh.State(), 1<<20)
@@ -432,14 +432,17 @@ func TestRowsForSnapshot(t *testing.T) {
 	if want := []string{"[3 -1 five]", "[4 -2 six]", "[0 -1 <nil>]", "[2 0 <nil>]"}; err != nil || more || !slices.Equal(got, want) {
 		t.Fatalf("after the restore: %v (more %v, %v), want %v", got, more, err, want)
 	}
-	wantErr(fresh.BeforeSnapshot(), engine.ErrState, "restored rows handed back")
+	wantErr(fresh.snapshottable(), engine.ErrState, "restored rows handed back")
 
 	for _, side := range []int64{-1, 2} {
-		_, err := op.Process(RowsInput, rowsBatch([][]any{{int64(0), int64(5), []byte("x")}, {side, int64(6), []byte("y")}}), 0, out)
+		_, err := op.Process(engine.Of(RowsInput, 3, rowsBatch([][]any{{int64(0), int64(5), []byte("x")}, {side, int64(6), []byte("y")}})), 0, out)
 		wantErr(err, engine.ErrData, fmt.Sprintf("side %d", side))
 	}
-	_, err = op.Process(3, inputBatch(1, nil), 0, out)
-	wantErr(err, engine.ErrInvalid, "input 3")
+	mixed := engine.Of(0, 3, inputBatch(1, [][]any{{int64(1), enginetest.Timestamp{Millis: 10}, int64(7)}}))
+	mixed.Batches[RowsInput] = rowsBatch([][]any{{int64(0), int64(7), []byte("x")}})
+	mixed.Runs = append(mixed.Runs, engine.Run{Input: RowsInput, Rows: 1})
+	_, err = op.Process(mixed, 0, out)
+	wantErr(err, engine.ErrInvalid, "the rows for a snapshot (input 2) come in a call of their own")
 	op.Close()
 	fresh.Close()
 }
@@ -463,7 +466,7 @@ func TestSpecErrors(t *testing.T) {
 		}
 		spec, err := engine.ParseSpec([]byte(js))
 		if err == nil {
-			_, err = engine.Open(spec)
+			_, err = enginetest.Open(spec)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)

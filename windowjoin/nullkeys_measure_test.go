@@ -56,7 +56,7 @@ func TestNullKeyStateFigures(t *testing.T) {
 			h.advance(int64(i+batch) - 5000)
 		}
 		h.sendRows()
-		if err := h.op.BeforeSnapshot(); err != nil {
+		if err := h.op.snapshottable(); err != nil {
 			t.Fatal(err)
 		}
 		var total, null int

@@ -1,6 +1,10 @@
 package enginetest
 
-import "github.com/ferrystream/ferry/engine"
+import (
+	"encoding/json"
+
+	"github.com/ferrystream/ferry/engine"
+)
 
 // Gate is a test operator kind whose Process waits until the test lets it through, so a test can
 // hold a call inside an operator (to see what other callers get meanwhile). Its operators are
@@ -13,14 +17,14 @@ type Gate struct {
 // NewGate returns a gate with unbuffered channels.
 func NewGate() *Gate { return &Gate{Entered: make(chan struct{}), Release: make(chan struct{})} }
 
-// Open is the engine.OpenFunc of the gate's kind.
-func (g *Gate) Open(spec *engine.Spec) (engine.Operator, error) {
-	spec.Params = []byte(`{"copies":1}`)
-	op, err := OpenFanout(spec)
+// Open opens an operator of the gate's kind (a keyed kind whose params, any JSON, are ignored).
+func (g *Gate) Open(spec *engine.Spec, _ *json.RawMessage) (engine.Keyed, error) {
+	op, err := OpenFanout(spec, &FanoutParams{Copies: 1})
 	if err != nil {
-		return nil, err
+		return engine.Keyed{}, err
 	}
-	return &gated{Fanout: op.(*Fanout), gate: g}, nil
+	op.Operator = &gated{Fanout: op.Operator.(*Fanout), gate: g}
+	return op, nil
 }
 
 type gated struct {
@@ -28,8 +32,8 @@ type gated struct {
 	gate *Gate
 }
 
-func (o *gated) Process(input int, in *engine.Batch, now int64, out *engine.OutBatch) (bool, error) {
+func (o *gated) Process(in *engine.Inputs, now int64, out *engine.OutBatch) (bool, error) {
 	o.gate.Entered <- struct{}{}
 	<-o.gate.Release
-	return o.Fanout.Process(input, in, now, out)
+	return o.Fanout.Process(in, now, out)
 }

@@ -3,8 +3,9 @@
 // Input 0 is a batch of key rows (one per probe row to look up, never NULL); the output is, for
 // each key row in order, its dimension rows as PostgreSQL returned them, each prefixed with the
 // key row's index in the batch (`ordinal`). The I/O, conversions, retries and partial cache are
-// lookup/pg's; this package moves Arrow columns in and out. The connection arrives after open
-// through ferry_operator_connect (engine.Connector), never in the spec.
+// lookup/pg's; this package moves Arrow columns in and out. It is a function (engine.ShapeFunction):
+// the connection string and credentials arrive with open as its secrets (Secrets), never in the
+// spec.
 package jdbclookup
 
 import (
@@ -22,19 +23,29 @@ import (
 // Kind is the operator kind's name in specs.
 const Kind = "jdbc_lookup"
 
-func init() { engine.Register(Kind, Open) }
+func init() { engine.RegisterFunction(Kind, Open) }
 
-// Operator is one jdbc_lookup operator. It keeps no state; the rows of one Process stay until
-// its last chunk went out.
+// Secrets are what a jdbc_lookup function takes beside its spec: they never reach a spec, a log
+// or an error message.
+type Secrets struct {
+	// DSN is a libpq/pgx connection string without credentials, e.g. "host=h port=5432 dbname=d".
+	DSN string `json:"dsn"`
+	// User and Password: empty keeps the DSN's (or the driver's default).
+	User     string `json:"user,omitempty"`
+	Password string `json:"password,omitempty"`
+}
+
+// Operator is one jdbc_lookup function. It keeps no state; the rows of one Call stay until its
+// last chunk went out.
 type Operator struct {
 	cfg    pg.Config
 	out    []engine.Field
 	types  []engine.Type // out's types
 	chunk  int
-	l      *pg.Lookuper // nil until Connect
+	l      *pg.Lookuper // nil when opened without secrets (a spec check)
 	secret string       // the password, cut out of every error
 
-	// the output of the last Process: for key row pending[i].ord, its rows
+	// the output of the last Call: for key row pending[i].ord, its rows
 	pending []hit
 	next    int
 	varB    []int
@@ -46,12 +57,11 @@ type hit struct {
 	row pg.Row
 }
 
-// Open is the engine.OpenFunc of Kind.
-func Open(spec *engine.Spec) (engine.Operator, error) {
-	var p Params
-	if err := spec.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+// Open opens a jdbc_lookup function: it validates the spec and, given secrets, opens the pool
+// and has PostgreSQL describe Flink's per-key statement (pg.Open), so a server that is down,
+// refused credentials, a missing table or column and an unmapped column type fail here. Without
+// secrets (the host checks the spec) it connects nothing and every Call fails.
+func Open(spec *engine.Spec, p *Params, secrets *Secrets) (engine.Function, error) {
 	cfg, out, err := p.parse(spec)
 	if err != nil {
 		return nil, err
@@ -60,29 +70,21 @@ func Open(spec *engine.Spec) (engine.Operator, error) {
 	for _, f := range out {
 		o.types = append(o.types, f.Type)
 	}
-	return o, nil
-}
-
-// Connect implements engine.Connector: it opens the pool and has PostgreSQL describe Flink's
-// per-key statement (pg.Open), so a server that is down, refused credentials, a missing table or
-// column and an unmapped column type fail here.
-func (o *Operator) Connect(dsn, user, password string) error {
-	if o.l != nil {
-		return fmt.Errorf("%w: already connected", engine.ErrState)
+	if secrets == nil {
+		return o, nil
 	}
-	cfg := o.cfg
-	cfg.User, cfg.Password = user, password
-	l, err := pg.Open(context.Background(), dsn, cfg)
-	o.secret = password
+	cfg.User, cfg.Password = secrets.User, secrets.Password
+	o.secret = secrets.Password
+	l, err := pg.Open(context.Background(), secrets.DSN, cfg)
 	if err != nil {
 		code := engine.ErrExternal
 		if strings.Contains(err.Error(), "bad connection string") {
 			code = engine.ErrInvalid
 		}
-		return fmt.Errorf("%w: %s", code, o.redact(err))
+		return nil, fmt.Errorf("%w: %s", code, o.redact(err))
 	}
 	o.l = l
-	return nil
+	return o, nil
 }
 
 // redact is err's message without the password.
@@ -93,17 +95,14 @@ func (o *Operator) redact(err error) string {
 	return strings.ReplaceAll(err.Error(), o.secret, "*****")
 }
 
-// Output implements engine.Operator: ordinal INT NOT NULL, then the projected fields.
+// Output implements engine.Function: ordinal INT NOT NULL, then the projected fields.
 func (o *Operator) Output() []engine.Field { return o.out }
 
-// State implements engine.Operator: the operator keeps no state.
-func (o *Operator) State() *engine.KeyedState { return nil }
-
-// Process looks every key row of in up (one statement for the keys the cache does not hold)
-// and writes the first chunk of the rows found.
-func (o *Operator) Process(input int, in *engine.Batch, _ int64, out *engine.OutBatch) (bool, error) {
+// Call implements engine.Function: it looks every key row of in up (one statement for the keys
+// the cache does not hold) and writes the first chunk of the rows found.
+func (o *Operator) Call(in *engine.Batch, out *engine.OutBatch) (bool, error) {
 	if o.l == nil {
-		return false, fmt.Errorf("%w: not connected: call ferry_operator_connect after open", engine.ErrState)
+		return false, fmt.Errorf("%w: not connected: the function was opened without secrets (a spec check)", engine.ErrState)
 	}
 	keys := make([][]any, in.Len)
 	for i := range keys {
@@ -137,20 +136,10 @@ func (o *Operator) Process(input int, in *engine.Batch, _ int64, out *engine.Out
 	return o.emit(out)
 }
 
-// Continue implements engine.Operator.
+// Continue implements engine.Function.
 func (o *Operator) Continue(out *engine.OutBatch) (bool, error) { return o.emit(out) }
 
-// Advance implements engine.Operator: no timers, no output.
-func (o *Operator) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
-	return false, out.Init(o.types, 0, nil)
-}
-
-// Flush implements engine.Operator: nothing is buffered.
-func (o *Operator) Flush(_ int64, out *engine.OutBatch) (bool, error) {
-	return false, out.Init(o.types, 0, nil)
-}
-
-// Close closes the pool.
+// Close implements engine.Function: it closes the pool.
 func (o *Operator) Close() {
 	if o.l != nil {
 		o.l.Close()

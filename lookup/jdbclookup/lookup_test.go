@@ -66,18 +66,21 @@ func host() session.Host {
 		Blob: func(any, []byte) error { return errors.New("no state") }}
 }
 
-// open opens and connects a session of p.
+// secrets is the secrets JSON of a jdbc_lookup function.
+func secrets(dsn, user, password string) []byte {
+	b, _ := json.Marshal(Secrets{DSN: dsn, User: user, Password: password})
+	return b
+}
+
+// open opens a session of p connected to the test server.
 func open(t *testing.T, p Params, chunkRows int) *session.Session {
 	t.Helper()
-	s, err := session.Open(spec(t, p, chunkRows), nil, host())
+	srv := pgtest.Server(t)
+	s, err := session.Open(spec(t, p, chunkRows), secrets(dsn(t), srv.User, srv.Password), nil, host())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	srv := pgtest.Server(t)
-	if err := s.Connect(dsn(t), srv.User, srv.Password); err != nil {
-		t.Fatal(err)
-	}
 	return s
 }
 
@@ -88,7 +91,7 @@ func lookup(t *testing.T, s *session.Session, types []engine.Type, keys [][]any)
 	kinds := make([]engine.RowKind, len(keys))
 	b := enginetest.Batch(types, keys, kinds, enginetest.Options{Offset: 3})
 	r := &rec{}
-	more, err := s.Process(0, enginetest.CArray(b), 0, r)
+	more, err := s.Process([]*engine.CArray{enginetest.CArray(b)}, nil, 0, r)
 	chunks++
 	for err == nil && more {
 		more, err = s.Next(r)
@@ -306,16 +309,13 @@ func TestErrors(t *testing.T) {
 	noRetry.MaxRetries = &zero
 	var all []string
 	connect := func(p Params, dsn, user, password string) error {
-		s, err := session.Open(spec(t, p, 0), nil, host())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		err = s.Connect(dsn, user, password)
+		s, err := session.Open(spec(t, p, 0), secrets(dsn, user, password), nil, host())
 		if err != nil {
 			all = append(all, err.Error())
+			return err
 		}
-		return err
+		s.Close()
+		return nil
 	}
 	check := func(name string, err error, code error, frags ...string) {
 		t.Helper()
@@ -357,7 +357,7 @@ func TestErrors(t *testing.T) {
 		{Params{Table: "k_err", Keys: ok.Keys, Fields: ok.Fields, Zone: "Mars/Base"}, engine.ErrInvalid, "params.zone"},
 	} {
 		sp := spec0(t, c.p)
-		_, err := engine.Open(sp)
+		_, err := session.Open(sp, nil, nil, host())
 		check(c.frag, err, c.code, c.frag)
 	}
 	// an input whose key column does not cross as the key's type
@@ -366,21 +366,23 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.Open(sp)
+	_, err = session.Open(sp, nil, nil, host())
 	check("input type", err, engine.ErrInvalid, "inputs[0].fields[0].type", "crosses as INT")
 
-	// not connected yet; a NULL key; connected twice
-	s, err := session.Open(spec(t, ok, 0), nil, host())
+	// opened without secrets (a spec check): nothing connected; a NULL key
+	checked, err := session.Open(spec(t, ok, 0), nil, nil, host())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	_, _, err = lookup(t, s, intKey, [][]any{{int64(1)}})
-	check("not connected", err, engine.ErrState, "ferry_operator_connect")
-	if err := s.Connect(dsn(t), srv.User, srv.Password); err != nil {
-		t.Fatal(err)
+	defer checked.Close()
+	_, _, err = lookup(t, checked, intKey, [][]any{{int64(1)}})
+	check("not connected", err, engine.ErrState, "opened without secrets (a spec check)")
+	for _, bad := range []string{`{"dsn":"x","password":"` + srv.Password + `","role":"admin"}`, `{"dsn":` + srv.Password + `}`} {
+		_, err = session.Open(spec(t, ok, 0), []byte(bad), nil, host())
+		check("malformed secrets", err, engine.ErrInvalid, "secrets: not a JSON object of the fields jdbc_lookup takes")
+		all = append(all, err.Error())
 	}
-	check("connected twice", s.Connect(dsn(t), srv.User, srv.Password), engine.ErrState, "already connected")
+	s := open(t, ok, 0)
 	_, _, err = lookup(t, s, intKey, [][]any{{int64(1)}, {nil}})
 	check("NULL key", err, engine.ErrData, "key row 1: key id is NULL")
 	if got, _, err := lookup(t, s, intKey, [][]any{{int64(1)}}); err != nil || !reflect.DeepEqual(got, []string{`+I[0, "a"]`}) {
@@ -389,14 +391,7 @@ func TestErrors(t *testing.T) {
 
 	// the table disappears after connect: Flink's message after max_retries + 1 attempts, and
 	// the operator stays usable once the table is back
-	s2, err := session.Open(spec(t, noRetry, 0), nil, host())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	if err := s2.Connect(dsn(t), srv.User, srv.Password); err != nil {
-		t.Fatal(err)
-	}
+	s2 := open(t, noRetry, 0)
 	pgtest.Exec(t, `ALTER TABLE k_err RENAME TO k_err_gone`)
 	_, _, err = lookup(t, s2, intKey, [][]any{{int64(1)}})
 	pgtest.Exec(t, `ALTER TABLE k_err_gone RENAME TO k_err`)
@@ -425,13 +420,10 @@ func TestRedact(t *testing.T) {
 	if got := o.redact(errors.New("x s3cret y s3cret")); got != "x ***** y *****" {
 		t.Errorf("redact: %q", got)
 	}
-	// the kind takes its connection only once; a kind without one refuses it
-	s, err := session.Open(spec0(t, Params{Table: "t", Keys: []Column{{"id", "INT"}}, Fields: []Column{{"v", "STRING"}}}), nil, host())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Connect("host=127.0.0.1 port=1 dbname=x connect_timeout=2 sslmode=disable", "u", "s3cret"); err == nil || strings.Contains(err.Error(), "s3cret") {
+	// a connection to nothing fails without the password
+	_, err := session.Open(spec0(t, Params{Table: "t", Keys: []Column{{"id", "INT"}}, Fields: []Column{{"v", "STRING"}}}),
+		secrets("host=127.0.0.1 port=1 dbname=x connect_timeout=2 sslmode=disable", "u", "s3cret"), nil, host())
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("connect to nothing: %v", err)
 	}
 }

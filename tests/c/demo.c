@@ -50,7 +50,7 @@ int run_demo(void) {
          "auction\n\n");
   CHECK_OK(ferry_init("{\"max_procs\":2}", &err), err);
   FerryHandle h = 0;
-  CHECK_OK(ferry_operator_open(demo_spec, 0, NULL, &h, &err), err);
+  CHECK_OK(ferry_operator_open(demo_spec, NULL, 0, NULL, &h, &err), err);
   if (!h) return 1;
 
   struct ArrowSchema s;

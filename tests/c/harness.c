@@ -81,7 +81,7 @@ void check_err_at(const char* file, int line, int32_t rc, struct FerryError* err
 FerryHandle open_ok_at(const char* file, int line, const char* spec) {
   struct FerryError err = {0};
   FerryHandle h = 0;
-  check_ok_at(file, line, ferry_operator_open(spec, 0, NULL, &h, &err), &err);
+  check_ok_at(file, line, ferry_operator_open(spec, NULL, 0, NULL, &h, &err), &err);
   g_checks++;
   if (h == 0) check_fail(file, line, "ferry_operator_open returned handle 0");
   return h;
@@ -101,7 +101,7 @@ void process_ok_at(const char* file, int line, FerryHandle h, struct ArrowArray*
   struct FerryError err = {0};
   memset(out, 0, sizeof *out);
   int32_t more = -1;
-  check_ok_at(file, line, ferry_operator_process(h, 0, in, 1000, out, &more, &err), &err);
+  check_ok_at(file, line, ferry_operator_process(h, ONE_BATCH(in), 1000, out, &more, &err), &err);
   check_consumed_at(file, line, in, id);
   g_checks++;
   if (more != 0) check_fail(file, line, "*more = %d, want 0 (one output chunk per call)", more);

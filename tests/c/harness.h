@@ -60,6 +60,9 @@ extern int32_t g_more;
 /* The input_schemas arguments of ferry_operator_open for an operator of one input. */
 #define ONE_SCHEMA(s) 1, (struct ArrowSchema* const[]){(s)}
 
+/* The batches and runs arguments of ferry_operator_process for a call of one input's batch. */
+#define ONE_BATCH(a) 1, (struct ArrowArray* const[]){(a)}, 0, NULL
+
 extern long g_errors_received; /* error structs filled by Ferry */
 extern long g_errors_released; /* ... and released through err->release */
 

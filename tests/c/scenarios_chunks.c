@@ -43,7 +43,7 @@ void scenario_chunked_output(void) {
   int64_t sid0 = ab_schema(&s0, 3, f, n), sid1 = ab_schema(&s1, 3, f, n);
   struct ArrowSchema* const schemas[] = {&s0, &s1};
   FerryHandle h = 0;
-  CHECK_OK(ferry_operator_open(spec_fanout, 2, schemas, &h, &err), err);
+  CHECK_OK(ferry_operator_open(spec_fanout, NULL, 2, schemas, &h, &err), err);
   CHECK_EQ(ab_schema_releases(sid0), 1);
   CHECK_EQ(ab_schema_releases(sid1), 1);
 
@@ -52,7 +52,8 @@ void scenario_chunked_output(void) {
   memset(&out, 0, sizeof out);
   int32_t more = -1;
   int64_t id = ab_batch(&in, "lu", 3, f_kinds, f_rows);
-  CHECK_OK(ferry_operator_process(h, 1, &in, 0, &out, &more, &err), err);
+  struct ArrowArray* const on_input_1[] = {NULL, &in};
+  CHECK_OK(ferry_operator_process(h, 2, on_input_1, 0, NULL, 0, &out, &more, &err), err);
   CHECK_CONSUMED(in, id);
   CHECK_EQ(more, 1);
   CHECK_BATCH(&out, "lu", 4, want_kinds, want_rows);
@@ -60,7 +61,7 @@ void scenario_chunked_output(void) {
 
   /* While output is pending every call but next and close fails with FERRY_ESTATE. */
   id = ab_batch(&in, "lu", 3, f_kinds, f_rows);
-  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, &out, &more, &err), err, FERRY_ESTATE,
+  CHECK_ERR(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &more, &err), err, FERRY_ESTATE,
             "ferry_operator_process", "pending", NULL);
   CHECK_CONSUMED(in, id);
   CHECK_EQ(more, 0);
@@ -88,11 +89,13 @@ void scenario_chunked_output(void) {
 
   /* Input index and NULL arguments. */
   id = ab_batch(&in, "lu", 3, f_kinds, f_rows);
-  CHECK_ERR(ferry_operator_process(h, 2, &in, 0, &out, &more, &err), err, FERRY_EINVAL,
-            "ferry_operator_process", "input 2 out of range", NULL);
+  struct ArrowArray* const on_input_0[] = {&in, NULL};
+  const int32_t to_input_2[] = {2, 3};
+  CHECK_ERR(ferry_operator_process(h, 2, on_input_0, 1, to_input_2, 0, &out, &more, &err), err,
+            FERRY_EINVAL, "ferry_operator_process", "input 2 out of range", NULL);
   CHECK_CONSUMED(in, id);
   id = ab_batch(&in, "lu", 3, f_kinds, f_rows);
-  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, &out, NULL, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, NULL, &err), err, FERRY_EINVAL,
             "ferry_operator_process", "more", NULL);
   CHECK_CONSUMED(in, id);
   CHECK_ERR(ferry_operator_next(h, &out, NULL, &err), err, FERRY_EINVAL, "ferry_operator_next",
@@ -100,7 +103,7 @@ void scenario_chunked_output(void) {
 
   /* Close with output pending drops the rest and frees everything. */
   id = ab_batch(&in, "lu", 3, f_kinds, f_rows);
-  CHECK_OK(ferry_operator_process(h, 0, &in, 0, &out, &more, &err), err);
+  CHECK_OK(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &more, &err), err);
   CHECK_CONSUMED(in, id);
   CHECK_EQ(more, 1);
   release_output(&out);
@@ -108,7 +111,7 @@ void scenario_chunked_output(void) {
   CHECK_EQ(ferry_output_bytes_outstanding(), 0);
 }
 
-/* ferry_operator_process_runs: both inputs' rows in one call, in arrival order. An interval join
+/* ferry_operator_process with runs: both inputs' rows in one call, in arrival order. An interval join
  * over (k BIGINT, t BIGINT) on each side, t2 BETWEEN t1 - 5 AND t1 + 5. */
 static const char* spec_join =
     "{\"kind\":\"interval_join\",\"name\":\"Join\",\"inputs\":["
@@ -122,7 +125,7 @@ static const char* spec_join =
 void scenario_process_runs(void) {
   struct FerryError err = {0};
   FerryHandle h = 0;
-  CHECK_OK(ferry_operator_open(spec_join, 0, NULL, &h, &err), err);
+  CHECK_OK(ferry_operator_open(spec_join, NULL, 0, NULL, &h, &err), err);
   static const int8_t kinds[] = {KI, KI};
   static const val left[] = {VI(1), VI(10), VI(2), VI(20)};
   static const val right[] = {VI(1), VI(12)};
@@ -134,7 +137,7 @@ void scenario_process_runs(void) {
   int64_t lid = ab_batch(&l, "ll", 2, kinds, left), rid = ab_batch(&r, "ll", 1, kinds, right);
   struct ArrowArray* const batches[] = {&l, &r};
   const int32_t runs[] = {0, 1, 1, 1, 0, 1};
-  CHECK_OK(ferry_operator_process_runs(h, 2, batches, 3, runs, 0, &out, &more, &err), err);
+  CHECK_OK(ferry_operator_process(h, 2, batches, 3, runs, 0, &out, &more, &err), err);
   CHECK_CONSUMED(l, lid);
   CHECK_CONSUMED(r, rid);
   CHECK_EQ(more, 0);
@@ -148,8 +151,8 @@ void scenario_process_runs(void) {
   lid = ab_batch(&l, "ll", 2, kinds, left);
   rid = ab_batch(&r, "ll", 1, kinds, right);
   const int32_t short_runs[] = {0, 1, 1, 1};
-  CHECK_ERR(ferry_operator_process_runs(h, 2, batches, 2, short_runs, 0, &out, &more, &err), err,
-            FERRY_EINVAL, "ferry_operator_process_runs", "the runs use 1 of input 0's 2 rows", NULL);
+  CHECK_ERR(ferry_operator_process(h, 2, batches, 2, short_runs, 0, &out, &more, &err), err,
+            FERRY_EINVAL, "ferry_operator_process", "the runs use 1 of input 0's 2 rows", NULL);
   CHECK_CONSUMED(l, lid);
   CHECK_CONSUMED(r, rid);
   CHECK_EQ(more, 0);
@@ -159,25 +162,33 @@ void scenario_process_runs(void) {
   lid = ab_batch(&l, "ll", 2, kinds, left);
   struct ArrowArray* const only_left[] = {&l, NULL};
   const int32_t left_runs[] = {0, 2};
-  CHECK_OK(ferry_operator_process_runs(h, 2, only_left, 1, left_runs, 0, &out, &more, &err), err);
+  CHECK_OK(ferry_operator_process(h, 2, only_left, 1, left_runs, 0, &out, &more, &err), err);
   CHECK_CONSUMED(l, lid);
   if (out.release != NULL) release_output(&out);
   memset(&out, 0, sizeof out);
   CLOSE_OK(h);
   lid = ab_batch(&l, "ll", 2, kinds, left);
-  CHECK_ERR(ferry_operator_process_runs(h, 2, only_left, 1, left_runs, 0, &out, &more, &err), err,
-            FERRY_EINVAL, "ferry_operator_process_runs", "handle", NULL);
+  CHECK_ERR(ferry_operator_process(h, 2, only_left, 1, left_runs, 0, &out, &more, &err), err,
+            FERRY_EINVAL, "ferry_operator_process", "handle", NULL);
   CHECK_CONSUMED(l, lid);
 
-  /* A kind that does not take several inputs in one call. */
-  CHECK_OK(ferry_operator_open(spec_fanout, 0, NULL, &h, &err), err);
+  /* Any kind takes several inputs' rows in one call: the fanout emits both batches' copies. */
+  CHECK_OK(ferry_operator_open(spec_fanout, NULL, 0, NULL, &h, &err), err);
   lid = ab_batch(&l, "lu", 3, f_kinds, f_rows);
   rid = ab_batch(&r, "lu", 3, f_kinds, f_rows);
   const int32_t fan_runs[] = {0, 3, 1, 3};
-  CHECK_ERR(ferry_operator_process_runs(h, 2, batches, 2, fan_runs, 0, &out, &more, &err), err,
-            FERRY_EUNSUPPORTED, "ferry_operator_process_runs", "several inputs", NULL);
+  CHECK_OK(ferry_operator_process(h, 2, batches, 2, fan_runs, 0, &out, &more, &err), err);
   CHECK_CONSUMED(l, lid);
   CHECK_CONSUMED(r, rid);
+  int64_t rows = 0;
+  for (;;) {
+    rows += out.length;
+    release_output(&out);
+    memset(&out, 0, sizeof out);
+    if (!more) break;
+    CHECK_OK(ferry_operator_next(h, &out, &more, &err), err);
+  }
+  CHECK_EQ(rows, 18);
   CLOSE_OK(h);
   CHECK_EQ(ferry_output_bytes_outstanding(), 0);
 }

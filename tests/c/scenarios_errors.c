@@ -41,7 +41,7 @@ static void bad_handle(FerryHandle h, const char* what) {
   struct ArrowArray in, out;
   memset(&out, 0, sizeof out);
   int64_t id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &g_more, &err), err, FERRY_EINVAL,
             "ferry_operator_process", "handle", NULL);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
@@ -71,7 +71,7 @@ static void bad_handle(FerryHandle h, const char* what) {
             NULL);
   /* And with a NULL error struct: no crash. */
   id = valid_batch(&in);
-  CHECK_EQ(ferry_operator_process(h, 0, &in, 0, &out, &g_more, NULL), FERRY_EINVAL);
+  CHECK_EQ(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &g_more, NULL), FERRY_EINVAL);
   CHECK_CONSUMED(in, id);
   CHECK_EQ(ferry_operator_close(h, NULL), FERRY_EINVAL);
   (void)what;
@@ -109,17 +109,17 @@ static void null_pointers(void) {
   struct ArrowArray in, out;
   memset(&out, 0, sizeof out);
   FerryHandle h = OPEN_OK(spec_e);
-  CHECK_ERR(ferry_operator_process(h, 0, NULL, 0, &out, &g_more, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_process(h, ONE_BATCH(NULL), 0, &out, &g_more, &err), err, FERRY_EINVAL,
             "ferry_operator_process", NULL, NULL);
   CHECK(out.release == NULL);
   int64_t id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, NULL, &g_more, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_process(h, ONE_BATCH(&in), 0, NULL, &g_more, &err), err, FERRY_EINVAL,
             "ferry_operator_process", NULL, NULL);
   CHECK_CONSUMED(in, id);
   /* A malformed batch with a NULL error struct: no crash, still consumed. */
   id = valid_batch(&in);
   in.length = -5;
-  CHECK_EQ(ferry_operator_process(h, 0, &in, 0, &out, &g_more, NULL), FERRY_EDATA);
+  CHECK_EQ(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &g_more, NULL), FERRY_EDATA);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
   CHECK_ERR(ferry_operator_output_schema(h, NULL, &err), err, FERRY_EINVAL,
@@ -139,20 +139,20 @@ static void null_pointers(void) {
 
   /* open: NULL spec, NULL out (the schema is consumed anyway), NULL err. */
   FerryHandle h2 = 0;
-  CHECK_ERR(ferry_operator_open(NULL, 0, NULL, &h2, &err), err, FERRY_EINVAL, "ferry_operator_open",
+  CHECK_ERR(ferry_operator_open(NULL, NULL, 0, NULL, &h2, &err), err, FERRY_EINVAL, "ferry_operator_open",
             NULL, NULL);
   CHECK_EQ(h2, 0);
   static const char* const f[] = {"l", "i", "u", "g", "c"};
   static const char* const n[] = {"k", "x", "s", "d", "$row_kind"};
   struct ArrowSchema s;
   int64_t sid = ab_schema(&s, 5, f, n);
-  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), NULL, &err), err,
+  CHECK_ERR(ferry_operator_open(spec_e, NULL, ONE_SCHEMA(&s), NULL, &err), err,
             FERRY_EINVAL, "ferry_operator_open",
             NULL, NULL);
   CHECK(s.release == NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
-  CHECK_EQ(ferry_operator_open("{", 0, NULL, &h2, NULL), FERRY_EINVAL);
-  CHECK_EQ(ferry_operator_open(NULL, 0, NULL, NULL, NULL), FERRY_EINVAL);
+  CHECK_EQ(ferry_operator_open("{", NULL, 0, NULL, &h2, NULL), FERRY_EINVAL);
+  CHECK_EQ(ferry_operator_open(NULL, NULL, 0, NULL, NULL, NULL), FERRY_EINVAL);
   CHECK_EQ(h2, 0);
   CHECK_EQ(ferry_init("{\"nope\":1}", NULL), FERRY_EINVAL);
   CLOSE_OK(h);
@@ -287,7 +287,7 @@ static void malformed_arrays(void) {
         break;
     }
     g_scenario = malformed[m].name;
-    int32_t rc = ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err);
+    int32_t rc = ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &g_more, &err);
     CHECK_ERR(rc, err, FERRY_EDATA, "ferry_operator_process", malformed[m].msg, NULL);
     if (m == M_ROOT_RELEASED) {
       /* Ferry cannot release an array whose release is NULL; the producer frees it. */
@@ -306,7 +306,7 @@ static void malformed_arrays(void) {
   static const val rr[] = {VI(1), VI(1), VS("x"), VD(1.0), VI(1), VI(1), VS("x"), VD(1.0)};
   int64_t id = ab_batch(&in, E_IN, 2, rk, rr);
   memset(&out, 0, sizeof out);
-  CHECK_ERR(ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err), err,
+  CHECK_ERR(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &g_more, &err), err,
             FERRY_EDATA, "ferry_operator_process",
             "retraction", "need_retraction");
   CHECK_CONSUMED(in, id);
@@ -333,7 +333,7 @@ static void schema_mismatch(void) {
   FerryHandle h = 0;
 
   int64_t sid = ab_schema(&s, 5, good, names);
-  CHECK_OK(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err);
+  CHECK_OK(ferry_operator_open(spec_e, NULL, ONE_SCHEMA(&s), &h, &err), err);
   CHECK(h != 0);
   CHECK(s.release == NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
@@ -341,30 +341,30 @@ static void schema_mismatch(void) {
 
   h = 0;
   sid = ab_schema(&s, 5, k_int, names);
-  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+  CHECK_ERR(ferry_operator_open(spec_e, NULL, ONE_SCHEMA(&s), &h, &err), err,
             FERRY_EDATA, fn, "\"i\"", "\"l\"");
   CHECK_EQ(ab_schema_releases(sid), 1);
   CHECK_EQ(h, 0);
 
   sid = ab_schema(&s, 4, good, names); /* RowKind column missing */
-  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+  CHECK_ERR(ferry_operator_open(spec_e, NULL, ONE_SCHEMA(&s), &h, &err), err,
             FERRY_EDATA, fn, "columns", NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
 
   sid = ab_schema(&s, 5, kind_l, names); /* RowKind must be int8 */
-  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+  CHECK_ERR(ferry_operator_open(spec_e, NULL, ONE_SCHEMA(&s), &h, &err), err,
             FERRY_EDATA, fn, "RowKind", NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
 
   sid = ab_schema(&s, 5, good, names);
   s.format = "+l";
-  CHECK_ERR(ferry_operator_open(spec_e, ONE_SCHEMA(&s), &h, &err), err,
+  CHECK_ERR(ferry_operator_open(spec_e, NULL, ONE_SCHEMA(&s), &h, &err), err,
             FERRY_EDATA, fn, "struct", NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
 
   /* Schema given with an invalid spec: still consumed. */
   sid = ab_schema(&s, 5, good, names);
-  CHECK_ERR(ferry_operator_open("{\"kind\":1}", ONE_SCHEMA(&s), &h, &err), err,
+  CHECK_ERR(ferry_operator_open("{\"kind\":1}", NULL, ONE_SCHEMA(&s), &h, &err), err,
             FERRY_EINVAL, fn, NULL, NULL);
   CHECK_EQ(ab_schema_releases(sid), 1);
   CHECK_EQ(h, 0);
@@ -450,7 +450,7 @@ static void bad_specs(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     FerryHandle h = 0;
-    int32_t rc = ferry_operator_open(cases[i].spec, 0, NULL, &h, &err);
+    int32_t rc = ferry_operator_open(cases[i].spec, NULL, 0, NULL, &h, &err);
     CHECK_MSG(rc == cases[i].code, "spec case %zu: status %d, want %d (%s)", i, rc, cases[i].code,
               err.message ? err.message : "");
     CHECK_ERR(rc, err, cases[i].code, fn, cases[i].sub, NULL);
@@ -474,7 +474,7 @@ static void query_error(void) {
   struct ArrowArray in, out;
   memset(&out, 0, sizeof out);
   int64_t id = valid_batch(&in);
-  CHECK_EQ(ferry_operator_process(h, 0, &in, 0, &out, &g_more, &err), FERRY_EQUERY);
+  CHECK_EQ(ferry_operator_process(h, ONE_BATCH(&in), 0, &out, &g_more, &err), FERRY_EQUERY);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
   CHECK_EQ(err.code, FERRY_EQUERY);
@@ -525,14 +525,14 @@ void scenario_poison(void) {
       "\"test\":{\"panic\":\"process\"}}";
   FerryHandle survivor = OPEN_OK(spec_e);
   FerryHandle h = 0;
-  CHECK_ERR(ferry_operator_open(spec_panic, 0, NULL, &h, &err), err, FERRY_EINVAL,
+  CHECK_ERR(ferry_operator_open(spec_panic, NULL, 0, NULL, &h, &err), err, FERRY_EINVAL,
             "ferry_operator_open", "test", NULL); /* hooks still off */
   CHECK_OK(ferry_init("{\"test_hooks\":true}", &err), err);
   FerryHandle p = OPEN_OK(spec_panic);
 
   fprintf(stderr, "--- an expected Go panic stack follows ---\n");
   int64_t id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(p, 0, &in, 0, &out, &g_more, &err), err, FERRY_EINTERNAL,
+  CHECK_ERR(ferry_operator_process(p, ONE_BATCH(&in), 0, &out, &g_more, &err), err, FERRY_EINTERNAL,
             "ferry_operator_process", "panic", NULL);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
@@ -541,7 +541,7 @@ void scenario_poison(void) {
   /* Every later call on the poisoned operator but close fails with FERRY_EPOISONED; inputs are
    * still consumed. */
   id = valid_batch(&in);
-  CHECK_ERR(ferry_operator_process(p, 0, &in, 0, &out, &g_more, &err), err, FERRY_EPOISONED,
+  CHECK_ERR(ferry_operator_process(p, ONE_BATCH(&in), 0, &out, &g_more, &err), err, FERRY_EPOISONED,
             "ferry_operator_process", "operator poisoned", NULL);
   CHECK_CONSUMED(in, id);
   CHECK(out.release == NULL);
@@ -569,7 +569,7 @@ void scenario_poison(void) {
 
   /* The other operator, a new one and ferry_init work on. */
   id = valid_batch(&in);
-  CHECK_OK(ferry_operator_process(survivor, 0, &in, 0, &out, &g_more, &err), err);
+  CHECK_OK(ferry_operator_process(survivor, ONE_BATCH(&in), 0, &out, &g_more, &err), err);
   CHECK_CONSUMED(in, id);
   if (out.release != NULL) out.release(&out);
   memset(&out, 0, sizeof out);
@@ -578,7 +578,7 @@ void scenario_poison(void) {
   CHECK_OK(ferry_init("{\"max_procs\":2,\"test_hooks\":false}", &err), err);
   FerryHandle fresh = OPEN_OK(spec_e);
   id = valid_batch(&in);
-  CHECK_OK(ferry_operator_process(fresh, 0, &in, 0, &out, &g_more, &err), err);
+  CHECK_OK(ferry_operator_process(fresh, ONE_BATCH(&in), 0, &out, &g_more, &err), err);
   CHECK_CONSUMED(in, id);
   if (out.release != NULL) out.release(&out);
   memset(&out, 0, sizeof out);

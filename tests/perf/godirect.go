@@ -43,6 +43,17 @@ type goDriver struct {
 	ring  *bids
 	view  engine.Batch
 	pre   engine.Batch
+	in    engine.Inputs // the one batch of a call
+}
+
+// process processes b as one call.
+func (d *goDriver) process(b *engine.Batch) error {
+	if d.in.Batches == nil {
+		d.in = engine.Inputs{Batches: make([]*engine.Batch, 1), Runs: make([]engine.Run, 1)}
+	}
+	d.in.Batches[0], d.in.Runs[0] = b, engine.Run{Rows: b.Len}
+	_, err := d.op.Process(&d.in, 0, &d.out)
+	return err
 }
 
 func newGoDriver(w workload, ring *bids) (*goDriver, error) {
@@ -98,7 +109,7 @@ func (d *goDriver) prepopulate(keys int, chunk *bids) error {
 		for i := range n {
 			chunk.auction[i] = firstAuctionID + perm.at(k+i)
 		}
-		if _, err := d.op.Process(0, window(&d.pre, chunk.kinds, 0, n), 0, &d.out); err != nil {
+		if err := d.process(window(&d.pre, chunk.kinds, 0, n)); err != nil {
 			return err
 		}
 		if d.out.Len != n {
@@ -113,7 +124,7 @@ func (d *goDriver) run(size, count int, pos *int) error {
 		if *pos+size > d.ring.n {
 			*pos = 0
 		}
-		if _, err := d.op.Process(0, window(&d.view, d.ring.kinds, *pos, size), 0, &d.out); err != nil {
+		if err := d.process(window(&d.view, d.ring.kinds, *pos, size)); err != nil {
 			return err
 		}
 		if d.out.Len != 2*size {

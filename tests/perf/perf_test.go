@@ -169,7 +169,7 @@ func TestWorkloadResults(t *testing.T) {
 				if !slices.Equal(got, wantTypes[values]) {
 					t.Fatalf("result types %q, want %q", got, wantTypes[values])
 				}
-				if _, err := d.op.Process(0, window(&d.view, ring.kinds, 0, n), 0, &d.out); err != nil {
+				if err := d.process(window(&d.view, ring.kinds, 0, n)); err != nil {
 					t.Fatal(err)
 				}
 				r := d.out.Len - 1

@@ -145,8 +145,17 @@ static void release_schemas(struct ArrowSchema** schemas, jsize n) {
   }
 }
 
-/* schema_addrs: one ArrowSchema address per input (0: no check of that input), or null. */
-static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jlongArray schema_addrs) {
+/* Zeroes and frees a UTF-8 copy of secrets (NULL: none). */
+static void free_secret(char* s) {
+  if (s == NULL) return;
+  volatile char* p = s;
+  while (*p) *p++ = 0;
+  free(s);
+}
+
+/* secrets: null, or the secrets JSON of a function kind; its UTF-8 copy is zeroed before it is
+ * freed. schema_addrs: one ArrowSchema address per input (0: no check of that input), or null. */
+static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jstring secrets, jlongArray schema_addrs) {
   (void)cls;
   jsize n = schema_addrs != NULL ? (*env)->GetArrayLength(env, schema_addrs) : 0;
   struct ArrowSchema** schemas = NULL;
@@ -164,10 +173,13 @@ static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jlongArray schema_add
     }
     for (jsize i = 0; i < n; i++) schemas[i] = ptr_of(addrs[i]);
   }
-  char* json;
+  char* json = NULL;
+  char* secret = NULL;
   const char* why;
   int32_t rc = utf8_of(env, spec, &json, &why);
+  if (rc == FERRY_OK && secrets != NULL) rc = utf8_of(env, secrets, &secret, &why);
   if (rc != FERRY_OK) {
+    free(json);
     /* The ABI consumes the schemas on every path; keep that promise when we never got there.
      * Release first: arrow-java's release callback calls into Java, which must not happen with
      * an exception pending. */
@@ -178,37 +190,12 @@ static jlong n_open(JNIEnv* env, jclass cls, jstring spec, jlongArray schema_add
   }
   struct FerryError err = {0};
   FerryHandle h = 0;
-  int32_t st = ferry_operator_open(json, (int32_t)n, schemas, &h, &err);
+  int32_t st = ferry_operator_open(json, secret, (int32_t)n, schemas, &h, &err);
   free(json);
+  free_secret(secret);
   free(schemas);
   if (check(env, st, &err)) return 0;
   return (jlong)h;
-}
-
-/* ferry_operator_connect: user and password may be null (NULL). The password's UTF-8 copy is
- * zeroed before it is freed. */
-static void n_connect(JNIEnv* env, jclass cls, jlong h, jstring dsn, jstring user, jstring password) {
-  (void)cls;
-  char* strs[3] = {NULL, NULL, NULL};
-  jstring args[3] = {dsn, user, password};
-  int32_t rc = FERRY_OK;
-  const char* why = NULL;
-  for (int i = 0; i < 3 && rc == FERRY_OK; i++) {
-    if (args[i] != NULL || i == 0) rc = utf8_of(env, args[i], &strs[i], &why);
-  }
-  if (rc == FERRY_OK) {
-    struct FerryError err = {0};
-    int32_t st = ferry_operator_connect((FerryHandle)h, strs[0], strs[1], strs[2], &err);
-    check(env, st, &err);
-  }
-  for (int i = 0; i < 3; i++) {
-    if (strs[i] != NULL) {
-      volatile char* p = strs[i];
-      while (*p) *p++ = 0;
-      free(strs[i]);
-    }
-  }
-  if (rc != FERRY_OK) throw_ferry(env, rc, why);
 }
 
 static void n_output_schema(JNIEnv* env, jclass cls, jlong h, jlong schema_addr) {
@@ -229,37 +216,45 @@ static jint output_flags(JNIEnv* env, int32_t st, struct FerryError* err, const 
   return (out != NULL && out->release != NULL ? OUT_FILLED : 0) | (more ? OUT_MORE : 0);
 }
 
+/* ferry_operator_process of one batch, of input `input`: the batches of inputs 0 .. input, NULL
+ * but the last. */
 static jint n_process(JNIEnv* env, jclass cls, jlong h, jint input, jlong in_addr, jlong now_ms,
                       jlong out_addr) {
   (void)cls;
   struct ArrowArray* out = ptr_of(out_addr);
   if (out != NULL) memset(out, 0, sizeof *out);
+  if (input < 0 || input >= 64) {
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process: input outside 0..63");
+    return 0;
+  }
+  struct ArrowArray* batches[64] = {NULL};
+  batches[input] = ptr_of(in_addr);
   struct FerryError err = {0};
   int32_t more = 0;
-  int32_t st = ferry_operator_process((FerryHandle)h, (int32_t)input, ptr_of(in_addr), (int64_t)now_ms,
-                                      out, &more, &err);
+  int32_t st = ferry_operator_process((FerryHandle)h, (int32_t)input + 1, batches, 0, NULL,
+                                      (int64_t)now_ms, out, &more, &err);
   return output_flags(env, st, &err, out, more);
 }
 
-/* ferry_operator_process_runs: in_addrs holds one ArrowArray address per input (0: no rows),
- * runs[0 .. 2*n_runs) the (input, rows) pairs. Every batch is consumed by the library; when this
- * glue fails before the call, NativeOperator releases what is left. */
+/* ferry_operator_process with runs: in_addrs holds one ArrowArray address per input (0: no
+ * rows), runs[0 .. 2*n_runs) the (input, rows) pairs. Every batch is consumed by the library;
+ * when this glue fails before the call, NativeOperator releases what is left. */
 static jint n_process_runs(JNIEnv* env, jclass cls, jlong h, jlongArray in_addrs, jintArray runs, jint n_runs,
                            jlong now_ms, jlong out_addr) {
   (void)cls;
   struct ArrowArray* out = ptr_of(out_addr);
   if (out != NULL) memset(out, 0, sizeof *out);
   if (in_addrs == NULL || runs == NULL) {
-    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process_runs needs the batch addresses and the runs");
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process needs the batch addresses and the runs");
     return 0;
   }
   jsize n = (*env)->GetArrayLength(env, in_addrs);
   if (n < 1 || n > 64) {
-    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process_runs takes 1 to 64 inputs");
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process takes 1 to 64 inputs");
     return 0;
   }
   if (n_runs < 0 || (jlong)n_runs * 2 > (jlong)(*env)->GetArrayLength(env, runs)) {
-    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process_runs: n_runs is negative or exceeds the run array");
+    throw_ferry(env, FERRY_EINVAL, "ferry_jni: process: n_runs is negative or exceeds the run array");
     return 0;
   }
   jlong addrs[64];
@@ -271,8 +266,8 @@ static jint n_process_runs(JNIEnv* env, jclass cls, jlong h, jlongArray in_addrs
   if (pairs == NULL) return 0; /* OutOfMemoryError pending */
   struct FerryError err = {0};
   int32_t more = 0;
-  int32_t st = ferry_operator_process_runs((FerryHandle)h, (int32_t)n, batches, (int32_t)n_runs,
-                                           (const int32_t*)pairs, (int64_t)now_ms, out, &more, &err);
+  int32_t st = ferry_operator_process((FerryHandle)h, (int32_t)n, batches, (int32_t)n_runs,
+                                      (const int32_t*)pairs, (int64_t)now_ms, out, &more, &err);
   (*env)->ReleaseIntArrayElements(env, runs, pairs, JNI_ABORT);
   return output_flags(env, st, &err, out, more);
 }
@@ -431,9 +426,8 @@ static const JNINativeMethod g_methods[] = {
     {"abiVersion", "()I", (void*)n_abi_version},
     {"version", "()Ljava/lang/String;", (void*)n_version},
     {"init", "(Ljava/lang/String;)V", (void*)n_init},
-    {"open", "(Ljava/lang/String;[J)J", (void*)n_open},
+    {"open", "(Ljava/lang/String;Ljava/lang/String;[J)J", (void*)n_open},
     {"outputSchema", "(JJ)V", (void*)n_output_schema},
-    {"connect", "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;)V", (void*)n_connect},
     {"process", "(JIJJJ)I", (void*)n_process},
     {"processRuns", "(J[J[IIJJ)I", (void*)n_process_runs},
     {"advance", "(JJJJ)I", (void*)n_advance},

@@ -23,24 +23,22 @@ final class FerryNative {
     static final int MORE = 2;
 
     /**
-     * ferry_operator_open; {@code inputSchemaAddrs} holds one ArrowSchema address per input (0: no
-     * check of that input), or is null (no check). Every schema is consumed.
+     * ferry_operator_open; {@code secretsJson} is null or the secrets of a function kind (never
+     * in a message); {@code inputSchemaAddrs} holds one ArrowSchema address per input (0: no check
+     * of that input), or is null (no check). Every schema is consumed.
      */
-    static native long open(String specJson, long[] inputSchemaAddrs);
+    static native long open(String specJson, String secretsJson, long[] inputSchemaAddrs);
 
     static native void outputSchema(long handle, long schemaAddr);
 
     /**
-     * ferry_operator_connect: the connection of an operator that talks to an external system
-     * (jdbc_lookup); user and password may be null. No error message contains the password.
+     * ferry_operator_process of one batch, of input {@code input}: {@link #FILLED} | {@link #MORE}
+     * flags. The input is always consumed.
      */
-    static native void connect(long handle, String dsn, String user, String password);
-
-    /** ferry_operator_process on input {@code input}: {@link #FILLED} | {@link #MORE} flags. The input is always consumed. */
     static native int process(long handle, int input, long inArrayAddr, long nowMs, long outArrayAddr);
 
     /**
-     * ferry_operator_process_runs: one ArrowArray address per input (0: no rows), {@code runs}
+     * ferry_operator_process with runs: one ArrowArray address per input (0: no rows), {@code runs}
      * holds {@code nRuns} (input, rows) pairs in arrival order. Every batch is always consumed.
      */
     static native int processRuns(long handle, long[] inArrayAddrs, int[] runs, int nRuns, long nowMs, long outArrayAddr);

@@ -150,6 +150,25 @@ public final class NativeOperator implements AutoCloseable {
      * (null: that input is not checked).
      */
     public static NativeOperator openInputs(String specJson, List<Schema> inputSchemas, BufferAllocator allocator) {
+        return openInputs(specJson, null, inputSchemas, allocator);
+    }
+
+    /**
+     * Opens an operator of a function kind with its secrets (ferry_operator_open's
+     * {@code secrets_json}: what the function takes beside its spec, e.g. the lookup's connection
+     * string and credentials; no message contains them), checking {@code inputSchema} as {@link
+     * #open} does. A function opened with secrets connects to its external system here: {@link
+     * FerryException#EEXTERNAL} when that fails.
+     */
+    public static NativeOperator openFunction(String specJson, String secretsJson, Schema inputSchema, BufferAllocator allocator) {
+        if (secretsJson == null) {
+            throw new NullPointerException("secretsJson");
+        }
+        return openInputs(specJson, secretsJson, inputSchema == null ? List.of() : List.of(inputSchema), allocator);
+    }
+
+    private static NativeOperator openInputs(String specJson, String secretsJson, List<Schema> inputSchemas,
+            BufferAllocator allocator) {
         if (specJson == null || allocator == null || inputSchemas == null) {
             throw new NullPointerException("specJson, inputSchemas and allocator must not be null");
         }
@@ -169,7 +188,7 @@ public final class NativeOperator implements AutoCloseable {
                         addrs[i] = s.memoryAddress();
                     }
                 }
-                h = FerryNative.open(specJson, addrs.length == 0 ? null : addrs);
+                h = FerryNative.open(specJson, secretsJson, addrs.length == 0 ? null : addrs);
             } finally {
                 for (ArrowSchema s : exported) {
                     if (s.snapshot().release != 0) { // the ABI consumes them; never leak if not
@@ -191,25 +210,6 @@ public final class NativeOperator implements AutoCloseable {
                 e.addSuppressed(leak); // never in place of the cause
             }
             throw e;
-        }
-    }
-
-    /**
-     * Hands an operator that talks to an external system (kind {@code jdbc_lookup}) its
-     * connection (ferry_operator_connect): {@code dsn} a libpq/pgx connection string without
-     * credentials, {@code user} and {@code password} (null: the DSN's or the driver's default).
-     * Throws {@link FerryException} ({@link FerryException#EEXTERNAL} when the database refuses);
-     * no message contains the password.
-     */
-    public void connect(String dsn, String user, String password) {
-        if (dsn == null) {
-            throw new NullPointerException("dsn");
-        }
-        ensureOpen();
-        try {
-            FerryNative.connect(handle.value, dsn, user, password);
-        } finally {
-            Reference.reachabilityFence(this);
         }
     }
 
@@ -251,7 +251,7 @@ public final class NativeOperator implements AutoCloseable {
 
     /**
      * Processes the rows of every input in one call, in the order they arrived
-     * (ferry_operator_process_runs): {@code ins[i]} holds input i's rows (null or empty: none),
+     * (ferry_operator_process with runs): {@code ins[i]} holds input i's rows (null or empty: none),
      * and {@code runs[0 .. 2 * nRuns)} the (input, rows) pairs, each the next rows of its input,
      * in arrival order; they use every input's rows exactly once. Output chunks as in {@link
      * #process}. Every input is released by the library before this returns, also when it throws.

@@ -134,8 +134,9 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
         RowDataArrowWriter writer = null;
         VectorSchemaRoot root = null;
         try {
-            opened = NativeOperator.open(spec(options, projected, keyType), ArrowTypes.schemaOf(keyType), this.allocator);
-            opened.connect(dsn(options.get(URL)), options.get(USERNAME), options.get(PASSWORD));
+            opened = NativeOperator.openFunction(spec(options, projected, keyType),
+                    secrets(dsn(options.get(URL)), options.get(USERNAME), options.get(PASSWORD)),
+                    ArrowTypes.schemaOf(keyType), this.allocator);
             writer = RowDataArrowWriter.create(keyType, this.allocator, 1024);
             root = VectorSchemaRoot.create(opened.outputSchema(), this.allocator);
             List<RowType.RowField> outFields = new ArrayList<>();
@@ -305,6 +306,22 @@ public final class PostgresBatchLookup implements BatchFetcher, AutoCloseable {
             default:
                 return "type " + t.asSummaryString() + " is not carried natively";
         }
+    }
+
+    /**
+     * The secrets of the native lookup (ferry_operator_open's {@code secrets_json}, kept out of
+     * the spec): the connection string and the credentials; user and password may be null (the
+     * DSN's or the driver's default).
+     */
+    static String secrets(String dsn, String user, String password) {
+        ObjectNode s = JSON.createObjectNode().put("dsn", dsn);
+        if (user != null) {
+            s.put("user", user);
+        }
+        if (password != null) {
+            s.put("password", password);
+        }
+        return s.toString();
     }
 
     /**

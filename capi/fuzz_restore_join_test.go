@@ -16,6 +16,7 @@ import (
 	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
+	"github.com/ferrystream/ferry/examples/kind/firstrow"
 	"github.com/ferrystream/ferry/intervaljoin"
 	"github.com/ferrystream/ferry/windowjoin"
 )
@@ -61,6 +62,29 @@ var multiInputFuzzSpecs = map[string][]multiInputSpec{
 		},
 		watermarks: []int64{-100, 20, 35},
 	}},
+}
+
+func init() {
+	// The example kind: its keys alone, with their last-write times under TTL.
+	multiInputFuzzSpecs[firstrow.Kind] = []multiInputSpec{{
+		kind: firstrow.Kind,
+		name: "restore-first-row",
+		json: `{"kind":"example_first_row","name":"restore-first-row","inputs":[` +
+			`{"fields":[{"name":"k","type":"BIGINT"},{"name":"s","type":"VARCHAR"}],"keys":[0,1]}],` +
+			`"max_parallelism":128,"params":{"state_ttl_ms":1099511627776}}`,
+		schemas: []*arrow.Schema{arrow.NewSchema([]arrow.Field{
+			{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+			{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+		}, nil)},
+		rows: func(_, i int) []any {
+			var k any = int64(i % 17)
+			if i%11 == 0 {
+				k = nil
+			}
+			return []any{k, fmt.Sprintf("s%d", i%5)}
+		},
+	}}
 }
 
 // distinctMap encodes a DISTINCT value set of BIGINT keys as the local aggregate writes it into a

@@ -10,13 +10,18 @@ import (
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
+	"github.com/ferrystream/ferry/examples/kind/firstrow"
 )
 
 // Test support of a ferrytest build: panic injection at the C ABI boundary, enabled by
 // ferry_init {"test_hooks": true} and chosen per operator by the spec's "test" field, and the
-// test operator kind enginetest.FanoutKind, whose output comes in many chunks.
+// test operator kinds: enginetest.FanoutKind, whose output comes in many chunks, and the example
+// kind of docs/abi.md's walkthrough (examples/kind/firstrow).
 
-func init() { engine.RegisterKeyed(enginetest.FanoutKind, enginetest.OpenFanout) }
+func init() {
+	engine.RegisterKeyed(enginetest.FanoutKind, enginetest.OpenFanout)
+	firstrow.Register() // the example kind of docs/abi.md's walkthrough
+}
 
 // hooksEnabled is ferry_init's "test_hooks".
 var hooksEnabled atomic.Bool

@@ -1,6 +1,8 @@
 package kinds
 
 import (
+	"encoding/json"
+	"flag"
 	"os"
 	"reflect"
 	"regexp"
@@ -127,10 +129,11 @@ func paramTables(doc string) map[string][]row {
 	return tables
 }
 
-// field is a JSON field of a params struct and the JSON fields of the struct it holds, if any.
+// field is a JSON field of a params struct and the JSON fields of the struct it holds, if any;
+// path is its name as include/spec-params.json lists it, sep what joins a nested field to it.
 type field struct {
-	name   string
-	nested []string
+	name, path, sep string
+	nested          []string
 }
 
 func jsonFields(t reflect.Type) []field {
@@ -141,9 +144,12 @@ func jsonFields(t reflect.Type) []field {
 		if name == "" {
 			continue
 		}
-		fd := field{name: name}
+		fd := field{name: name, path: name, sep: "."}
 		inner := f.Type
 		for inner.Kind() == reflect.Pointer || inner.Kind() == reflect.Slice {
+			if inner.Kind() == reflect.Slice {
+				fd.sep = "[]."
+			}
 			inner = inner.Elem()
 		}
 		if inner.Kind() == reflect.Struct {
@@ -176,4 +182,44 @@ func jsonName(f reflect.StructField) string {
 // mentions reports whether text names field n, in quotes or backticks.
 func mentions(text, n string) bool {
 	return strings.Contains(text, `"`+n+`"`) || strings.Contains(text, "`"+n+"`") || strings.Contains(text, "."+n+"`")
+}
+
+// TestSpecParamsFile holds include/spec-params.json, the params fields of every kind as the JVM
+// side's conformance test reads them, to the params structs; `go test ./kinds -update` writes it.
+func TestSpecParamsFile(t *testing.T) {
+	want := specParamsJSON()
+	got, err := os.ReadFile("../include/spec-params.json")
+	if *update {
+		if err := os.WriteFile("../include/spec-params.json", want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("include/spec-params.json is not the params structs' fields (%v): run go test ./kinds -update", err)
+	}
+}
+
+var update = flag.Bool("update", false, "write include/spec-params.json")
+
+// specParamsJSON lists, per kind (sorted), the JSON paths of its params fields: "name" for a
+// field, "name.inner" for a field of a struct it holds ("name[].inner" in a list), sorted.
+func specParamsJSON() []byte {
+	out := map[string][]string{}
+	for _, k := range engine.Kinds() {
+		var paths []string
+		for _, f := range jsonFields(k.Params) {
+			paths = append(paths, f.path)
+			for _, n := range f.nested {
+				paths = append(paths, f.path+f.sep+n)
+			}
+		}
+		slices.Sort(paths)
+		out[k.Name] = paths
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return append(b, '\n')
 }

@@ -102,25 +102,14 @@ func (o *chunkOp) process(input int, rows [][]any) ([]string, bool, result) {
 // every output row, all chunks drained.
 func (o *chunkOp) processRuns(left, right [][]any, pairs []int32) ([]string, result) {
 	o.t.Helper()
-	var ins []cInput
-	var arrs []*cArray
+	var ins []*cInput
 	for _, rows := range [][][]any{left, right} {
 		rec := buildRecord(fanoutSchema, rows, make([]int8, len(rows)))
 		defer rec.Release()
 		in := exportInput(rec)
-		ins, arrs = append(ins, in), append(arrs, in.arr)
+		ins = append(ins, &in)
 	}
-	list := arrayList(arrs...)
-	defer cFree(unsafe.Pointer(list))
-	rl := runList(pairs...)
-	defer cFree(unsafe.Pointer(rl))
-	out := newCArray()
-	more := cInt32(7)
-	var e cError
-	r := finish(o.t, "ferry_operator_process", int32(ferry_operator_process(o.h, 2, list, cInt32(len(pairs)/2), rl, 0, out, &more, &e)), &e)
-	for _, in := range ins {
-		in.consumed(o.t, "process")
-	}
+	out, more, r := (&multiOp{t: o.t, h: o.h, out: o.out}).runs(ins, pairs)
 	got := o.rows(out)
 	for m := more == 1; m && r.code == codeOK; {
 		var chunk []string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"math"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -63,12 +62,6 @@ func newJavaFlags(in *engine.Batch, col int) javaFlags {
 
 func (f javaFlags) at(i int) bool { return f.col != nil && f.col.Bool(i) }
 
-// varOutput is implemented by accumulators whose output column is VARCHAR: varBytes is the
-// total UTF-8 size of the values write will put in output rows pick, for OutBatch.Init.
-type varOutput interface {
-	varBytes(pick []int32) int
-}
-
 // strRef is a VARCHAR value: a string in the owning strOps' arena, or (refBatch) in the data of
 // the column the ops are bound to, until keep copies it. refHas is clear for NULL. refJava marks
 // a value built from a row that held its Java String, which compares in UTF-16 order against
@@ -115,6 +108,34 @@ func (h *strHeap) add(b []byte, java uint8) strRef {
 
 func (h *strHeap) get(r strRef) []byte { return h.buf[r.off : r.off+int64(r.n)] }
 
+// Add copies b into the arena as a value that holds its Java String when java is set (see
+// strRef).
+func (h *strHeap) Add(b []byte, java bool) strRef { return h.add(b, javaBit(java)) }
+
+// Get returns the bytes of r, which the arena owns and which must not be NULL.
+func (h *strHeap) Get(r strRef) []byte { return h.get(r) }
+
+// Len is the arena's length: where the next string starts. A kernel building a string from
+// parts (LISTAGG's concatenation) notes it, Appends the parts and takes the string with Since,
+// or drops the parts with Truncate.
+func (h *strHeap) Len() int64 { return int64(len(h.buf)) }
+
+// Append appends b to the string being built. b may alias the arena: append copies from the
+// old array when it moves.
+func (h *strHeap) Append(b []byte) { h.buf = append(h.buf, b...) }
+
+// Since returns the string appended since mark (an earlier Len): not NULL, without a Java
+// String.
+func (h *strHeap) Since(mark int64) strRef {
+	return strRef{off: mark, n: int32(int64(len(h.buf)) - mark), flags: refHas}
+}
+
+// Truncate drops what was appended since mark.
+func (h *strHeap) Truncate(mark int64) { h.buf = h.buf[:mark] }
+
+// Garbage is the size of the strings dropped and not yet reclaimed by a compaction.
+func (h *strHeap) Garbage() int64 { return h.garbage }
+
 // strOps is valueOps for VARCHAR. It owns the arena that holds every string its accumulator
 // keeps (current values, MIN/MAX extremes, multiset keys), each stored value owning its own
 // copy, so garbage accounting is exact.
@@ -127,6 +148,12 @@ type strOps struct {
 }
 
 func newStrOps(javaCol int) *strOps { return &strOps{javaCol: javaCol} }
+
+// Arena is the arena of the values the ops own, for kernels that build strings in it.
+func (o *strOps) Arena() *strHeap { return &o.heap }
+
+// JavaCol is the call's java_strings column, or -1.
+func (o *strOps) JavaCol() int { return o.javaCol }
 
 func (o *strOps) bind(in *engine.Batch, col int, argument bool) {
 	o.col, o.java = &in.Cols[col], javaFlags{}
@@ -277,37 +304,4 @@ func getString(src []byte) ([]byte, []byte, error) {
 		return nil, nil, fmt.Errorf("%w: string length %d invalid", engine.ErrData, n)
 	}
 	return src[:n], src[n:], nil
-}
-
-// varcharCall builds the accumulator of MIN or MAX over VARCHAR; its result type is the
-// argument type, nullable.
-func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (accumulator, engine.Type) {
-	out := arg
-	out.Nullable = true
-	if retract {
-		return &strMinMaxRetractAcc{newMinMaxRetract[strRef](fn, col, arg, newStrOps(javaCol))}, out
-	}
-	return &strMinMaxAcc{minMaxAcc[strRef, *strOps]{col: col, max: fn == "MAX", typ: out, ops: newStrOps(javaCol)}}, out
-}
-
-// varBytes is the output size of VARCHAR MIN/MAX (varOutput); only VARCHAR accumulators have
-// it, so callVarBytes passes the others by.
-func (a *strMinMaxAcc) varBytes(pick []int32) int { return a.ops.varBytes(a.vals, a.nulls, pick) }
-
-func (a *strMinMaxRetractAcc) varBytes(pick []int32) int {
-	return a.ops.varBytes(a.vals, a.nulls, pick)
-}
-
-// callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR (varOutput),
-// for OutBatch.Init. Output offsets are int32: a column over 2 GiB is an error, raised after
-// the batch has changed state (a single MAX over long strings re-emitted by many rows).
-func callVarBytes(calls []accumulator, pick []int32, dst []int) error {
-	for j, c := range calls {
-		if v, ok := c.(varOutput); ok {
-			if dst[j] = v.varBytes(pick); dst[j] > math.MaxInt32 {
-				return fmt.Errorf("%w: aggregate %d would produce %d bytes of output in one batch, more than 2 GiB; send smaller batches", engine.ErrData, j, dst[j])
-			}
-		}
-	}
-	return nil
 }

@@ -86,95 +86,109 @@ func Support(fn string, arg engine.Type) error {
 	return fmt.Errorf("%w: %s over %s: not native yet", engine.ErrUnsupported, fn, arg)
 }
 
-// newCall resolves aggregate call i of spec to its accumulator and output field.
-func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
-	field := fmt.Sprintf("aggs[%d]", i)
-	name := call.Name
-	if name == "" {
-		name = fmt.Sprintf("agg%d", i)
-	}
+// Call is one aggregate call as the kernels see it.
+type Call struct {
+	// Func is the function, in any case: COUNT, SUM, SUM0, AVG, MIN, MAX, FIRST_VALUE,
+	// LAST_VALUE, LISTAGG, WELFORD_M2 or SINGLE_VALUE.
+	Func string
+	// Args are the argument columns: indices of the types New is given.
+	Args []int
+	// Retract selects the function's retracting variant (Flink's ...WithRetractAggFunction).
+	Retract bool
+	// Distinct: the call sees each argument value once per key. The caller applies it (a
+	// distinct set); New refuses the calls it cannot apply to.
+	Distinct bool
+	// JavaStrings is, for MIN and MAX over VARCHAR, the BOOLEAN column that is TRUE where the row
+	// holds the argument as a Java String; -1 for none.
+	JavaStrings int
+	// NeedRetraction: the input retracts.
+	NeedRetraction bool
+	// StateTTL: idle-state TTL is on.
+	StateTTL bool
+}
+
+// New returns the accumulator of call, whose arguments are columns of types args, and its
+// result type. field names the call in errors ("aggs[2]"), which wrap engine.ErrUnsupported
+// (not native) or engine.ErrInvalid (a malformed call).
+func New(field string, call Call, args []engine.Type) (accumulator, engine.Type, error) {
 	fn := strings.ToUpper(call.Func)
 	if call.Distinct {
 		switch {
 		case fn == "AVG":
-			return nil, engine.Field{}, fmt.Errorf("%w: %s: AVG(DISTINCT): not native yet", engine.ErrUnsupported, field)
+			return nil, engine.Type{}, fmt.Errorf("%w: %s: AVG(DISTINCT): not native yet", engine.ErrUnsupported, field)
 		case len(call.Args) != 1:
-			return nil, engine.Field{}, fmt.Errorf("%w: %s: DISTINCT over %d arguments: not native yet", engine.ErrUnsupported, field, len(call.Args))
+			return nil, engine.Type{}, fmt.Errorf("%w: %s: DISTINCT over %d arguments: not native yet", engine.ErrUnsupported, field, len(call.Args))
 		}
-		if err := distinctMore(field, fn, spec.ArgTypes[call.Args[0]]); err != nil {
-			return nil, engine.Field{}, err
+		if err := distinctMore(field, fn, args[call.Args[0]]); err != nil {
+			return nil, engine.Type{}, err
 		}
 	}
 	switch fn {
 	case "COUNT":
 		if len(call.Args) > 1 {
-			return nil, engine.Field{}, fmt.Errorf("%w: %s: COUNT over %d arguments: not native yet", engine.ErrUnsupported, field, len(call.Args))
+			return nil, engine.Type{}, fmt.Errorf("%w: %s: COUNT over %d arguments: not native yet", engine.ErrUnsupported, field, len(call.Args))
 		}
 		col := -1
 		if len(call.Args) == 1 {
 			col = call.Args[0]
 		}
-		return &countAcc{col: col}, engine.Field{Name: name, Type: engine.Type{ID: engine.BigInt}}, nil
+		return &countAcc{col: col}, engine.Type{ID: engine.BigInt}, nil
 	case "LISTAGG":
-		return listAggCall(field, name, call, spec)
+		return listAggCall(field, call, args)
 	case "SINGLE_VALUE":
-		return singleValueNewCall(field, name, call, spec)
+		return singleValueNewCall(field, call, args)
 	case "WELFORD_M2":
 		if len(call.Args) != 1 {
-			return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: WELFORD_M2 takes 1 argument, got %d", engine.ErrInvalid, field, len(call.Args))
+			return nil, engine.Type{}, fmt.Errorf("%w: spec: params.%s.args: WELFORD_M2 takes 1 argument, got %d", engine.ErrInvalid, field, len(call.Args))
 		}
-		arg := spec.ArgTypes[call.Args[0]]
+		arg := args[call.Args[0]]
 		if err := Support(fn, arg); err != nil {
-			return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+			return nil, engine.Type{}, fmt.Errorf("%s: %w", field, err)
 		}
-		return welfordCalls[arg.ID](call.Args[0]), engine.Field{Name: name, Type: engine.Type{ID: engine.Double, Nullable: true}}, nil
+		return welfordCalls[arg.ID](call.Args[0]), engine.Type{ID: engine.Double, Nullable: true}, nil
 	case "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 	default:
-		return nil, engine.Field{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)
+		return nil, engine.Type{}, fmt.Errorf("%w: %s.func: %q: not native yet", engine.ErrUnsupported, field, call.Func)
 	}
 	if len(call.Args) != 1 {
-		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: %s takes 1 argument, got %d", engine.ErrInvalid, field, fn, len(call.Args))
+		return nil, engine.Type{}, fmt.Errorf("%w: spec: params.%s.args: %s takes 1 argument, got %d", engine.ErrInvalid, field, fn, len(call.Args))
 	}
 	col := call.Args[0]
-	arg := spec.ArgTypes[col]
+	arg := args[col]
 	if err := Support(fn, arg); err != nil {
-		return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+		return nil, engine.Type{}, fmt.Errorf("%s: %w", field, err)
 	}
-	if fn == "SUM" && spec.NeedRetraction && !call.Retract {
+	if fn == "SUM" && call.NeedRetraction && !call.Retract {
 		// Flink's SumAggFunction has no retract; the planner never pairs it with retracting input.
-		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
+		return nil, engine.Type{}, fmt.Errorf("%w: spec: params.%s.retract: SUM on retracting input needs the retracting variant", engine.ErrInvalid, field)
 	}
 	if fn == "FIRST_VALUE" || fn == "LAST_VALUE" {
-		if call.Retract && spec.StateTTLMs > 0 {
-			return nil, engine.Field{}, fmt.Errorf("%w: %s: idle-state TTL with %s with retraction: not native (Flink's order map has one entry per wall-clock millisecond, so which rows share an entry and its expiry depends on the clock)",
+		if call.Retract && call.StateTTL {
+			return nil, engine.Type{}, fmt.Errorf("%w: %s: idle-state TTL with %s with retraction: not native (Flink's order map has one entry per wall-clock millisecond, so which rows share an entry and its expiry depends on the clock)",
 				engine.ErrUnsupported, field, fn)
 		}
 		acc := firstLastCall(fn, col, arg, call.Retract)
 		out := arg
 		out.Nullable = true
-		return acc, engine.Field{Name: name, Type: out}, nil
+		return acc, out, nil
 	}
 	switch arg.ID {
 	case engine.Decimal:
 		acc, out := decimalCall(fn, col, arg, call.Retract)
-		return acc, engine.Field{Name: name, Type: out}, nil
+		return acc, out, nil
 	case engine.Varchar:
-		java := -1
-		if call.JavaStrings != nil {
-			java = *call.JavaStrings
-		}
-		acc, out := varcharCall(fn, col, java, arg, call.Retract)
-		return acc, engine.Field{Name: name, Type: out}, nil
+		acc, out := varcharCall(fn, col, call.JavaStrings, arg, call.Retract)
+		return acc, out, nil
 	}
 	out := arg
 	out.Nullable = fn != "SUM0"                                     // $SUM0 starts at 0 and is never NULL
 	if acc, ok := orderedMoreCall(fn, col, call.Retract, arg); ok { // BOOLEAN, TIMESTAMP(p > 3)
-		return acc, engine.Field{Name: name, Type: out}, nil
+		return acc, out, nil
 	}
 	if minMax, ok := orderedCalls(arg); ok {
-		return minMax(fn, col, call.Retract, arg), engine.Field{Name: name, Type: out}, nil
+		return minMax(fn, col, call.Retract, arg), out, nil
 	}
-	return numericCalls[arg.ID](fn, col, call.Retract, arg), engine.Field{Name: name, Type: out}, nil
+	return numericCalls[arg.ID](fn, col, call.Retract, arg), out, nil
 }
 
 // orderedCalls returns the MIN/MAX kernel of the temporal types whose Arrow values are integers
@@ -247,22 +261,44 @@ func physicalID(arg engine.Type) engine.TypeID {
 }
 
 // listAggCall builds LISTAGG(x) or LISTAGG(x, delimiter), both VARCHAR, with retraction or without.
-func listAggCall(field, name string, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
+func listAggCall(field string, call Call, args []engine.Type) (accumulator, engine.Type, error) {
 	if len(call.Args) < 1 || len(call.Args) > 2 {
-		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: LISTAGG takes 1 or 2 arguments, got %d", engine.ErrInvalid, field, len(call.Args))
+		return nil, engine.Type{}, fmt.Errorf("%w: spec: params.%s.args: LISTAGG takes 1 or 2 arguments, got %d", engine.ErrInvalid, field, len(call.Args))
 	}
 	for _, c := range call.Args {
-		if err := Support("LISTAGG", spec.ArgTypes[c]); err != nil {
-			return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+		if err := Support("LISTAGG", args[c]); err != nil {
+			return nil, engine.Type{}, fmt.Errorf("%s: %w", field, err)
 		}
 	}
 	delim := -1
 	if len(call.Args) == 2 {
 		delim = call.Args[1]
 	}
-	out := engine.Field{Name: name, Type: engine.Type{ID: engine.Varchar, Nullable: true}}
+	out := engine.Type{ID: engine.Varchar, Nullable: true}
 	if call.Retract {
 		return newListAggRetract(call.Args[0], delim), out, nil
 	}
 	return newListAgg(call.Args[0], delim), out, nil
+}
+
+// orderedMoreCall builds MIN or MAX, with or without retraction, over BOOLEAN or
+// TIMESTAMP(p > 3) with the generic kernels (minMaxAcc, minMaxRetractAcc; not specialized:
+// neither type is on a hot path of the benchmarks); ok is false for any other type.
+func orderedMoreCall(fn string, col int, retract bool, arg engine.Type) (acc accumulator, ok bool) {
+	arg.Nullable = true
+	switch {
+	case arg.ID == engine.Boolean:
+		if retract {
+			r := newMinMaxRetract[bool](fn, col, arg, &boolOps{})
+			return &r, true
+		}
+		return &minMaxAcc[bool, *boolOps]{col: col, max: fn == "MAX", typ: arg, ops: &boolOps{}}, true
+	case arg.ID == engine.Timestamp && !arg.Compact():
+		if retract {
+			r := newMinMaxRetract[ts12](fn, col, arg, &tsOps{})
+			return &r, true
+		}
+		return &minMaxAcc[ts12, *tsOps]{col: col, max: fn == "MAX", typ: arg, ops: &tsOps{}}, true
+	}
+	return nil, false
 }

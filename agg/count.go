@@ -38,6 +38,10 @@ func (a *countAcc) fold(in *engine.Batch, gids []int32, act []int8, changed []bo
 	}
 }
 
+// Records is group g's count: the record count Flink's RetractionRecordCounter reads from a
+// COUNT(*).
+func (a *countAcc) Records(g int32) int64 { return a.cnt[g] }
+
 func (a *countAcc) Save(dst []byte, g int32) []byte { return putVarint(dst, a.cnt[g]) }
 
 func (a *countAcc) Load(src []byte, g int32) ([]byte, error) {

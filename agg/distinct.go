@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -41,7 +40,7 @@ type distinctSet struct {
 	garbage int
 	keyBuf  []byte
 
-	scratchEntry viewEntry // mergeView's decoded entry
+	scratchEntry Entry // the decoded entry of mergeView and loadState
 }
 
 func newDistinctSet(col int, typ engine.Type, retract bool) *distinctSet {
@@ -68,11 +67,35 @@ func hashNullable(g int32, key []byte, null bool) uint64 {
 	return h
 }
 
+// addCall adds call, an index of the operator's calls, with its FILTER column (-1: none).
 func (d *distinctSet) addCall(call int, filter int) {
 	d.calls = append(d.calls, call)
 	d.filters = append(d.filters, filter)
 	d.acts = append(d.acts, nil)
 }
+
+// KeepNulls makes NULL argument values entries too, as the local aggregate's partial rows carry
+// them; call it before the first row.
+func (d *distinctSet) KeepNulls() { d.nulls = true }
+
+// Col is the argument column the set's calls share.
+func (d *distinctSet) Col() int { return d.col }
+
+// Type is the argument's type.
+func (d *distinctSet) Type() engine.Type { return d.typ }
+
+// Retract reports whether the set counts (retracting input) rather than sets a bit per call.
+func (d *distinctSet) Retract() bool { return d.retract }
+
+// Calls are the operator's calls that share the set, in call order.
+func (d *distinctSet) Calls() []int { return d.calls }
+
+// Acts are, per row of the last resolve, the actions of the set's c-th call: +1 accumulate,
+// -1 retract, 0 nothing. They are reused by the next resolve.
+func (d *distinctSet) Acts(c int) []int8 { return d.acts[c] }
+
+// HasEntries reports whether group g holds an entry, expired or not.
+func (d *distinctSet) HasEntries(g int32) bool { return d.head[g] >= 0 }
 
 // Grow implements engine.PerKey.
 func (d *distinctSet) Grow(n int) { d.growGroups(n) }
@@ -124,19 +147,6 @@ func (d *distinctSet) key(col *engine.Column, i int) []byte {
 		return binary.LittleEndian.AppendUint32(d.keyBuf[:0], uint32(bitsOf(v)))
 	}
 	return col.Fixed(i)
-}
-
-func hashKey(g int32, key []byte) uint64 {
-	h := uint64(g)*0x9e3779b97f4a7c15 ^ uint64(len(key))
-	for len(key) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(key)) * 0xbf58476d1ce4e5b9
-		h = bits.RotateLeft64(h, 31)
-		key = key[8:]
-	}
-	for _, b := range key {
-		h = (h ^ uint64(b)) * 0x94d049bb133111eb
-	}
-	return h ^ h>>29
 }
 
 // resolve computes the action of every call of the set for every row, in row order, updating

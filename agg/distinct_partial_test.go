@@ -325,7 +325,7 @@ func TestDistinctViewEncoding(t *testing.T) {
 		}
 		d.resolve(in, make([]int32, len(rows)), act)
 		out := engine.OutBatch{Alloc: engine.HeapAllocator{}}
-		if err := out.Init([]engine.Type{viewType}, 1, []int{d.viewBytes([]int32{0}, false)}); err != nil {
+		if err := out.Init([]engine.Type{MapType}, 1, []int{d.viewBytes([]int32{0}, false)}); err != nil {
 			t.Fatal(err)
 		}
 		d.writeView(&out.Cols[0], []int32{0}, false)
@@ -339,13 +339,13 @@ func TestDistinctViewEncoding(t *testing.T) {
 			m.addCall(c, -1)
 		}
 		m.Grow(1)
-		b := enginetest.Batch([]engine.Type{viewType}, [][]any{{want.encode(shape)}}, []engine.RowKind{0}, enginetest.Options{})
+		b := enginetest.Batch([]engine.Type{MapType}, [][]any{{want.encode(shape)}}, []engine.RowKind{0}, enginetest.Options{})
 		if err := m.checkViews(&b.Cols[0], []int32{0}); err != nil {
 			t.Fatalf("%s: %v", tc.typ, err)
 		}
 		m.mergeView(b.Cols[0].Bytes(0), 0, nil)
 		delete(want, "null")
-		if err := out.Init([]engine.Type{viewType}, 1, []int{m.viewBytes([]int32{0}, false)}); err != nil {
+		if err := out.Init([]engine.Type{MapType}, 1, []int{m.viewBytes([]int32{0}, false)}); err != nil {
 			t.Fatal(err)
 		}
 		m.writeView(&out.Cols[0], []int32{0}, false)
@@ -371,7 +371,7 @@ func TestDistinctViewEncoding(t *testing.T) {
 		{"\x01\x00", "no header"},
 		{nil, "is NULL"},
 	} {
-		b := enginetest.Batch([]engine.Type{viewType}, [][]any{{tc.enc}}, []engine.RowKind{0}, enginetest.Options{})
+		b := enginetest.Batch([]engine.Type{MapType}, [][]any{{tc.enc}}, []engine.RowKind{0}, enginetest.Options{})
 		err := d.checkViews(&b.Cols[0], []int32{0})
 		if !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.enc, err, tc.want)
@@ -438,7 +438,7 @@ func refAccDecode(t engine.Type, like refAgg, enc string) refAgg {
 	if !null {
 		var key []byte
 		var err error
-		if key, b, err = nextKey(t, b); err != nil {
+		if key, b, err = NextKey(t, b); err != nil {
 			panic(err)
 		}
 		ext = decodeKey(t, key)
@@ -449,7 +449,7 @@ func refAccDecode(t engine.Type, like refAgg, enc string) refAgg {
 	case *refMinMaxRetract:
 		r := &refMinMaxRetract{max: l.max, min: ext, mapSize: mapSize, keys: map[int64]any{}, counts: map[int64]int64{}}
 		for len(b) > 0 {
-			key, rest, err := nextKey(t, b[1:])
+			key, rest, err := NextKey(t, b[1:])
 			if err != nil {
 				panic(err)
 			}
@@ -461,7 +461,7 @@ func refAccDecode(t engine.Type, like refAgg, enc string) refAgg {
 	case *refObjMinMaxRetract:
 		r := &refObjMinMaxRetract{max: l.max, ext: ext, mapSize: mapSize, keys: map[string]any{}, counts: map[string]int64{}}
 		for len(b) > 0 {
-			key, rest, err := nextKey(t, b[1:])
+			key, rest, err := NextKey(t, b[1:])
 			if err != nil {
 				panic(err)
 			}

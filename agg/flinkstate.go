@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -43,18 +42,11 @@ import (
 // retraction, whose data views (MapViews of lists, ListViews) live in other states of Flink's
 // backend.
 
-// dataViewState is implemented by accumulators whose Flink state holds a MapView or ListView.
-type dataViewState interface{ keepsDataView() }
-
-func (*minMaxRetractAcc[V, O]) keepsDataView()    {}
-func (*firstLastRetractAcc[V, O]) keepsDataView() {}
-func (*listAggRetractAcc) keepsDataView()         {}
-
 // importLayout lays out the accumulator fields of an import row, after the key fields.
 func (g *groupAgg) importLayout() (partialLayout, error) {
 	for i, c := range g.calls {
 		_, carried := c.(viewStateAcc)
-		if _, ok := c.(dataViewState); ok && !carried {
+		if KeepsDataView(c) && !carried {
 			return partialLayout{}, fmt.Errorf("%w: aggs[%d]: importing Flink's state of an aggregate with retraction that keeps a data view in Flink's MapState: not supported yet", engine.ErrUnsupported, i)
 		}
 	}
@@ -323,44 +315,4 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	}
 	out.Finish()
 	return c.next < int32(st.Cap()), nil
-}
-
-// loadState loads row i of col, a map in the state form (with TTL each entry's last write after
-// its value), into group g, which holds no entry: every entry as it is, except the NULL value's
-// and one without a bit or count (see above). On error the group may hold some entries.
-func (d *distinctSet) loadState(col *engine.Column, i int, g int32) error {
-	if col.IsNull(i) {
-		return fmt.Errorf("%w: NULL, want a map (empty when the key has no value)", engine.ErrData)
-	}
-	src, err := d.viewEntries(col.Bytes(i))
-	if err != nil {
-		return err
-	}
-	k := len(d.calls)
-	ent := &d.scratchEntry
-	for len(src) > 0 {
-		if src, err = d.nextEntry(src, ent); err != nil {
-			return err
-		}
-		var at int64
-		if d.at != nil {
-			if len(src) < 8 {
-				return fmt.Errorf("%w: distinct map entry: last write truncated", engine.ErrData)
-			}
-			at, src = int64(binary.LittleEndian.Uint64(src)), src[8:]
-		}
-		if ent.null || !slices.ContainsFunc(ent.vals, func(v int64) bool { return v != 0 }) {
-			continue
-		}
-		h := hashKey(g, ent.key)
-		if d.find(g, ent.key, false, h) >= 0 {
-			return fmt.Errorf("%w: distinct map holds a value twice", engine.ErrData)
-		}
-		e := d.insert(g, ent.key, false, h)
-		copy(d.counts[int(e)*k:int(e)*k+k], ent.vals)
-		if d.at != nil {
-			d.at[e] = at
-		}
-	}
-	return nil
 }

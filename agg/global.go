@@ -82,14 +82,14 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 	g.buf.inner = make([]bool, len(g.calls))
 	g.viewRows = make([]viewRows, len(g.sets))
 	for s, d := range g.sets {
-		b := newDistinctSet(d.col, d.typ, d.retract)
-		for _, c := range d.calls {
+		b := newDistinctSet(d.Col(), d.Type(), d.Retract())
+		for _, c := range d.Calls() {
 			b.addCall(c, -1)
 			g.buf.inner[c] = true
 		}
 		g.buf.sets = append(g.buf.sets, b)
 		for c, acc := range g.outCalls {
-			for _, call := range d.calls {
+			for _, call := range d.Calls() {
 				if acc == g.calls[call] {
 					g.outCalls[c] = &remapped{accumulator: acc, rows: &g.viewRows[s]}
 				}
@@ -216,12 +216,12 @@ func (g *GlobalGroupAggregate) mergeViews(d *distinctSet, rows *viewRows, col *e
 	}
 	b := &g.viewBatch
 	b.Len = len(rows.gids)
-	b.Cols[d.col] = rows.keys.col
+	b.Cols[d.Col()] = rows.keys.Col
 	g.scratch = resize(g.scratch, b.Len)
-	for k, c := range d.calls {
+	for k, c := range d.Calls() {
 		g.calls[c].fold(b, rows.gids, rows.acts[k], g.scratch)
 	}
-	b.Cols[d.col] = engine.Column{}
+	b.Cols[d.Col()] = engine.Column{}
 }
 
 // remapped is a DISTINCT call of the global aggregate as emission reads it: its values were
@@ -270,7 +270,7 @@ func (g *GlobalGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *en
 		k := b.keys[ki]
 		prev, next := int32(2*j), int32(2*j+1)
 		switch {
-		case g.countStar != nil && g.countStar.records(k.gid) == 0:
+		case g.countStar != nil && g.countStar.Records(k.gid) == 0:
 			if !k.fresh {
 				g.addOutput(k.firstRow, prev, engine.Delete)
 			}
@@ -293,11 +293,8 @@ func (g *GlobalGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *en
 // acc.getLong at the call's first accumulator field): COUNT(*), or the $SUM0 of partial counts
 // a split DISTINCT's final aggregate counts with.
 type recordCount interface {
-	records(g int32) int64
+	Records(g int32) int64
 }
-
-func (a *countAcc) records(g int32) int64   { return a.cnt[g] }
-func (a *sum0Acc[T]) records(g int32) int64 { return int64(a.sum[g]) }
 
 // viewOf makes b a view of out's columns (without its RowKind column), for merging rows the
 // operator wrote itself.
@@ -309,19 +306,6 @@ func viewOf(out *engine.OutBatch, b *engine.Batch) {
 		c := &cols[i]
 		b.Cols[i] = engine.Column{Type: c.Type, Valid: c.Valid, Data: c.Data, Offs: c.Offs}
 	}
-}
-
-// scratchAlloc is an engine.Allocator over one reused Go buffer: each Alloc invalidates the
-// previous one.
-type scratchAlloc struct{ buf []byte }
-
-func (a *scratchAlloc) Alloc(n int) []byte {
-	if cap(a.buf) < n {
-		a.buf = make([]byte, n, n+n/4)
-	}
-	b := a.buf[:n]
-	clear(b)
-	return b
 }
 
 // Close implements engine.Operator.

@@ -122,7 +122,9 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 			set := sets[call.Args[0]]
 			if set == nil {
 				set = newDistinctSet(call.Args[0], spec.ArgTypes[call.Args[0]], spec.NeedRetraction)
-				set.nulls = opt.distinctNulls
+				if opt.distinctNulls {
+					set.KeepNulls()
+				}
 				sets[call.Args[0]] = set
 				g.sets = append(g.sets, set)
 			}
@@ -145,12 +147,6 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 	return g, nil
 }
 
-// entryOwner is state that keeps per-group entries in a groupEntries: a DISTINCT value set, the
-// multiset of MIN/MAX with retraction (Flink's MapViews).
-type entryOwner interface {
-	entryTable() *groupEntries
-}
-
 // enableEntryTTL gives the entries of p, when it keeps any (entryOwner), their own idle-state
 // TTL, as Flink hands the operator's TTL to its MapViews (PerKeyStateDataViewStore), and
 // appends their table to tables.
@@ -166,7 +162,7 @@ func enableEntryTTL(tables []*groupEntries, p engine.PerKey, ttl engine.TTL) []*
 // setClock sets the processing time (ms) the entries of tables are read and written at.
 func setClock(tables []*groupEntries, nowMs int64) {
 	for _, t := range tables {
-		t.now = nowMs
+		t.setNow(nowMs)
 	}
 }
 
@@ -249,8 +245,8 @@ func (g *groupAgg) resolveActions(in *engine.Batch) {
 	}
 	for _, d := range g.sets {
 		d.resolve(in, g.gids, g.act)
-		for c, call := range d.calls {
-			g.callActs[call] = d.acts[c]
+		for c, call := range d.Calls() {
+			g.callActs[call] = d.Acts(c)
 		}
 	}
 	for i, f := range g.filters {
@@ -483,4 +479,18 @@ func (c *recordCounter) Load(src []byte, g int32) ([]byte, error) {
 
 func kindName(k engine.RowKind) string {
 	return [...]string{"+I", "-U", "+U", "-D"}[k&3]
+}
+
+// callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR (varOutput),
+// for OutBatch.Init. Output offsets are int32: a column over 2 GiB is an error, raised after
+// the batch has changed state (a single MAX over long strings re-emitted by many rows).
+func callVarBytes(calls []accumulator, pick []int32, dst []int) error {
+	for j, c := range calls {
+		if v, ok := c.(varOutput); ok {
+			if dst[j] = v.varBytes(pick); dst[j] > math.MaxInt32 {
+				return fmt.Errorf("%w: aggregate %d would produce %d bytes of output in one batch, more than 2 GiB; send smaller batches", engine.ErrData, j, dst[j])
+			}
+		}
+	}
+	return nil
 }

@@ -38,6 +38,20 @@ type groupEntries struct {
 
 func newGroupEntries() groupEntries { return groupEntries{free: -1} }
 
+// entryOwner is state that keeps per-group entries in a groupEntries: a DISTINCT value set, the
+// multiset of MIN/MAX with retraction, the list of LISTAGG with retraction (Flink's MapViews and
+// ListViews). The operator enables their idle-state TTL and sets their clock.
+type entryOwner interface {
+	entryTable() *groupEntries
+}
+
+// setNow sets the processing time (ms) of the current call, at which entries are read and
+// written.
+func (x *groupEntries) setNow(nowMs int64) { x.now = nowMs }
+
+// Len is the number of entries, of every group.
+func (x *groupEntries) Len() int { return x.used }
+
 // enableTTL makes entries expire ttl after their last write; call it before the first entry.
 func (x *groupEntries) enableTTL(ttl engine.TTL) {
 	if ttl.Enabled() {

@@ -418,12 +418,12 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 		}
 		vb := &g.viewBatch
 		vb.Len = len(r.gids)
-		vb.Cols[d.col] = r.keys.col
+		vb.Cols[d.Col()] = r.keys.Col
 		g.scratch = resize(g.scratch, vb.Len)
-		for k, c := range d.calls {
+		for k, c := range d.Calls() {
 			g.final[c].fold(vb, r.gids, r.acts[k], g.scratch)
 		}
-		vb.Cols[d.col] = engine.Column{}
+		vb.Cols[d.Col()] = engine.Column{}
 	}
 	return nil
 }
@@ -471,7 +471,7 @@ func (g *IncrementalGroupAggregate) endBundle(nowMs int64) {
 	for _, k := range g.bundle.keys {
 		empty := true
 		for _, d := range g.sets {
-			if d.head[k.gid] >= 0 {
+			if d.HasEntries(k.gid) {
 				empty = false
 				break
 			}

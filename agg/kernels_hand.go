@@ -80,8 +80,8 @@ func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 	a.tidy()
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
-	java := newJavaFlags(in, a.ops.javaCol)
-	h := &a.ops.heap
+	java := newJavaFlags(in, a.ops.JavaCol())
+	h := a.ops.Arena()
 	want := -1 // MIN: replace when v compares below the value
 	if a.max {
 		want = 1
@@ -97,11 +97,11 @@ func (a *strMinMaxAcc) fold(in *engine.Batch, gids []int32, act []int8, changed 
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
 			v, vJava := col.Bytes(i), java.at(i)
-			if pn || compareStrings(v, vJava, h.get(pv), pv.java()) == want {
+			if pn || compareStrings(v, vJava, h.Get(pv), pv.java()) == want {
 				if !pn {
 					a.ops.drop(pv)
 				}
-				s.val, s.has = h.add(v, javaBit(vJava)), true
+				s.val, s.has = h.Add(v, vJava), true
 			}
 		}
 		vals[2*i], vals[2*i+1] = pv, s.val

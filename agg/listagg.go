@@ -103,7 +103,7 @@ func (d *delimState) bytes(ops *strOps) []byte {
 	case delimComma:
 		return comma
 	case delimStored:
-		return ops.heap.get(d.delim)
+		return ops.Arena().Get(d.delim)
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func (s *delimState) set(ops *strOps, d []byte) {
 	case string(d) == ",":
 		s.kind, s.delim = delimComma, strRef{}
 	default:
-		s.kind, s.delim = delimStored, ops.heap.add(d, 0)
+		s.kind, s.delim = delimStored, ops.Arena().Add(d, false)
 	}
 }
 
@@ -136,19 +136,18 @@ func (a *listAggAcc) add(s *listAggState, x, d []byte) {
 	switch {
 	case x == nil:
 	case !s.acc.has():
-		s.acc = a.ops.heap.add(x, 0)
+		s.acc = a.ops.Arena().Add(x, false)
 	case d == nil:
 		a.ops.drop(s.acc)
 		s.acc = strRef{}
 	default:
-		h := &a.ops.heap
-		cur := h.get(s.acc) // appended first: a move of the arena copies from the old array
-		off := int64(len(h.buf))
-		h.buf = append(h.buf, cur...)
-		h.buf = append(h.buf, d...)
-		h.buf = append(h.buf, x...)
+		h := a.ops.Arena()
+		off := h.Len()
+		h.Append(h.Get(s.acc)) // appended first: a move of the arena copies from the old array
+		h.Append(d)
+		h.Append(x)
 		a.ops.drop(s.acc)
-		s.acc = strRef{off: off, n: int32(len(h.buf) - int(off)), flags: refHas}
+		s.acc = h.Since(off)
 	}
 }
 

@@ -121,17 +121,17 @@ func (a *listAggRetractAcc) value(g int32) strRef {
 	if a.delimCol < 0 {
 		d = comma
 	}
-	h := &a.ops.heap
-	off, n := int64(len(h.buf)), 0
+	h := a.ops.Arena()
+	off, n := h.Len(), 0
 	for e := m.tail[g]; e >= 0; {
 		prev := m.prev[e]
 		if m.expired(e) {
 			a.ops.drop(m.remove(e))
 		} else {
 			if n > 0 {
-				h.buf = append(h.buf, d...)
+				h.Append(d)
 			}
-			h.buf = append(h.buf, h.get(m.val[e])...)
+			h.Append(h.Get(m.val[e]))
 			n++
 		}
 		e = prev
@@ -139,9 +139,9 @@ func (a *listAggRetractAcc) value(g int32) strRef {
 	switch {
 	case n == 0:
 	case d == nil: // concatWs with a NULL separator
-		h.buf = h.buf[:off]
+		h.Truncate(off)
 	default:
-		r = strRef{off: off, n: int32(int64(len(h.buf)) - off), flags: refHas}
+		r = h.Since(off)
 	}
 	a.cur[g], a.curCall[g] = r, a.call
 	if r.has() {

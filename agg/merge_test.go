@@ -508,7 +508,7 @@ func TestMergeRejects(t *testing.T) {
 			"partial state columns [0, 2) outside the batch's 1 columns"},
 		{"MIN", "DOUBLE", true, []engine.Type{{ID: engine.Double, Nullable: true}}, [][]any{{1.0}}, engine.ErrInvalid,
 			"partial state column 0 is DOUBLE, want BYTES"},
-		{"MAX", "VARCHAR", true, []engine.Type{accType}, [][]any{{"\x00\x05\x00\x00\x00ab"}}, engine.ErrData,
+		{"MAX", "VARCHAR", true, []engine.Type{MinMaxType}, [][]any{{"\x00\x05\x00\x00\x00ab"}}, engine.ErrData,
 			"row 0: accumulator's extreme: malformed data: key of 5 bytes, 2 left"},
 	} {
 		r := newRig(t, c.fn, c.typ, c.retract, 1)

@@ -36,7 +36,7 @@ type minMaxRetractAcc[V comparable, O valueOps[V]] struct {
 	keys         engine.OutBatch // the values as keys
 	scratchVals  []V
 	scratchNulls []bool
-	keyCol       keyColumn
+	keyCol       KeyColumn
 }
 
 func newMinMaxRetract[V comparable, O valueOps[V]](fn string, col int, typ engine.Type, ops O) minMaxRetractAcc[V, O] {

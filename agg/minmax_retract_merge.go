@@ -1,31 +1,23 @@
 package agg
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Partial state of MIN/MAX with retraction. Flink's accumulator is a nested row,
-// STRUCTURED<min T, mapSize BIGINT, map RAW(MapView<T, BIGINT>)>
-// (docs/group-aggregate.md#data-views-in-the-partial-row); it crosses as one VARBINARY value in
-// Ferry's layout (docs/abi.md#data-views), the map as a distinct map's with one word per entry:
-//
-//	acc := null byte (0 value, 1 NULL) [min key] mapSize int64 LE map
-//
-// The local aggregate writes each key's accumulator; the global decodes each partial row into a
-// scratch group and merges it as Min/MaxWithRetractAggFunction.merge does (mergeGroups).
-
-// accType is the type of an accumulator column in partial rows.
-var accType = engine.Type{ID: engine.Binary, Nullable: true}
+// Partial state of MIN/MAX with retraction: Flink's accumulator row STRUCTURED<min T, mapSize
+// BIGINT, map RAW(MapView<T, BIGINT>)>, one VARBINARY value per group in the layout of
+// dataview_minmax.go. The local aggregate writes each key's accumulator; the global decodes each
+// partial row into a scratch group and merges it as Min/MaxWithRetractAggFunction.merge does
+// (mergeGroups).
 
 func (a *minMaxRetractAcc[V, O]) partialTypes() ([]engine.Type, error) {
-	return []engine.Type{accType}, nil
+	return []engine.Type{MinMaxType}, nil
 }
 
 // valueKeys writes the extreme (when not NULL) and every multiset value of groups, in that order
-// per group, to the column keys.Cols[0], whose rows then hold their keys (nextKey's encoding).
+// per group, to the column keys.Cols[0], whose rows then hold their keys (KeyAt).
 func (a *minMaxRetractAcc[V, O]) valueKeys(groups []int32) *engine.OutColumn {
 	vals := a.scratchVals[:0]
 	for _, g := range groups {
@@ -52,21 +44,6 @@ func (a *minMaxRetractAcc[V, O]) valueKeys(groups []int32) *engine.OutColumn {
 	return &a.keys.Cols[0]
 }
 
-// boolKeys backs the keys of BOOLEAN values (keyAt).
-var boolKeys = []byte{0, 1}
-
-// keyAt is row j of a column valueKeys wrote, as a key.
-func keyAt(c *engine.OutColumn, j int) []byte {
-	if c.Type.ID == engine.Varchar {
-		return c.Data[c.Offs[j]:c.Offs[j+1]]
-	}
-	if c.Type.ID == engine.Boolean { // bit-packed: the key is one byte, 0 or 1
-		return boolKeys[(c.Data[j>>3]>>(j&7))&1:][:1]
-	}
-	w := c.Type.Width()
-	return c.Data[j*w : (j+1)*w]
-}
-
 func (a *minMaxRetractAcc[V, O]) partialVarBytes(groups []int32, dst []int) {
 	dst[0] = a.stateBytes(groups, false)
 }
@@ -79,20 +56,19 @@ func (a *minMaxRetractAcc[V, O]) writePartial(out []engine.OutColumn, groups []i
 // stateBytes is the encoded size of the accumulators of groups, with each entry's last write
 // when times is set (the state form, minmax_retract_state.go).
 func (a *minMaxRetractAcc[V, O]) stateBytes(groups []int32, times bool) int {
+	l := MinMaxAcc{Value: a.typ}
 	keys := a.valueKeys(groups)
 	n := 0
 	j := 0
 	for _, g := range groups {
-		n += 1 + 8 + 4
+		var ext []byte
 		if a.hasExt[g] {
-			n += keyBytes(a.typ, keyAt(keys, j))
+			ext = KeyAt(keys, j)
 			j++
 		}
+		n += l.HeadSize(ext, a.hasExt[g])
 		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
-			n += 1 + keyBytes(a.typ, keyAt(keys, j)) + 8
-			if times {
-				n += 8
-			}
+			n += l.EntrySize(KeyAt(keys, j), times)
 			j++
 		}
 	}
@@ -102,25 +78,23 @@ func (a *minMaxRetractAcc[V, O]) stateBytes(groups []int32, times bool) int {
 // writeState writes the accumulators of groups to col, laid out with stateBytes(groups, times)
 // bytes; times (only with TTL) writes each entry's last write after its count.
 func (a *minMaxRetractAcc[V, O]) writeState(col *engine.OutColumn, groups []int32, times bool) {
+	l := MinMaxAcc{Value: a.typ}
 	keys := a.valueKeys(groups)
 	pos, j := 0, 0
 	for r, g := range groups {
 		col.Offs[r] = int32(pos)
-		b := col.Data[pos:pos:len(col.Data)]
+		var ext []byte
 		if a.hasExt[g] {
-			b = appendKey(append(b, 0), a.typ, keyAt(keys, j))
+			ext = KeyAt(keys, j)
 			j++
-		} else {
-			b = append(b, 1)
 		}
-		b = binary.LittleEndian.AppendUint64(b, uint64(a.mapSize[g]))
-		b = binary.LittleEndian.AppendUint32(b, 1)
+		b := l.AppendHead(col.Data[pos:pos:len(col.Data)], ext, a.hasExt[g], a.mapSize[g])
 		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
-			b = appendKey(append(b, 0), a.typ, keyAt(keys, j))
-			b = binary.LittleEndian.AppendUint64(b, uint64(a.counts.cnt[e]))
+			var at int64
 			if times {
-				b = binary.LittleEndian.AppendUint64(b, uint64(a.counts.at[e]))
+				at = a.counts.at[e]
 			}
+			b = l.AppendEntry(b, KeyAt(keys, j), a.counts.cnt[e], times, at)
 			j++
 		}
 		pos += len(b)
@@ -128,68 +102,17 @@ func (a *minMaxRetractAcc[V, O]) writeState(col *engine.OutColumn, groups []int3
 	col.Offs[len(groups)] = int32(pos)
 }
 
-// decodedAcc is one decoded accumulator: its extreme's key (nil: NULL), mapSize and entries.
-type decodedAcc struct {
-	ext     []byte
-	mapSize int64
-	keys    [][]byte
-	counts  []int64
-}
-
-// decodeAcc decodes an encoded accumulator of type t's values into d (slices reused).
-func decodeAcc(t engine.Type, src []byte, d *decodedAcc) error {
-	if len(src) < 1 || src[0] > 1 {
-		return fmt.Errorf("%w: accumulator: bad NULL flag", engine.ErrData)
-	}
-	null := src[0] == 1
-	src = src[1:]
-	d.ext = nil
-	var err error
-	if !null {
-		if d.ext, src, err = nextKey(t, src); err != nil {
-			return fmt.Errorf("accumulator's extreme: %w", err)
-		}
-	}
-	if len(src) < 12 {
-		return fmt.Errorf("%w: accumulator: truncated mapSize or map", engine.ErrData)
-	}
-	d.mapSize = int64(binary.LittleEndian.Uint64(src))
-	if w := binary.LittleEndian.Uint32(src[8:]); w != 1 && len(src) > 12 {
-		return fmt.Errorf("%w: accumulator: map of %d-word values, want 1", engine.ErrData, w)
-	}
-	src = src[12:]
-	d.keys, d.counts = d.keys[:0], d.counts[:0]
-	for len(src) > 0 {
-		if src[0] != 0 {
-			return fmt.Errorf("%w: accumulator: map entry with NULL flag %d (Flink's map has no NULL key)", engine.ErrData, src[0])
-		}
-		var key []byte
-		if key, src, err = nextKey(t, src[1:]); err != nil {
-			return fmt.Errorf("accumulator's map: %w", err)
-		}
-		if len(src) < 8 {
-			return fmt.Errorf("%w: accumulator: truncated count", engine.ErrData)
-		}
-		c := int64(binary.LittleEndian.Uint64(src))
-		if c == 0 {
-			return fmt.Errorf("%w: accumulator: a count of 0, which Flink's map never holds", engine.ErrData)
-		}
-		d.keys, d.counts = append(d.keys, key), append(d.counts, c)
-		src = src[8:]
-	}
-	return nil
-}
-
 // merge decodes each row's accumulator into a scratch group past the groups in use and merges
 // it into group gids[i] (mergeGroups). Malformed input changes nothing.
 func (a *minMaxRetractAcc[V, O]) merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
-	if err := checkPartial(in, first, []engine.Type{accType}); err != nil {
+	if err := checkPartial(in, first, []engine.Type{MinMaxType}); err != nil {
 		return err
 	}
 	col := &in.Cols[first]
 	rows := gids[:in.Len]
-	var dec decodedAcc
-	a.keyCol.reset(a.typ)
+	l := MinMaxAcc{Value: a.typ}
+	var dec DecodedMinMax
+	a.keyCol.Reset(a.typ)
 	var src, dst []int32
 	for i, g := range rows {
 		if g < 0 {
@@ -198,32 +121,32 @@ func (a *minMaxRetractAcc[V, O]) merge(in *engine.Batch, first int, gids []int32
 		if col.IsNull(i) {
 			return fmt.Errorf("%w: accumulator at row %d is NULL, which Flink's local aggregate never writes", engine.ErrData, i)
 		}
-		if err := decodeAcc(a.typ, col.Bytes(i), &dec); err != nil {
+		if err := l.Decode(col.Bytes(i), &dec); err != nil {
 			return fmt.Errorf("row %d: %w", i, err)
 		}
-		a.keyCol.add(dec.ext)
-		for _, k := range dec.keys {
-			a.keyCol.add(k)
+		a.keyCol.Add(dec.Ext)
+		for _, k := range dec.Keys {
+			a.keyCol.Add(k)
 		}
 	}
 	// Decode into scratch groups [base, base+n), merge, then clear them.
 	base := int32(len(a.mapSize))
 	a.Grow(int(base) + len(rows))
-	keys := engine.Batch{Len: a.keyCol.n, Cols: []engine.Column{a.keyCol.col}}
+	keys := engine.Batch{Len: a.keyCol.Rows, Cols: []engine.Column{a.keyCol.Col}}
 	a.ops.bind(&keys, 0, false)
 	k := 0
 	for i, g := range rows {
 		if g < 0 {
 			continue
 		}
-		_ = decodeAcc(a.typ, col.Bytes(i), &dec)
+		_ = l.Decode(col.Bytes(i), &dec)
 		s := base + int32(len(src))
-		if dec.ext != nil {
+		if dec.Ext != nil {
 			a.ext[s], a.hasExt[s] = a.ops.keep(a.ops.at(k)), true
 		}
 		k++
-		a.mapSize[s] = dec.mapSize
-		for j, c := range dec.counts {
+		a.mapSize[s] = dec.MapSize
+		for j, c := range dec.Counts {
 			v := a.ops.at(k)
 			k++
 			h := a.ops.hash(s, v)

@@ -1,7 +1,6 @@
 package agg
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/ferrystream/ferry/engine"
@@ -9,9 +8,9 @@ import (
 
 // The state of MIN/MAX with retraction as Flink's single-phase and global aggregates keep it
 // (flinkstate.go): the accumulator row's field (min, mapSize) in accState, the value→count
-// entries in the MapState agg<a>$map. It crosses as the partial form of
-// minmax_retract_merge.go, with, under idle-state TTL, each entry's last write (int64 LE, ms)
-// after its count, as Flink's TtlMapState stamps every entry.
+// entries in the MapState agg<a>$map. It crosses in the state form of dataview_minmax.go: the
+// partial form with, under idle-state TTL, each entry's last write after its count, as Flink's
+// TtlMapState stamps every entry.
 
 // viewStateAcc is implemented by the accumulators whose Flink state holds a data view that
 // Ferry imports and exports.
@@ -23,11 +22,28 @@ type viewStateAcc interface {
 	loadState(col *engine.Column, gids []int32, times bool) error
 }
 
+// dataViewState is implemented by the accumulators whose Flink state holds a data view besides
+// the accumulator row.
+type dataViewState interface{ keepsDataView() }
+
+func (*minMaxRetractAcc[V, O]) keepsDataView()    {}
+func (*firstLastRetractAcc[V, O]) keepsDataView() {}
+func (*listAggRetractAcc) keepsDataView()         {}
+
+// KeepsDataView reports whether the Flink state of acc holds a data view (a MapView or ListView
+// in a state of its own) besides its field of the accumulator row: MIN/MAX, FIRST_VALUE,
+// LAST_VALUE and LISTAGG with retraction. Of these only MIN/MAX's crosses (viewStateAcc).
+func KeepsDataView(acc accumulator) bool {
+	_, ok := acc.(dataViewState)
+	return ok
+}
+
 // loadState takes the accumulators as they are: the extreme and mapSize as Flink held them
 // (mapSize may count entries that expired since), every entry with its count and last write.
 func (a *minMaxRetractAcc[V, O]) loadState(col *engine.Column, gids []int32, times bool) error {
 	n := len(gids)
-	part := engine.Column{Type: accType, Offs: make([]int32, n+1)}
+	l := MinMaxAcc{Value: a.typ}
+	part := engine.Column{Type: MinMaxType, Offs: make([]int32, n+1)}
 	mapSizes := make([]int64, n)
 	var lastWrites []map[string]int64
 	if times {
@@ -39,7 +55,7 @@ func (a *minMaxRetractAcc[V, O]) loadState(col *engine.Column, gids []int32, tim
 		}
 		var err error
 		var lw map[string]int64
-		if part.Data, mapSizes[i], lw, err = a.stripTimes(part.Data, col.Bytes(i), times); err != nil {
+		if part.Data, mapSizes[i], lw, err = l.StripTimes(part.Data, col.Bytes(i), times); err != nil {
 			return fmt.Errorf("row %d: %w", i, err)
 		}
 		if times {
@@ -64,57 +80,9 @@ func (a *minMaxRetractAcc[V, O]) loadState(col *engine.Column, gids []int32, tim
 			j++
 		}
 		for e := a.counts.head[g]; e >= 0; e = a.counts.next[e] {
-			a.counts.at[e] = lastWrites[i][string(keyAt(keys, j))]
+			a.counts.at[e] = lastWrites[i][string(KeyAt(keys, j))]
 			j++
 		}
 	}
 	return nil
-}
-
-// stripTimes appends the partial form of src, an accumulator in the state form, to dst and
-// returns it with the accumulator's mapSize and, with times, each entry's last write by key.
-func (a *minMaxRetractAcc[V, O]) stripTimes(dst, src []byte, times bool) ([]byte, int64, map[string]int64, error) {
-	if len(src) < 1 || src[0] > 1 {
-		return nil, 0, nil, fmt.Errorf("%w: accumulator: bad NULL flag", engine.ErrData)
-	}
-	head := 1
-	if src[0] == 0 {
-		_, rest, err := nextKey(a.typ, src[1:])
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("accumulator's extreme: %w", err)
-		}
-		head = len(src) - len(rest)
-	}
-	if len(src) < head+12 {
-		return nil, 0, nil, fmt.Errorf("%w: accumulator: truncated mapSize or map", engine.ErrData)
-	}
-	mapSize := int64(binary.LittleEndian.Uint64(src[head:]))
-	dst = append(dst, src[:head+12]...)
-	src = src[head+12:]
-	var lastWrites map[string]int64
-	if times {
-		lastWrites = map[string]int64{}
-	}
-	for len(src) > 0 {
-		if src[0] != 0 {
-			return nil, 0, nil, fmt.Errorf("%w: accumulator: map entry with NULL flag %d (Flink's map has no NULL key)", engine.ErrData, src[0])
-		}
-		key, rest, err := nextKey(a.typ, src[1:])
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("accumulator's map: %w", err)
-		}
-		end := len(src) - len(rest) + 8 // flag, key, count
-		if times {
-			end += 8
-		}
-		if end > len(src) {
-			return nil, 0, nil, fmt.Errorf("%w: accumulator: truncated entry", engine.ErrData)
-		}
-		dst = append(dst, src[:len(src)-len(rest)+8]...)
-		if times {
-			lastWrites[string(key)] = int64(binary.LittleEndian.Uint64(src[end-8:]))
-		}
-		src = src[end:]
-	}
-	return dst, mapSize, lastWrites, nil
 }

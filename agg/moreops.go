@@ -133,25 +133,3 @@ func (o *tsOps) write(out *engine.OutColumn, vals []ts12, nulls []bool, pick []i
 func loadTS(b []byte) ts12 {
 	return ts12{ms: int64(binary.LittleEndian.Uint64(b)), ns: int32(binary.LittleEndian.Uint32(b[8:]))}
 }
-
-// orderedMoreCall builds MIN or MAX, with or without retraction, over BOOLEAN or
-// TIMESTAMP(p > 3) with the generic kernels (minMaxAcc, minMaxRetractAcc; not specialized:
-// neither type is on a hot path of the benchmarks); ok is false for any other type.
-func orderedMoreCall(fn string, col int, retract bool, arg engine.Type) (acc accumulator, ok bool) {
-	arg.Nullable = true
-	switch {
-	case arg.ID == engine.Boolean:
-		if retract {
-			r := newMinMaxRetract[bool](fn, col, arg, &boolOps{})
-			return &r, true
-		}
-		return &minMaxAcc[bool, *boolOps]{col: col, max: fn == "MAX", typ: arg, ops: &boolOps{}}, true
-	case arg.ID == engine.Timestamp && !arg.Compact():
-		if retract {
-			r := newMinMaxRetract[ts12](fn, col, arg, &tsOps{})
-			return &r, true
-		}
-		return &minMaxAcc[ts12, *tsOps]{col: col, max: fn == "MAX", typ: arg, ops: &tsOps{}}, true
-	}
-	return nil, false
-}

@@ -1,6 +1,8 @@
 package agg
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
@@ -167,4 +169,18 @@ func valueHash(g int32, lo, hi uint64) uint64 {
 	h ^= h >> 29
 	h *= 0x94d049bb133111eb
 	return h ^ h>>32
+}
+
+// hashKey hashes key bytes within group g: the entry hash of a string or DISTINCT key.
+func hashKey(g int32, key []byte) uint64 {
+	h := uint64(g)*0x9e3779b97f4a7c15 ^ uint64(len(key))
+	for len(key) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(key)) * 0xbf58476d1ce4e5b9
+		h = bits.RotateLeft64(h, 31)
+		key = key[8:]
+	}
+	for _, b := range key {
+		h = (h ^ uint64(b)) * 0x94d049bb133111eb
+	}
+	return h ^ h>>29
 }

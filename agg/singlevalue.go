@@ -46,22 +46,22 @@ func newSingleValue[V comparable, O valueOps[V]](col int, typ engine.Type, ops O
 	return &singleValueAcc[V, O]{col: col, typ: typ, ops: ops}
 }
 
-// singleValueNewCall resolves a SINGLE_VALUE call (newCall): one argument, not DISTINCT, with or
+// singleValueNewCall resolves a SINGLE_VALUE call (New): one argument, not DISTINCT, with or
 // without retraction (Flink's one declarative function has both).
-func singleValueNewCall(field, name string, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
+func singleValueNewCall(field string, call Call, args []engine.Type) (accumulator, engine.Type, error) {
 	if len(call.Args) != 1 {
-		return nil, engine.Field{}, fmt.Errorf("%w: spec: params.%s.args: SINGLE_VALUE takes 1 argument, got %d", engine.ErrInvalid, field, len(call.Args))
+		return nil, engine.Type{}, fmt.Errorf("%w: spec: params.%s.args: SINGLE_VALUE takes 1 argument, got %d", engine.ErrInvalid, field, len(call.Args))
 	}
 	if call.Distinct {
-		return nil, engine.Field{}, fmt.Errorf("%w: %s: SINGLE_VALUE(DISTINCT): not native yet", engine.ErrUnsupported, field)
+		return nil, engine.Type{}, fmt.Errorf("%w: %s: SINGLE_VALUE(DISTINCT): not native yet", engine.ErrUnsupported, field)
 	}
-	arg := spec.ArgTypes[call.Args[0]]
+	arg := args[call.Args[0]]
 	if err := Support("SINGLE_VALUE", arg); err != nil {
-		return nil, engine.Field{}, fmt.Errorf("%s: %w", field, err)
+		return nil, engine.Type{}, fmt.Errorf("%s: %w", field, err)
 	}
 	out := arg
 	out.Nullable = true
-	return singleValueCall(call.Args[0], arg), engine.Field{Name: name, Type: out}, nil
+	return singleValueCall(call.Args[0], arg), out, nil
 }
 
 // supportMore is Support for the functions and types added after the table of calls.go: it

@@ -138,3 +138,21 @@ func (s *Spec) stateLayout() Params {
 	p.MiniBatch = false
 	return p
 }
+
+// newCall resolves aggregate call i of spec to its accumulator and output field.
+func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
+	name := call.Name
+	if name == "" {
+		name = fmt.Sprintf("agg%d", i)
+	}
+	java := -1
+	if call.JavaStrings != nil {
+		java = *call.JavaStrings
+	}
+	acc, typ, err := New(fmt.Sprintf("aggs[%d]", i), Call{Func: call.Func, Args: call.Args, Retract: call.Retract,
+		Distinct: call.Distinct, JavaStrings: java, NeedRetraction: spec.NeedRetraction, StateTTL: spec.StateTTLMs > 0}, spec.ArgTypes)
+	if err != nil {
+		return nil, engine.Field{}, err
+	}
+	return acc, engine.Field{Name: name, Type: typ}, nil
+}

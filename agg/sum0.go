@@ -47,6 +47,10 @@ func (a *sum0Acc[T]) fold(in *engine.Batch, gids []int32, act []int8, changed []
 	}
 }
 
+// Records is group g's sum: the record count a split DISTINCT's final aggregate reads from its
+// $SUM0 of partial COUNT(*)s (a BIGINT sum; RetractionRecordCounter's getLong).
+func (a *sum0Acc[T]) Records(g int32) int64 { return int64(a.sum[g]) }
+
 func (a *sum0Acc[T]) Save(dst []byte, g int32) []byte { return putScalar(dst, a.sum[g]) }
 
 func (a *sum0Acc[T]) Load(src []byte, g int32) ([]byte, error) {

@@ -229,7 +229,7 @@ func newPartialLayout(calls []accumulator, sets int, keys int) (partialLayout, e
 	}
 	l.views = col
 	for range sets {
-		l.all = append(l.all, viewType)
+		l.all = append(l.all, MapType)
 	}
 	return l, nil
 }

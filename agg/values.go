@@ -65,52 +65,6 @@ func (v *rowValues[V]) write(out *engine.OutColumn, pick []int32) {
 	writeFixed(out, v.vals, v.nulls, pick)
 }
 
-// writeFixed fills output row j with vals[pick[j]] (NULL when nulls[pick[j]]), or with vals[j]
-// when pick is nil. V is fixed-width and laid out in memory as its Arrow value (numbers;
-// dec128, two little-endian words = Arrow's decimal128). Values under NULL are written as zero.
-func writeFixed[V comparable](out *engine.OutColumn, vals []V, nulls []bool, pick []int32) {
-	var zero V
-	if pick == nil {
-		dst := fixedSlice[V](out.Data)[:len(vals)]
-		for j, x := range vals {
-			dst[j] = x
-			if nulls[j] {
-				dst[j] = zero
-				out.SetNull(j)
-			}
-		}
-		return
-	}
-	dst := fixedSlice[V](out.Data)[:len(pick)]
-	for j, p := range pick {
-		dst[j] = vals[p]
-		if nulls[p] {
-			dst[j] = zero
-			out.SetNull(j)
-		}
-	}
-}
-
-// fixedSlice reinterprets b as values of the fixed-width type V. Output buffers are 8-byte
-// aligned (engine.Allocator).
-func fixedSlice[V any](b []byte) []V {
-	var zero V
-	n := len(b) / int(unsafe.Sizeof(zero))
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*V)(unsafe.Pointer(unsafe.SliceData(b))), n)
-}
-
-// resize returns s with length n, reusing its array when it is large enough. Contents are not
-// cleared.
-func resize[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]T, n, n+n/4)
-}
-
 // stateWarmer is an accumulator that can read its groups' states ahead of a fold: at high
 // cardinality a fold takes a cache miss per row and, with its longer work per row, overlaps few
 // of them; warmGroups's loop has no dependency between rows, so the CPU overlaps many, and the
@@ -133,13 +87,4 @@ func warm[T any](st []T, gids []int32) byte {
 		}
 	}
 	return x
-}
-
-// extend grows per-group state s to n entries; new entries are zero.
-func extend[T any](s []T, n int) []T {
-	for len(s) < n {
-		var zero T
-		s = append(s, zero)
-	}
-	return s
 }

@@ -1,9 +1,7 @@
 package agg
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -21,7 +19,7 @@ import (
 //
 // and the value is NULL when n <= 0 or m2 < 0, else m2. Every product and quotient is rounded
 // to a double before it is used (float64 conversions), as Java's strict IEEE arithmetic does;
-// no fused multiply-add. Its partial state crosses in two-phase plans as 24 bytes (welfordPartial).
+// no fused multiply-add. Its partial state crosses in two-phase plans as 24 bytes (PutWelford).
 type welfordAcc[T number] struct {
 	col int
 	st  []welfordState // per group
@@ -110,29 +108,24 @@ func (a *welfordAcc[T]) Load(src []byte, g int32) ([]byte, error) {
 }
 
 // welfordPartial is the accumulator's one partial field, Flink's nested row STRUCTURED<n BIGINT,
-// mean DOUBLE, m2 DOUBLE>, carried as 24 bytes: n int64, mean and m2 IEEE bits, little-endian
-// (docs/abi.md, "Data views").
-var welfordPartial = []engine.Type{{ID: engine.Binary, Nullable: true}}
-
-const welfordBytes = 24
+// mean DOUBLE, m2 DOUBLE> (dataview_welford.go).
+var welfordPartial = []engine.Type{WelfordType}
 
 func (a *welfordAcc[T]) partialTypes() ([]engine.Type, error) { return welfordPartial, nil }
 
 func (a *welfordAcc[T]) partialVarBytes(groups []int32, dst []int) {
-	dst[0] = welfordBytes * len(groups)
+	dst[0] = WelfordSize * len(groups)
 }
 
 func (a *welfordAcc[T]) writePartial(out []engine.OutColumn, groups []int32) error {
 	col := &out[0]
 	for j, g := range groups {
 		s := &a.st[g]
-		at := welfordBytes * j
+		at := WelfordSize * j
 		col.Offs[j] = int32(at)
-		binary.LittleEndian.PutUint64(col.Data[at:], uint64(s.n))
-		binary.LittleEndian.PutUint64(col.Data[at+8:], math.Float64bits(s.mean))
-		binary.LittleEndian.PutUint64(col.Data[at+16:], math.Float64bits(s.m2))
+		PutWelford(col.Data[at:], s.n, s.mean, s.m2)
 	}
-	col.Offs[len(groups)] = int32(welfordBytes * len(groups))
+	col.Offs[len(groups)] = int32(WelfordSize * len(groups))
 	return nil
 }
 
@@ -145,8 +138,8 @@ func (a *welfordAcc[T]) merge(in *engine.Batch, first int, gids []int32, changed
 	}
 	col := &in.Cols[first]
 	for i := range in.Len {
-		if n := len(col.Bytes(i)); n != welfordBytes {
-			return fmt.Errorf("%w: a $WELFORD_M2 partial of %d bytes at row %d, want %d", engine.ErrData, n, i, welfordBytes)
+		if n := len(col.Bytes(i)); n != WelfordSize {
+			return fmt.Errorf("%w: a $WELFORD_M2 partial of %d bytes at row %d, want %d", engine.ErrData, n, i, WelfordSize)
 		}
 	}
 	a.rowValues.reset(in.Len)
@@ -156,12 +149,8 @@ func (a *welfordAcc[T]) merge(in *engine.Batch, first int, gids []int32, changed
 		}
 		s := &a.st[g]
 		pv, pn := s.value()
-		b := col.Bytes(i)
-		s.merge(welfordState{
-			n:    int64(binary.LittleEndian.Uint64(b)),
-			mean: math.Float64frombits(binary.LittleEndian.Uint64(b[8:])),
-			m2:   math.Float64frombits(binary.LittleEndian.Uint64(b[16:])),
-		})
+		n, mean, m2 := Welford(col.Bytes(i))
+		s.merge(welfordState{n: n, mean: mean, m2: m2})
 		nv, nn := s.value()
 		a.record(i, pv, pn, nv, nn, changed)
 	}

@@ -1,0 +1,34 @@
+package agg
+
+import "github.com/ferrystream/ferry/engine"
+
+// sumType is the type of SUM, $SUM0 and AVG's sum over DECIMAL(p, s): DECIMAL(38, s)
+// (LogicalTypeMerging.findSumAggType), nullable.
+func sumType(arg engine.Type) engine.Type {
+	return engine.Type{ID: engine.Decimal, Precision: 38, Scale: arg.Scale, Nullable: true}
+}
+
+// decimalCall builds the accumulator of fn over a DECIMAL argument of type arg, and the result
+// type Flink's planner declares: SUM and $SUM0 give DECIMAL(38, s) (findSumAggType), AVG
+// DECIMAL(38, max(6, s)) (findAvgAggType), MIN and MAX the argument type. Every result is
+// nullable: $SUM0 over DECIMAL turns NULL on overflow.
+func decimalCall(fn string, col int, arg engine.Type, retract bool) (accumulator, engine.Type) {
+	out := sumType(arg)
+	switch fn {
+	case "SUM":
+		return &decSumAcc{sumAcc[dec128, *decOps]{col: col, retract: retract, typ: out, ops: &decOps{}}}, out
+	case "SUM0":
+		return &decSum0Acc{col: col, typ: out}, out
+	case "AVG":
+		out.Scale = max(6, arg.Scale)
+		return &decAvgAcc{col: col, up: out.Scale - arg.Scale, sumType: sumType(arg)}, out
+	case "MIN", "MAX":
+		out = arg
+		out.Nullable = true
+		if retract {
+			return &decMinMaxRetractAcc{newMinMaxRetract[dec128](fn, col, arg, &decOps{})}, out
+		}
+		return &decMinMaxAcc{minMaxAcc[dec128, *decOps]{col: col, max: fn == "MAX", typ: out, ops: &decOps{}}}, out
+	}
+	return nil, engine.Type{}
+}

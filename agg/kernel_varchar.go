@@ -1,0 +1,28 @@
+package agg
+
+import "github.com/ferrystream/ferry/engine"
+
+// varOutput is implemented by accumulators whose output column is VARCHAR: varBytes is the
+// total UTF-8 size of the values write will put in output rows pick, for OutBatch.Init.
+type varOutput interface {
+	varBytes(pick []int32) int
+}
+
+// varcharCall builds the accumulator of MIN or MAX over VARCHAR; its result type is the
+// argument type, nullable.
+func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (accumulator, engine.Type) {
+	out := arg
+	out.Nullable = true
+	if retract {
+		return &strMinMaxRetractAcc{newMinMaxRetract[strRef](fn, col, arg, newStrOps(javaCol))}, out
+	}
+	return &strMinMaxAcc{minMaxAcc[strRef, *strOps]{col: col, max: fn == "MAX", typ: out, ops: newStrOps(javaCol)}}, out
+}
+
+// varBytes is the output size of VARCHAR MIN/MAX (varOutput); only VARCHAR accumulators have
+// it, so callVarBytes passes the others by.
+func (a *strMinMaxAcc) varBytes(pick []int32) int { return a.ops.varBytes(a.vals, a.nulls, pick) }
+
+func (a *strMinMaxRetractAcc) varBytes(pick []int32) int {
+	return a.ops.varBytes(a.vals, a.nulls, pick)
+}

@@ -31,8 +31,8 @@ type distinctSet struct {
 	typ     engine.Type
 	acts    [][]int8
 
-	groupEntries
-	entOff  []int64 // per entry: key offset in arena
+	table   groupEntries // the entries, chained per group
+	entOff  []int64      // per entry: key offset in arena
 	entLen  []int32
 	entHash []uint64 // hashKey(group, key)
 	counts  []int64  // len(calls) per entry
@@ -44,7 +44,7 @@ type distinctSet struct {
 }
 
 func newDistinctSet(col int, typ engine.Type, retract bool) *distinctSet {
-	return &distinctSet{col: col, typ: typ, retract: retract, groupEntries: newGroupEntries()}
+	return &distinctSet{col: col, typ: typ, retract: retract, table: newGroupEntries()}
 }
 
 // nullLen is the key length that marks the entry of the NULL key.
@@ -95,16 +95,16 @@ func (d *distinctSet) Calls() []int { return d.calls }
 func (d *distinctSet) Acts(c int) []int8 { return d.acts[c] }
 
 // HasEntries reports whether group g holds an entry, expired or not.
-func (d *distinctSet) HasEntries(g int32) bool { return d.head[g] >= 0 }
+func (d *distinctSet) HasEntries(g int32) bool { return d.table.head[g] >= 0 }
 
 // Grow implements engine.PerKey.
-func (d *distinctSet) Grow(n int) { d.growGroups(n) }
+func (d *distinctSet) Grow(n int) { d.table.growGroups(n) }
 
 // Reset implements engine.PerKey: it removes every entry of group g (Flink's cleanup of the
 // MapView).
 func (d *distinctSet) Reset(g int32) {
-	for d.head[g] >= 0 {
-		d.remove(d.head[g])
+	for d.table.head[g] >= 0 {
+		d.remove(d.table.head[g])
 	}
 }
 
@@ -112,19 +112,19 @@ func (d *distinctSet) Reset(g int32) {
 func (d *distinctSet) ResetValue(int32) {}
 
 // LiveEntries implements engine.EntryState.
-func (d *distinctSet) LiveEntries(g int32, nowMs int64) bool { return d.live(g, nowMs) }
+func (d *distinctSet) LiveEntries(g int32, nowMs int64) bool { return d.table.live(g, nowMs) }
 
 // SweepEntries implements engine.EntryState.
 func (d *distinctSet) SweepEntries(nowMs int64, budget int) {
-	d.sweepExpired(nowMs, budget, d.remove)
+	d.table.sweepExpired(nowMs, budget, d.remove)
 }
 
 // entryTable implements entryOwner.
-func (d *distinctSet) entryTable() *groupEntries { return &d.groupEntries }
+func (d *distinctSet) entryTable() *groupEntries { return &d.table }
 
 // Bytes implements engine.PerKey.
 func (d *distinctSet) Bytes() int64 {
-	return d.groupEntries.bytes() + int64(cap(d.entOff))*(8+4+8) + int64(cap(d.counts))*8 + int64(cap(d.arena))
+	return d.table.bytes() + int64(cap(d.entOff))*(8+4+8) + int64(cap(d.counts))*8 + int64(cap(d.arena))
 }
 
 // key returns the identity bytes of row i's argument: the raw value for fixed-width types (with
@@ -219,10 +219,10 @@ func (d *distinctSet) resolve(in *engine.Batch, gids []int32, base []int8) {
 			if empty {
 				d.remove(e)
 			} else {
-				d.touch(e)
+				d.table.touch(e)
 			}
 		} else if changed {
-			d.touch(e)
+			d.table.touch(e)
 		}
 	}
 }
@@ -233,8 +233,8 @@ func passes(f *engine.Column, i int) bool { return !f.IsNull(i) && f.Bool(i) }
 // find returns group g's entry of key (NULL when null; h = hashNullable), or -1.
 func (d *distinctSet) find(g int32, key []byte, null bool, h uint64) int32 {
 	l := keyLen(key, null)
-	for e, pos := d.probe(h, d.home(h)); e >= 0; e, pos = d.probe(h, pos) {
-		if d.entHash[e] == h && d.group[e] == g && d.entLen[e] == l && string(d.keyOf(e)) == string(key) {
+	for e, pos := d.table.probe(h, d.table.home(h)); e >= 0; e, pos = d.table.probe(h, pos) {
+		if d.entHash[e] == h && d.table.group[e] == g && d.entLen[e] == l && string(d.keyOf(e)) == string(key) {
 			return e
 		}
 	}
@@ -245,7 +245,7 @@ func (d *distinctSet) find(g int32, key []byte, null bool, h uint64) int32 {
 // deleted (TtlMapState.get under NeverReturnExpired).
 func (d *distinctSet) findLive(g int32, key []byte, null bool, h uint64) int32 {
 	e := d.find(g, key, null, h)
-	if e >= 0 && d.expired(e) {
+	if e >= 0 && d.table.expired(e) {
 		d.remove(e)
 		return -1
 	}
@@ -264,7 +264,7 @@ func (d *distinctSet) keyOf(e int32) []byte {
 func (d *distinctSet) insert(g int32, key []byte, null bool, h uint64) int32 {
 	k := len(d.calls)
 	l := keyLen(key, null)
-	e, appended := d.add(g, h)
+	e, appended := d.table.add(g, h)
 	if appended {
 		d.entOff = append(d.entOff, int64(len(d.arena)))
 		d.entLen = append(d.entLen, l)
@@ -281,7 +281,7 @@ func (d *distinctSet) insert(g int32, key []byte, null bool, h uint64) int32 {
 func (d *distinctSet) hash(e int32) uint64 { return d.entHash[e] }
 
 func (d *distinctSet) remove(e int32) {
-	d.groupEntries.remove(e, d.hash)
+	d.table.remove(e, d.hash)
 	d.garbage += len(d.keyOf(e))
 	if d.garbage > 1<<16 && d.garbage*2 > len(d.arena) {
 		d.compact()
@@ -290,7 +290,7 @@ func (d *distinctSet) remove(e int32) {
 
 func (d *distinctSet) compact() {
 	arena := make([]byte, 0, len(d.arena)-d.garbage)
-	for e, g := range d.group {
+	for e, g := range d.table.group {
 		if g >= 0 {
 			off := d.entOff[e]
 			d.entOff[e] = int64(len(arena))
@@ -306,19 +306,19 @@ func (d *distinctSet) compact() {
 // (length-prefixed; length -1 for the NULL key), its values and, with TTL, its last write.
 func (d *distinctSet) Save(dst []byte, g int32) []byte {
 	n := 0
-	for e := d.head[g]; e >= 0; e = d.next[e] {
+	for e := d.table.head[g]; e >= 0; e = d.table.next[e] {
 		n++
 	}
 	dst = putVarint(dst, int64(n))
 	k := len(d.calls)
-	for e := d.head[g]; e >= 0; e = d.next[e] {
+	for e := d.table.head[g]; e >= 0; e = d.table.next[e] {
 		dst = putVarint(dst, int64(d.entLen[e]))
 		dst = append(dst, d.keyOf(e)...)
 		for _, c := range d.counts[int(e)*k : int(e)*k+k] {
 			dst = putVarint(dst, c)
 		}
-		if d.at != nil {
-			dst = putVarint(dst, d.at[e])
+		if d.table.at != nil {
+			dst = putVarint(dst, d.table.at[e])
 		}
 	}
 	return dst
@@ -359,8 +359,8 @@ func (d *distinctSet) Load(src []byte, g int32) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if d.at != nil {
-			if d.at[e], src, err = getVarint(src); err != nil {
+		if d.table.at != nil {
+			if d.table.at[e], src, err = getVarint(src); err != nil {
 				return nil, err
 			}
 		}

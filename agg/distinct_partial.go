@@ -22,7 +22,7 @@ func (d *distinctSet) viewBytes(groups []int32, times bool) int {
 	m := d.layout()
 	n := MapHeaderSize * len(groups)
 	for _, g := range groups {
-		for e := d.head[g]; e >= 0; e = d.next[e] {
+		for e := d.table.head[g]; e >= 0; e = d.table.next[e] {
 			n += m.EntrySize(d.keyOf(e), d.entLen[e] == nullLen, times)
 		}
 	}
@@ -39,10 +39,10 @@ func (d *distinctSet) writeView(out *engine.OutColumn, groups []int32, times boo
 	for j, g := range groups {
 		out.Offs[j] = int32(pos)
 		pos += len(m.AppendHeader(out.Data[pos:pos:len(out.Data)]))
-		for e := d.head[g]; e >= 0; e = d.next[e] {
+		for e := d.table.head[g]; e >= 0; e = d.table.next[e] {
 			var at int64
 			if times {
-				at = d.at[e]
+				at = d.table.at[e]
 			}
 			b := m.AppendEntry(out.Data[pos:pos:len(out.Data)], d.keyOf(e), d.entLen[e] == nullLen,
 				d.counts[int(e)*k:int(e)*k+k], times, at)
@@ -110,7 +110,7 @@ func (d *distinctSet) mergeView(src []byte, g int32, rows *viewRows) {
 		if empty {
 			d.remove(e)
 		} else if changed {
-			d.touch(e) // Flink puts the merged value (insert-only input: when a bit turned on)
+			d.table.touch(e) // Flink puts the merged value (insert-only input: when a bit turned on)
 		}
 	}
 }
@@ -173,7 +173,7 @@ func (d *distinctSet) loadState(col *engine.Column, i int, g int32) error {
 	}
 	k := len(d.calls)
 	ent := &d.scratchEntry
-	times := d.at != nil
+	times := d.table.at != nil
 	for len(src) > 0 {
 		if src, err = m.NextEntry(src, times, ent); err != nil {
 			return err
@@ -188,7 +188,7 @@ func (d *distinctSet) loadState(col *engine.Column, i int, g int32) error {
 		e := d.insert(g, ent.Key, false, h)
 		copy(d.counts[int(e)*k:int(e)*k+k], ent.Vals)
 		if times {
-			d.at[e] = ent.At
+			d.table.at[e] = ent.At
 		}
 	}
 	return nil

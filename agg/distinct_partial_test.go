@@ -377,7 +377,7 @@ func TestDistinctViewEncoding(t *testing.T) {
 			t.Errorf("%q: %v, want %q", tc.enc, err, tc.want)
 		}
 	}
-	if d.head[0] >= 0 {
+	if d.HasEntries(0) {
 		t.Fatal("a refused map changed the set")
 	}
 }

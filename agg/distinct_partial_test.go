@@ -293,7 +293,7 @@ func TestDistinctViewEncoding(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := newDistinctSet(0, typ, tc.retract)
-		d.nulls = true
+		d.KeepNulls()
 		for c := range tc.calls {
 			d.addCall(c, -1)
 		}

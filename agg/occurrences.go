@@ -1,5 +1,7 @@
 package agg
 
+import "unsafe"
+
 // occurrences is a per-group list of values in arrival order, from which a retraction takes
 // the oldest occurrence equal to its value: what the data views of Flink's
 // FIRST_VALUE/LAST_VALUE and LISTAGG with retraction come down to (firstlast_retract.go,
@@ -82,6 +84,6 @@ func (m *occurrences[V]) entries(g int32) int {
 
 func (m *occurrences[V]) bytes() int64 {
 	var zero V
-	return m.groupEntries.bytes() + int64(cap(m.val))*int64(sizeOf(zero)) + int64(cap(m.seq))*8 +
+	return m.groupEntries.bytes() + int64(cap(m.val))*int64(unsafe.Sizeof(zero)) + int64(cap(m.seq))*8 +
 		int64(cap(m.hashes))*8 + int64(cap(m.tail))*4
 }

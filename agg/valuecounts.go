@@ -1,5 +1,7 @@
 package agg
 
+import "unsafe"
+
 // valueCounts is a per-group multiset of values with signed counts: the MapView<T, Long> of
 // Flink's Min/MaxWithRetractAggFunction for every group of an operator, pointer-free over
 // groupEntries, for any stored value type V. It is data only: its owner hashes values, finds
@@ -52,5 +54,5 @@ func (m *valueCounts[V]) entries(g int32) int {
 
 func (m *valueCounts[V]) bytes() int64 {
 	var zero V
-	return m.groupEntries.bytes() + int64(cap(m.val))*int64(sizeOf(zero)) + int64(cap(m.cnt))*8 + int64(cap(m.hashes))*8
+	return m.groupEntries.bytes() + int64(cap(m.val))*int64(unsafe.Sizeof(zero)) + int64(cap(m.cnt))*8 + int64(cap(m.hashes))*8
 }

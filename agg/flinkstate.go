@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/kernels"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -45,8 +47,8 @@ import (
 // importLayout lays out the accumulator fields of an import row, after the key fields.
 func (g *groupAgg) importLayout() (partialLayout, error) {
 	for i, c := range g.calls {
-		_, carried := c.(viewStateAcc)
-		if KeepsDataView(c) && !carried {
+		_, carried := c.(kernels.ViewState)
+		if kernels.KeepsDataView(c) && !carried {
 			return partialLayout{}, fmt.Errorf("%w: aggs[%d]: importing Flink's state of an aggregate with retraction that keeps a data view in Flink's MapState: not supported yet", engine.ErrUnsupported, i)
 		}
 	}
@@ -157,10 +159,10 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	changed := make([]bool, n)
 	for c, acc := range g.calls {
 		var err error
-		if v, ok := acc.(viewStateAcc); ok {
-			err = v.loadState(&in.Cols[l.first[c]], gids, g.ttl)
+		if v, ok := acc.(kernels.ViewState); ok {
+			err = v.LoadState(&in.Cols[l.first[c]], gids, g.ttl)
 		} else {
-			err = acc.merge(in, l.first[c], gids, changed)
+			err = acc.Merge(in, l.first[c], gids, changed)
 		}
 		if err != nil {
 			return fail(fmt.Errorf("aggs[%d]: %w", c, err))
@@ -169,7 +171,7 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	for s, d := range g.sets {
 		col := &in.Cols[l.views+s]
 		for i, id := range gids {
-			if err := d.loadState(col, i, id); err != nil {
+			if err := d.LoadState(col, i, id); err != nil {
 				return fail(fmt.Errorf("row %d: distinct map %d: %w", i, s, err))
 			}
 		}
@@ -186,8 +188,8 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []int32) error {
 	fields := l.all[:l.views-l.start] // the calls' fields; the maps were loaded as they are
 	vb := make([]int, len(l.all))
-	l.varBytes(g.calls, nil, groups, vb)
-	out := engine.OutBatch{Alloc: &scratchAlloc{}}
+	l.VarBytes(g.calls, nil, groups, vb)
+	out := engine.OutBatch{Alloc: &scratch.Alloc{}}
 	if err := out.Init(fields, len(groups), vb[:len(fields)]); err != nil {
 		return err
 	}
@@ -203,7 +205,7 @@ func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []in
 		for call+1 < len(l.first) && l.first[call+1] <= col {
 			call++
 		}
-		if _, ok := g.calls[call].(viewStateAcc); ok {
+		if _, ok := g.calls[call].(kernels.ViewState); ok {
 			continue // loaded as it is
 		}
 		for i := range groups {
@@ -271,14 +273,14 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	}
 	vb := make([]int, len(types))
 	vb[0] = keyBytes
-	l.varBytes(g.calls, nil, c.ids, vb[1:])
+	l.VarBytes(g.calls, nil, c.ids, vb[1:])
 	for k, acc := range g.calls {
-		if v, ok := acc.(viewStateAcc); ok {
-			vb[1+l.first[k]-l.start] = v.stateBytes(c.ids, g.ttl)
+		if v, ok := acc.(kernels.ViewState); ok {
+			vb[1+l.first[k]-l.start] = v.StateBytes(c.ids, g.ttl)
 		}
 	}
 	for s, d := range g.sets {
-		vb[1+l.views-l.start+s] = d.viewBytes(c.ids, g.ttl)
+		vb[1+l.views-l.start+s] = d.ViewBytes(c.ids, g.ttl)
 	}
 	if err := out.Init(types, len(c.ids), vb); err != nil || len(c.ids) == 0 {
 		return false, err
@@ -292,14 +294,14 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	keys.Offs[len(c.ids)] = int32(at)
 	for k, acc := range g.calls {
 		from := 1 + l.first[k] - l.start
-		if v, ok := acc.(viewStateAcc); ok {
-			v.writeState(&out.Cols[from], c.ids, g.ttl)
-		} else if err := acc.writePartial(out.Cols[from:from+len(l.types[k])], c.ids); err != nil {
+		if v, ok := acc.(kernels.ViewState); ok {
+			v.WriteState(&out.Cols[from], c.ids, g.ttl)
+		} else if err := acc.WritePartial(out.Cols[from:from+len(l.types[k])], c.ids); err != nil {
 			return false, err
 		}
 	}
 	for s, d := range g.sets {
-		d.writeView(&out.Cols[1+l.views-l.start+s], c.ids, g.ttl)
+		d.WriteView(&out.Cols[1+l.views-l.start+s], c.ids, g.ttl)
 	}
 	if g.counter != nil {
 		counts := out.Cols[1+len(l.all)].Data

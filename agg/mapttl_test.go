@@ -2,6 +2,7 @@ package agg
 
 import (
 	"fmt"
+	"github.com/ferrystream/ferry/agg/internal/entries"
 	"strings"
 	"testing"
 
@@ -181,7 +182,7 @@ func TestMapViewTTLSweep(t *testing.T) {
 	if _, err := op.Process(0, b, 0, out); err != nil {
 		t.Fatal(err)
 	}
-	set, mm := op.sets[0].entryTable(), op.calls[1].(entryOwner).entryTable()
+	set, mm := op.sets[0].EntryTable(), op.calls[1].(entries.Owner).EntryTable()
 	if op.Groups() != 2000 || set.Len() != 6000 || mm.Len() != 6000 {
 		t.Fatalf("before: %d keys, %d distinct and %d MIN entries", op.Groups(), set.Len(), mm.Len())
 	}
@@ -297,7 +298,7 @@ func TestMapViewTTLIncremental(t *testing.T) {
 	if _, err := op.Process(0, empty, 30, out); err != nil {
 		t.Fatal(err)
 	}
-	if op.State().Len() != 0 || op.sets[0].entryTable().Len() != 0 {
-		t.Fatalf("after expiry: %d keys, %d entries", op.State().Len(), op.sets[0].entryTable().Len())
+	if op.State().Len() != 0 || op.sets[0].EntryTable().Len() != 0 {
+		t.Fatalf("after expiry: %d keys, %d entries", op.State().Len(), op.sets[0].EntryTable().Len())
 	}
 }

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"fmt"
+	"github.com/ferrystream/ferry/agg/kernels"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -140,7 +141,7 @@ func (s *Spec) stateLayout() Params {
 }
 
 // newCall resolves aggregate call i of spec to its accumulator and output field.
-func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error) {
+func newCall(i int, call AggCall, spec *Spec) (kernels.Accumulator, engine.Field, error) {
 	name := call.Name
 	if name == "" {
 		name = fmt.Sprintf("agg%d", i)
@@ -149,7 +150,7 @@ func newCall(i int, call AggCall, spec *Spec) (accumulator, engine.Field, error)
 	if call.JavaStrings != nil {
 		java = *call.JavaStrings
 	}
-	acc, typ, err := New(fmt.Sprintf("aggs[%d]", i), Call{Func: call.Func, Args: call.Args, Retract: call.Retract,
+	acc, typ, err := kernels.New(fmt.Sprintf("aggs[%d]", i), kernels.Call{Func: call.Func, Args: call.Args, Retract: call.Retract,
 		Distinct: call.Distinct, JavaStrings: java, NeedRetraction: spec.NeedRetraction, StateTTL: spec.StateTTLMs > 0}, spec.ArgTypes)
 	if err != nil {
 		return nil, engine.Field{}, err

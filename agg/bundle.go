@@ -1,9 +1,9 @@
 package agg
 
 import (
-	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"slices"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/engine"
 )
 

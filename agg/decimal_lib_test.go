@@ -2,25 +2,25 @@ package agg
 
 import (
 	"encoding/json"
-	"github.com/ferrystream/ferry/agg/internal/values"
 	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/internal/values"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/shopspring/decimal"
 )
 
 // AVG's DECIMAL division written with github.com/shopspring/decimal, the decimal library the
-// design names, to measure it against the hand-written decAvg (docs/dependencies.md, "Decimal
-// arithmetic"). Both must give Flink's bytes: DecimalDataUtils.divide(sum, count, 38, S) =
+// design names, to measure it against the hand-written values.DecAvg (docs/dependencies.md,
+// "Decimal arithmetic"). Both must give Flink's bytes: DecimalDataUtils.divide(sum, count, 38, S) =
 // fromBigDecimal(sum.divide(count, MathContext(38, HALF_UP)), 38, S).
 
 var bigOne = big.NewInt(1)
 
-// decAvgLib is decAvg through shopspring/decimal: sum is a DECIMAL(38, s), the result a
+// decAvgLib is values.DecAvg through shopspring/decimal: sum is a DECIMAL(38, s), the result a
 // DECIMAL(38, s+up), ok false for Flink's NULL.
 func decAvgLib(sum values.Dec128, count int64, s, up int) (values.Dec128, bool) {
 	x := decimal.NewFromBigInt(bigOf(sum), -int32(s))
@@ -47,7 +47,7 @@ func decAvgLib(sum values.Dec128, count int64, s, up int) (values.Dec128, bool) 
 }
 
 // TestDecimalAvgLibMatchesFlink checks the library version against Flink's own vectors and
-// against decAvg on random operands, so the benchmark compares two correct implementations.
+// against values.DecAvg on random operands, so the benchmark compares two correct implementations.
 func TestDecimalAvgLibMatchesFlink(t *testing.T) {
 	n := 0
 	for i, v := range readJSONL[decVector](t, "testdata/decimal_vectors.jsonl") {

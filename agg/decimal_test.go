@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/ferrystream/ferry/agg/internal/values"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/internal/values"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )
@@ -87,8 +87,9 @@ func readJSONL[T any](t *testing.T, path string) []T {
 	return out
 }
 
-// TestDecimalGoldenVectors checks decAdd, decSub, dec128.cmp, decAvg and the VARCHAR order
-// against Flink's own results, and the reference model's BigDecimal emulation too.
+// TestDecimalGoldenVectors checks the DECIMAL arithmetic (values.DecAdd, DecSub, Dec128.Cmp,
+// DecAvg) and the VARCHAR order against Flink's own results, and the reference model's
+// BigDecimal emulation too.
 func TestDecimalGoldenVectors(t *testing.T) {
 	vs := readJSONL[decVector](t, "testdata/decimal_vectors.jsonl")
 	counts := map[string]int{}

@@ -4,14 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/ferrystream/ferry/agg/dataview"
-	"github.com/ferrystream/ferry/agg/distinct"
 	"math"
 	"math/big"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/dataview"
+	"github.com/ferrystream/ferry/agg/distinct"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )

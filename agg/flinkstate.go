@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/kernels"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -14,15 +14,15 @@ import (
 // operator wrote (engine.StateImporter), exported for a savepoint Flink's operator restores
 // (engine.StateExporter; docs/state.md, "Switching Ferry on or off"). Flink keeps one
 // accumulator row per key in its ValueState accState: every call's accumulator fields, the
-// partial state of partial.go, in call order; and per DISTINCT argument column i a MapState
-// distinctAcc_<i> from value to bitmask or counts. An import row is the key's fields, then those
-// accumulator fields, then one VARBINARY per DISTINCT set holding its map (distinct_partial.go's
-// encoding; with idle-state TTL each entry followed by its own last write, as Flink's TtlMapState
-// stamps every entry), then, for the single-phase aggregate over retracting input, the record
-// count Flink's RetractionRecordCounter reads (the value of the COUNT(*) call or of the count1
-// Flink inserted), then, with idle-state TTL, the processing time (ms) the key was last written
-// at (Flink's TtlValue timestamp: both use OnCreateAndWrite). The global aggregate's count1 is
-// one of its calls.
+// partial state of kernels.PartialState, in call order; and per DISTINCT argument column i a
+// MapState distinctAcc_<i> from value to bitmask or counts. An import row is the key's fields,
+// then those accumulator fields, then one VARBINARY per DISTINCT set holding its map (in the
+// layout of dataview.DistinctMap; with idle-state TTL each entry followed by its own last write,
+// as Flink's TtlMapState stamps every entry), then, for the single-phase aggregate over
+// retracting input, the record count Flink's RetractionRecordCounter reads (the value of the
+// COUNT(*) call or of the count1 Flink inserted), then, with idle-state TTL, the processing time
+// (ms) the key was last written at (Flink's TtlValue timestamp: both use OnCreateAndWrite). The
+// global aggregate's count1 is one of its calls.
 //
 // Each call merges the accumulator into the key's fresh state, as the global aggregate merges a
 // partial row (a DISTINCT call's inner aggregate takes its fields as they are), and the state is
@@ -37,8 +37,8 @@ import (
 // maps and the record count as above, keys in id order.
 //
 // MIN/MAX with retraction keep their value→count entries in Flink's MapState agg<a>$map: the
-// call's column carries its accumulator with those entries (viewStateAcc,
-// minmax_retract_state.go), loaded as it is.
+// call's column carries its accumulator with those entries (kernels.ViewState, in the layout of
+// dataview.MinMaxAcc), loaded as it is.
 //
 // Neither imported nor exported (ErrUnsupported): FIRST_VALUE, LAST_VALUE and LISTAGG with
 // retraction, whose data views (MapViews of lists, ListViews) live in other states of Flink's
@@ -189,7 +189,7 @@ func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []in
 	fields := l.all[:l.views-l.start] // the calls' fields; the maps were loaded as they are
 	vb := make([]int, len(l.all))
 	l.VarBytes(g.calls, nil, groups, vb)
-	out := engine.OutBatch{Alloc: &scratch.Alloc{}}
+	out := engine.OutBatch{Alloc: &scratch.Allocator{}}
 	if err := out.Init(fields, len(groups), vb[:len(fields)]); err != nil {
 		return err
 	}

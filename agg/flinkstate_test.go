@@ -3,11 +3,11 @@ package agg
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/ferrystream/ferry/agg/kernels"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )

@@ -2,9 +2,9 @@ package agg
 
 import (
 	"fmt"
-	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"math"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/exchange"
 )
@@ -102,7 +102,7 @@ func newFrameOutput(p *ExchangeParams, types []engine.Type, keyed int) (*frameOu
 	if err != nil {
 		return nil, err
 	}
-	f := &frameOutput{enc: enc, rows: engine.OutBatch{Alloc: &scratch.Alloc{}}, maxP: *p.MaxParallelism}
+	f := &frameOutput{enc: enc, rows: engine.OutBatch{Alloc: &scratch.Allocator{}}, maxP: *p.MaxParallelism}
 	if keyed > 0 {
 		cols := make([]int, keyed)
 		for i := range cols {

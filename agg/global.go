@@ -2,10 +2,10 @@ package agg
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/distinct"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/kernels"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -32,7 +32,7 @@ import (
 // DISTINCT calls do not merge their own fields (Flink ignores them): their distinct maps merge,
 // into the buffer's maps and then into the state's, and each entry whose merge into the state
 // turns a call's bit on, or its count positive or not, accumulates or retracts the entry's value
-// in the call (DistinctAggCodeGen.merge; distinct_partial.go).
+// in the call (DistinctAggCodeGen.merge; distinct.Set.MergeView).
 type GlobalGroupAggregate struct {
 	groupAgg
 	gspec     *GlobalSpec
@@ -100,7 +100,7 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 		}
 	}
 	g.viewBatch.Cols = make([]engine.Column, len(spec.ArgTypes))
-	g.partials.Alloc = &scratch.Alloc{}
+	g.partials.Alloc = &scratch.Allocator{}
 	return g, nil
 }
 
@@ -228,7 +228,7 @@ func (g *GlobalGroupAggregate) mergeViews(d *distinct.Set, rows *distinct.Rows, 
 }
 
 // remapped is a DISTINCT call of the global aggregate as emission reads it: its values were
-// recorded per entry row of its set's state merge (viewRows), and bundle key j's values before
+// recorded per entry row of its set's state merge (distinct.Rows), and bundle key j's values before
 // and after are those of its first and last row, not entries 2j and 2j+1.
 type remapped struct {
 	kernels.Accumulator

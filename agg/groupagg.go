@@ -2,13 +2,13 @@ package agg
 
 import (
 	"fmt"
+	"math"
+
 	"github.com/ferrystream/ferry/agg/distinct"
 	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
 	"github.com/ferrystream/ferry/agg/kernels"
-	"math"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -152,7 +152,7 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 	return g, nil
 }
 
-// enableEntryTTL gives the entries of p, when it keeps any (entryOwner), their own idle-state
+// enableEntryTTL gives the entries of p, when it keeps any (entries.Owner), their own idle-state
 // TTL, as Flink hands the operator's TTL to its MapViews (PerKeyStateDataViewStore), and
 // appends their table to tables.
 func enableEntryTTL(tables []*entries.Table, p engine.PerKey, ttl engine.TTL) []*entries.Table {
@@ -490,9 +490,10 @@ func kindName(k engine.RowKind) string {
 	return [...]string{"+I", "-U", "+U", "-D"}[k&3]
 }
 
-// callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR (varOutput),
-// for OutBatch.Init. Output offsets are int32: a column over 2 GiB is an error, raised after
-// the batch has changed state (a single MAX over long strings re-emitted by many rows).
+// callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR
+// (kernels.VarOutput), for OutBatch.Init. Output offsets are int32: a column over 2 GiB is an
+// error, raised after the batch has changed state (a single MAX over long strings re-emitted by
+// many rows).
 func callVarBytes(calls []kernels.Accumulator, pick []int32, dst []int) error {
 	for j, c := range calls {
 		if v, ok := c.(kernels.VarOutput); ok {

@@ -2,12 +2,12 @@ package agg
 
 import (
 	"fmt"
+	"math"
+
 	"github.com/ferrystream/ferry/agg/distinct"
 	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/kernels"
-	"math"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -236,7 +236,7 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 		g.types = append(g.types, f.Type)
 	}
 	g.viewBatch.Cols = make([]engine.Column, len(spec.ArgTypes))
-	g.partials.Alloc = &scratch.Alloc{}
+	g.partials.Alloc = &scratch.Allocator{}
 	if spec.Exchange != nil {
 		if g.frames, err = newFrameOutput(spec.Exchange, g.types, len(spec.FinalKeys)); err != nil {
 			return nil, err
@@ -511,6 +511,6 @@ func (g *IncrementalGroupAggregate) Continue(out *engine.OutBatch) (bool, error)
 func (g *IncrementalGroupAggregate) Close() {
 	*g = IncrementalGroupAggregate{spec: g.spec, frames: g.frames}
 	if g.frames != nil {
-		g.frames.rows = engine.OutBatch{Alloc: &scratch.Alloc{}}
+		g.frames.rows = engine.OutBatch{Alloc: &scratch.Allocator{}}
 	}
 }

@@ -2,9 +2,9 @@ package agg
 
 import (
 	"fmt"
-	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"math"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/engine"
 )
 

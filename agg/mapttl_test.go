@@ -2,10 +2,10 @@ package agg
 
 import (
 	"fmt"
-	"github.com/ferrystream/ferry/agg/internal/entries"
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )

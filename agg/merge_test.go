@@ -3,14 +3,14 @@ package agg
 import (
 	"errors"
 	"fmt"
-	"github.com/ferrystream/ferry/agg/dataview"
-	"github.com/ferrystream/ferry/agg/kernels"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/dataview"
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )

@@ -9,8 +9,8 @@ import (
 
 // PartialSupport reports whether call's partial state (arg: the type of its first argument,
 // for DISTINCT calls) crosses between a local and a global aggregate natively. Every call's
-// does, the MapViews of DISTINCT calls (distinct_partial.go) and of MIN/MAX with retraction
-// (minmax_retract_merge.go) included, except where the global's result depends on the order of
+// does, the MapViews of DISTINCT calls and of MIN/MAX with retraction (package dataview's
+// layouts) included, except where the global's result depends on the order of
 // a java.util.HashMap: Flink's merge folds a DISTINCT call's new values in the
 // iteration order of the buffer's MapView, and that order changes floating-point and DECIMAL
 // (overflow) sums, MIN/MAX over floats (NaN never wins, -0.0 and 0.0 keep the first), and every

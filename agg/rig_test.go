@@ -1,10 +1,10 @@
 package agg
 
 import (
-	"github.com/ferrystream/ferry/agg/kernels"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )

@@ -2,8 +2,8 @@ package agg
 
 import (
 	"fmt"
-	"github.com/ferrystream/ferry/agg/kernels"
 
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 )
 

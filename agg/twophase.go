@@ -2,12 +2,12 @@ package agg
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/ferrystream/ferry/agg/dataview"
 	"github.com/ferrystream/ferry/agg/distinct"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/kernels"
-	"slices"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -16,7 +16,8 @@ import (
 // MiniBatchLocalGroupAggFunction) folds each bundle of rows per key into fresh accumulators and
 // emits the key followed by its accumulator row; the global aggregate (KeyedMapBundleOperator
 // running MiniBatchGlobalGroupAggFunction) merges those partial rows into its keyed state and
-// emits the changelog. Both run on groupAgg and the accumulators' partial state (partial.go).
+// emits the changelog. Both run on groupAgg and the accumulators' partial state
+// (kernels.PartialState).
 
 // Operator kinds of the two-phase aggregate (docs/abi.md).
 const (
@@ -254,7 +255,7 @@ func (l *partialLayout) writePartials(calls []kernels.Accumulator, sets []*disti
 	return nil
 }
 
-// varBytes fills dst (one entry per partial column) with the VARCHAR and VARBINARY sizes
+// VarBytes fills dst (one entry per partial column) with the VARCHAR and VARBINARY sizes
 // groups need.
 func (l *partialLayout) VarBytes(calls []kernels.Accumulator, sets []*distinct.Set, groups []int32, dst []int) {
 	for c, acc := range calls {

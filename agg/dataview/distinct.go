@@ -3,8 +3,8 @@ package dataview
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/ferrystream/ferry/agg/internal/scratch"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/engine"
 )
 

@@ -78,7 +78,8 @@ type DecodedMinMax struct {
 }
 
 // Decode decodes an accumulator in the partial form into d (slices reused). It refuses a
-// malformed one, a NULL key, a count of 0 and (for the caller to check) nothing else.
+// malformed accumulator, a NULL key and a count of 0; a value held twice is for the caller,
+// which compares values, to refuse.
 func (l MinMaxAcc) Decode(src []byte, d *DecodedMinMax) error {
 	if len(src) < 1 || src[0] > 1 {
 		return fmt.Errorf("%w: accumulator: bad NULL flag", engine.ErrData)

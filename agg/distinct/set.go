@@ -3,16 +3,16 @@ package distinct
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+
 	"github.com/ferrystream/ferry/agg/dataview"
 	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-	"math"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
-// distinctSet is the state Flink keeps for the DISTINCT calls that share one argument column
+// Set is the state Flink keeps for the DISTINCT calls that share one argument column
 // (DistinctAggCodeGen): per key, a map from each distinct argument value to a value per call.
 // On insert-only input the value is a bit per call — set the first time the call sees the value
 // under its FILTER, which is when the call's inner aggregate accumulates. On retracting input it
@@ -20,12 +20,12 @@ import (
 // it turns 0; an entry whose counts are all 0 is removed; counts may go negative.
 //
 // The set turns each row into one action per call (+1 accumulate, -1 retract, 0 nothing) that
-// the call's ordinary accumulator then folds. NULL argument values get no entry unless nulls is
-// set: Flink stores them, but every inner aggregate ignores NULL, so only the two-phase local
-// aggregate, whose partial rows carry the map, keeps them (an entry of key length -1).
+// the call's ordinary accumulator then folds. NULL argument values get no entry unless
+// KeepNulls: Flink stores them, but every inner aggregate ignores NULL, so only the two-phase
+// local aggregate, whose partial rows carry the map, keeps them (an entry of key length -1).
 //
-// Pointer-free: entries are groupEntries (chained per group, indexed by hash of (group, key)),
-// their keys in one byte arena.
+// Pointer-free: entries live in an entries.Table (chained per group, indexed by the hash of
+// (group, key)), their keys in one byte arena.
 type Set struct {
 	col     int   // argument column
 	calls   []int // indices of the operator's calls that share this set, in call order
@@ -38,15 +38,17 @@ type Set struct {
 	table   entries.Table // the entries, chained per group
 	entOff  []int64       // per entry: key offset in arena
 	entLen  []int32
-	entHash []uint64 // hashKey(group, key)
+	entHash []uint64 // values.HashBytes(group, key)
 	counts  []int64  // len(calls) per entry
 	arena   []byte
 	garbage int
 	keyBuf  []byte
 
-	scratchEntry dataview.Entry // the decoded entry of mergeView and loadState
+	scratchEntry dataview.Entry // the decoded entry of MergeView and LoadState
 }
 
+// NewSet returns the empty set of the DISTINCT calls over argument column col of type typ, with
+// counts (retract: retracting input) or bits. Its calls are added with AddCall.
 func NewSet(col int, typ engine.Type, retract bool) *Set {
 	return &Set{col: col, typ: typ, retract: retract, table: entries.NewTable()}
 }
@@ -62,7 +64,7 @@ func keyLen(key []byte, null bool) int32 {
 	return int32(len(key))
 }
 
-// hashNullable is hashKey, with NULL apart from every value.
+// hashNullable is values.HashBytes, with NULL apart from every value.
 func hashNullable(g int32, key []byte, null bool) uint64 {
 	h := values.HashBytes(g, key)
 	if null {
@@ -71,7 +73,7 @@ func hashNullable(g int32, key []byte, null bool) uint64 {
 	return h
 }
 
-// addCall adds call, an index of the operator's calls, with its FILTER column (-1: none).
+// AddCall adds call, an index of the operator's calls, with its FILTER column (-1: none).
 func (d *Set) AddCall(call int, filter int) {
 	d.calls = append(d.calls, call)
 	d.filters = append(d.filters, filter)
@@ -94,8 +96,8 @@ func (d *Set) Retract() bool { return d.retract }
 // Calls are the operator's calls that share the set, in call order.
 func (d *Set) Calls() []int { return d.calls }
 
-// Acts are, per row of the last resolve, the actions of the set's c-th call: +1 accumulate,
-// -1 retract, 0 nothing. They are reused by the next resolve.
+// Acts are, per row of the last Resolve, the actions of the set's c-th call: +1 accumulate,
+// -1 retract, 0 nothing. They are reused by the next Resolve.
 func (d *Set) Acts(c int) []int8 { return d.acts[c] }
 
 // HasEntries reports whether group g holds an entry, expired or not.
@@ -123,7 +125,7 @@ func (d *Set) SweepEntries(nowMs int64, budget int) {
 	d.table.SweepExpired(nowMs, budget, d.remove)
 }
 
-// entryTable implements entryOwner.
+// EntryTable implements entries.Owner.
 func (d *Set) EntryTable() *entries.Table { return &d.table }
 
 // Bytes implements engine.PerKey.
@@ -153,7 +155,7 @@ func (d *Set) key(col *engine.Column, i int) []byte {
 	return col.Fixed(i)
 }
 
-// resolve computes the action of every call of the set for every row, in row order, updating
+// Resolve computes the action of every call of the set for every row, in row order, updating
 // the set as Flink's generated accumulate/retract code would. base[i] is the row's own action.
 func (d *Set) Resolve(in *engine.Batch, gids []int32, base []int8) {
 	n := in.Len

@@ -2,24 +2,24 @@ package distinct
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/ferrystream/ferry/agg/dataview"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-	"slices"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
-// The DISTINCT maps of partial rows and of Flink's state (dataview_map.go has their layout):
-// written per group, checked, merged into a set as DistinctAggCodeGen.merge does, and loaded as
-// Flink's MapState distinctAcc_<i> holds them.
+// The DISTINCT maps of partial rows and of Flink's state (dataview.DistinctMap has their
+// layout): written per group, checked, merged into a set as DistinctAggCodeGen.merge does, and
+// loaded as Flink's MapState distinctAcc_<i> holds them.
 
 // layout is the layout of the set's maps.
 func (d *Set) layout() dataview.DistinctMap {
 	return dataview.DistinctMap{Key: d.typ, Calls: len(d.calls), Retract: d.retract}
 }
 
-// viewBytes is the encoded size of the maps of groups, with each entry's last write when times
+// ViewBytes is the encoded size of the maps of groups, with each entry's last write when times
 // is set.
 func (d *Set) ViewBytes(groups []int32, times bool) int {
 	m := d.layout()
@@ -32,8 +32,8 @@ func (d *Set) ViewBytes(groups []int32, times bool) int {
 	return n
 }
 
-// writeView writes the map of group groups[j] to row j of out, a VARBINARY column laid out for
-// len(groups) rows with viewBytes(groups, times) bytes; times (only with TTL) writes each
+// WriteView writes the map of group groups[j] to row j of out, a VARBINARY column laid out for
+// len(groups) rows with ViewBytes(groups, times) bytes; times (only with TTL) writes each
 // entry's last write after its value.
 func (d *Set) WriteView(out *engine.OutColumn, groups []int32, times bool) {
 	m := d.layout()
@@ -55,13 +55,13 @@ func (d *Set) WriteView(out *engine.OutColumn, groups []int32, times bool) {
 	out.Offs[len(groups)] = int32(pos)
 }
 
-// checkViews validates column c (encoded maps) at the rows of gids that are >= 0, before a
+// CheckViews validates column c (encoded maps) at the rows of gids that are >= 0, before a
 // merge changes anything: no NULL, every entry well-formed.
 func (d *Set) CheckViews(c *engine.Column, gids []int32) error {
 	return d.layout().Check(c, gids)
 }
 
-// mergeView merges an encoded map (src, checked by checkViews) into group g, in the map's
+// MergeView merges an encoded map (src, checked by CheckViews) into group g, in the map's
 // entry order, as DistinctAggCodeGen.merge does. NULL keys are skipped: the calls ignore them
 // and nothing reads the merged map but later merges. When rows is not nil, every merged entry
 // becomes a row of it with the calls' actions (+1 accumulate the key, -1 retract it, 0
@@ -118,18 +118,18 @@ func (d *Set) MergeView(src []byte, g int32, rows *Rows) {
 	}
 }
 
-// viewRows are the entries a merge into the state produced, as rows the calls of a distinct set
+// Rows are the entries a merge into the state produced, as rows the calls of a distinct set
 // fold: the key column (the set's argument column of a batch over the local aggregate's input),
-// the entry's group, and per call its action.
+// the entry's group, and per call its action. Their buffers are reused from merge to merge.
 type Rows struct {
 	Keys  dataview.KeyColumn
-	Gids  []int32
-	Acts  [][]int8 // per call of the set
+	Gids  []int32  // per row: its group
+	Acts  [][]int8 // per call of the set, per row: +1 accumulate, -1 retract, 0 nothing
 	First []int32  // per bundle key: its first row (an anchor without actions)
 	Last  []int32  // per bundle key: its last row
 }
 
-// reset prepares rows for a merge into set d.
+// Reset prepares rows for a merge into set d.
 func (r *Rows) Reset(d *Set) {
 	r.Keys.Reset(d.typ)
 	r.Gids = r.Gids[:0]
@@ -140,7 +140,7 @@ func (r *Rows) Reset(d *Set) {
 	r.First, r.Last = r.First[:0], r.Last[:0]
 }
 
-// anchor adds a row of group g with a NULL key and no action, the first of a bundle key: its
+// Anchor adds a row of group g with a NULL key and no action, the first of a bundle key: its
 // value before and after is the key's value before the merge.
 func (r *Rows) Anchor(g int32) {
 	r.First = append(r.First, int32(len(r.Gids)))
@@ -162,9 +162,10 @@ func (r *Rows) add(g int32, key []byte) int {
 	return i
 }
 
-// loadState loads row i of col, a map in the state form (with TTL each entry's last write after
+// LoadState loads row i of col, a map in the state form (with TTL each entry's last write after
 // its value), into group g, which holds no entry: every entry as it is, except the NULL value's
-// and one without a bit or count (flinkstate.go). On error the group may hold some entries.
+// and one without a bit or count, which no later row can tell from no entry (agg's import of
+// Flink's state). On error the group may hold some entries.
 func (d *Set) LoadState(col *engine.Column, i int, g int32) error {
 	if col.IsNull(i) {
 		return fmt.Errorf("%w: NULL, want a map (empty when the key has no value)", engine.ErrData)

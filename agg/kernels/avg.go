@@ -123,9 +123,9 @@ func (a *avgAcc[T, S]) Merge(in *engine.Batch, first int, gids []int32, changed 
 
 // decAvgAcc is AVG over DECIMAL(p, s): a DECIMAL(38, s) sum starting at 0 and a BIGINT count.
 // An overflowed sum is NULL for good (the count still moves). The value is NULL when the count
-// is 0 or the sum is NULL, else decAvg: a DECIMAL(38, max(6, s)), itself NULL when the quotient
-// needs more than 38 digits at that scale — so for s < 6 any average of magnitude >= 10^(32+s)
-// reads NULL.
+// is 0 or the sum is NULL, else values.DecAvg: a DECIMAL(38, max(6, s)), itself NULL when the
+// quotient needs more than 38 digits at that scale — so for s < 6 any average of magnitude
+// >= 10^(32+s) reads NULL.
 type decAvgAcc struct {
 	col     int
 	up      int         // result scale - argument scale
@@ -213,7 +213,7 @@ func (a *decAvgAcc) PartialTypes() ([]engine.Type, error) {
 
 func (a *decAvgAcc) PartialVarBytes([]int32, []int) {}
 
-// writePartial writes the sum (NULL once it overflowed) and the count.
+// WritePartial writes the sum (NULL once it overflowed) and the count.
 func (a *decAvgAcc) WritePartial(out []engine.OutColumn, groups []int32) error {
 	sums := values.FixedSlice[values.Dec128](out[0].Data)[:len(groups)]
 	cnts := engine.OutValues[int64](&out[1])[:len(groups)]
@@ -228,7 +228,7 @@ func (a *decAvgAcc) WritePartial(out []engine.OutColumn, groups []int32) error {
 	return nil
 }
 
-// merge adds each partial sum (NULL when either side is NULL or the sum overflows) and count.
+// Merge adds each partial sum (NULL when either side is NULL or the sum overflows) and count.
 func (a *decAvgAcc) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.sumType, countType}, 1); err != nil {
 		return err

@@ -2,9 +2,9 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -25,7 +25,7 @@ import (
 // not depend on the clock's readings, which this accumulator therefore never takes. NULL
 // arguments are ignored.
 //
-// Idle-state TTL is refused (calls.go): the entries of orderToValueMap are per millisecond, so
+// Idle-state TTL is refused (New): the entries of orderToValueMap are per millisecond, so
 // which rows share an entry, and so its TTL stamp, depends on the wall clock. Neither function
 // has a merge method, so Flink never plans them in two phases: there is no partial state.
 type firstLastRetractAcc[V comparable, O values.Ops[V]] struct {
@@ -116,7 +116,7 @@ func (a *firstLastRetractAcc[V, O]) Write(out *engine.OutColumn, pick []int32) {
 	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
-// varBytes is the output size of a VARCHAR result (varOutput); 0 for fixed-width values.
+// VarBytes is the output size of a VARCHAR result (VarOutput); 0 for fixed-width values.
 func (a *firstLastRetractAcc[V, O]) VarBytes(pick []int32) int {
 	return a.ops.VarBytes(a.vals, a.nulls, pick)
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Per-row methods written by hand for a specialization, which the generator then skips
-// (kernels_gen_test.go). Each is the template's method with its value-ops calls written out,
+// (internal/gen). Each is the template's method with its value-ops calls written out,
 // kept where the generated loop measured slower on a hot kernel (BenchmarkKernelFold, CPU time
 // per row, interleaved runs against the loops as they were before the kernels became templates;
 // docs/group-aggregate.md#kernels):
@@ -14,12 +14,12 @@ import (
 //   - numbers, MIN/MAX and SUM fold (the Nexmark shapes): the generated loops ran 12-35 % slower,
 //     reloading the bound values and state through the accumulator on every row;
 //   - VARCHAR, MIN/MAX fold: the generated loop ran at 15-17 ns per row against 11, taking
-//     every argument through a strRef and the bound column.
+//     every argument through a StrRef and the bound column.
 //
 // The template stays the definition; keep these in step with it (the tests run both paths
 // against the same reference model).
 
-// fold is minMaxAcc.fold for numbers, with Java's primitive < and > in the loop.
+// Fold is minMaxAcc.Fold for numbers, with Java's primitive < and > in the loop.
 func (a *numMinMaxAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
@@ -41,7 +41,7 @@ func (a *numMinMaxAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, chang
 	}
 }
 
-// fold is sumAcc.fold for numbers, with Java's wrapping + and - in the loop.
+// Fold is sumAcc.Fold for numbers, with Java's wrapping + and - in the loop.
 func (a *numSumAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
@@ -77,7 +77,7 @@ func (a *numSumAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed 
 	}
 }
 
-// fold is minMaxAcc.fold for VARCHAR: each argument's bytes and Java-String flag are read once
+// Fold is minMaxAcc.Fold for VARCHAR: each argument's bytes and Java-String flag are read once
 // and compared straight against the arena.
 func (a *strMinMaxAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()

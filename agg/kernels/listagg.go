@@ -2,9 +2,9 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 

@@ -2,10 +2,10 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -76,7 +76,7 @@ func (a *listAggRetractAcc) SweepEntries(nowMs int64, budget int) {
 	})
 }
 
-// entryTable implements entryOwner.
+// EntryTable implements entries.Owner.
 func (a *listAggRetractAcc) EntryTable() *entries.Table { return &a.list.Table }
 
 func (a *listAggRetractAcc) Bytes() int64 {
@@ -272,8 +272,8 @@ func (a *listAggRetractAcc) Load(src []byte, g int32) ([]byte, error) {
 	return src, nil
 }
 
-// partialTypes refuses: Flink's partial accumulator holds two ListViews, which do not cross
-// between Ferry's halves yet (PartialSupport says so first).
+// PartialTypes refuses: Flink's partial accumulator holds two ListViews, which do not cross
+// between Ferry's halves yet (agg's PartialSupport refuses the call first).
 func (a *listAggRetractAcc) PartialTypes() ([]engine.Type, error) {
 	return nil, fmt.Errorf("%w: LISTAGG with retraction in two phases: its ListView partial state does not cross yet", engine.ErrUnsupported)
 }

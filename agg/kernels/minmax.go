@@ -2,16 +2,16 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
 // minMaxAcc is MIN or MAX without retraction (Flink's declarative Min/MaxAggFunction) over any
 // value type (ops): the value starts NULL, NULL arguments are ignored, and a new argument
 // replaces the value when it is strictly smaller (MIN) or larger (MAX) under Flink's < on the
-// type (valueOps.less): for numbers NaN never replaces a value, and -0.0 and 0.0 keep
+// type (values.Ops.Less): for numbers NaN never replaces a value, and -0.0 and 0.0 keep
 // whichever came first. Retractions are ignored, as Flink's empty retract expressions do; the
 // planner only picks this variant for inputs whose retractions cannot change the result.
 //
@@ -20,7 +20,8 @@ import (
 // the smaller or larger wins).
 //
 // The accumulators are its specializations numMinMaxAcc, decMinMaxAcc and strMinMaxAcc
-// (kernels_gen.go), whose per-row methods are generated from the ones marked agg:specialize.
+// (kernels_gen.go), whose per-row methods are generated from the ones marked
+// kernels:specialize (go generate).
 type minMaxAcc[V comparable, O values.Ops[V]] struct {
 	col int
 	max bool

@@ -2,11 +2,11 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/dataview"
 	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -23,7 +23,7 @@ import (
 //
 // The accumulators are its specializations numMinMaxRetractAcc, decMinMaxRetractAcc and
 // strMinMaxRetractAcc (kernels_gen.go), whose per-row methods are generated from the ones
-// marked agg:specialize.
+// marked kernels:specialize (go generate).
 type minMaxRetractAcc[V comparable, O values.Ops[V]] struct {
 	col     int
 	fn      string      // "MIN" or "MAX"
@@ -79,7 +79,7 @@ func (a *minMaxRetractAcc[V, O]) SweepEntries(nowMs int64, budget int) {
 	a.counts.SweepExpired(nowMs, budget, func(e int32) { a.ops.Drop(a.counts.Remove(e)) })
 }
 
-// entryTable implements entryOwner.
+// EntryTable implements entries.Owner.
 func (a *minMaxRetractAcc[V, O]) EntryTable() *entries.Table { return &a.counts.Table }
 
 func (a *minMaxRetractAcc[V, O]) Bytes() int64 {

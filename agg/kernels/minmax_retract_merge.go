@@ -2,9 +2,9 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/dataview"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -19,7 +19,7 @@ func (a *minMaxRetractAcc[V, O]) PartialTypes() ([]engine.Type, error) {
 }
 
 // valueKeys writes the extreme (when not NULL) and every multiset value of groups, in that order
-// per group, to the column keys.Cols[0], whose rows then hold their keys (KeyAt).
+// per group, to the column keys.Cols[0], whose rows then hold their keys (dataview.KeyAt).
 func (a *minMaxRetractAcc[V, O]) valueKeys(groups []int32) *engine.OutColumn {
 	vals := a.scratchVals[:0]
 	for _, g := range groups {
@@ -34,12 +34,12 @@ func (a *minMaxRetractAcc[V, O]) valueKeys(groups []int32) *engine.OutColumn {
 	a.scratchNulls = scratch.Resize(a.scratchNulls, len(vals))
 	clear(a.scratchNulls)
 	if a.keys.Alloc == nil {
-		a.keys.Alloc = &scratch.Alloc{}
+		a.keys.Alloc = &scratch.Allocator{}
 	}
 	n := a.ops.VarBytes(vals, a.scratchNulls, nil)
 	t := a.typ
 	t.Nullable = false
-	_ = a.keys.Init([]engine.Type{t}, len(vals), []int{n}) // scratchAlloc never fails
+	_ = a.keys.Init([]engine.Type{t}, len(vals), []int{n}) // a scratch.Allocator never fails
 	if len(vals) > 0 {
 		a.ops.Write(&a.keys.Cols[0], vals, a.scratchNulls, nil)
 	}
@@ -55,7 +55,7 @@ func (a *minMaxRetractAcc[V, O]) WritePartial(out []engine.OutColumn, groups []i
 	return nil
 }
 
-// stateBytes is the encoded size of the accumulators of groups, with each entry's last write
+// StateBytes is the encoded size of the accumulators of groups, with each entry's last write
 // when times is set (the state form, minmax_retract_state.go).
 func (a *minMaxRetractAcc[V, O]) StateBytes(groups []int32, times bool) int {
 	l := dataview.MinMaxAcc{Value: a.typ}
@@ -77,7 +77,7 @@ func (a *minMaxRetractAcc[V, O]) StateBytes(groups []int32, times bool) int {
 	return n
 }
 
-// writeState writes the accumulators of groups to col, laid out with stateBytes(groups, times)
+// WriteState writes the accumulators of groups to col, laid out with stateBytes(groups, times)
 // bytes; times (only with TTL) writes each entry's last write after its count.
 func (a *minMaxRetractAcc[V, O]) WriteState(col *engine.OutColumn, groups []int32, times bool) {
 	l := dataview.MinMaxAcc{Value: a.typ}
@@ -104,7 +104,7 @@ func (a *minMaxRetractAcc[V, O]) WriteState(col *engine.OutColumn, groups []int3
 	col.Offs[len(groups)] = int32(pos)
 }
 
-// merge decodes each row's accumulator into a scratch group past the groups in use and merges
+// Merge decodes each row's accumulator into a scratch group past the groups in use and merges
 // it into group gids[i] (mergeGroups). Malformed input changes nothing.
 func (a *minMaxRetractAcc[V, O]) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{dataview.MinMaxType}); err != nil {
@@ -196,9 +196,9 @@ func (a *minMaxRetractAcc[V, O]) mergeRows(src, dst, rows []int32, changed []boo
 	}
 }
 
-// groupMerger is implemented by accumulators whose partial state merges in Go only (a MapView
-// in Flink): mergeGroupsFrom merges group src[i] of from, an accumulator of the same call
-// built the same way, into group dst[i], recording values as mergeGroups does.
+// GroupMerger is implemented by accumulators whose partial state merges in Go only (a MapView
+// in Flink): MergeGroupsFrom merges group src[i] of from, an accumulator of the same call
+// built the same way, into group dst[i], recording values as Merge does for rows.
 type GroupMerger interface {
 	MergeGroupsFrom(from Accumulator, src, dst []int32, changed []bool)
 }
@@ -220,8 +220,8 @@ func (a *minMaxRetractAcc[V, O]) MergeGroupsFrom(from Accumulator, src, dst []in
 //     recomputed over every value once the entries are merged (updateMin/updateMax).
 //
 // from may be a itself, with src[i] != dst[i]; both must be the same function (MIN or MAX).
-// Like fold for rows, it records dst[i]'s value before and after as entries 2i and 2i+1
-// (write, differ) and sets changed[i] when they differ under Flink's equaliser.
+// Like Fold for rows, it records dst[i]'s value before and after as entries 2i and 2i+1
+// (Write, Differ) and sets changed[i] when they differ under Flink's equaliser.
 //
 //kernels:specialize
 func (a *minMaxRetractAcc[V, O]) mergeGroups(from *minMaxRetractAcc[V, O], src, dst []int32, changed []bool) {

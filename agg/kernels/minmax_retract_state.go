@@ -2,23 +2,28 @@ package kernels
 
 import (
 	"fmt"
-	"github.com/ferrystream/ferry/agg/dataview"
 
+	"github.com/ferrystream/ferry/agg/dataview"
 	"github.com/ferrystream/ferry/engine"
 )
 
 // The state of MIN/MAX with retraction as Flink's single-phase and global aggregates keep it
-// (flinkstate.go): the accumulator row's field (min, mapSize) in accState, the value→count
-// entries in the MapState agg<a>$map. It crosses in the state form of dataview_minmax.go: the
-// partial form with, under idle-state TTL, each entry's last write after its count, as Flink's
-// TtlMapState stamps every entry.
+// (agg imports and exports it): the accumulator row's field (min, mapSize) in accState, the
+// value→count entries in the MapState agg<a>$map. It crosses in the state form of
+// dataview.MinMaxAcc: the partial form with, under idle-state TTL, each entry's last write
+// after its count, as Flink's TtlMapState stamps every entry.
 
-// viewStateAcc is implemented by the accumulators whose Flink state holds a data view that
-// Ferry imports and exports.
+// ViewState is implemented by the accumulators whose Flink state holds a data view that
+// Ferry imports and exports, one VARBINARY value per group in the call's column of the import
+// and export rows.
 type ViewState interface {
+	// StateBytes is the encoded size of the state of groups, with each entry's last write when
+	// times is set (idle-state TTL).
 	StateBytes(groups []int32, times bool) int
+	// WriteState writes the state of group groups[j] to row j of col, laid out with
+	// StateBytes(groups, times) bytes.
 	WriteState(col *engine.OutColumn, groups []int32, times bool)
-	// loadState loads row i of col into group gids[i], which holds no state, for every i;
+	// LoadState loads row i of col into group gids[i], which holds no state, for every i;
 	// malformed input fails with an error wrapping engine.ErrData.
 	LoadState(col *engine.Column, gids []int32, times bool) error
 }
@@ -33,13 +38,13 @@ func (*listAggRetractAcc) keepsDataView()         {}
 
 // KeepsDataView reports whether the Flink state of acc holds a data view (a MapView or ListView
 // in a state of its own) besides its field of the accumulator row: MIN/MAX, FIRST_VALUE,
-// LAST_VALUE and LISTAGG with retraction. Of these only MIN/MAX's crosses (viewStateAcc).
+// LAST_VALUE and LISTAGG with retraction. Of these only MIN/MAX's crosses (ViewState).
 func KeepsDataView(acc Accumulator) bool {
 	_, ok := acc.(dataViewState)
 	return ok
 }
 
-// loadState takes the accumulators as they are: the extreme and mapSize as Flink held them
+// LoadState takes the accumulators as they are: the extreme and mapSize as Flink held them
 // (mapSize may count entries that expired since), every entry with its count and last write.
 func (a *minMaxRetractAcc[V, O]) LoadState(col *engine.Column, gids []int32, times bool) error {
 	n := len(gids)

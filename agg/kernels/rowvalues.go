@@ -1,10 +1,10 @@
 package kernels
 
 import (
-	"github.com/ferrystream/ferry/agg/internal/scratch"
-	"github.com/ferrystream/ferry/agg/internal/values"
 	"unsafe"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/internal/values"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -14,10 +14,10 @@ import (
 // the latter, picking entries by index with no branch. Owned by one accumulator, reused across
 // batches.
 //
-// V is the accumulator's stored value type: a number, a dec128 (DECIMAL) or a strRef (VARCHAR,
-// whose bytes live in the accumulator's arena). Go's == on V means "the same stored value";
-// for numbers and DECIMAL it is also Flink's equaliser (record), for VARCHAR the kernel
-// compares bytes through its value-ops (valueOps.same).
+// V is the accumulator's stored value type: a number, a values.Dec128 (DECIMAL) or a
+// values.StrRef (VARCHAR, whose bytes live in the accumulator's arena). Go's == on V means "the
+// same stored value"; for numbers and DECIMAL it is also Flink's equaliser (record), for
+// VARCHAR the kernel compares bytes through its value-ops (values.Ops.Same).
 type rowValues[V comparable] struct {
 	vals   []V
 	nulls  []bool
@@ -57,25 +57,25 @@ func (v *rowValues[V]) record(i int, pv V, pn bool, nv V, nn bool, changed []boo
 	}
 }
 
-// differ compares entries a and b as record compares a row's before and after.
+// Differ compares entries a and b as record compares a row's before and after.
 func (v *rowValues[V]) Differ(a, b int32) bool {
 	return v.nulls[a] != v.nulls[b] || (!v.nulls[b] && v.vals[a] != v.vals[b])
 }
 
-// write fills output row j with entry pick[j]; V must be fixed-width (writeFixed).
+// Write fills output row j with entry pick[j]; V must be fixed-width (values.WriteFixed).
 func (v *rowValues[V]) Write(out *engine.OutColumn, pick []int32) {
 	values.WriteFixed(out, v.vals, v.nulls, pick)
 }
 
-// stateWarmer is an accumulator that can read its groups' states ahead of a fold: at high
+// Warmer is an accumulator that can read its groups' states ahead of a fold: at high
 // cardinality a fold takes a cache miss per row and, with its longer work per row, overlaps few
-// of them; warmGroups's loop has no dependency between rows, so the CPU overlaps many, and the
+// of them; WarmGroups's loop has no dependency between rows, so the CPU overlaps many, and the
 // fold then finds the lines in cache.
 type Warmer interface {
 	WarmGroups(gids []int32)
 }
 
-// warm reads one byte of the state of each group in gids (-1: none) for warmGroups; below
+// warm reads one byte of the state of each group in gids (-1: none) for WarmGroups; below
 // engine.WarmKeys groups, where the states mostly stay in cache, it does nothing. Its result
 // only keeps the loads from being optimised away.
 func warm[T any](st []T, gids []int32) byte {

@@ -2,9 +2,9 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -313,12 +313,14 @@ func (a *singleValueAcc[V, O]) err() error {
 var _ faulter = (*singleValueAcc[int8, *values.NumOps[int8]])(nil)
 
 // faulter is an accumulator whose fold can stop at a row Flink's generated code throws on; the
-// operator asks err after each fold and fails the call with it (fold itself returns nothing).
+// operator asks FoldErr after each fold and fails the call with it (Fold returns nothing).
 type faulter interface {
 	err() error
 }
 
-// foldErr returns the error a fold of acc stopped at, if any.
+// FoldErr returns, and clears, the error the last Fold of acc stopped at, if any: the
+// engine.QueryError of a row Flink's generated code throws on (SINGLE_VALUE), after which the
+// rows folded before it stay folded and the operator is broken.
 func FoldErr(acc Accumulator) error {
 	if f, ok := acc.(faulter); ok {
 		return f.err()

@@ -2,9 +2,9 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -24,7 +24,8 @@ import (
 // next non-NULL partial sum restarts it); counts are added.
 //
 // The accumulators are its specializations numSumAcc and decSumAcc (kernels_gen.go), whose
-// per-row methods are generated from the ones marked agg:specialize.
+// per-row methods are generated from the ones marked
+// kernels:specialize (go generate).
 type sumAcc[V comparable, O values.Arith[V]] struct {
 	col     int
 	retract bool

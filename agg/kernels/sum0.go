@@ -152,7 +152,7 @@ func (a *decSum0Acc) Load(src []byte, g int32) ([]byte, error) {
 func (a *decSum0Acc) PartialTypes() ([]engine.Type, error) { return []engine.Type{a.typ}, nil }
 func (a *decSum0Acc) PartialVarBytes([]int32, []int)       {}
 
-// writePartial writes the sum, NULL once it overflowed.
+// WritePartial writes the sum, NULL once it overflowed.
 func (a *decSum0Acc) WritePartial(out []engine.OutColumn, groups []int32) error {
 	dst := values.FixedSlice[values.Dec128](out[0].Data)[:len(groups)]
 	for j, g := range groups {
@@ -166,7 +166,7 @@ func (a *decSum0Acc) WritePartial(out []engine.OutColumn, groups []int32) error 
 	return nil
 }
 
-// merge adds each partial sum: NULL when either side is NULL or the sum overflows.
+// Merge adds each partial sum: NULL when either side is NULL or the sum overflows.
 func (a *decSum0Acc) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
 		return err

@@ -5,8 +5,8 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// varOutput is implemented by accumulators whose output column is VARCHAR: varBytes is the
-// total UTF-8 size of the values write will put in output rows pick, for OutBatch.Init.
+// VarOutput is implemented by accumulators whose output column is VARCHAR: VarBytes is the
+// total UTF-8 size of the values Write will put in output rows pick, for OutBatch.Init.
 type VarOutput interface {
 	VarBytes(pick []int32) int
 }
@@ -22,8 +22,8 @@ func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (Ac
 	return &strMinMaxAcc{minMaxAcc[values.StrRef, *values.StrOps]{col: col, max: fn == "MAX", typ: out, ops: values.NewStrOps(javaCol)}}, out
 }
 
-// varBytes is the output size of VARCHAR MIN/MAX (varOutput); only VARCHAR accumulators have
-// it, so callVarBytes passes the others by.
+// VarBytes is the output size of VARCHAR MIN/MAX (VarOutput); only VARCHAR accumulators have
+// it.
 func (a *strMinMaxAcc) VarBytes(pick []int32) int { return a.ops.VarBytes(a.vals, a.nulls, pick) }
 
 func (a *strMinMaxRetractAcc) VarBytes(pick []int32) int {

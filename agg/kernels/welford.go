@@ -2,10 +2,10 @@ package kernels
 
 import (
 	"fmt"
+
 	"github.com/ferrystream/ferry/agg/dataview"
 	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/agg/internal/values"
-
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -132,7 +132,7 @@ func (a *welfordAcc[T]) WritePartial(out []engine.OutColumn, groups []int32) err
 	return nil
 }
 
-// merge merges partial rows as Flink's merge does, called once per partial row (a one-element
+// Merge merges partial rows as Flink's merge does, called once per partial row (a one-element
 // iterable): a partial with n <= 0 only adds its n, at the end; into an empty accumulator a
 // partial is copied; else the two combine (Chan et al.), each step rounded to a double.
 func (a *welfordAcc[T]) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {

@@ -2,29 +2,31 @@ package entries
 
 import "unsafe"
 
-// occurrences is a per-group list of values in arrival order, from which a retraction takes
+// Occurrences is a per-group list of values in arrival order, from which a retraction takes
 // the oldest occurrence equal to its value: what the data views of Flink's
-// FIRST_VALUE/LAST_VALUE and LISTAGG with retraction come down to (firstlast_retract.go,
-// listagg_retract.go). It is pointer-free over groupEntries: an entry's chain links run from
-// the group's newest entry (head) to its oldest (tail), and the index finds the entries of a
-// value by their hash. Like valueCounts it is data only: its owner hashes values (the group
-// is part of the hash), compares them (Java's equals()) and owns them through its value-ops.
-// With idle-state TTL each entry keeps its own last write (groupEntries.at).
+// FIRST_VALUE/LAST_VALUE and LISTAGG with retraction come down to (the kernels of those
+// functions). It is pointer-free over Table: an entry's chain links run from the group's
+// newest entry (Head) to its oldest (Tail), and the index finds the entries of a value by their
+// hash. Like Counts it is data only: its owner hashes values (the group is part of the hash),
+// compares them (Java's equals()) and owns them through its value-ops. With idle-state TTL each
+// entry keeps its own last write (Table.At).
 type Occurrences[V comparable] struct {
 	Table
-	Val    []V
+	Val    []V      // per entry: its value, owned by the owner's ops
 	seq    []uint64 // per entry: its arrival number, which orders the entries of a group
 	hashes []uint64 // per entry: the owner's hash of (group, value)
 	Tail   []int32  // per group: the oldest entry, -1 when empty
 	arrive uint64   // the next arrival number
 }
 
+// NewOccurrences returns an empty list.
 func NewOccurrences[V comparable]() Occurrences[V] {
 	return Occurrences[V]{Table: NewTable()}
 }
 
 func (m *Occurrences[V]) hash(e int32) uint64 { return m.hashes[e] }
 
+// GrowGroups makes room for groups below n, empty.
 func (m *Occurrences[V]) GrowGroups(n int) {
 	m.Table.GrowGroups(n)
 	for len(m.Tail) < n {
@@ -32,7 +34,7 @@ func (m *Occurrences[V]) GrowGroups(n int) {
 	}
 }
 
-// push appends value v (hash h) to group g as its newest entry and returns the entry.
+// Push appends value v (hash h) to group g as its newest entry and returns the entry.
 func (m *Occurrences[V]) Push(g int32, v V, h uint64) int32 {
 	e, appended := m.Add(g, h)
 	if appended {
@@ -49,7 +51,7 @@ func (m *Occurrences[V]) Push(g int32, v V, h uint64) int32 {
 	return e
 }
 
-// remove deletes entry e and returns its value, which the owner releases.
+// Remove deletes entry e and returns its value, which the owner releases.
 func (m *Occurrences[V]) Remove(e int32) V {
 	if g := m.Group[e]; m.Tail[g] == e {
 		m.Tail[g] = m.Prev[e]
@@ -61,7 +63,7 @@ func (m *Occurrences[V]) Remove(e int32) V {
 	return v
 }
 
-// oldest returns the oldest entry of group g holding a value equal to v (hash h) for which
+// Oldest returns the oldest entry of group g holding a value equal to v (hash h) for which
 // skip is false, or -1. equal is Java's equals() on the owner's values.
 func (m *Occurrences[V]) Oldest(g int32, v V, h uint64, equal func(a, b V) bool, skip func(e int32) bool) int32 {
 	best := int32(-1)
@@ -73,7 +75,7 @@ func (m *Occurrences[V]) Oldest(g int32, v V, h uint64, equal func(a, b V) bool,
 	return best
 }
 
-// entries is the number of entries of group g.
+// Entries is the number of entries of group g.
 func (m *Occurrences[V]) Entries(g int32) int {
 	n := 0
 	for e := m.Head[g]; e >= 0; e = m.Next[e] {
@@ -82,6 +84,7 @@ func (m *Occurrences[V]) Entries(g int32) int {
 	return n
 }
 
+// Bytes is the memory the list holds (not its values' bytes, which the owner's ops hold).
 func (m *Occurrences[V]) Bytes() int64 {
 	var zero V
 	return m.Table.Bytes() + int64(cap(m.Val))*int64(unsafe.Sizeof(zero)) + int64(cap(m.seq))*8 +

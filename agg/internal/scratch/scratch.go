@@ -1,6 +1,8 @@
+// Package scratch holds the slice helpers and the allocator through which the aggregate
+// packages reuse memory from batch to batch.
 package scratch
 
-// resize returns s with length n, reusing its array when it is large enough. Contents are not
+// Resize returns s with length n, reusing its array when it is large enough. Contents are not
 // cleared.
 func Resize[T any](s []T, n int) []T {
 	if cap(s) >= n {
@@ -9,7 +11,7 @@ func Resize[T any](s []T, n int) []T {
 	return make([]T, n, n+n/4)
 }
 
-// extend grows per-group state s to n entries; new entries are zero.
+// Extend grows per-group state s to n entries; new entries are zero.
 func Extend[T any](s []T, n int) []T {
 	for len(s) < n {
 		var zero T
@@ -18,11 +20,13 @@ func Extend[T any](s []T, n int) []T {
 	return s
 }
 
-// scratchAlloc is an engine.Allocator over one reused Go buffer: each Alloc invalidates the
-// previous one.
-type Alloc struct{ buf []byte }
+// Allocator is an engine.Allocator over one reused Go buffer: each Alloc invalidates the
+// previous one. Operators write rows they read back themselves with it (partial rows merged in
+// Go, frames encoded from a bundle's rows).
+type Allocator struct{ buf []byte }
 
-func (a *Alloc) Alloc(n int) []byte {
+// Alloc returns n zeroed bytes, reusing the buffer.
+func (a *Allocator) Alloc(n int) []byte {
 	if cap(a.buf) < n {
 		a.buf = make([]byte, n, n+n/4)
 	}

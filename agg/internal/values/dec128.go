@@ -13,12 +13,12 @@ import (
 // in DECIMAL(38, s) (LogicalTypeMerging.findSumAggType), so they keep the argument's scale and
 // only their magnitude can overflow. Flink adds with DecimalDataUtils.add(a, b, 38, s):
 // BigDecimal addition, then DecimalData.fromBigDecimal, which returns null when the result has
-// more than 38 digits; SQL sees NULL. decAdd and decSub report that NULL as ok == false. AVG's
+// more than 38 digits; SQL sees NULL. DecAdd and DecSub report that NULL as ok == false. AVG's
 // value is DecimalDataUtils.divide, a 38-significant-digit HALF_UP division followed by a
-// second HALF_UP rounding to the result scale (decAvg). docs/group-aggregate.md#decimal-arithmetic
+// second HALF_UP rounding to the result scale (DecAvg). docs/group-aggregate.md#decimal-arithmetic
 // explains the rules and why this is hand-written rather than a decimal library.
 
-// dec128 is a 128-bit two's-complement integer: the unscaled value of a DECIMAL.
+// Dec128 is a 128-bit two's-complement integer: the unscaled value of a DECIMAL.
 type Dec128 struct {
 	lo uint64
 	hi int64
@@ -45,13 +45,13 @@ func init() {
 // decLimit is 10^38: the least magnitude DECIMAL(38, s) cannot hold.
 var decLimit = Dec128{lo: 0x098a224000000000, hi: 0x4b3b4ca85a86c47a}
 
-// loadDec reads the value at b[0:16].
+// LoadDec reads the value at b[0:16].
 func LoadDec(b []byte) Dec128 {
 	_ = b[15]
 	return Dec128{lo: binary.LittleEndian.Uint64(b), hi: int64(binary.LittleEndian.Uint64(b[8:]))}
 }
 
-// storeDec writes v to b[0:16].
+// StoreDec writes v to b[0:16].
 func StoreDec(b []byte, v Dec128) {
 	_ = b[15]
 	binary.LittleEndian.PutUint64(b, v.lo)
@@ -66,6 +66,7 @@ func (a Dec128) neg() Dec128 {
 	return Dec128{lo: -a.lo, hi: hi}
 }
 
+// Cmp is a's order against b: -1, 0 or 1 (DecimalData.compareTo within one type).
 func (a Dec128) Cmp(b Dec128) int {
 	switch {
 	case a.hi < b.hi:
@@ -94,7 +95,7 @@ func (a Dec128) fits38() bool {
 	return a.neg().Cmp(decLimit) < 0 // a > -2^127 here whenever it could fit
 }
 
-// decAdd is DecimalDataUtils.add(a, b, 38, s) for a and b of scale s: the sum, and false when
+// DecAdd is DecimalDataUtils.add(a, b, 38, s) for a and b of scale s: the sum, and false when
 // Flink's result is null (more than 38 digits).
 func DecAdd(a, b Dec128) (Dec128, bool) {
 	lo, c := bits.Add64(a.lo, b.lo, 0)
@@ -106,7 +107,7 @@ func DecAdd(a, b Dec128) (Dec128, bool) {
 	return r, r.fits38()
 }
 
-// decSub is DecimalDataUtils.subtract(a, b, 38, s); see decAdd.
+// DecSub is DecimalDataUtils.subtract(a, b, 38, s); see DecAdd.
 func DecSub(a, b Dec128) (Dec128, bool) {
 	lo, c := bits.Sub64(a.lo, b.lo, 0)
 	hi := a.hi - b.hi - int64(c)
@@ -126,7 +127,7 @@ func decDigits(a Dec128) int {
 	return n
 }
 
-// decAvg is the value of AVG over DECIMAL(p, s) (AvgAggFunction.DecimalAvgAggFunction): the
+// DecAvg is the value of AVG over DECIMAL(p, s) (AvgAggFunction.DecimalAvgAggFunction): the
 // sum, a DECIMAL(38, s), divided by the non-zero count, a BIGINT that the division casts to
 // DECIMAL(19, 0), with the result type DECIMAL(38, S), S = max(6, s). Flink computes
 // DecimalDataUtils.divide(sum, count, 38, S) = fromBigDecimal(sum.divide(count,
@@ -186,12 +187,13 @@ func DecAvg(sum Dec128, count int64, up int) (Dec128, bool) {
 	return q, true
 }
 
-// putDec appends the 16 bytes of v; getDec reads them back.
+// PutDec appends the 16 bytes of v (a snapshot payload's value).
 func PutDec(dst []byte, v Dec128) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, v.lo)
 	return binary.LittleEndian.AppendUint64(dst, uint64(v.hi))
 }
 
+// GetDec reads the value PutDec wrote.
 func GetDec(src []byte) (Dec128, []byte, error) {
 	if len(src) < 16 {
 		return Dec128{}, nil, ErrTruncated

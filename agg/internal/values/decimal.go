@@ -4,12 +4,11 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// DECIMAL aggregates: the value-ops of DECIMAL and the (aggregate, DECIMAL) table. A value is
-// its unscaled 128-bit integer (dec128.go); the kernels are the generic ones (sumAcc,
-// minMaxAcc, minMaxRetractAcc) over decOps, and the DECIMAL forms of $SUM0 and AVG, whose
-// state carries the overflow-to-NULL flag (sum0.go, avg.go).
+// DECIMAL values: a value is its unscaled 128-bit integer (Dec128, dec128.go). The kernels over
+// them are the generic ones over DecOps and the DECIMAL forms of $SUM0 and AVG, whose state
+// carries the overflow-to-NULL flag (package kernels).
 
-// decOps is valueOps for DECIMAL: DecimalData's compareTo and equals are both the order and
+// DecOps is Ops for DECIMAL: DecimalData's compareTo and equals are both the order and
 // equality of unscaled values (one type, one scale), and Flink's plus and minus over
 // DECIMAL(38, s) turn NULL beyond 38 digits.
 type DecOps struct {
@@ -44,7 +43,7 @@ func (o *DecOps) Write(out *engine.OutColumn, vals []Dec128, nulls []bool, pick 
 	WriteFixed(out, vals, nulls, pick)
 }
 
-// decValues returns the values buffer of DECIMAL column c for rows [0, n), 16 bytes per row.
+// DecValues returns the values buffer of DECIMAL column c for rows [0, n), 16 bytes per row.
 func DecValues(c *engine.Column, n int) []byte {
 	if n == 0 {
 		return nil

@@ -6,9 +6,9 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// writeFixed fills output row j with vals[pick[j]] (NULL when nulls[pick[j]]), or with vals[j]
+// WriteFixed fills output row j with vals[pick[j]] (NULL when nulls[pick[j]]), or with vals[j]
 // when pick is nil. V is fixed-width and laid out in memory as its Arrow value (numbers;
-// dec128, two little-endian words = Arrow's decimal128). Values under NULL are written as zero.
+// Dec128, two little-endian words = Arrow's decimal128). Values under NULL are written as zero.
 func WriteFixed[V comparable](out *engine.OutColumn, vals []V, nulls []bool, pick []int32) {
 	var zero V
 	if pick == nil {
@@ -32,7 +32,7 @@ func WriteFixed[V comparable](out *engine.OutColumn, vals []V, nulls []bool, pic
 	}
 }
 
-// fixedSlice reinterprets b as values of the fixed-width type V. Output buffers are 8-byte
+// FixedSlice reinterprets b as values of the fixed-width type V. Output buffers are 8-byte
 // aligned (engine.Allocator).
 func FixedSlice[V any](b []byte) []V {
 	var zero V

@@ -6,7 +6,7 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// boolOps is valueOps for BOOLEAN, stored as Go bools: Flink orders false before true
+// BoolOps is Ops for BOOLEAN, stored as Go bools: Flink orders false before true
 // (Boolean.compare, which MinAggFunction's lessThan and MinWithRetractAggFunction's compareTo
 // both use), and equals and its equaliser are ==. Arrow's values are bit-packed.
 type BoolOps struct {
@@ -68,14 +68,14 @@ func b2i(b bool) int {
 	return 0
 }
 
-// ts12 is a TIMESTAMP(p > 3) value as Flink's TimestampData holds it: epoch milliseconds and
+// Timestamp is a TIMESTAMP(p > 3) value as Flink's TimestampData holds it: epoch milliseconds and
 // the nanoseconds within the millisecond (0..999,999).
 type Timestamp struct {
 	ms int64
 	ns int32
 }
 
-// tsOps is valueOps for TIMESTAMP(p > 3), whose Arrow values are 12 bytes (int64 epoch
+// TimestampOps is Ops for TIMESTAMP(p > 3), whose Arrow values are 12 bytes (int64 epoch
 // milliseconds LE, int32 nano-of-millisecond LE, docs/abi.md): TimestampData.compareTo orders by
 // milliseconds, then nanoseconds; equals and the equaliser compare both.
 type TimestampOps struct {

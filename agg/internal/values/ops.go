@@ -8,74 +8,76 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// valueOps is what a generic kernel needs to know about its stored value type V beyond Go's ==
+// Ops is what a generic kernel needs to know about its stored value type V beyond Go's ==
 // (which means "the same stored value"): where argument values come from, Flink's order and
-// identity on them, how they are kept, snapshotted and written. The three implementations are
-// numOps (numbers, DATE, TIMESTAMP(p <= 3)), decOps (DECIMAL) and strOps (VARCHAR), and they
-// are the only place where the value types differ: the kernels (minMaxAcc, minMaxRetractAcc,
-// sumAcc) are written once, over V and O.
+// identity on them, how they are kept, snapshotted and written. The implementations are NumOps
+// (numbers, DATE, TIMESTAMP(p <= 3)), DecOps (DECIMAL), StrOps (VARCHAR), BoolOps and
+// TimestampOps (TIMESTAMP(p > 3)), and they are the only place where the value types differ:
+// the generic kernels of package kernels are written once, over V and O.
 //
 // A method of a type parameter is an indirect call through the instantiation's dictionary (Go
 // compiles generic code once per GC shape) and is never inlined, which made the per-row loops
 // 1.2-4x slower. The per-row methods of each kernel are therefore generated per value family
-// with O a concrete type (kernels_gen.go, TestGeneratedKernels), where these calls inline; the
-// methods left generic run once per call or per group. docs/group-aggregate.md#kernels has
-// the measurements.
-//
+// with O a concrete type (agg/kernels/kernels_gen.go, by go generate), where these calls
+// inline across the package boundary; the methods left generic run once per call or per
+// group. docs/group-aggregate.md#kernels has the measurements.
+
 // Ops values are per accumulator and not safe for concurrent use. V values that refer to
-// memory (strRef) are valid for the ops that produced them; keepFrom copies one across.
+// memory (StrRef) are valid for the ops that produced them; KeepFrom copies one across.
 type Ops[V comparable] interface {
-	// bind points at for the rows of one call: column col of in, which is the aggregate's
+	// Bind points at for the rows of one call: column col of in, which is the aggregate's
 	// argument (argument true; VARCHAR then reads the call's java_strings flags) or a partial
-	// state column. unbind drops every reference into the batch.
+	// state column. Unbind drops every reference into the batch.
 	Bind(in *engine.Batch, col int, argument bool)
 	Unbind()
-	// at is row i's value of the bound column, which must not be NULL. It may refer to the
-	// batch (VARCHAR) until keep copies it.
+	// At is row i's value of the bound column, which must not be NULL. It may refer to the
+	// batch (VARCHAR) until Keep copies it.
 	At(i int) V
 
-	// keep returns an owned copy of v that outlives the batch; drop releases an owned value no
-	// longer referenced. keepFrom copies a value owned by other ops of the same type.
+	// Keep returns an owned copy of v that outlives the batch; Drop releases an owned value no
+	// longer referenced. KeepFrom copies a value owned by other ops of the same type.
+
 	Keep(v V) V
 	KeepFrom(from Ops[V], v V) V
 	Drop(v V)
 
-	// less is Flink's < on the type, as MinAggFunction's lessThan generates it: Java's
+	// Less is Flink's < on the type, as MinAggFunction's lessThan generates it: Java's
 	// primitive < for numbers (NaN is never less, -0.0 is not less than 0.0), compareTo < 0 for
-	// DecimalData and StringData. compare is compareTo (Double.compare's total order for
-	// floating point), as Min/MaxWithRetractAggFunction calls it. equal is Java equals(), the
-	// identity of MapView keys. same is Flink's equaliser on results, asked only for two
+	// DecimalData and StringData. Compare is compareTo (Double.compare's total order for
+	// floating point), as Min/MaxWithRetractAggFunction calls it. Equal is Java equals(), the
+	// identity of MapView keys. Same is Flink's equaliser on results, asked only for two
 	// non-NULL values that Go's == calls different.
 	Less(a, b V) bool
 	Compare(a, b V) int
 	Equal(a, b V) bool
 	Same(a, b V) bool
-	// hash hashes v's identity (equal values hash alike) within group g.
+	// Hash hashes v's identity (equal values hash alike) within group g.
 	Hash(g int32, v V) uint64
 
-	// put appends v's snapshot bytes; get reads them back as an owned value. sparse reports
+	// Put appends v's snapshot bytes; Get reads them back as an owned value. Sparse reports
 	// whether a NULL slot is written as nothing (VARCHAR) rather than as a value (fixed width).
 	Put(dst []byte, v V) []byte
 	Get(src []byte) (V, []byte, error)
 	Sparse() bool
 
-	// write fills output row j with vals[pick[j]] (vals[j] when pick is nil), NULL where nulls
-	// says so; varBytes is the VARCHAR data size write needs (0 for fixed-width values).
+	// Write fills output row j with vals[pick[j]] (vals[j] when pick is nil), NULL where nulls
+	// says so; VarBytes is the VARCHAR data size Write needs (0 for fixed-width values).
 	Write(out *engine.OutColumn, vals []V, nulls []bool, pick []int32)
 	VarBytes(vals []V, nulls []bool, pick []int32) int
 
-	// compactDue reports whether the arena of owned values is mostly garbage. A kernel then
-	// calls compactStart, move for every live owned value (replacing it with the result) and
-	// compactEnd, at the start of a call, when no recorded value is still to be read.
+	// CompactDue reports whether the arena of owned values is mostly garbage. A kernel then
+	// calls CompactStart, Move for every live owned value (replacing it with the result) and
+	// CompactEnd, at the start of a call, when no recorded value is still to be read.
+
 	CompactDue() bool
 	CompactStart()
 	Move(v V) V
 	CompactEnd()
-	// bytes is the memory the ops own (the arena).
+	// Bytes is the memory the ops own (the arena).
 	Bytes() int64
 }
 
-// arithOps adds SUM's arithmetic: a + b and a - b in the sum type, false when Flink's result is
+// Arith adds SUM's arithmetic: a + b and a - b in the sum type, false when Flink's result is
 // NULL (DECIMAL beyond 38 digits; integers wrap and floating point rounds, never NULL).
 type Arith[V comparable] interface {
 	Ops[V]
@@ -83,12 +85,12 @@ type Arith[V comparable] interface {
 	Sub(a, b V) (V, bool)
 }
 
-// number is the scalar physical type of a numeric aggregate argument or result.
+// Number is the scalar physical type of a numeric aggregate argument or result.
 type Number interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~float32 | ~float64
 }
 
-// numOps is valueOps for numbers, stored as themselves: Java's primitive arithmetic and
+// NumOps is Ops for numbers, stored as themselves: Java's primitive arithmetic and
 // comparisons, boxed equals() and compareTo for identity and order.
 type NumOps[T Number] struct {
 	vals []T // bound column
@@ -122,7 +124,7 @@ func (o *NumOps[T]) Move(v T) T                        { return v }
 func (o *NumOps[T]) CompactEnd()                       {}
 func (o *NumOps[T]) Bytes() int64                      { return 0 }
 
-// bitsOf returns the bits of x as Java's Double.doubleToLongBits / Float.floatToIntBits would,
+// JavaBits returns the bits of x as Java's Double.doubleToLongBits / Float.floatToIntBits would,
 // sign-extended to 64 bits: NaN collapses to the canonical NaN; integers return their value.
 // Equal bits mean Java's equals() holds for the boxed values.
 func JavaBits[T Number](x T) int64 {
@@ -171,7 +173,7 @@ func valueHash(g int32, lo, hi uint64) uint64 {
 	return h ^ h>>32
 }
 
-// hashKey hashes key bytes within group g: the entry hash of a string or DISTINCT key.
+// HashBytes hashes key bytes within group g: the entry hash of a string or DISTINCT key.
 func HashBytes(g int32, key []byte) uint64 {
 	h := uint64(g)*0x9e3779b97f4a7c15 ^ uint64(len(key))
 	for len(key) >= 8 {

@@ -8,10 +8,11 @@ import (
 	"github.com/ferrystream/ferry/engine"
 )
 
-// VARCHAR aggregates: MIN and MAX, with and without retraction. Flink compares strings with
+// VARCHAR values, as the aggregates keep them (MIN and MAX, with and without retraction,
+// FIRST_VALUE, LAST_VALUE, LISTAGG, SINGLE_VALUE). Flink compares strings with
 // BinaryStringData.compareTo: unsigned byte-wise over the UTF-8 bytes, then the shorter first —
 // bytes.Compare — unless both strings still hold the Java String they were built from, when it
-// is String.compareTo, UTF-16 order (javaCompare). Strings that crossed a network exchange or a
+// is String.compareTo, UTF-16 order (JavaCompare). Strings that crossed a network exchange or a
 // state backend never do; rows built in the JVM and fed straight to the operator do, and so do
 // the values Flink's heap state keeps from them until it is restored. The accumulators therefore
 // remember, per stored value, whether it came from such a row (the spec's java_strings column),
@@ -20,7 +21,7 @@ import (
 // is STRING (StringMin/MaxAggFunction, or the argument type with retraction); Ferry's VARCHAR
 // carries no length, so it is the argument type.
 
-// javaCompare is String.compareTo on the strings of UTF-8 a and b: UTF-16 code-unit order. It
+// JavaCompare is String.compareTo on the strings of UTF-8 a and b: UTF-16 code-unit order. It
 // differs from byte order only where the first difference is a code point in U+E000..U+FFFF
 // (lead byte 0xEE or 0xEF) against a supplementary one (lead byte 0xF0..0xF4), which UTF-16
 // writes as a surrogate pair (0xD800..0xDBFF) and so sorts first.
@@ -41,7 +42,7 @@ func JavaCompare(a, b []byte) int {
 	return cmp.Compare(a[i], b[i])
 }
 
-// compareStrings is BinaryStringData.compareTo of a and b, each flagged when it holds its Java
+// CompareStrings is BinaryStringData.compareTo of a and b, each flagged when it holds its Java
 // String.
 func CompareStrings(a []byte, aJava bool, b []byte, bJava bool) int {
 	if aJava && bJava {
@@ -50,22 +51,25 @@ func CompareStrings(a []byte, aJava bool, b []byte, bJava bool) int {
 	return bytes.Compare(a, b)
 }
 
-// javaFlags reads the java_strings column col of a batch; col < 0: no row holds a Java String.
-type javaFlags struct{ col *engine.Column }
+// JavaFlags reads the java_strings column of a batch: whether a row holds its argument as a
+// Java String.
+type JavaFlags struct{ col *engine.Column }
 
-func NewJavaFlags(in *engine.Batch, col int) javaFlags {
+// NewJavaFlags reads column col of in; col < 0: no row holds a Java String.
+func NewJavaFlags(in *engine.Batch, col int) JavaFlags {
 	if col < 0 {
-		return javaFlags{}
+		return JavaFlags{}
 	}
-	return javaFlags{&in.Cols[col]}
+	return JavaFlags{&in.Cols[col]}
 }
 
-func (f javaFlags) At(i int) bool { return f.col != nil && f.col.Bool(i) }
+// At reports whether row i holds a Java String.
+func (f JavaFlags) At(i int) bool { return f.col != nil && f.col.Bool(i) }
 
-// strRef is a VARCHAR value: a string in the owning strOps' arena, or (refBatch) in the data of
-// the column the ops are bound to, until keep copies it. refHas is clear for NULL. refJava marks
+// StrRef is a VARCHAR value: a string in the owning StrOps' arena, or (refBatch) in the data of
+// the column the ops are bound to, until Keep copies it. refHas is clear for NULL. refJava marks
 // a value built from a row that held its Java String, which compares in UTF-16 order against
-// another such value (compareStrings); equality is byte equality either way. Three fields keep
+// another such value (CompareStrings); equality is byte equality either way. Three fields keep
 // it in registers: Go spills structs of more than four fields to memory on every call.
 type StrRef struct {
 	off   int64
@@ -79,8 +83,12 @@ const (
 	refBatch             // in the bound column, not the arena
 )
 
-func (r StrRef) Has() bool   { return r.flags&refHas != 0 }
-func (r StrRef) Java() bool  { return r.flags&refJava != 0 }
+// Has reports whether r is not NULL.
+func (r StrRef) Has() bool { return r.flags&refHas != 0 }
+
+// Java reports whether r comes from a row that held its Java String.
+func (r StrRef) Java() bool { return r.flags&refJava != 0 }
+
 func (r StrRef) batch() bool { return r.flags&refBatch != 0 }
 
 // javaBit is refJava when java holds.
@@ -91,7 +99,7 @@ func javaBit(java bool) uint8 {
 	return 0
 }
 
-// strHeap is a pointer-free arena of byte strings. Strings are only appended while a batch is
+// Arena is a pointer-free arena of byte strings. Strings are only appended while a batch is
 // processed, so the references recorded for its rows stay valid until its output is written;
 // replaced and removed strings become garbage, reclaimed by compaction before the next call.
 type Arena struct {
@@ -109,7 +117,7 @@ func (h *Arena) add(b []byte, java uint8) StrRef {
 func (h *Arena) get(r StrRef) []byte { return h.buf[r.off : r.off+int64(r.n)] }
 
 // Add copies b into the arena as a value that holds its Java String when java is set (see
-// strRef).
+// StrRef).
 func (h *Arena) Add(b []byte, java bool) StrRef { return h.add(b, javaBit(java)) }
 
 // Get returns the bytes of r, which the arena owns and which must not be NULL.
@@ -136,17 +144,18 @@ func (h *Arena) Truncate(mark int64) { h.buf = h.buf[:mark] }
 // Garbage is the size of the strings dropped and not yet reclaimed by a compaction.
 func (h *Arena) Garbage() int64 { return h.garbage }
 
-// strOps is valueOps for VARCHAR. It owns the arena that holds every string its accumulator
+// StrOps is Ops for VARCHAR. It owns the arena that holds every string its accumulator
 // keeps (current values, MIN/MAX extremes, multiset keys), each stored value owning its own
 // copy, so garbage accounting is exact.
 type StrOps struct {
 	heap    Arena
 	next    Arena          // compaction target
 	col     *engine.Column // bound column
-	java    javaFlags      // bound java_strings flags
+	java    JavaFlags      // bound java_strings flags
 	javaCol int            // the call's java_strings column, or -1
 }
 
+// NewStrOps returns the ops of a call whose java_strings column is javaCol (-1: none).
 func NewStrOps(javaCol int) *StrOps { return &StrOps{javaCol: javaCol} }
 
 // Arena is the arena of the values the ops own, for kernels that build strings in it.
@@ -156,13 +165,13 @@ func (o *StrOps) Arena() *Arena { return &o.heap }
 func (o *StrOps) JavaCol() int { return o.javaCol }
 
 func (o *StrOps) Bind(in *engine.Batch, col int, argument bool) {
-	o.col, o.java = &in.Cols[col], javaFlags{}
+	o.col, o.java = &in.Cols[col], JavaFlags{}
 	if argument {
 		o.java = NewJavaFlags(in, o.javaCol)
 	}
 }
 
-func (o *StrOps) Unbind() { o.col, o.java = nil, javaFlags{} }
+func (o *StrOps) Unbind() { o.col, o.java = nil, JavaFlags{} }
 
 func (o *StrOps) At(i int) StrRef {
 	c := o.col
@@ -210,7 +219,7 @@ func (o *StrOps) Compare(a, b StrRef) int {
 
 func (o *StrOps) Equal(a, b StrRef) bool { return bytes.Equal(o.bytesOf(a), o.bytesOf(b)) }
 
-// same is called only for two references that differ; kept out of line so that the kernels'
+// Same is called only for two references that differ; kept out of line so that the kernels'
 // per-row recording inlines.
 //
 //go:noinline
@@ -223,7 +232,7 @@ func (o *StrOps) Put(dst []byte, v StrRef) []byte {
 	return append(PutVarint(dst, int64(len(b))), b...)
 }
 
-// get reads a length-prefixed string (put) into the arena; restored values hold no Java
+// Get reads a length-prefixed string (Put) into the arena; restored values hold no Java
 // String, as Flink's deserialized state does not.
 func (o *StrOps) Get(src []byte) (StrRef, []byte, error) {
 	b, rest, err := getString(src)
@@ -274,7 +283,7 @@ func (o *StrOps) Write(out *engine.OutColumn, vals []StrRef, nulls []bool, pick 
 	out.Offs[rows] = pos
 }
 
-// compactDue: at least half of an arena past 64 KiB is garbage.
+// CompactDue: at least half of an arena past 64 KiB is garbage.
 func (o *StrOps) CompactDue() bool {
 	return o.heap.garbage > 1<<16 && 2*o.heap.garbage > int64(len(o.heap.buf))
 }
@@ -294,7 +303,7 @@ func (o *StrOps) CompactEnd() { o.heap, o.next = o.next, Arena{} }
 
 func (o *StrOps) Bytes() int64 { return int64(cap(o.heap.buf)) }
 
-// getString reads a length-prefixed string (strOps.put) and returns it aliasing src.
+// getString reads a length-prefixed string (StrOps.Put) and returns it aliasing src.
 func getString(src []byte) ([]byte, []byte, error) {
 	n, src, err := GetVarint(src)
 	if err != nil {

@@ -188,7 +188,7 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []int32) error {
 	fields := l.all[:l.views-l.start] // the calls' fields; the maps were loaded as they are
 	vb := make([]int, len(l.all))
-	l.VarBytes(g.calls, nil, groups, vb)
+	l.varBytes(g.calls, nil, groups, vb)
 	out := engine.OutBatch{Alloc: &scratch.Allocator{}}
 	if err := out.Init(fields, len(groups), vb[:len(fields)]); err != nil {
 		return err
@@ -273,7 +273,7 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	}
 	vb := make([]int, len(types))
 	vb[0] = keyBytes
-	l.VarBytes(g.calls, nil, c.ids, vb[1:])
+	l.varBytes(g.calls, nil, c.ids, vb[1:])
 	for k, acc := range g.calls {
 		if v, ok := acc.(kernels.ViewState); ok {
 			vb[1+l.first[k]-l.start] = v.StateBytes(c.ids, g.ttl)

@@ -49,7 +49,7 @@ func importRows(t *testing.T, op *GroupAggregate, sc scenario, end int) [][]any 
 		return nil
 	}
 	vb := make([]int, len(l.all))
-	l.VarBytes(op.calls, nil, ids, vb)
+	l.varBytes(op.calls, nil, ids, vb)
 	for c, acc := range op.calls {
 		if v, ok := acc.(kernels.ViewState); ok {
 			vb[l.first[c]-l.start] = v.StateBytes(ids, op.ttl)

@@ -182,7 +182,7 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	}
 	g.vb = scratch.Resize(g.vb, len(g.layout.all))
 	clear(g.vb)
-	g.layout.VarBytes(g.buf.accs, g.buf.sets, g.order, g.vb)
+	g.layout.varBytes(g.buf.accs, g.buf.sets, g.order, g.vb)
 	if err := g.partials.Init(g.layout.all, rows, g.vb); err != nil {
 		return err
 	}

@@ -385,7 +385,7 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 	n := len(g.seqP)
 	g.vb = scratch.Resize(g.vb, len(g.layout.all))
 	clear(g.vb)
-	g.layout.VarBytes(g.buf.accs, g.buf.sets, g.seqP, g.vb)
+	g.layout.varBytes(g.buf.accs, g.buf.sets, g.seqP, g.vb)
 	if err := g.partials.Init(g.layout.all, n, g.vb); err != nil {
 		return err
 	}
@@ -448,7 +448,7 @@ func (g *IncrementalGroupAggregate) emit(in *engine.Batch, out *engine.OutBatch)
 			g.vb[k] = engine.GatherBytes(&in.Cols[c], g.src)
 		}
 	}
-	g.outLayout.VarBytes(g.final, nil, g.groups, g.vb[keys:])
+	g.outLayout.varBytes(g.final, nil, g.groups, g.vb[keys:])
 	for c, n := range g.vb {
 		if n > math.MaxInt32 {
 			return fmt.Errorf("%w: output column %d would hold %d bytes, more than 2 GiB; send smaller bundles", engine.ErrData, c, n)

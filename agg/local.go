@@ -134,7 +134,7 @@ func (l *LocalGroupAggregate) emitPartials(in *engine.Batch, out *engine.OutBatc
 			l.vb[k] = engine.GatherBytes(&in.Cols[c], l.src)
 		}
 	}
-	l.layout.VarBytes(l.calls, l.sets, l.groups, l.vb[keys:])
+	l.layout.varBytes(l.calls, l.sets, l.groups, l.vb[keys:])
 	for c, n := range l.vb {
 		if n > math.MaxInt32 {
 			return fmt.Errorf("%w: output column %d would hold %d bytes, more than 2 GiB; send smaller bundles", engine.ErrData, c, n)

@@ -257,7 +257,7 @@ func (l *partialLayout) writePartials(calls []kernels.Accumulator, sets []*disti
 
 // VarBytes fills dst (one entry per partial column) with the VARCHAR and VARBINARY sizes
 // groups need.
-func (l *partialLayout) VarBytes(calls []kernels.Accumulator, sets []*distinct.Set, groups []int32, dst []int) {
+func (l *partialLayout) varBytes(calls []kernels.Accumulator, sets []*distinct.Set, groups []int32, dst []int) {
 	for c, acc := range calls {
 		from := l.first[c] - l.start
 		acc.PartialVarBytes(groups, dst[from:from+len(l.types[c])])

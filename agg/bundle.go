@@ -3,6 +3,7 @@ package agg
 import (
 	"slices"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -78,9 +79,9 @@ func (g *MiniBatchGroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 	b := &g.bundle
 	st := g.state
 	n := in.Len
-	b.keyOf = extend(b.keyOf, st.Cap()) // restored groups too
-	g.gids = resize(g.gids, n)
-	g.changed = resize(g.changed, n) // the folds flag rows; a bundle compares its keys' ends instead
+	b.keyOf = scratch.Extend(b.keyOf, st.Cap()) // restored groups too
+	g.gids = scratch.Resize(g.gids, n)
+	g.changed = scratch.Resize(g.changed, n) // the folds flag rows; a bundle compares its keys' ends instead
 	b.keys = b.keys[:0]
 	clear(b.dropped)
 	newKey := func(hash, gid int32) int32 {
@@ -116,7 +117,7 @@ func (g *MiniBatchGroupAggregate) resolveBundle(in *engine.Batch, nowMs int64) {
 		default:
 			if id < 0 {
 				id = st.Insert(key, hash, kg)
-				b.keyOf = extend(b.keyOf, st.Cap())
+				b.keyOf = scratch.Extend(b.keyOf, st.Cap())
 			}
 			var ok bool
 			if k, ok = b.dropped[string(key)]; ok {
@@ -148,7 +149,7 @@ func (g *MiniBatchGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out 
 	b := &g.bundle
 	g.src, g.pick, g.outKinds = g.src[:0], g.pick[:0], g.outKinds[:0]
 	add := g.addOutput
-	b.hashes = resize(b.hashes, len(b.keys))
+	b.hashes = scratch.Resize(b.hashes, len(b.keys))
 	for i, k := range b.keys {
 		b.hashes[i] = k.hash
 	}
@@ -184,7 +185,7 @@ func (g *MiniBatchGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out 
 // row of aggregate values.
 func (g *groupAgg) differ(a, b int32) bool {
 	for _, c := range g.outCalls {
-		if c.differ(a, b) {
+		if c.Differ(a, b) {
 			return true
 		}
 	}
@@ -215,7 +216,7 @@ func hashMapOrder(hashes []int32, tableLen *int, order, buckets []int32) ([]int3
 		return int(u^u>>16) & (n - 1)
 	}
 	recount := func(upto int) {
-		buckets = resize(buckets, n)
+		buckets = scratch.Resize(buckets, n)
 		clear(buckets)
 		for _, h := range hashes[:upto] {
 			buckets[bucket(h, n)]++
@@ -262,7 +263,7 @@ func computeIfAbsentOrder(hashes, calls []int32, order, buckets []int32) ([]int3
 	for i := range head {
 		head[i] = -1
 	}
-	next := resize(buckets, len(hashes))
+	next := scratch.Resize(buckets, len(hashes))
 	count := make([]int, n)
 	grow := func() {
 		h2 := make([]int32, 2*n)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/dataview"
+	"github.com/ferrystream/ferry/agg/distinct"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )
@@ -292,10 +294,10 @@ func TestDistinctViewEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := newDistinctSet(0, typ, tc.retract)
-		d.nulls = true
+		d := distinct.NewSet(0, typ, tc.retract)
+		d.KeepNulls()
 		for c := range tc.calls {
-			d.addCall(c, -1)
+			d.AddCall(c, -1)
 		}
 		shape := refViewShape{typ, tc.calls, tc.retract}
 		want := refView{}
@@ -323,40 +325,40 @@ func TestDistinctViewEncoding(t *testing.T) {
 				act[i] = 1
 			}
 		}
-		d.resolve(in, make([]int32, len(rows)), act)
+		d.Resolve(in, make([]int32, len(rows)), act)
 		out := engine.OutBatch{Alloc: engine.HeapAllocator{}}
-		if err := out.Init([]engine.Type{viewType}, 1, []int{d.viewBytes([]int32{0}, false)}); err != nil {
+		if err := out.Init([]engine.Type{dataview.MapType}, 1, []int{d.ViewBytes([]int32{0}, false)}); err != nil {
 			t.Fatal(err)
 		}
-		d.writeView(&out.Cols[0], []int32{0}, false)
+		d.WriteView(&out.Cols[0], []int32{0}, false)
 		got := enginetest.Rows(&out)[0].Values[0].(string)
 		if g, w := canonicalView(shape, got), canonicalView(shape, want.encode(shape)); g != w {
 			t.Errorf("%s: wrote %s, want %s", tc.typ, g, w)
 		}
 		// The reference's bytes decode in Ferry to the same entries (NULL skipped by a merge).
-		m := newDistinctSet(0, typ, tc.retract)
+		m := distinct.NewSet(0, typ, tc.retract)
 		for c := range tc.calls {
-			m.addCall(c, -1)
+			m.AddCall(c, -1)
 		}
 		m.Grow(1)
-		b := enginetest.Batch([]engine.Type{viewType}, [][]any{{want.encode(shape)}}, []engine.RowKind{0}, enginetest.Options{})
-		if err := m.checkViews(&b.Cols[0], []int32{0}); err != nil {
+		b := enginetest.Batch([]engine.Type{dataview.MapType}, [][]any{{want.encode(shape)}}, []engine.RowKind{0}, enginetest.Options{})
+		if err := m.CheckViews(&b.Cols[0], []int32{0}); err != nil {
 			t.Fatalf("%s: %v", tc.typ, err)
 		}
-		m.mergeView(b.Cols[0].Bytes(0), 0, nil)
+		m.MergeView(b.Cols[0].Bytes(0), 0, nil)
 		delete(want, "null")
-		if err := out.Init([]engine.Type{viewType}, 1, []int{m.viewBytes([]int32{0}, false)}); err != nil {
+		if err := out.Init([]engine.Type{dataview.MapType}, 1, []int{m.ViewBytes([]int32{0}, false)}); err != nil {
 			t.Fatal(err)
 		}
-		m.writeView(&out.Cols[0], []int32{0}, false)
+		m.WriteView(&out.Cols[0], []int32{0}, false)
 		if g, w := canonicalView(shape, enginetest.Rows(&out)[0].Values[0].(string)), canonicalView(shape, want.encode(shape)); g != w {
 			t.Errorf("%s: merged %s, want %s", tc.typ, g, w)
 		}
 	}
 
 	// Malformed maps: a clear error, nothing merged.
-	d := newDistinctSet(0, engine.Type{ID: engine.Varchar}, false)
-	d.addCall(0, -1)
+	d := distinct.NewSet(0, engine.Type{ID: engine.Varchar}, false)
+	d.AddCall(0, -1)
 	d.Grow(1)
 	for _, tc := range []struct {
 		enc  any
@@ -371,13 +373,13 @@ func TestDistinctViewEncoding(t *testing.T) {
 		{"\x01\x00", "no header"},
 		{nil, "is NULL"},
 	} {
-		b := enginetest.Batch([]engine.Type{viewType}, [][]any{{tc.enc}}, []engine.RowKind{0}, enginetest.Options{})
-		err := d.checkViews(&b.Cols[0], []int32{0})
+		b := enginetest.Batch([]engine.Type{dataview.MapType}, [][]any{{tc.enc}}, []engine.RowKind{0}, enginetest.Options{})
+		err := d.CheckViews(&b.Cols[0], []int32{0})
 		if !errors.Is(err, engine.ErrData) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.enc, err, tc.want)
 		}
 	}
-	if d.head[0] >= 0 {
+	if d.HasEntries(0) {
 		t.Fatal("a refused map changed the set")
 	}
 }
@@ -438,7 +440,7 @@ func refAccDecode(t engine.Type, like refAgg, enc string) refAgg {
 	if !null {
 		var key []byte
 		var err error
-		if key, b, err = nextKey(t, b); err != nil {
+		if key, b, err = dataview.NextKey(t, b); err != nil {
 			panic(err)
 		}
 		ext = decodeKey(t, key)
@@ -449,7 +451,7 @@ func refAccDecode(t engine.Type, like refAgg, enc string) refAgg {
 	case *refMinMaxRetract:
 		r := &refMinMaxRetract{max: l.max, min: ext, mapSize: mapSize, keys: map[int64]any{}, counts: map[int64]int64{}}
 		for len(b) > 0 {
-			key, rest, err := nextKey(t, b[1:])
+			key, rest, err := dataview.NextKey(t, b[1:])
 			if err != nil {
 				panic(err)
 			}
@@ -461,7 +463,7 @@ func refAccDecode(t engine.Type, like refAgg, enc string) refAgg {
 	case *refObjMinMaxRetract:
 		r := &refObjMinMaxRetract{max: l.max, ext: ext, mapSize: mapSize, keys: map[string]any{}, counts: map[string]int64{}}
 		for len(b) > 0 {
-			key, rest, err := nextKey(t, b[1:])
+			key, rest, err := dataview.NextKey(t, b[1:])
 			if err != nil {
 				panic(err)
 			}

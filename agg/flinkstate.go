@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"slices"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -13,15 +14,15 @@ import (
 // on or off"): imported from a checkpoint or savepoint Flink's operator wrote, exported for a
 // savepoint Flink's operator restores. Flink keeps one
 // accumulator row per key in its ValueState accState: every call's accumulator fields, the
-// partial state of partial.go, in call order; and per DISTINCT argument column i a MapState
-// distinctAcc_<i> from value to bitmask or counts. An import row is the key's fields, then those
-// accumulator fields, then one VARBINARY per DISTINCT set holding its map (distinct_partial.go's
-// encoding; with idle-state TTL each entry followed by its own last write, as Flink's TtlMapState
-// stamps every entry), then, for the single-phase aggregate over retracting input, the record
-// count Flink's RetractionRecordCounter reads (the value of the COUNT(*) call or of the count1
-// Flink inserted), then, with idle-state TTL, the processing time (ms) the key was last written
-// at (Flink's TtlValue timestamp: both use OnCreateAndWrite). The global aggregate's count1 is
-// one of its calls.
+// partial state of kernels.PartialState, in call order; and per DISTINCT argument column i a
+// MapState distinctAcc_<i> from value to bitmask or counts. An import row is the key's fields,
+// then those accumulator fields, then one VARBINARY per DISTINCT set holding its map (in the
+// layout of dataview.DistinctMap; with idle-state TTL each entry followed by its own last write,
+// as Flink's TtlMapState stamps every entry), then, for the single-phase aggregate over
+// retracting input, the record count Flink's RetractionRecordCounter reads (the value of the
+// COUNT(*) call or of the count1 Flink inserted), then, with idle-state TTL, the processing time
+// (ms) the key was last written at (Flink's TtlValue timestamp: both use OnCreateAndWrite). The
+// global aggregate's count1 is one of its calls.
 //
 // Each call merges the accumulator into the key's fresh state, as the global aggregate merges a
 // partial row (a DISTINCT call's inner aggregate takes its fields as they are), and the state is
@@ -36,25 +37,18 @@ import (
 // maps and the record count as above, keys in id order.
 //
 // MIN/MAX with retraction keep their value→count entries in Flink's MapState agg<a>$map: the
-// call's column carries its accumulator with those entries (viewStateAcc,
-// minmax_retract_state.go), loaded as it is.
+// call's column carries its accumulator with those entries (kernels.ViewState, in the layout of
+// dataview.MinMaxAcc), loaded as it is.
 //
 // Neither imported nor exported (ErrUnsupported): FIRST_VALUE, LAST_VALUE and LISTAGG with
 // retraction, whose data views (MapViews of lists, ListViews) live in other states of Flink's
 // backend.
 
-// dataViewState is implemented by accumulators whose Flink state holds a MapView or ListView.
-type dataViewState interface{ keepsDataView() }
-
-func (*minMaxRetractAcc[V, O]) keepsDataView()    {}
-func (*firstLastRetractAcc[V, O]) keepsDataView() {}
-func (*listAggRetractAcc) keepsDataView()         {}
-
 // importLayout lays out the accumulator fields of an import row, after the key fields.
 func (g *groupAgg) importLayout() (partialLayout, error) {
 	for i, c := range g.calls {
-		_, carried := c.(viewStateAcc)
-		if _, ok := c.(dataViewState); ok && !carried {
+		_, carried := c.(kernels.ViewState)
+		if kernels.KeepsDataView(c) && !carried {
 			return partialLayout{}, fmt.Errorf("%w: aggs[%d]: importing Flink's state of an aggregate with retraction that keeps a data view in Flink's MapState: not supported yet", engine.ErrUnsupported, i)
 		}
 	}
@@ -165,10 +159,10 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	changed := make([]bool, n)
 	for c, acc := range g.calls {
 		var err error
-		if v, ok := acc.(viewStateAcc); ok {
-			err = v.loadState(&in.Cols[l.first[c]], gids, g.ttl)
+		if v, ok := acc.(kernels.ViewState); ok {
+			err = v.LoadState(&in.Cols[l.first[c]], gids, g.ttl)
 		} else {
-			err = acc.merge(in, l.first[c], gids, changed)
+			err = acc.Merge(in, l.first[c], gids, changed)
 		}
 		if err != nil {
 			return fail(fmt.Errorf("aggs[%d]: %w", c, err))
@@ -177,7 +171,7 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 	for s, d := range g.sets {
 		col := &in.Cols[l.views+s]
 		for i, id := range gids {
-			if err := d.loadState(col, i, id); err != nil {
+			if err := d.LoadState(col, i, id); err != nil {
 				return fail(fmt.Errorf("row %d: distinct map %d: %w", i, s, err))
 			}
 		}
@@ -195,7 +189,7 @@ func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []in
 	fields := l.all[:l.views-l.start] // the calls' fields; the maps were loaded as they are
 	vb := make([]int, len(l.all))
 	l.varBytes(g.calls, nil, groups, vb)
-	out := engine.OutBatch{Alloc: &scratchAlloc{}}
+	out := engine.OutBatch{Alloc: &scratch.Allocator{}}
 	if err := out.Init(fields, len(groups), vb[:len(fields)]); err != nil {
 		return err
 	}
@@ -211,7 +205,7 @@ func (g *groupAgg) checkImported(in *engine.Batch, l *partialLayout, groups []in
 		for call+1 < len(l.first) && l.first[call+1] <= col {
 			call++
 		}
-		if _, ok := g.calls[call].(viewStateAcc); ok {
+		if _, ok := g.calls[call].(kernels.ViewState); ok {
 			continue // loaded as it is
 		}
 		for i := range groups {
@@ -281,12 +275,12 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	vb[0] = keyBytes
 	l.varBytes(g.calls, nil, c.ids, vb[1:])
 	for k, acc := range g.calls {
-		if v, ok := acc.(viewStateAcc); ok {
-			vb[1+l.first[k]-l.start] = v.stateBytes(c.ids, g.ttl)
+		if v, ok := acc.(kernels.ViewState); ok {
+			vb[1+l.first[k]-l.start] = v.StateBytes(c.ids, g.ttl)
 		}
 	}
 	for s, d := range g.sets {
-		vb[1+l.views-l.start+s] = d.viewBytes(c.ids, g.ttl)
+		vb[1+l.views-l.start+s] = d.ViewBytes(c.ids, g.ttl)
 	}
 	if err := out.Init(types, len(c.ids), vb); err != nil || len(c.ids) == 0 {
 		return false, err
@@ -300,14 +294,14 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	keys.Offs[len(c.ids)] = int32(at)
 	for k, acc := range g.calls {
 		from := 1 + l.first[k] - l.start
-		if v, ok := acc.(viewStateAcc); ok {
-			v.writeState(&out.Cols[from], c.ids, g.ttl)
-		} else if err := acc.writePartial(out.Cols[from:from+len(l.types[k])], c.ids); err != nil {
+		if v, ok := acc.(kernels.ViewState); ok {
+			v.WriteState(&out.Cols[from], c.ids, g.ttl)
+		} else if err := acc.WritePartial(out.Cols[from:from+len(l.types[k])], c.ids); err != nil {
 			return false, err
 		}
 	}
 	for s, d := range g.sets {
-		d.writeView(&out.Cols[1+l.views-l.start+s], c.ids, g.ttl)
+		d.WriteView(&out.Cols[1+l.views-l.start+s], c.ids, g.ttl)
 	}
 	if g.counter != nil {
 		counts := out.Cols[1+len(l.all)].Data
@@ -323,44 +317,4 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	}
 	out.Finish()
 	return c.next < int32(st.Cap()), nil
-}
-
-// loadState loads row i of col, a map in the state form (with TTL each entry's last write after
-// its value), into group g, which holds no entry: every entry as it is, except the NULL value's
-// and one without a bit or count (see above). On error the group may hold some entries.
-func (d *distinctSet) loadState(col *engine.Column, i int, g int32) error {
-	if col.IsNull(i) {
-		return fmt.Errorf("%w: NULL, want a map (empty when the key has no value)", engine.ErrData)
-	}
-	src, err := d.viewEntries(col.Bytes(i))
-	if err != nil {
-		return err
-	}
-	k := len(d.calls)
-	ent := &d.scratchEntry
-	for len(src) > 0 {
-		if src, err = d.nextEntry(src, ent); err != nil {
-			return err
-		}
-		var at int64
-		if d.at != nil {
-			if len(src) < 8 {
-				return fmt.Errorf("%w: distinct map entry: last write truncated", engine.ErrData)
-			}
-			at, src = int64(binary.LittleEndian.Uint64(src)), src[8:]
-		}
-		if ent.null || !slices.ContainsFunc(ent.vals, func(v int64) bool { return v != 0 }) {
-			continue
-		}
-		h := hashKey(g, ent.key)
-		if d.find(g, ent.key, false, h) >= 0 {
-			return fmt.Errorf("%w: distinct map holds a value twice", engine.ErrData)
-		}
-		e := d.insert(g, ent.key, false, h)
-		copy(d.counts[int(e)*k:int(e)*k+k], ent.vals)
-		if d.at != nil {
-			d.at[e] = at
-		}
-	}
-	return nil
 }

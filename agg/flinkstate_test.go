@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )
@@ -50,12 +51,12 @@ func importRows(t *testing.T, op *GroupAggregate, sc scenario, end int) [][]any 
 	vb := make([]int, len(l.all))
 	l.varBytes(op.calls, nil, ids, vb)
 	for c, acc := range op.calls {
-		if v, ok := acc.(viewStateAcc); ok {
-			vb[l.first[c]-l.start] = v.stateBytes(ids, op.ttl)
+		if v, ok := acc.(kernels.ViewState); ok {
+			vb[l.first[c]-l.start] = v.StateBytes(ids, op.ttl)
 		}
 	}
 	for s, d := range op.sets {
-		vb[l.views-l.start+s] = d.viewBytes(ids, op.ttl)
+		vb[l.views-l.start+s] = d.ViewBytes(ids, op.ttl)
 	}
 	out := engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	if err := out.Init(l.all, len(ids), vb); err != nil {
@@ -65,12 +66,12 @@ func importRows(t *testing.T, op *GroupAggregate, sc scenario, end int) [][]any 
 		t.Fatal(err)
 	}
 	for c, acc := range op.calls {
-		if v, ok := acc.(viewStateAcc); ok {
-			v.writeState(&out.Cols[l.first[c]-l.start], ids, op.ttl)
+		if v, ok := acc.(kernels.ViewState); ok {
+			v.WriteState(&out.Cols[l.first[c]-l.start], ids, op.ttl)
 		}
 	}
 	for s, d := range op.sets {
-		d.writeView(&out.Cols[l.views-l.start+s], ids, op.ttl)
+		d.WriteView(&out.Cols[l.views-l.start+s], ids, op.ttl)
 	}
 	out.Finish()
 	rows := make([][]any, len(ids))
@@ -160,7 +161,7 @@ func TestImportStateContinuesAsTheExporter(t *testing.T) {
 					distinctTTL++
 				}
 			}
-			if slices.ContainsFunc(a.calls, func(c accumulator) bool { _, ok := c.(viewStateAcc); return ok }) {
+			if slices.ContainsFunc(a.calls, func(c kernels.Accumulator) bool { _, ok := c.(kernels.ViewState); return ok }) {
 				minMax++
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/exchange"
 )
@@ -101,7 +102,7 @@ func newFrameOutput(p *ExchangeParams, types []engine.Type, keyed int) (*frameOu
 	if err != nil {
 		return nil, err
 	}
-	f := &frameOutput{enc: enc, rows: engine.OutBatch{Alloc: &scratchAlloc{}}, maxP: *p.MaxParallelism}
+	f := &frameOutput{enc: enc, rows: engine.OutBatch{Alloc: &scratch.Allocator{}}, maxP: *p.MaxParallelism}
 	if keyed > 0 {
 		cols := make([]int, keyed)
 		for i := range cols {
@@ -121,7 +122,7 @@ func (f *frameOutput) emit(out *engine.OutBatch) error {
 		if err := f.keys.Encode(&f.view); err != nil {
 			return err
 		}
-		f.kgs = resize(f.kgs, f.view.Len)
+		f.kgs = scratch.Resize(f.kgs, f.view.Len)
 		for i := range f.view.Len {
 			f.kgs[i] = int32(engine.KeyGroup(f.keys.Hash(i), f.maxP))
 		}

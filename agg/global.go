@@ -3,6 +3,9 @@ package agg
 import (
 	"fmt"
 
+	"github.com/ferrystream/ferry/agg/distinct"
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -29,15 +32,15 @@ import (
 // DISTINCT calls do not merge their own fields (Flink ignores them): their distinct maps merge,
 // into the buffer's maps and then into the state's, and each entry whose merge into the state
 // turns a call's bit on, or its count positive or not, accumulates or retracts the entry's value
-// in the call (DistinctAggCodeGen.merge; distinct_partial.go).
+// in the call (DistinctAggCodeGen.merge; distinct.Set.MergeView).
 type GlobalGroupAggregate struct {
 	groupAgg
 	gspec     *GlobalSpec
 	layout    partialLayout
-	buf       partialBuffer // localAgg's accumulators and maps (one per state set), one group per bundle key
-	viewRows  []viewRows    // per set: the state merge's entries, folded by the set's calls
-	viewBatch engine.Batch  // the entries as a batch over the local aggregate's input
-	countStar recordCount   // the record counter's call; nil for insert-only input
+	buf       partialBuffer   // localAgg's accumulators and maps (one per state set), one group per bundle key
+	viewRows  []distinct.Rows // per set: the state merge's entries, folded by the set's calls
+	viewBatch engine.Batch    // the entries as a batch over the local aggregate's input
+	countStar recordCount     // the record counter's call; nil for insert-only input
 	bundle    bundleKeys
 
 	rowKey    []int32 // per input row: its bundle key
@@ -80,24 +83,24 @@ func NewGlobalGroupAggregate(spec *GlobalSpec) (*GlobalGroupAggregate, error) {
 		g.countStar = g.calls[spec.CountStar].(recordCount)
 	}
 	g.buf.inner = make([]bool, len(g.calls))
-	g.viewRows = make([]viewRows, len(g.sets))
+	g.viewRows = make([]distinct.Rows, len(g.sets))
 	for s, d := range g.sets {
-		b := newDistinctSet(d.col, d.typ, d.retract)
-		for _, c := range d.calls {
-			b.addCall(c, -1)
+		b := distinct.NewSet(d.Col(), d.Type(), d.Retract())
+		for _, c := range d.Calls() {
+			b.AddCall(c, -1)
 			g.buf.inner[c] = true
 		}
 		g.buf.sets = append(g.buf.sets, b)
 		for c, acc := range g.outCalls {
-			for _, call := range d.calls {
+			for _, call := range d.Calls() {
 				if acc == g.calls[call] {
-					g.outCalls[c] = &remapped{accumulator: acc, rows: &g.viewRows[s]}
+					g.outCalls[c] = &remapped{Accumulator: acc, rows: &g.viewRows[s]}
 				}
 			}
 		}
 	}
 	g.viewBatch.Cols = make([]engine.Column, len(spec.ArgTypes))
-	g.partials.Alloc = &scratchAlloc{}
+	g.partials.Alloc = &scratch.Allocator{}
 	return g, nil
 }
 
@@ -144,7 +147,7 @@ func (g *GlobalGroupAggregate) resolveKeys(in *engine.Batch, nowMs int64) {
 	st := g.state
 	b := &g.bundle
 	b.start(st.Cap())
-	g.rowKey = resize(g.rowKey, n)
+	g.rowKey = scratch.Resize(g.rowKey, n)
 	st.Warm(g.keys.Hashes()[:n], g.kgs[:n])
 	for i := range n {
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
@@ -174,11 +177,11 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	b := &g.bundle
 	b.iterate()
 	rows := len(b.order)
-	g.order, g.stateGids = resize(g.order, rows), resize(g.stateGids, rows)
+	g.order, g.stateGids = scratch.Resize(g.order, rows), scratch.Resize(g.stateGids, rows)
 	for j, k := range b.order {
 		g.order[j], g.stateGids[j] = k, b.keys[k].gid
 	}
-	g.vb = resize(g.vb, len(g.layout.all))
+	g.vb = scratch.Resize(g.vb, len(g.layout.all))
 	clear(g.vb)
 	g.layout.varBytes(g.buf.accs, g.buf.sets, g.order, g.vb)
 	if err := g.partials.Init(g.layout.all, rows, g.vb); err != nil {
@@ -189,12 +192,12 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	}
 	g.partials.Finish()
 	viewOf(&g.partials, &g.view)
-	g.changed = resize(g.changed, rows)
+	g.changed = scratch.Resize(g.changed, rows)
 	for c, acc := range g.calls {
 		if g.buf.inner[c] {
 			continue
 		}
-		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.stateGids, g.changed); err != nil {
+		if err := acc.Merge(&g.view, g.layout.first[c]-g.layout.start, g.stateGids, g.changed); err != nil {
 			return fmt.Errorf("aggs[%d]: %w", c, err)
 		}
 	}
@@ -209,55 +212,55 @@ func (g *GlobalGroupAggregate) mergeState() error {
 // order) into the state's and folds the entries' actions into the set's calls, each bundle
 // key's entries after an anchor row, so the calls' values before and after the key's merge are
 // those of its first and last row (remapped).
-func (g *GlobalGroupAggregate) mergeViews(d *distinctSet, rows *viewRows, col *engine.Column) {
-	rows.reset(d)
+func (g *GlobalGroupAggregate) mergeViews(d *distinct.Set, rows *distinct.Rows, col *engine.Column) {
+	rows.Reset(d)
 	for j, gid := range g.stateGids {
-		rows.anchor(gid)
-		d.mergeView(col.Bytes(j), gid, rows)
+		rows.Anchor(gid)
+		d.MergeView(col.Bytes(j), gid, rows)
 	}
 	b := &g.viewBatch
-	b.Len = len(rows.gids)
-	b.Cols[d.col] = rows.keys.col
-	g.scratch = resize(g.scratch, b.Len)
-	for k, c := range d.calls {
-		g.calls[c].fold(b, rows.gids, rows.acts[k], g.scratch)
+	b.Len = len(rows.Gids)
+	b.Cols[d.Col()] = rows.Keys.Col
+	g.scratch = scratch.Resize(g.scratch, b.Len)
+	for k, c := range d.Calls() {
+		g.calls[c].Fold(b, rows.Gids, rows.Acts[k], g.scratch)
 	}
-	b.Cols[d.col] = engine.Column{}
+	b.Cols[d.Col()] = engine.Column{}
 }
 
 // remapped is a DISTINCT call of the global aggregate as emission reads it: its values were
-// recorded per entry row of its set's state merge (viewRows), and bundle key j's values before
+// recorded per entry row of its set's state merge (distinct.Rows), and bundle key j's values before
 // and after are those of its first and last row, not entries 2j and 2j+1.
 type remapped struct {
-	accumulator
-	rows *viewRows
+	kernels.Accumulator
+	rows *distinct.Rows
 	pick []int32
 }
 
 func (r *remapped) at(p int32) int32 {
 	if j := p / 2; p%2 == 0 {
-		return 2 * r.rows.first[j]
+		return 2 * r.rows.First[j]
 	} else {
-		return 2*r.rows.last[j] + 1
+		return 2*r.rows.Last[j] + 1
 	}
 }
 
 func (r *remapped) picks(pick []int32) []int32 {
-	r.pick = resize(r.pick, len(pick))
+	r.pick = scratch.Resize(r.pick, len(pick))
 	for i, p := range pick {
 		r.pick[i] = r.at(p)
 	}
 	return r.pick
 }
 
-func (r *remapped) write(out *engine.OutColumn, pick []int32) {
-	r.accumulator.write(out, r.picks(pick))
+func (r *remapped) Write(out *engine.OutColumn, pick []int32) {
+	r.Accumulator.Write(out, r.picks(pick))
 }
-func (r *remapped) differ(a, b int32) bool { return r.accumulator.differ(r.at(a), r.at(b)) }
+func (r *remapped) Differ(a, b int32) bool { return r.Accumulator.Differ(r.at(a), r.at(b)) }
 
-func (r *remapped) varBytes(pick []int32) int {
-	if v, ok := r.accumulator.(varOutput); ok {
-		return v.varBytes(r.picks(pick))
+func (r *remapped) VarBytes(pick []int32) int {
+	if v, ok := r.Accumulator.(kernels.VarOutput); ok {
+		return v.VarBytes(r.picks(pick))
 	}
 	return 0
 }
@@ -271,7 +274,7 @@ func (g *GlobalGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *en
 		k := b.keys[ki]
 		prev, next := int32(2*j), int32(2*j+1)
 		switch {
-		case g.countStar != nil && g.countStar.records(k.gid) == 0:
+		case g.countStar != nil && g.countStar.Records(k.gid) == 0:
 			if !k.fresh {
 				g.addOutput(k.firstRow, prev, engine.Delete)
 			}
@@ -294,35 +297,19 @@ func (g *GlobalGroupAggregate) emitBundle(in *engine.Batch, nowMs int64, out *en
 // acc.getLong at the call's first accumulator field): COUNT(*), or the $SUM0 of partial counts
 // a split DISTINCT's final aggregate counts with.
 type recordCount interface {
-	records(g int32) int64
+	Records(g int32) int64
 }
-
-func (a *countAcc) records(g int32) int64   { return a.cnt[g] }
-func (a *sum0Acc[T]) records(g int32) int64 { return int64(a.sum[g]) }
 
 // viewOf makes b a view of out's columns (without its RowKind column), for merging rows the
 // operator wrote itself.
 func viewOf(out *engine.OutBatch, b *engine.Batch) {
 	cols := out.Cols[:len(out.Cols)-1]
 	b.Len = out.Len
-	b.Cols = resize(b.Cols, len(cols))
+	b.Cols = scratch.Resize(b.Cols, len(cols))
 	for i := range cols {
 		c := &cols[i]
 		b.Cols[i] = engine.Column{Type: c.Type, Valid: c.Valid, Data: c.Data, Offs: c.Offs}
 	}
-}
-
-// scratchAlloc is an engine.Allocator over one reused Go buffer: each Alloc invalidates the
-// previous one.
-type scratchAlloc struct{ buf []byte }
-
-func (a *scratchAlloc) Alloc(n int) []byte {
-	if cap(a.buf) < n {
-		a.buf = make([]byte, n, n+n/4)
-	}
-	b := a.buf[:n]
-	clear(b)
-	return b
 }
 
 // Close implements engine.KeyedOperator.

@@ -4,6 +4,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ferrystream/ferry/agg/distinct"
+	"github.com/ferrystream/ferry/agg/internal/entries"
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/internal/values"
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -32,13 +37,13 @@ type groupAgg struct {
 	// insertOnly rejects retractions (need_retraction false); the global aggregate reads
 	// partial rows, whose RowKind Flink never looks at.
 	insertOnly bool
-	ttl        bool            // idle-state TTL is enabled: Flink re-emits unchanged results too
-	calls      []accumulator   // one per aggregate call
-	outCalls   []accumulator   // the calls whose values are output columns (all but a hidden count1)
-	filters    []int           // per call: FILTER column, or -1
-	sets       []*distinctSet  // the value sets of DISTINCT calls, one per argument column
-	entries    []*groupEntries // with TTL: the entry tables of the state's maps, whose clock Process sets
-	export     exportCursor    // ExportState's position (flinkstate.go)
+	ttl        bool                  // idle-state TTL is enabled: Flink re-emits unchanged results too
+	calls      []kernels.Accumulator // one per aggregate call
+	outCalls   []kernels.Accumulator // the calls whose values are output columns (all but a hidden count1)
+	filters    []int                 // per call: FILTER column, or -1
+	sets       []*distinct.Set       // the value sets of DISTINCT calls, one per argument column
+	entries    []*entries.Table      // with TTL: the entry tables of the state's maps, whose clock Process sets
+	export     exportCursor          // ExportState's position (flinkstate.go)
 	output     []engine.Field
 	outTypes   []engine.Type
 
@@ -99,7 +104,7 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 	for _, k := range spec.Keys {
 		g.output = append(g.output, engine.Field{Name: spec.Input[k].Name, Type: spec.InputTypes[k]})
 	}
-	sets := map[int]*distinctSet{} // by argument column
+	sets := map[int]*distinct.Set{} // by argument column
 	for i, call := range spec.Aggs {
 		acc, field, err := newCall(i, call, spec)
 		if err != nil {
@@ -121,12 +126,14 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 		if call.Distinct {
 			set := sets[call.Args[0]]
 			if set == nil {
-				set = newDistinctSet(call.Args[0], spec.ArgTypes[call.Args[0]], spec.NeedRetraction)
-				set.nulls = opt.distinctNulls
+				set = distinct.NewSet(call.Args[0], spec.ArgTypes[call.Args[0]], spec.NeedRetraction)
+				if opt.distinctNulls {
+					set.KeepNulls()
+				}
 				sets[call.Args[0]] = set
 				g.sets = append(g.sets, set)
 			}
-			set.addCall(i, filter)
+			set.AddCall(i, filter)
 		}
 	}
 	for _, d := range g.sets {
@@ -145,28 +152,22 @@ func newGroupAgg(spec *Spec, opt coreOptions) (*groupAgg, error) {
 	return g, nil
 }
 
-// entryOwner is state that keeps per-group entries in a groupEntries: a DISTINCT value set, the
-// multiset of MIN/MAX with retraction (Flink's MapViews).
-type entryOwner interface {
-	entryTable() *groupEntries
-}
-
-// enableEntryTTL gives the entries of p, when it keeps any (entryOwner), their own idle-state
+// enableEntryTTL gives the entries of p, when it keeps any (entries.Owner), their own idle-state
 // TTL, as Flink hands the operator's TTL to its MapViews (PerKeyStateDataViewStore), and
 // appends their table to tables.
-func enableEntryTTL(tables []*groupEntries, p engine.PerKey, ttl engine.TTL) []*groupEntries {
-	if o, ok := p.(entryOwner); ok && ttl.Enabled() {
-		t := o.entryTable()
-		t.enableTTL(ttl)
+func enableEntryTTL(tables []*entries.Table, p engine.PerKey, ttl engine.TTL) []*entries.Table {
+	if o, ok := p.(entries.Owner); ok && ttl.Enabled() {
+		t := o.EntryTable()
+		t.EnableTTL(ttl)
 		tables = append(tables, t)
 	}
 	return tables
 }
 
 // setClock sets the processing time (ms) the entries of tables are read and written at.
-func setClock(tables []*groupEntries, nowMs int64) {
+func setClock(tables []*entries.Table, nowMs int64) {
 	for _, t := range tables {
-		t.now = nowMs
+		t.SetNow(nowMs)
 	}
 }
 
@@ -224,7 +225,7 @@ func (g *groupAgg) begin(in *engine.Batch, nowMs int64) error {
 	if err := g.keys.Encode(in); err != nil {
 		return err
 	}
-	g.kgs = resize(g.kgs, n)
+	g.kgs = scratch.Resize(g.kgs, n)
 	for i := range n {
 		kg, err := g.state.KeyGroupOf(g.keys.Hash(i))
 		if err != nil {
@@ -240,7 +241,7 @@ func (g *groupAgg) begin(in *engine.Batch, nowMs int64) error {
 // the distinct value set, which sees the rows in order.
 func (g *groupAgg) resolveActions(in *engine.Batch) {
 	n := in.Len
-	g.act = resize(g.act, n)
+	g.act = scratch.Resize(g.act, n)
 	for i, k := range in.Kinds[:n] {
 		g.act[i] = 1
 		if !engine.IsAccumulate(k) {
@@ -248,9 +249,9 @@ func (g *groupAgg) resolveActions(in *engine.Batch) {
 		}
 	}
 	for _, d := range g.sets {
-		d.resolve(in, g.gids, g.act)
-		for c, call := range d.calls {
-			g.callActs[call] = d.acts[c]
+		d.Resolve(in, g.gids, g.act)
+		for c, call := range d.Calls() {
+			g.callActs[call] = d.Acts(c)
 		}
 	}
 	for i, f := range g.filters {
@@ -259,7 +260,7 @@ func (g *groupAgg) resolveActions(in *engine.Batch) {
 		case f < 0:
 			g.callActs[i] = g.act
 		default:
-			acts := resize(g.filterActs[i], n)
+			acts := scratch.Resize(g.filterActs[i], n)
 			col := &in.Cols[f]
 			for r := range acts {
 				acts[r] = 0
@@ -272,15 +273,19 @@ func (g *groupAgg) resolveActions(in *engine.Batch) {
 	}
 }
 
+// passes reports whether a FILTER column is TRUE at row i (a distinct.Set applies the same
+// rule to its calls' filters).
+func passes(f *engine.Column, i int) bool { return !f.IsNull(i) && f.Bool(i) }
+
 // fold folds the rows into every call's accumulator. It fails with the QueryError of a call
 // that stopped at a row Flink throws on (SINGLE_VALUE), after which the operator is broken.
 func (g *groupAgg) fold(in *engine.Batch) error {
 	for i, c := range g.calls {
-		if w, ok := c.(stateWarmer); ok {
-			w.warmGroups(g.gids[:in.Len])
+		if w, ok := c.(kernels.Warmer); ok {
+			w.WarmGroups(g.gids[:in.Len])
 		}
-		c.fold(in, g.gids, g.callActs[i], g.changed)
-		if err := foldErr(c); err != nil {
+		c.Fold(in, g.gids, g.callActs[i], g.changed)
+		if err := kernels.FoldErr(c); err != nil {
 			return err
 		}
 	}
@@ -326,7 +331,7 @@ func (g *groupAgg) writeOutput(in *engine.Batch, out *engine.OutBatch) error {
 		engine.Gather(&out.Cols[k], &in.Cols[c], g.src)
 	}
 	for j, c := range g.outCalls {
-		c.write(&out.Cols[len(g.keyCols)+j], g.pick)
+		c.Write(&out.Cols[len(g.keyCols)+j], g.pick)
 	}
 	copy(out.Kinds(), g.outKinds)
 	out.Finish()
@@ -384,10 +389,10 @@ func (g *GroupAggregate) Process(inputs *engine.Inputs, nowMs int64, out *engine
 func (g *GroupAggregate) resolveGroups(in *engine.Batch, nowMs int64) {
 	n := in.Len
 	st := g.state
-	g.gids = resize(g.gids, n)
-	g.first = resize(g.first, n)
-	g.gone = resize(g.gone, n)
-	g.changed = resize(g.changed, n)
+	g.gids = scratch.Resize(g.gids, n)
+	g.first = scratch.Resize(g.first, n)
+	g.gone = scratch.Resize(g.gone, n)
+	g.changed = scratch.Resize(g.changed, n)
 	clear(g.first)
 	clear(g.gone)
 	clear(g.changed)
@@ -465,13 +470,13 @@ type recordCounter struct {
 	n []int64
 }
 
-func (c *recordCounter) Grow(n int)                      { c.n = extend(c.n, n) }
+func (c *recordCounter) Grow(n int)                      { c.n = scratch.Extend(c.n, n) }
 func (c *recordCounter) Reset(g int32)                   { c.n[g] = 0 }
 func (c *recordCounter) Bytes() int64                    { return int64(cap(c.n)) * 8 }
-func (c *recordCounter) Save(dst []byte, g int32) []byte { return putVarint(dst, c.n[g]) }
+func (c *recordCounter) Save(dst []byte, g int32) []byte { return values.PutVarint(dst, c.n[g]) }
 
 func (c *recordCounter) Load(src []byte, g int32) ([]byte, error) {
-	v, src, err := getVarint(src)
+	v, src, err := values.GetVarint(src)
 	if err != nil {
 		return nil, err
 	}
@@ -484,4 +489,19 @@ func (c *recordCounter) Load(src []byte, g int32) ([]byte, error) {
 
 func kindName(k engine.RowKind) string {
 	return [...]string{"+I", "-U", "+U", "-D"}[k&3]
+}
+
+// callVarBytes sets dst[j] to the output size of call j when its output is VARCHAR
+// (kernels.VarOutput), for OutBatch.Init. Output offsets are int32: a column over 2 GiB is an
+// error, raised after the batch has changed state (a single MAX over long strings re-emitted by
+// many rows).
+func callVarBytes(calls []kernels.Accumulator, pick []int32, dst []int) error {
+	for j, c := range calls {
+		if v, ok := c.(kernels.VarOutput); ok {
+			if dst[j] = v.VarBytes(pick); dst[j] > math.MaxInt32 {
+				return fmt.Errorf("%w: aggregate %d would produce %d bytes of output in one batch, more than 2 GiB; send smaller batches", engine.ErrData, j, dst[j])
+			}
+		}
+	}
+	return nil
 }

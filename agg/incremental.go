@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ferrystream/ferry/agg/distinct"
+	"github.com/ferrystream/ferry/agg/internal/entries"
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -133,15 +137,15 @@ func (s *IncrementalSpec) stateLayout() any {
 // above sums it up. A partial key whose maps merged to empty holds no state.
 type IncrementalGroupAggregate struct {
 	spec      *IncrementalSpec
-	keys      *engine.KeyEncoder // the partial key
-	finalKeys *engine.KeyEncoder // the final key, over the same input columns
-	state     *engine.KeyedState // per partial key: sets
-	sets      []*distinctSet     // the state's maps, one per DISTINCT argument column
-	entries   []*groupEntries    // with TTL: the maps' entry tables, whose clock Process sets
-	buf       partialBuffer      // partialAgg's accumulators and maps, one group per bundle key
-	final     []accumulator      // finalAgg's accumulators, one group per final key
-	layout    partialLayout      // the input's partial state (calls, then maps)
-	outLayout partialLayout      // the output's: the calls alone
+	keys      *engine.KeyEncoder    // the partial key
+	finalKeys *engine.KeyEncoder    // the final key, over the same input columns
+	state     *engine.KeyedState    // per partial key: sets
+	sets      []*distinct.Set       // the state's maps, one per DISTINCT argument column
+	entries   []*entries.Table      // with TTL: the maps' entry tables, whose clock Process sets
+	buf       partialBuffer         // partialAgg's accumulators and maps, one group per bundle key
+	final     []kernels.Accumulator // finalAgg's accumulators, one group per final key
+	layout    partialLayout         // the input's partial state (calls, then maps)
+	outLayout partialLayout         // the output's: the calls alone
 	output    []engine.Field
 	types     []engine.Type
 	bundle    bundleKeys
@@ -160,7 +164,7 @@ type IncrementalGroupAggregate struct {
 	hashes    []int32
 	order     []int32
 	buckets   []int32
-	rows      viewRows
+	rows      distinct.Rows
 	viewBatch engine.Batch
 	partials  engine.OutBatch
 	view      engine.Batch
@@ -212,11 +216,11 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 		if !ok {
 			s = len(g.sets)
 			byCol[col] = s
-			g.sets = append(g.sets, newDistinctSet(col, spec.ArgTypes[col], spec.NeedRetraction))
-			g.buf.sets = append(g.buf.sets, newDistinctSet(col, spec.ArgTypes[col], spec.NeedRetraction))
+			g.sets = append(g.sets, distinct.NewSet(col, spec.ArgTypes[col], spec.NeedRetraction))
+			g.buf.sets = append(g.buf.sets, distinct.NewSet(col, spec.ArgTypes[col], spec.NeedRetraction))
 		}
-		g.sets[s].addCall(i, -1)
-		g.buf.sets[s].addCall(i, -1)
+		g.sets[s].AddCall(i, -1)
+		g.buf.sets[s].AddCall(i, -1)
 	}
 	for _, d := range g.sets {
 		g.state.Register(d)
@@ -240,7 +244,7 @@ func NewIncrementalGroupAggregate(spec *IncrementalSpec) (*IncrementalGroupAggre
 		g.types = append(g.types, f.Type)
 	}
 	g.viewBatch.Cols = make([]engine.Column, len(spec.ArgTypes))
-	g.partials.Alloc = &scratchAlloc{}
+	g.partials.Alloc = &scratch.Allocator{}
 	if spec.Exchange != nil {
 		if g.frames, err = newFrameOutput(spec.Exchange, g.types, len(spec.FinalKeys)); err != nil {
 			return nil, err
@@ -282,7 +286,7 @@ func (g *IncrementalGroupAggregate) Process(inputs *engine.Inputs, nowMs int64, 
 	if err := g.finalKeys.Encode(in); err != nil {
 		return false, err
 	}
-	g.kgs = resize(g.kgs, in.Len)
+	g.kgs = scratch.Resize(g.kgs, in.Len)
 	for i := range in.Len {
 		kg, err := g.state.KeyGroupOf(g.keys.Hash(i))
 		if err != nil {
@@ -315,7 +319,7 @@ func (g *IncrementalGroupAggregate) resolveKeys(in *engine.Batch) {
 	st := g.state
 	b := &g.bundle
 	b.start(st.Cap())
-	g.rowKey = resize(g.rowKey, in.Len)
+	g.rowKey = scratch.Resize(g.rowKey, in.Len)
 	st.Warm(g.keys.Hashes()[:in.Len], g.kgs[:in.Len])
 	for i := range in.Len {
 		key, hash, kg := g.keys.Key(i), g.keys.Hash(i), int(g.kgs[i])
@@ -361,7 +365,7 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 		g.finals[f].members = append(g.finals[f].members, k)
 		g.calls = append(g.calls, f)
 	}
-	g.hashes = resize(g.hashes, len(g.finals))
+	g.hashes = scratch.Resize(g.hashes, len(g.finals))
 	for f := range g.finals {
 		g.hashes[f] = g.finals[f].hash
 	}
@@ -370,7 +374,7 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 	g.seqP, g.seqF = g.seqP[:0], g.seqF[:0]
 	for j, f := range g.outOrder {
 		members := g.finals[f].members
-		g.hashes = resize(g.hashes, len(members))
+		g.hashes = scratch.Resize(g.hashes, len(members))
 		for m, k := range members {
 			g.hashes[m] = b.keys[k].hash
 		}
@@ -388,7 +392,7 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 // into the map's DISTINCT calls.
 func (g *IncrementalGroupAggregate) mergeFinal() error {
 	n := len(g.seqP)
-	g.vb = resize(g.vb, len(g.layout.all))
+	g.vb = scratch.Resize(g.vb, len(g.layout.all))
 	clear(g.vb)
 	g.layout.varBytes(g.buf.accs, g.buf.sets, g.seqP, g.vb)
 	if err := g.partials.Init(g.layout.all, n, g.vb); err != nil {
@@ -401,7 +405,7 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 	viewOf(&g.partials, &g.view)
 	defer g.view.Forget()
 	finals := len(g.outOrder)
-	g.scratch = resize(g.scratch, n)
+	g.scratch = scratch.Resize(g.scratch, n)
 	for c, acc := range g.final {
 		acc.Grow(finals)
 		for f := range int32(finals) {
@@ -410,29 +414,29 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 		if g.buf.inner[c] {
 			continue
 		}
-		if err := acc.merge(&g.view, g.layout.first[c]-g.layout.start, g.seqF, g.scratch); err != nil {
+		if err := acc.Merge(&g.view, g.layout.first[c]-g.layout.start, g.seqF, g.scratch); err != nil {
 			return fmt.Errorf("aggs[%d]: %w", c, err)
 		}
 	}
 	for s, d := range g.sets {
 		col := &g.view.Cols[g.layout.views-g.layout.start+s]
 		r := &g.rows
-		r.reset(d)
+		r.Reset(d)
 		for j, k := range g.seqP {
-			from := len(r.gids)
-			d.mergeView(col.Bytes(j), g.bundle.keys[k].gid, r)
-			for i := from; i < len(r.gids); i++ {
-				r.gids[i] = g.seqF[j] // the entry folds into its final key's accumulators
+			from := len(r.Gids)
+			d.MergeView(col.Bytes(j), g.bundle.keys[k].gid, r)
+			for i := from; i < len(r.Gids); i++ {
+				r.Gids[i] = g.seqF[j] // the entry folds into its final key's accumulators
 			}
 		}
 		vb := &g.viewBatch
-		vb.Len = len(r.gids)
-		vb.Cols[d.col] = r.keys.col
-		g.scratch = resize(g.scratch, vb.Len)
-		for k, c := range d.calls {
-			g.final[c].fold(vb, r.gids, r.acts[k], g.scratch)
+		vb.Len = len(r.Gids)
+		vb.Cols[d.Col()] = r.Keys.Col
+		g.scratch = scratch.Resize(g.scratch, vb.Len)
+		for k, c := range d.Calls() {
+			g.final[c].Fold(vb, r.Gids, r.Acts[k], g.scratch)
 		}
-		vb.Cols[d.col] = engine.Column{}
+		vb.Cols[d.Col()] = engine.Column{}
 	}
 	return nil
 }
@@ -441,12 +445,12 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 // row that brought it), then every call's accumulator fields.
 func (g *IncrementalGroupAggregate) emit(in *engine.Batch, out *engine.OutBatch) error {
 	rows := len(g.outOrder)
-	g.src, g.groups = resize(g.src, rows), resize(g.groups, rows)
+	g.src, g.groups = scratch.Resize(g.src, rows), scratch.Resize(g.groups, rows)
 	for j, f := range g.outOrder {
 		g.src[j], g.groups[j] = g.finals[f].row, int32(j)
 	}
 	keys := len(g.spec.FinalKeys)
-	g.vb = resize(g.vb, len(g.types))
+	g.vb = scratch.Resize(g.vb, len(g.types))
 	clear(g.vb)
 	for k, c := range g.spec.FinalKeys {
 		if g.types[k].Variable() {
@@ -480,7 +484,7 @@ func (g *IncrementalGroupAggregate) endBundle(nowMs int64) {
 	for _, k := range g.bundle.keys {
 		empty := true
 		for _, d := range g.sets {
-			if d.head[k.gid] >= 0 {
+			if d.HasEntries(k.gid) {
 				empty = false
 				break
 			}
@@ -516,6 +520,6 @@ func (g *IncrementalGroupAggregate) Continue(out *engine.OutBatch) (bool, error)
 func (g *IncrementalGroupAggregate) Close() {
 	*g = IncrementalGroupAggregate{spec: g.spec, frames: g.frames}
 	if g.frames != nil {
-		g.frames.rows = engine.OutBatch{Alloc: &scratchAlloc{}}
+		g.frames.rows = engine.OutBatch{Alloc: &scratch.Allocator{}}
 	}
 }

@@ -82,7 +82,7 @@ func BenchmarkKernelFold(b *testing.B) {
 			}
 			batch := enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, n), enginetest.Options{})
 			changed := make([]bool, n)
-			acc.fold(batch, gids, acts, changed) // warm: groups hold values
+			acc.Fold(batch, gids, acts, changed) // warm: groups hold values
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			b.ReportAllocs()
@@ -92,7 +92,7 @@ func BenchmarkKernelFold(b *testing.B) {
 				if i == 0 { // after b.Loop's own start (a GC), like the timer
 					cpu = threadCPU()
 				}
-				acc.fold(batch, gids, acts, changed)
+				acc.Fold(batch, gids, acts, changed)
 				i++
 			}
 			cpu = threadCPU() - cpu

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ferrystream/ferry/agg/internal/scratch"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -85,7 +86,7 @@ func (l *LocalGroupAggregate) Process(inputs *engine.Inputs, _ int64, out *engin
 	if l.frames == nil {
 		err = l.emitPartials(in, out)
 	} else if err = l.emitPartials(in, &l.frames.rows); err == nil {
-		l.frames.kgs = resize(l.frames.kgs, len(l.src))
+		l.frames.kgs = scratch.Resize(l.frames.kgs, len(l.src))
 		for j, i := range l.src {
 			l.frames.kgs[j] = l.kgs[i]
 		}
@@ -102,8 +103,8 @@ func (l *LocalGroupAggregate) resolveRows(in *engine.Batch) {
 	st := l.state
 	b := &l.bundle
 	b.start(st.Cap())
-	l.gids = resize(l.gids, n)
-	l.changed = resize(l.changed, n)
+	l.gids = scratch.Resize(l.gids, n)
+	l.changed = scratch.Resize(l.changed, n)
 	for i := range n {
 		key, hash, kg := l.keys.Key(i), l.keys.Hash(i), int(l.kgs[i])
 		id := st.Find(key, hash, kg)
@@ -122,12 +123,12 @@ func (l *LocalGroupAggregate) emitPartials(in *engine.Batch, out *engine.OutBatc
 	b := &l.bundle
 	b.iterate()
 	rows := len(b.order)
-	l.src, l.groups = resize(l.src, rows), resize(l.groups, rows)
+	l.src, l.groups = scratch.Resize(l.src, rows), scratch.Resize(l.groups, rows)
 	for j, k := range b.order {
 		l.src[j], l.groups[j] = b.keys[k].firstRow, b.keys[k].gid
 	}
 	keys := len(l.keyCols)
-	l.vb = resize(l.vb, len(l.types))
+	l.vb = scratch.Resize(l.vb, len(l.types))
 	clear(l.vb)
 	for k, c := range l.keyCols {
 		if l.types[k].Variable() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/internal/entries"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )
@@ -181,9 +182,9 @@ func TestMapViewTTLSweep(t *testing.T) {
 	if _, err := op.Process(engine.Of(0, 1, b), 0, out); err != nil {
 		t.Fatal(err)
 	}
-	set, mm := op.sets[0], op.calls[1].(*numMinMaxRetractAcc[int64])
-	if op.Groups() != 2000 || set.used != 6000 || mm.counts.used != 6000 {
-		t.Fatalf("before: %d keys, %d distinct and %d MIN entries", op.Groups(), set.used, mm.counts.used)
+	set, mm := op.sets[0].EntryTable(), op.calls[1].(entries.Owner).EntryTable()
+	if op.Groups() != 2000 || set.Len() != 6000 || mm.Len() != 6000 {
+		t.Fatalf("before: %d keys, %d distinct and %d MIN entries", op.Groups(), set.Len(), mm.Len())
 	}
 	empty := enginetest.Batch(spec.InputTypes, nil, nil, enginetest.Options{})
 	for range 9 { // each call sweeps 1024 keys and 1024 entries of each map
@@ -191,8 +192,8 @@ func TestMapViewTTLSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if op.Groups() != 0 || set.used != 0 || mm.counts.used != 0 {
-		t.Fatalf("after: %d keys, %d distinct and %d MIN entries", op.Groups(), set.used, mm.counts.used)
+	if op.Groups() != 0 || set.Len() != 0 || mm.Len() != 0 {
+		t.Fatalf("after: %d keys, %d distinct and %d MIN entries", op.Groups(), set.Len(), mm.Len())
 	}
 }
 
@@ -297,7 +298,7 @@ func TestMapViewTTLIncremental(t *testing.T) {
 	if _, err := op.Process(engine.Of(0, 1, empty), 30, out); err != nil {
 		t.Fatal(err)
 	}
-	if op.State().Len() != 0 || op.sets[0].used != 0 {
-		t.Fatalf("after expiry: %d keys, %d entries", op.State().Len(), op.sets[0].used)
+	if op.State().Len() != 0 || op.sets[0].EntryTable().Len() != 0 {
+		t.Fatalf("after expiry: %d keys, %d entries", op.State().Len(), op.sets[0].EntryTable().Len())
 	}
 }

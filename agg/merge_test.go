@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/dataview"
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )
@@ -35,7 +37,7 @@ func mergeCombos() []mergeCombo {
 			if err != nil {
 				panic(err)
 			}
-			if fn != "COUNT(*)" && fn != "COUNT" && Support(fn, arg) != nil {
+			if fn != "COUNT(*)" && fn != "COUNT" && kernels.Support(fn, arg) != nil {
 				continue
 			}
 			if fn == "COUNT(*)" && typ != "BIGINT" {
@@ -197,8 +199,8 @@ func mergePartitions(t *testing.T, dst *rig, parts []*rig, rnd *rand.Rand) {
 	for _, p := range parts {
 		groups := allGroups(p.groups)
 		rnd.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
-		if gm, ok := dst.acc.(groupMerger); ok {
-			gm.mergeGroupsFrom(p.acc, groups, groups, make([]bool, len(groups)))
+		if gm, ok := dst.acc.(kernels.GroupMerger); ok {
+			gm.MergeGroupsFrom(p.acc, groups, groups, make([]bool, len(groups)))
 			continue
 		}
 		ts, prow := p.partial(groups)
@@ -303,7 +305,7 @@ func TestMergeMatchesFlinkMerge(t *testing.T) {
 					}
 					var got []any
 					if c.mapView() {
-						merged.acc.(groupMerger).mergeGroupsFrom(part.acc, gs, gs, make([]bool, len(gs)))
+						merged.acc.(kernels.GroupMerger).MergeGroupsFrom(part.acc, gs, gs, make([]bool, len(gs)))
 						got = merged.recorded(len(gs))
 					} else {
 						types, rows := part.partial(gs)
@@ -400,7 +402,7 @@ func TestMergeEdgeCases(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, c.fn, c.typ, c.retract, 1)
-			types, err := r.acc.partialTypes()
+			types, err := r.acc.PartialTypes()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -458,7 +460,7 @@ func TestPartialTypes(t *testing.T) {
 		{"MAX", "VARCHAR", true, "[BYTES]"},
 	} {
 		r := newRig(t, c.fn, c.typ, c.retract, 1)
-		types, err := r.acc.partialTypes()
+		types, err := r.acc.PartialTypes()
 		got := ""
 		if err != nil {
 			got = "error: " + err.Error()
@@ -508,7 +510,7 @@ func TestMergeRejects(t *testing.T) {
 			"partial state columns [0, 2) outside the batch's 1 columns"},
 		{"MIN", "DOUBLE", true, []engine.Type{{ID: engine.Double, Nullable: true}}, [][]any{{1.0}}, engine.ErrInvalid,
 			"partial state column 0 is DOUBLE, want BYTES"},
-		{"MAX", "VARCHAR", true, []engine.Type{accType}, [][]any{{"\x00\x05\x00\x00\x00ab"}}, engine.ErrData,
+		{"MAX", "VARCHAR", true, []engine.Type{dataview.MinMaxType}, [][]any{{"\x00\x05\x00\x00\x00ab"}}, engine.ErrData,
 			"row 0: accumulator's extreme: malformed data: key of 5 bytes, 2 left"},
 	} {
 		r := newRig(t, c.fn, c.typ, c.retract, 1)
@@ -562,7 +564,7 @@ func TestMapViewMergeGroups(t *testing.T) {
 			{state(9), fmt.Sprintf("null, %s", enginetest.Format(val(9)))},
 		}
 		for i, st := range steps {
-			acc.acc.(groupMerger).mergeGroupsFrom(st.other.acc, []int32{0}, []int32{0}, make([]bool, 1))
+			acc.acc.(kernels.GroupMerger).MergeGroupsFrom(st.other.acc, []int32{0}, []int32{0}, make([]bool, 1))
 			if got := fmtValues(acc.recorded(1)); got != st.want {
 				t.Fatalf("%s step %d: %s, want %s", typ, i, got, st.want)
 			}
@@ -571,7 +573,7 @@ func TestMapViewMergeGroups(t *testing.T) {
 		r := newRig(t, "MAX", typ, true, 2)
 		r.fold([]any{val(4), val(6), val(6)}, []int32{0, 1, 1}, []int8{1, 1, -1}, enginetest.Options{})
 		r.fold([]any{val(8)}, []int32{1}, []int8{1}, enginetest.Options{})
-		r.acc.(groupMerger).mergeGroupsFrom(r.acc, []int32{1}, []int32{0}, make([]bool, 1))
+		r.acc.(kernels.GroupMerger).MergeGroupsFrom(r.acc, []int32{1}, []int32{0}, make([]bool, 1))
 		if got, want := fmtValues(r.values()), fmtValues([]any{val(8), val(8)}); got != want {
 			t.Fatalf("%s: merging group 1 into group 0: %s, want %s", typ, got, want)
 		}
@@ -584,7 +586,7 @@ func TestMapViewMergeSnapshot(t *testing.T) {
 	a, b := newRig(t, "MAX", "VARCHAR", true, 3), newRig(t, "MAX", "VARCHAR", true, 3)
 	a.fold([]any{"x", "y", "z"}, []int32{0, 1, 2}, []int8{1, 1, -1}, enginetest.Options{})
 	b.fold([]any{"z", "w", "y"}, []int32{2, 0, 1}, []int8{1, 1, -1}, enginetest.Options{})
-	a.acc.(groupMerger).mergeGroupsFrom(b.acc, []int32{0, 1, 2}, []int32{0, 1, 2}, make([]bool, 3))
+	a.acc.(kernels.GroupMerger).MergeGroupsFrom(b.acc, []int32{0, 1, 2}, []int32{0, 1, 2}, make([]bool, 3))
 	want := fmtValues(a.values())
 	if want != `"x", null, null` {
 		t.Fatalf("merged values %s", want)

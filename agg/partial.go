@@ -3,58 +3,14 @@ package agg
 import (
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
 )
 
-// Partial state: the fields of an aggregate's accumulator as Flink's accumulator row holds them
-// (AggregateInfoList's accumulator types, from each function's getAggBufferTypes). The two-phase
-// aggregate's local operator writes them per key (MiniBatchLocalGroupAggFunction emits key ++
-// accumulators), its global operator merges them into state (MiniBatchGlobalGroupAggFunction).
-// Flink declares every field nullable (DataTypes.BIGINT() and the like); fields Flink never
-// sets to NULL (counts, numeric $SUM0 and AVG sums) are checked when a batch is merged, so a
-// NULL there is reported rather than guessed at.
-
-// countType is a BIGINT accumulator field (COUNT's count, COUNT(*)'s count1, the counts of
-// SUM with retraction and AVG).
-var countType = engine.Type{ID: engine.BigInt, Nullable: true}
-
-// checkPartial verifies that in holds partial-state columns [first, first+len(types)) of the
-// given types and that the columns notNull (offsets from first) hold no NULL. It runs before
-// a merge changes anything.
-func checkPartial(in *engine.Batch, first int, types []engine.Type, notNull ...int) error {
-	if first < 0 || first+len(types) > len(in.Cols) {
-		return fmt.Errorf("%w: partial state columns [%d, %d) outside the batch's %d columns", engine.ErrInvalid, first, first+len(types), len(in.Cols))
-	}
-	for k, t := range types {
-		got := in.Cols[first+k].Type
-		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
-			got.Nullable, t.Nullable = true, true
-			return fmt.Errorf("%w: partial state column %d is %s, want %s", engine.ErrInvalid, first+k, got, t)
-		}
-	}
-	for _, k := range notNull {
-		c := &in.Cols[first+k]
-		if c.Valid == nil {
-			continue
-		}
-		for i := range in.Len {
-			if c.IsNull(i) {
-				return fmt.Errorf("%w: partial state column %d holds NULL at row %d, which Flink's local aggregate never writes there", engine.ErrData, first+k, i)
-			}
-		}
-	}
-	return nil
-}
-
-// sizeOf is the in-memory size of a value of type V, for Bytes estimates.
-func sizeOf[V any](v V) uintptr { return unsafe.Sizeof(v) }
-
 // PartialSupport reports whether call's partial state (arg: the type of its first argument,
 // for DISTINCT calls) crosses between a local and a global aggregate natively. Every call's
-// does, the MapViews of DISTINCT calls (distinct_partial.go) and of MIN/MAX with retraction
-// (minmax_retract_merge.go) included, except where the global's result depends on the order of
+// does, the MapViews of DISTINCT calls and of MIN/MAX with retraction (package dataview's
+// layouts) included, except where the global's result depends on the order of
 // a java.util.HashMap: Flink's merge folds a DISTINCT call's new values in the
 // iteration order of the buffer's MapView, and that order changes floating-point and DECIMAL
 // (overflow) sums, MIN/MAX over floats (NaN never wins, -0.0 and 0.0 keep the first), and every

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 )
@@ -15,7 +16,7 @@ type rig struct {
 	t      *testing.T
 	fn     string
 	spec   *Spec
-	acc    accumulator
+	acc    kernels.Accumulator
 	result engine.Type
 	groups int
 }
@@ -46,7 +47,7 @@ func (r *rig) fold(vals []any, gids []int32, acts []int8, opt enginetest.Options
 		rows[i] = []any{v}
 	}
 	b := enginetest.Batch(r.spec.InputTypes, rows, make([]engine.RowKind, len(vals)), opt)
-	r.acc.fold(b, gids, acts, make([]bool, len(vals)))
+	r.acc.Fold(b, gids, acts, make([]bool, len(vals)))
 	return r.recorded(len(vals))
 }
 
@@ -63,8 +64,8 @@ func (r *rig) read(pick []int32) []any {
 	r.t.Helper()
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	vb := []int{0}
-	if v, ok := r.acc.(varOutput); ok {
-		vb[0] = v.varBytes(pick)
+	if v, ok := r.acc.(kernels.VarOutput); ok {
+		vb[0] = v.VarBytes(pick)
 	}
 	if err := out.Init([]engine.Type{r.result}, len(pick), vb); err != nil {
 		r.t.Fatal(err)
@@ -72,7 +73,7 @@ func (r *rig) read(pick []int32) []any {
 	if len(pick) == 0 {
 		return nil
 	}
-	r.acc.write(&out.Cols[0], pick)
+	r.acc.Write(&out.Cols[0], pick)
 	out.Finish()
 	var vals []any
 	for _, row := range enginetest.Rows(out) {
@@ -98,12 +99,12 @@ func (r *rig) values() []any {
 // partial writes the partial state of groups and returns it decoded, one row per group.
 func (r *rig) partial(groups []int32) ([]engine.Type, [][]any) {
 	r.t.Helper()
-	types, err := r.acc.partialTypes()
+	types, err := r.acc.PartialTypes()
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	vb := make([]int, len(types))
-	r.acc.partialVarBytes(groups, vb)
+	r.acc.PartialVarBytes(groups, vb)
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	if err := out.Init(types, len(groups), vb); err != nil {
 		r.t.Fatal(err)
@@ -111,7 +112,7 @@ func (r *rig) partial(groups []int32) ([]engine.Type, [][]any) {
 	if len(groups) == 0 {
 		return types, nil
 	}
-	if err := r.acc.writePartial(out.Cols[:len(types)], groups); err != nil {
+	if err := r.acc.WritePartial(out.Cols[:len(types)], groups); err != nil {
 		r.t.Fatal(err)
 	}
 	out.Finish()
@@ -140,7 +141,7 @@ func (r *rig) merge(types []engine.Type, rows [][]any, gids []int32, lead int, r
 		full[i] = append(full[i], row...)
 	}
 	b := enginetest.Batch(all, full, make([]engine.RowKind, len(rows)), enginetest.Options{Offset: rnd.IntN(3), Garbage: rnd})
-	if err := r.acc.merge(b, lead, gids, make([]bool, len(rows))); err != nil {
+	if err := r.acc.Merge(b, lead, gids, make([]bool, len(rows))); err != nil {
 		return nil, err
 	}
 	return r.recorded(len(rows)), nil

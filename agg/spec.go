@@ -3,6 +3,7 @@ package agg
 import (
 	"fmt"
 
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -153,4 +154,22 @@ func (s *Spec) stateLayout() Params {
 	p := s.Params
 	p.MiniBatch = false
 	return p
+}
+
+// newCall resolves aggregate call i of spec to its accumulator and output field.
+func newCall(i int, call AggCall, spec *Spec) (kernels.Accumulator, engine.Field, error) {
+	name := call.Name
+	if name == "" {
+		name = fmt.Sprintf("agg%d", i)
+	}
+	java := -1
+	if call.JavaStrings != nil {
+		java = *call.JavaStrings
+	}
+	acc, typ, err := kernels.New(fmt.Sprintf("aggs[%d]", i), kernels.Call{Func: call.Func, Args: call.Args, Retract: call.Retract,
+		Distinct: call.Distinct, JavaStrings: java, NeedRetraction: spec.NeedRetraction, StateTTL: spec.StateTTLMs > 0}, spec.ArgTypes)
+	if err != nil {
+		return nil, engine.Field{}, err
+	}
+	return acc, engine.Field{Name: name, Type: typ}, nil
 }

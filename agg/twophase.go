@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ferrystream/ferry/agg/dataview"
+	"github.com/ferrystream/ferry/agg/distinct"
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/kernels"
 	"github.com/ferrystream/ferry/engine"
 )
 
@@ -12,7 +16,8 @@ import (
 // MiniBatchLocalGroupAggFunction) folds each bundle of rows per key into fresh accumulators and
 // emits the key followed by its accumulator row; the global aggregate (KeyedMapBundleOperator
 // running MiniBatchGlobalGroupAggFunction) merges those partial rows into its keyed state and
-// emits the changelog. Both run on groupAgg and the accumulators' partial state (partial.go).
+// emits the changelog. Both run on groupAgg and the accumulators' partial state
+// (kernels.PartialState).
 
 // Operator kinds of the two-phase aggregate (docs/abi.md).
 const (
@@ -228,11 +233,11 @@ type partialLayout struct {
 
 // newPartialLayout lays out the partial state of calls, then of sets distinct maps, after keys
 // key columns.
-func newPartialLayout(calls []accumulator, sets int, keys int) (partialLayout, error) {
+func newPartialLayout(calls []kernels.Accumulator, sets int, keys int) (partialLayout, error) {
 	l := partialLayout{start: keys}
 	col := keys
 	for i, c := range calls {
-		ts, err := c.partialTypes()
+		ts, err := c.PartialTypes()
 		if err != nil {
 			return partialLayout{}, fmt.Errorf("aggs[%d]: %w", i, err)
 		}
@@ -243,7 +248,7 @@ func newPartialLayout(calls []accumulator, sets int, keys int) (partialLayout, e
 	}
 	l.views = col
 	for range sets {
-		l.all = append(l.all, viewType)
+		l.all = append(l.all, dataview.MapType)
 	}
 	return l, nil
 }
@@ -251,28 +256,28 @@ func newPartialLayout(calls []accumulator, sets int, keys int) (partialLayout, e
 // writePartials writes the partial state of groups (calls, then the distinct maps of sets) to
 // out's columns from column first on, one row per group; out is laid out (Init) for
 // len(groups) rows with varBytes' sizes.
-func (l *partialLayout) writePartials(calls []accumulator, sets []*distinctSet, out *engine.OutBatch, first int, groups []int32) error {
+func (l *partialLayout) writePartials(calls []kernels.Accumulator, sets []*distinct.Set, out *engine.OutBatch, first int, groups []int32) error {
 	for c, acc := range calls {
 		from := first + l.first[c] - l.start
-		if err := acc.writePartial(out.Cols[from:from+len(l.types[c])], groups); err != nil {
+		if err := acc.WritePartial(out.Cols[from:from+len(l.types[c])], groups); err != nil {
 			return err
 		}
 	}
 	for s, d := range sets {
-		d.writeView(&out.Cols[first+l.views-l.start+s], groups, false)
+		d.WriteView(&out.Cols[first+l.views-l.start+s], groups, false)
 	}
 	return nil
 }
 
-// varBytes fills dst (one entry per partial column) with the VARCHAR and VARBINARY sizes
+// VarBytes fills dst (one entry per partial column) with the VARCHAR and VARBINARY sizes
 // groups need.
-func (l *partialLayout) varBytes(calls []accumulator, sets []*distinctSet, groups []int32, dst []int) {
+func (l *partialLayout) varBytes(calls []kernels.Accumulator, sets []*distinct.Set, groups []int32, dst []int) {
 	for c, acc := range calls {
 		from := l.first[c] - l.start
-		acc.partialVarBytes(groups, dst[from:from+len(l.types[c])])
+		acc.PartialVarBytes(groups, dst[from:from+len(l.types[c])])
 	}
 	for s, d := range sets {
-		dst[l.views-l.start+s] = d.viewBytes(groups, false)
+		dst[l.views-l.start+s] = d.ViewBytes(groups, false)
 	}
 }
 
@@ -310,7 +315,7 @@ type bundleKeys struct {
 // start begins a bundle over a state of capacity ids.
 func (b *bundleKeys) start(capacity int) {
 	b.keys = b.keys[:0]
-	b.keyOf = extend(b.keyOf, capacity)
+	b.keyOf = scratch.Extend(b.keyOf, capacity)
 }
 
 // key returns the bundle key of group gid (key hash hash), adding it on first sight; row is the
@@ -327,11 +332,11 @@ func (b *bundleKeys) key(gid, hash int32, row int) int32 {
 }
 
 // grow makes room in keyOf for group ids below capacity.
-func (b *bundleKeys) grow(capacity int) { b.keyOf = extend(b.keyOf, capacity) }
+func (b *bundleKeys) grow(capacity int) { b.keyOf = scratch.Extend(b.keyOf, capacity) }
 
 // iterate computes the HashMap iteration order of the bundle's keys (b.order).
 func (b *bundleKeys) iterate() {
-	b.hashes = resize(b.hashes, len(b.keys))
+	b.hashes = scratch.Resize(b.hashes, len(b.keys))
 	for i, k := range b.keys {
 		b.hashes[i] = k.hash
 	}
@@ -418,21 +423,21 @@ func checkPartialInput(in []engine.Type, keys int, want []engine.Type) error {
 // into which the key's partial rows merge in arrival order. A DISTINCT call's own fields are
 // not merged: Flink merges it through its map only.
 type partialBuffer struct {
-	accs    []accumulator  // one per call
-	sets    []*distinctSet // one per DISTINCT argument, in the layout's order
-	inner   []bool         // per call: DISTINCT
-	changed []bool         // scratch: the merges' changed flags (unused)
+	accs    []kernels.Accumulator // one per call
+	sets    []*distinct.Set       // one per DISTINCT argument, in the layout's order
+	inner   []bool                // per call: DISTINCT
+	changed []bool                // scratch: the merges' changed flags (unused)
 }
 
 // merge resets the buffer to keys fresh groups and merges every row of in, laid out by l, into
 // group rowKey[i]. It checks the maps first and changes nothing else when one is malformed.
 func (p *partialBuffer) merge(in *engine.Batch, l *partialLayout, rowKey []int32, keys int) error {
 	for s, d := range p.sets {
-		if err := d.checkViews(&in.Cols[l.views+s], rowKey); err != nil {
+		if err := d.CheckViews(&in.Cols[l.views+s], rowKey); err != nil {
 			return fmt.Errorf("distinct map %d: %w", s, err)
 		}
 	}
-	p.changed = resize(p.changed, in.Len)
+	p.changed = scratch.Resize(p.changed, in.Len)
 	for c, acc := range p.accs {
 		acc.Grow(keys)
 		for k := range int32(keys) {
@@ -441,7 +446,7 @@ func (p *partialBuffer) merge(in *engine.Batch, l *partialLayout, rowKey []int32
 		if p.inner[c] {
 			continue
 		}
-		if err := acc.merge(in, l.first[c], rowKey, p.changed); err != nil {
+		if err := acc.Merge(in, l.first[c], rowKey, p.changed); err != nil {
 			return fmt.Errorf("aggs[%d]: %w", c, err)
 		}
 	}
@@ -452,7 +457,7 @@ func (p *partialBuffer) merge(in *engine.Batch, l *partialLayout, rowKey []int32
 		}
 		col := &in.Cols[l.views+s]
 		for i, k := range rowKey {
-			d.mergeView(col.Bytes(i), k, nil)
+			d.MergeView(col.Bytes(i), k, nil)
 		}
 	}
 	return nil

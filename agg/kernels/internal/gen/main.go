@@ -1,0 +1,264 @@
+// Gen writes kernels_gen.go: the kernel templates specialized per value family.
+//
+// The generic kernels (minMaxAcc, minMaxRetractAcc, sumAcc) are templates over a value type V
+// and its value-ops O. Calling O's methods from generic code is an indirect call through the
+// instantiation's dictionary, never inlined; the same code with O a concrete type inlines them
+// (docs/group-aggregate.md#kernels). kernels_gen.go therefore holds, per kernel and value
+// family, a type embedding the template instantiated with concrete ops and a copy of each
+// method marked //kernels:specialize, with V and O replaced. A specialization that defines a
+// method by hand (kernels_hand.go) keeps it, and that method is not generated.
+//
+// Run from the kernels package (go generate), or with the package directory as its argument:
+//
+//	go run ./internal/gen [-check] [DIR]
+//
+// -check compares DIR/kernels_gen.go with what the templates give now and fails when it is
+// stale; gen_test.go does the same under go test.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// output is the generated file, in the kernels package's directory.
+const output = "kernels_gen.go"
+
+// marker marks a template method to specialize.
+const marker = "//kernels:specialize"
+
+// specialization is one generated kernel: template tmpl with value type value and ops ops.
+type specialization struct {
+	tmpl, name string
+	generic    bool   // over T values.Number
+	value, ops string // replacements for V and O
+	family     string // for comments
+}
+
+var specializations = []specialization{
+	{"minMaxAcc", "numMinMaxAcc", true, "T", "*values.NumOps[T]", "numbers"},
+	{"minMaxAcc", "decMinMaxAcc", false, "values.Dec128", "*values.DecOps", "DECIMAL"},
+	{"minMaxAcc", "strMinMaxAcc", false, "values.StrRef", "*values.StrOps", "VARCHAR"},
+	{"minMaxRetractAcc", "numMinMaxRetractAcc", true, "T", "*values.NumOps[T]", "numbers"},
+	{"minMaxRetractAcc", "decMinMaxRetractAcc", false, "values.Dec128", "*values.DecOps", "DECIMAL"},
+	{"minMaxRetractAcc", "strMinMaxRetractAcc", false, "values.StrRef", "*values.StrOps", "VARCHAR"},
+	{"sumAcc", "numSumAcc", true, "T", "*values.NumOps[T]", "numbers"},
+	{"sumAcc", "decSumAcc", false, "values.Dec128", "*values.DecOps", "DECIMAL"},
+}
+
+// typeExpr is the generated type as it is written in code.
+func (s specialization) typeExpr() string {
+	if s.generic {
+		return s.name + "[T]"
+	}
+	return s.name
+}
+
+// templateMethod is one method marked for specialization.
+type templateMethod struct {
+	tmpl, name, src string
+}
+
+// templates returns the methods marked for specialization in the package in dir, the methods
+// written by hand on specialized types (type.method), which are not generated, and the
+// package's imports by name.
+func templates(dir string) ([]templateMethod, map[string]bool, map[string]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	slices.Sort(files)
+	var out []templateMethod
+	hand := map[string]bool{}
+	imports := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == output {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		file, err := parser.ParseFile(fset, f, src, parser.ParseComments)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for _, im := range file.Imports {
+			path, _ := strconv.Unquote(im.Path.Value)
+			imports[filepath.Base(path)] = path
+		}
+		for _, d := range file.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil {
+				continue
+			}
+			star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
+			if ok {
+				switch x := star.X.(type) {
+				case *ast.Ident: // a non-generic specialization
+					hand[x.Name+"."+fd.Name.Name] = true
+				case *ast.IndexExpr: // a specialization over T values.Number
+					hand[x.X.(*ast.Ident).Name+"."+fd.Name.Name] = true
+				}
+			}
+			if fd.Doc == nil || !slices.ContainsFunc(fd.Doc.List, func(c *ast.Comment) bool { return c.Text == marker }) {
+				continue
+			}
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("%s: %s: receiver is not a pointer", f, fd.Name.Name)
+			}
+			idx, ok := star.X.(*ast.IndexListExpr)
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("%s: %s: receiver is not a generic type", f, fd.Name.Name)
+			}
+			out = append(out, templateMethod{
+				tmpl: idx.X.(*ast.Ident).Name,
+				name: fd.Name.Name,
+				src:  string(src[fset.Position(fd.Pos()).Offset:fset.Position(fd.End()).Offset]),
+			})
+		}
+	}
+	return out, hand, imports, nil
+}
+
+// specialize rewrites a template method for s: every TEMPLATE[V, O] of the family becomes its
+// generated type, then V and O become s.value and s.ops. Comments and layout are kept.
+func specialize(src string, s specialization) (string, error) {
+	type tok struct {
+		off int
+		tok token.Token
+		lit string
+	}
+	var toks []tok
+	var sc scanner.Scanner
+	fset := token.NewFileSet()
+	file := fset.AddFile("", -1, len(src))
+	var errs scanner.ErrorList
+	sc.Init(file, []byte(src), func(pos token.Position, msg string) { errs.Add(pos, msg) }, scanner.ScanComments)
+	for {
+		pos, t, lit := sc.Scan()
+		if t == token.EOF {
+			break
+		}
+		toks = append(toks, tok{file.Offset(pos), t, lit})
+	}
+	if errs.Len() > 0 {
+		return "", errs.Err()
+	}
+	var b strings.Builder
+	last := 0
+	emit := func(from, to int, text string) {
+		b.WriteString(src[last:from])
+		b.WriteString(text)
+		last = to
+	}
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.tok != token.IDENT {
+			continue
+		}
+		if i+5 < len(toks) && toks[i+1].tok == token.LBRACK && toks[i+2].lit == "V" && toks[i+3].tok == token.COMMA &&
+			toks[i+4].lit == "O" && toks[i+5].tok == token.RBRACK {
+			j := slices.IndexFunc(specializations, func(x specialization) bool {
+				return x.tmpl == t.lit && x.value == s.value && x.ops == s.ops
+			})
+			if j < 0 {
+				return "", fmt.Errorf("%s[V, O] has no %s specialization", t.lit, s.family)
+			}
+			emit(t.off, toks[i+5].off+1, specializations[j].typeExpr())
+			i += 5
+			continue
+		}
+		switch t.lit {
+		case "V":
+			emit(t.off, t.off+1, s.value)
+		case "O":
+			emit(t.off, t.off+1, s.ops)
+		}
+	}
+	b.WriteString(src[last:])
+	return b.String(), nil
+}
+
+// generate returns kernels_gen.go for the kernels package in dir.
+func generate(dir string) ([]byte, error) {
+	methods, hand, imports, err := templates(dir)
+	if err != nil {
+		return nil, err
+	}
+	var body bytes.Buffer
+	for _, s := range specializations {
+		tparams, n := "", 0
+		if s.generic {
+			tparams = "[T values.Number]"
+		}
+		fmt.Fprintf(&body, "\n// %s is %s over %s with its per-row methods specialized.\n", s.name, s.tmpl, s.family)
+		fmt.Fprintf(&body, "type %s%s struct {\n\t%s[%s, %s]\n}\n", s.name, tparams, s.tmpl, s.value, s.ops)
+		for _, m := range methods {
+			if m.tmpl != s.tmpl || hand[s.name+"."+m.name] {
+				continue
+			}
+			code, err := specialize(m.src, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", m.tmpl, m.name, err)
+			}
+			fmt.Fprintf(&body, "\n// %s is %s.%s for %s.\n%s\n", m.name, s.tmpl, m.name, s.family, code)
+			n++
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s: no method marked %s", s.tmpl, marker)
+		}
+	}
+	// The imports the specializations use: the package's own, where one qualifies a name.
+	var used []string
+	for name, path := range imports {
+		if bytes.Contains(body.Bytes(), []byte(name+".")) {
+			used = append(used, strconv.Quote(path))
+		}
+	}
+	slices.Sort(used)
+	var b bytes.Buffer
+	b.WriteString("// Code generated by go run ./internal/gen; DO NOT EDIT.\n\n")
+	fmt.Fprintf(&b, "package kernels\n\nimport (\n\t%s\n)\n", strings.Join(used, "\n\t"))
+	b.Write(body.Bytes())
+	return format.Source(b.Bytes())
+}
+
+func main() {
+	check := flag.Bool("check", false, "fail when "+output+" is stale instead of writing it")
+	flag.Parse()
+	dir := "."
+	if flag.NArg() > 0 {
+		dir = flag.Arg(0)
+	}
+	want, err := generate(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	path := filepath.Join(dir, output)
+	if *check {
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			fmt.Fprintf(os.Stderr, "gen: %s is stale: go generate %s\n", path, dir)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}

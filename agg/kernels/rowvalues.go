@@ -1,0 +1,92 @@
+package kernels
+
+import (
+	"unsafe"
+
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/internal/values"
+	"github.com/ferrystream/ferry/engine"
+)
+
+// rowValues records, for each row of the current batch, an aggregate's value before and after
+// the row was folded (or, for a partial row, merged), interleaved: entry 2i is row i's value
+// before, 2i+1 after. The group aggregate emits -U/-D rows from the former and +I/+U rows from
+// the latter, picking entries by index with no branch. Owned by one accumulator, reused across
+// batches.
+//
+// V is the accumulator's stored value type: a number, a values.Dec128 (DECIMAL) or a
+// values.StrRef (VARCHAR, whose bytes live in the accumulator's arena). Go's == on V means "the
+// same stored value"; for numbers and DECIMAL it is also Flink's equaliser (record), for
+// VARCHAR the kernel compares bytes through its value-ops (values.Ops.Same).
+type rowValues[V comparable] struct {
+	vals   []V
+	nulls  []bool
+	warmed byte // warm's loads, kept
+}
+
+// fill makes v n entries long, entry j the value at(j) returns, NULL where it reports none.
+func (v *rowValues[V]) fill(n int, at func(j int) (V, bool)) {
+	v.vals = scratch.Resize(v.vals, n)
+	v.nulls = scratch.Resize(v.nulls, n)
+	for j := range n {
+		var has bool
+		v.vals[j], has = at(j)
+		v.nulls[j] = !has
+	}
+}
+
+func (v *rowValues[V]) reset(n int) {
+	v.vals = scratch.Resize(v.vals, 2*n)
+	v.nulls = scratch.Resize(v.nulls, 2*n)
+	clear(v.nulls)
+}
+
+// store stores row i's values before (pv, pn = NULL) and after (nv, nn).
+func (v *rowValues[V]) store(i int, pv V, pn bool, nv V, nn bool) {
+	v.vals[2*i], v.vals[2*i+1] = pv, nv
+	v.nulls[2*i], v.nulls[2*i+1] = pn, nn
+}
+
+// record stores row i's values and flags the row as changed when Flink's equaliser would, for
+// value types whose equaliser is Go's ==: Java's == on primitives (NaN differs from itself,
+// -0.0 equals 0.0) and DecimalData's compareTo within one type (equal unscaled values).
+func (v *rowValues[V]) record(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
+	v.store(i, pv, pn, nv, nn)
+	if pn != nn || (!nn && pv != nv) {
+		changed[i] = true
+	}
+}
+
+// Differ compares entries a and b as record compares a row's before and after.
+func (v *rowValues[V]) Differ(a, b int32) bool {
+	return v.nulls[a] != v.nulls[b] || (!v.nulls[b] && v.vals[a] != v.vals[b])
+}
+
+// Write fills output row j with entry pick[j]; V must be fixed-width (values.WriteFixed).
+func (v *rowValues[V]) Write(out *engine.OutColumn, pick []int32) {
+	values.WriteFixed(out, v.vals, v.nulls, pick)
+}
+
+// Warmer is an accumulator that can read its groups' states ahead of a fold: at high
+// cardinality a fold takes a cache miss per row and, with its longer work per row, overlaps few
+// of them; WarmGroups's loop has no dependency between rows, so the CPU overlaps many, and the
+// fold then finds the lines in cache.
+type Warmer interface {
+	WarmGroups(gids []int32)
+}
+
+// warm reads one byte of the state of each group in gids (-1: none) for WarmGroups; below
+// engine.WarmKeys groups, where the states mostly stay in cache, it does nothing. Its result
+// only keeps the loads from being optimised away.
+func warm[T any](st []T, gids []int32) byte {
+	if len(st) < engine.WarmKeys {
+		return 0
+	}
+	var x byte
+	for _, g := range gids {
+		if g >= 0 {
+			x ^= *(*byte)(unsafe.Pointer(&st[g]))
+		}
+	}
+	return x
+}

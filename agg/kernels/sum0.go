@@ -1,0 +1,195 @@
+package kernels
+
+import (
+	"github.com/ferrystream/ferry/agg/internal/scratch"
+	"github.com/ferrystream/ferry/agg/internal/values"
+	"github.com/ferrystream/ferry/engine"
+)
+
+// $SUM0 is Calcite's zero-based sum (Flink's Sum0AggFunction), planned when
+// AggregateReduceFunctionsRule rewrites SUM and AVG into $SUM0 and COUNT: a sum that starts at
+// 0 rather than NULL, ignores NULL arguments and subtracts retracted ones. Its one accumulator
+// field is the sum (partial state); merging a partial row adds it: cast(sum0 + partial).
+//
+// Numbers and DECIMAL have one kernel each because their state differs: a numeric sum is never
+// NULL (8 bytes per group), while DECIMAL's aggDecimalPlus/Minus turn NULL beyond 38 digits and
+// NULL + x is NULL, so a DECIMAL sum that overflowed stays NULL for the life of the group and
+// its state carries that flag (and its snapshot the flag byte).
+
+// sum0Acc is $SUM0 over a numeric type T, in T (integers wrap), never NULL.
+type sum0Acc[T values.Number] struct {
+	col int
+	typ engine.Type // T's SQL type
+	sum []T
+	rowValues[T]
+}
+
+func (a *sum0Acc[T]) WarmGroups(gids []int32) { a.warmed = warm(a.sum, gids) }
+func (a *sum0Acc[T]) Grow(n int)              { a.sum = scratch.Extend(a.sum, n) }
+func (a *sum0Acc[T]) Reset(g int32)           { a.sum[g] = 0 }
+func (a *sum0Acc[T]) Bytes() int64            { return int64(cap(a.sum)) * int64(sizeOf(T(0))) }
+
+func (a *sum0Acc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[a.col]
+	vals := engine.Values[T](col, in.Len)
+	act = act[:in.Len]
+	gids = gids[:in.Len]
+	for i, g := range gids {
+		if g < 0 {
+			continue
+		}
+		pv := a.sum[g]
+		if d := act[i]; d != 0 && !col.IsNull(i) {
+			if d > 0 {
+				a.sum[g] += vals[i]
+			} else {
+				a.sum[g] -= vals[i]
+			}
+		}
+		a.record(i, pv, false, a.sum[g], false, changed)
+	}
+}
+
+// Records is group g's sum: the record count a split DISTINCT's final aggregate reads from its
+// $SUM0 of partial COUNT(*)s (a BIGINT sum; RetractionRecordCounter's getLong).
+func (a *sum0Acc[T]) Records(g int32) int64 { return int64(a.sum[g]) }
+
+func (a *sum0Acc[T]) Save(dst []byte, g int32) []byte { return values.PutScalar(dst, a.sum[g]) }
+
+func (a *sum0Acc[T]) Load(src []byte, g int32) ([]byte, error) {
+	var err error
+	a.sum[g], src, err = values.GetScalar[T](src)
+	return src, err
+}
+
+func (a *sum0Acc[T]) PartialTypes() ([]engine.Type, error) { return []engine.Type{a.typ}, nil }
+func (a *sum0Acc[T]) PartialVarBytes([]int32, []int)       {}
+
+func (a *sum0Acc[T]) WritePartial(out []engine.OutColumn, groups []int32) error {
+	dst := engine.OutValues[T](&out[0])[:len(groups)]
+	for j, g := range groups {
+		dst[j] = a.sum[g]
+	}
+	return nil
+}
+
+func (a *sum0Acc[T]) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{a.typ}, 0); err != nil {
+		return err
+	}
+	a.rowValues.reset(in.Len)
+	vals := engine.Values[T](&in.Cols[first], in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		pv := a.sum[g]
+		a.sum[g] += vals[i]
+		a.record(i, pv, false, a.sum[g], false, changed)
+	}
+	return nil
+}
+
+// decSum0Acc is $SUM0 over DECIMAL(p, s): a DECIMAL(38, s) that starts at 0 and ignores NULL
+// arguments; once an addition or subtraction overflows, the sum is NULL for good.
+type decSum0Acc struct {
+	col int
+	typ engine.Type // DECIMAL(38, s)
+	st  []decSum0State
+	rowValues[values.Dec128]
+}
+
+type decSum0State struct {
+	sum  values.Dec128
+	null bool // overflowed
+}
+
+func (a *decSum0Acc) WarmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
+func (a *decSum0Acc) Grow(n int)              { a.st = scratch.Extend(a.st, n) }
+func (a *decSum0Acc) Reset(g int32)           { a.st[g] = decSum0State{} }
+func (a *decSum0Acc) Bytes() int64            { return int64(cap(a.st)) * 24 }
+
+func (a *decSum0Acc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[a.col]
+	data := values.DecValues(col, in.Len)
+	act = act[:in.Len]
+	gids = gids[:in.Len]
+	for i, g := range gids {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.sum, s.null
+		if d := act[i]; d != 0 && !s.null && !col.IsNull(i) {
+			ok := false
+			if d > 0 {
+				s.sum, ok = values.DecAdd(s.sum, values.LoadDec(data[16*i:]))
+			} else {
+				s.sum, ok = values.DecSub(s.sum, values.LoadDec(data[16*i:]))
+			}
+			s.null = !ok
+		}
+		a.record(i, pv, pn, s.sum, s.null, changed)
+	}
+}
+
+func (a *decSum0Acc) Save(dst []byte, g int32) []byte {
+	return values.PutDec(values.PutBool(dst, a.st[g].null), a.st[g].sum)
+}
+
+func (a *decSum0Acc) Load(src []byte, g int32) ([]byte, error) {
+	s := &a.st[g]
+	var err error
+	if s.null, src, err = values.GetBool(src); err != nil {
+		return nil, err
+	}
+	s.sum, src, err = values.GetDec(src)
+	return src, err
+}
+
+func (a *decSum0Acc) PartialTypes() ([]engine.Type, error) { return []engine.Type{a.typ}, nil }
+func (a *decSum0Acc) PartialVarBytes([]int32, []int)       {}
+
+// WritePartial writes the sum, NULL once it overflowed.
+func (a *decSum0Acc) WritePartial(out []engine.OutColumn, groups []int32) error {
+	dst := values.FixedSlice[values.Dec128](out[0].Data)[:len(groups)]
+	for j, g := range groups {
+		s := &a.st[g]
+		dst[j] = s.sum
+		if s.null {
+			dst[j] = values.Dec128{}
+			out[0].SetNull(j)
+		}
+	}
+	return nil
+}
+
+// Merge adds each partial sum: NULL when either side is NULL or the sum overflows.
+func (a *decSum0Acc) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
+	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
+		return err
+	}
+	a.rowValues.reset(in.Len)
+	col := &in.Cols[first]
+	data := values.DecValues(col, in.Len)
+	for i, g := range gids[:in.Len] {
+		if g < 0 {
+			continue
+		}
+		s := &a.st[g]
+		pv, pn := s.sum, s.null
+		switch {
+		case s.null:
+		case col.IsNull(i):
+			s.null = true
+		default:
+			ok := false
+			s.sum, ok = values.DecAdd(s.sum, values.LoadDec(data[16*i:]))
+			s.null = !ok
+		}
+		a.record(i, pv, pn, s.sum, s.null, changed)
+	}
+	return nil
+}

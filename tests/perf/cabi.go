@@ -23,11 +23,10 @@ package main
 typedef struct {
   void* dl;
   int32_t (*abi_version)(void);
-  int32_t (*open)(const char*, int32_t, struct ArrowSchema* const*, FerryHandle*, struct FerryError*);
-  int32_t (*process)(FerryHandle, int32_t, struct ArrowArray*, int64_t, struct ArrowArray*, int32_t*,
-                     struct FerryError*);
-  int32_t (*next)(FerryHandle, struct ArrowArray*, int32_t*, struct FerryError*);
-  int32_t (*close)(FerryHandle, struct FerryError*);
+  __typeof__(ferry_operator_open)* open;
+  __typeof__(ferry_operator_process)* process;
+  __typeof__(ferry_operator_next)* next;
+  __typeof__(ferry_operator_close)* close;
   int64_t (*outstanding)(void);
 } perf_lib;
 
@@ -51,7 +50,7 @@ static int32_t perf_abi_version(const perf_lib* l) { return l->abi_version(); }
 static int64_t perf_outstanding(const perf_lib* l) { return l->outstanding(); }
 
 static int32_t perf_open(const perf_lib* l, const char* spec, FerryHandle* h, struct FerryError* e) {
-  return l->open(spec, 0, NULL, h, e);
+  return l->open(spec, NULL, 0, NULL, h, e);
 }
 
 static int32_t perf_close(const perf_lib* l, FerryHandle h, struct FerryError* e) {
@@ -132,7 +131,8 @@ static int32_t perf_run(const perf_lib* l, FerryHandle h, perf_input* in, int64_
     struct ArrowArray out;
     memset(&out, 0, sizeof out);
     int32_t more = 0;
-    int32_t rc = l->process(h, 0, &in->root, 0, &out, &more, err);
+    struct ArrowArray* const batches[] = {&in->root};
+    int32_t rc = l->process(h, 1, batches, 0, NULL, 0, &out, &more, err);
     if (rc != FERRY_OK) return rc;
     if (in->root.release != NULL) return -1;
     for (;;) {

@@ -51,7 +51,7 @@ final class Cli {
         return p.toString();
     }
 
-    /** An example script of the repository (tests run in jni/). */
+    /** An example script of the repository (tests run in cli/). */
     static String example(String name) {
         return "../examples/" + name;
     }

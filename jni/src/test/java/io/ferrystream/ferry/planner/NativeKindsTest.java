@@ -28,7 +28,9 @@ import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalG
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 import org.junit.jupiter.api.Test;
 
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /** The registry of native kinds, the per-kind counters, and a kind's own kill switch. */
 class NativeKindsTest {
@@ -66,6 +68,26 @@ class NativeKindsTest {
         assertSame(GlobalGroupAggregateKind.ENABLED, global.killSwitch());
         assertEquals("ferry.global-group-aggregate.enabled", global.killSwitch().key());
         assertEquals(NativeExecNode.class.getName(), Ferry.execNodeClassName(GlobalGroupAggregateSpec.KIND));
+    }
+
+    /**
+     * Every kind is one descriptor in the registry: Flink's physical and exec classes of its own
+     * (one kind per class, found by exact class), its name as its spec says it, its kill switch.
+     */
+    @Test
+    void everyKindIsOneDescriptor() {
+        Set<Class<?>> physical = new HashSet<>();
+        Set<Class<?>> exec = new HashSet<>();
+        for (NativeKind<?, ?> k : NativeKinds.all()) {
+            assertTrue(physical.add(k.physicalClass()), "one kind for " + k.physicalClass());
+            assertTrue(exec.add(k.execClass()), "one kind for " + k.execClass());
+            assertEquals("ferry." + k.name().replace('_', '-') + ".enabled", k.killSwitch().key());
+            assertTrue(k.killSwitch().defaultValue(), k.name());
+            assertSame(k, NativeKinds.ofKind(k.name()));
+        }
+        assertEquals(Ferry.operatorKinds(), NativeKinds.names());
+        assertEquals(7, NativeKinds.all().size());
+        assertEquals(null, NativeKinds.ofKind("no_such_kind"));
     }
 
     /** A node planned native counts for its kind and in the total; a fallback counts nowhere. */

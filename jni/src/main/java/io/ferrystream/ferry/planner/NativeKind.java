@@ -24,6 +24,7 @@ import javax.annotation.Nullable;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiFunction;
 
 /**
  * One native operator kind: which of Flink's nodes it replaces, whether a given node runs natively
@@ -54,6 +55,7 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
     private final Class<R> physicalClass;
     private final Class<E> execClass;
     private final ConfigOption<Boolean> killSwitch;
+    private final BiFunction<R, Verdict, RelNode> candidates;
 
     /**
      * @param name the kind's name, the spec's ({@code NativeSpec#kind()}); keys the counters
@@ -61,12 +63,15 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
      *     the kinds' own candidates among them, are not matched)
      * @param execClass Flink's exec node of {@code physicalClass} (exactly this class, in loaded plans)
      * @param killSwitch the kind's switch, {@code ferry.<kind>.enabled} ({@link FerryOptions#killSwitch})
+     * @param candidates the constructor of the kind's candidate: Flink's node with a verdict
      */
-    protected NativeKind(String name, Class<R> physicalClass, Class<E> execClass, ConfigOption<Boolean> killSwitch) {
+    protected NativeKind(String name, Class<R> physicalClass, Class<E> execClass, ConfigOption<Boolean> killSwitch,
+            BiFunction<R, Verdict, RelNode> candidates) {
         this.name = Objects.requireNonNull(name);
         this.physicalClass = Objects.requireNonNull(physicalClass);
         this.execClass = Objects.requireNonNull(execClass);
         this.killSwitch = Objects.requireNonNull(killSwitch);
+        this.candidates = Objects.requireNonNull(candidates);
     }
 
     public final String name() {
@@ -123,11 +128,19 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
     protected abstract Decision match(R node, ReadableConfig config);
 
     /**
-     * {@code node} marked with Ferry's decision: the kind's candidate class, built from Flink's
-     * node with {@link #verdict}. A kind whose node cannot stay Flink's under some decision (the
-     * interval join with the {@code EARLY_FIRE} hint) throws here.
+     * {@code node} marked with Ferry's decision: the kind's candidate, built from Flink's node with
+     * the kind's {@link #verdict}. A kind that carries a payload to translation, or whose node
+     * cannot stay Flink's under some decision (the interval join with the {@code EARLY_FIRE} hint,
+     * which throws here), overrides it.
      */
-    protected abstract RelNode candidate(R node, Decision decision);
+    protected RelNode candidate(R node, Decision decision) {
+        return candidate(node, verdict(decision));
+    }
+
+    /** {@code node} marked with {@code verdict}: the kind's candidate. */
+    protected final RelNode candidate(R node, Verdict verdict) {
+        return candidates.apply(node, verdict);
+    }
 
     /** The verdict of this kind for {@code decision}, without payload. */
     protected final Verdict verdict(Decision decision) {

@@ -8,7 +8,6 @@ import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
 
-import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
@@ -47,13 +46,10 @@ public final class GlobalGroupAggregateKind extends NativeKind<StreamPhysicalGlo
             FerryOptions.killSwitch("global-group-aggregate", "the native global aggregate of a two-phase GROUP BY");
 
     public GlobalGroupAggregateKind() {
-        super(GlobalGroupAggregateSpec.KIND, StreamPhysicalGlobalGroupAggregate.class, StreamExecGlobalGroupAggregate.class, ENABLED);
+        super(GlobalGroupAggregateSpec.KIND, StreamPhysicalGlobalGroupAggregate.class, StreamExecGlobalGroupAggregate.class, ENABLED,
+                GlobalGroupAggregateCandidate::new);
     }
 
-    @Override
-    protected RelNode candidate(StreamPhysicalGlobalGroupAggregate agg, Decision decision) {
-        return new GlobalGroupAggregateCandidate(agg, verdict(decision));
-    }
 
     /** It reads frames of the partial rows, keyed by its grouping. */
     @Override

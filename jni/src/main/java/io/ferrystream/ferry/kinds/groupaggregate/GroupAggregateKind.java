@@ -7,7 +7,6 @@ import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
 
-import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
@@ -41,13 +40,10 @@ public final class GroupAggregateKind extends NativeKind<StreamPhysicalGroupAggr
             FerryOptions.killSwitch("group-aggregate", "the native GROUP BY (single-phase, with or without mini-batch)");
 
     public GroupAggregateKind() {
-        super(GroupAggregateSpec.KIND, StreamPhysicalGroupAggregate.class, StreamExecGroupAggregate.class, ENABLED);
+        super(GroupAggregateSpec.KIND, StreamPhysicalGroupAggregate.class, StreamExecGroupAggregate.class, ENABLED,
+                GroupAggregateCandidate::new);
     }
 
-    @Override
-    protected RelNode candidate(StreamPhysicalGroupAggregate agg, Decision decision) {
-        return new GroupAggregateCandidate(agg, verdict(decision));
-    }
 
     @Override
     protected Decision match(StreamPhysicalGroupAggregate agg, ReadableConfig config) {

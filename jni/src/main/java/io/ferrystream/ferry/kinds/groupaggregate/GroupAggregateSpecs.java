@@ -11,7 +11,7 @@ import java.util.List;
 
 /**
  * Builds a {@link GroupAggregateSpec} from the arguments Flink's {@code StreamExecGroupAggregate}
- * receives. The planner's support check and the ExecNode both use this one function, so the spec
+ * receives. The planner's support check and the translation both use this one function, so the spec
  * Go approved at plan time is the spec the operator opens at run time.
  */
 final class GroupAggregateSpecs {

@@ -8,7 +8,6 @@ import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
 
-import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
@@ -43,13 +42,9 @@ public final class IncrementalGroupAggregateKind
 
     public IncrementalGroupAggregateKind() {
         super(IncrementalGroupAggregateSpec.KIND, StreamPhysicalIncrementalGroupAggregate.class,
-                StreamExecIncrementalGroupAggregate.class, ENABLED);
+                StreamExecIncrementalGroupAggregate.class, ENABLED, IncrementalGroupAggregateCandidate::new);
     }
 
-    @Override
-    protected RelNode candidate(StreamPhysicalIncrementalGroupAggregate agg, Decision decision) {
-        return new IncrementalGroupAggregateCandidate(agg, verdict(decision));
-    }
 
     /** Its operator emits frames of its output rows into a columnar exchange. */
     @Override

@@ -8,7 +8,6 @@ import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
 
-import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
@@ -40,13 +39,10 @@ public final class LocalGroupAggregateKind extends NativeKind<StreamPhysicalLoca
             FerryOptions.killSwitch("local-group-aggregate", "the native local aggregate of a two-phase GROUP BY");
 
     public LocalGroupAggregateKind() {
-        super(LocalGroupAggregateSpec.KIND, StreamPhysicalLocalGroupAggregate.class, StreamExecLocalGroupAggregate.class, ENABLED);
+        super(LocalGroupAggregateSpec.KIND, StreamPhysicalLocalGroupAggregate.class, StreamExecLocalGroupAggregate.class, ENABLED,
+                LocalGroupAggregateCandidate::new);
     }
 
-    @Override
-    protected RelNode candidate(StreamPhysicalLocalGroupAggregate agg, Decision decision) {
-        return new LocalGroupAggregateCandidate(agg, verdict(decision));
-    }
 
     /** Its operator emits frames of its partial rows into a columnar exchange. */
     @Override

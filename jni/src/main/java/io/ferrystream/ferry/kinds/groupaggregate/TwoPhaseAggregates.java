@@ -21,8 +21,8 @@ import java.util.List;
  * What the local and global aggregates of a two-phase plan share on the planner side: their
  * calls as the specs list them (Flink's AggregateInfoList, count1 included), the reason both
  * halves stay Flink's when the calls' partial state cannot cross as Arrow columns, and the specs
- * themselves, built by one function each for the matcher (plan time) and the exec node
- * (translation), so the spec Go approved is the spec the operator opens.
+ * themselves, built by one function each for planning and translation, so the spec Go approved
+ * is the spec the operator opens.
  */
 final class TwoPhaseAggregates {
     private TwoPhaseAggregates() {}
@@ -33,7 +33,7 @@ final class TwoPhaseAggregates {
     /**
      * Flink's AggregateInfoList of a two-phase aggregate over {@code inputType} (the local's
      * input, the global's localAggInputRowType), as StreamExecLocalGroupAggregate and
-     * StreamExecGlobalGroupAggregate build it: data views on the heap (the matchers read only
+     * StreamExecGlobalGroupAggregate build it: data views on the heap (the kinds' checks read only
      * indexOfCountStar and countStarInserted), or state-backed as keyed operators keep them in
      * Flink's state ({@code stateBackedViews}, FlinkAccStates).
      */
@@ -109,7 +109,7 @@ final class TwoPhaseAggregates {
      * values in a java.util.HashMap's order and the result depends on it (floating-point and
      * DECIMAL sums, MIN/MAX over floats, LISTAGG's concatenation); LISTAGG with retraction's
      * ListViews do not cross yet.
-     * TwoPhaseAggregateMatcherTest checks that the library says the same.
+     * FerryExplainTest and TwoPhaseSqlDifferentialTest check that the library says the same.
      *
      * @param argTypes the row the calls' arguments index
      */

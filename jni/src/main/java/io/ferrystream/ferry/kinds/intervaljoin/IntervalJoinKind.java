@@ -61,7 +61,8 @@ public final class IntervalJoinKind extends NativeKind<StreamPhysicalIntervalJoi
             FerryOptions.killSwitch("interval-join", "the native interval join (row and processing time)");
 
     public IntervalJoinKind() {
-        super(IntervalJoinSpec.KIND, StreamPhysicalIntervalJoin.class, StreamExecIntervalJoin.class, ENABLED);
+        super(IntervalJoinSpec.KIND, StreamPhysicalIntervalJoin.class, StreamExecIntervalJoin.class, ENABLED,
+                IntervalJoinCandidate::new);
     }
 
     /** The candidate, carrying the join's {@code EARLY_FIRE} hint; a join the hint makes updating cannot stay Flink's. */
@@ -72,7 +73,7 @@ public final class IntervalJoinKind extends NativeKind<StreamPhysicalIntervalJoi
             throw new TableException("The EARLY_FIRE hint on " + join.getRelDetailedDescription() + " needs Ferry's"
                     + " native interval join (Flink 2.3 has no early fire), which is not available for it: " + decision.reason());
         }
-        return new IntervalJoinCandidate(join, verdict(decision, earlyFire));
+        return candidate(join, verdict(decision, earlyFire));
     }
 
     @Override
@@ -190,7 +191,7 @@ public final class IntervalJoinKind extends NativeKind<StreamPhysicalIntervalJoi
     }
 
     /**
-     * Why the join's shape is not native, or null; the exec node repeats it at translation.
+     * Why the join's shape is not native, or null; translation repeats it.
      *
      * @param fieldNames the names of the left and right input fields, in the join's row order (for
      *     the residual condition in the reason), or null

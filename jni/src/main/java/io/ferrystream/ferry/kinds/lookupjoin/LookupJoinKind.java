@@ -8,7 +8,6 @@ import io.ferrystream.ferry.planner.NativeTranslation;
 import io.ferrystream.ferry.planner.Verdict;
 
 import org.apache.calcite.plan.RelOptTable;
-import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.RelWriter;
 import org.apache.calcite.rel.core.JoinRelType;
 import org.apache.flink.api.dag.Transformation;
@@ -77,7 +76,8 @@ public final class LookupJoinKind extends NativeKind<StreamPhysicalLookupJoin, S
             + " table.optimizer.non-deterministic-update.strategy=TRY_RESOLVE): not native yet";
 
     public LookupJoinKind() {
-        super(FerryLookupJoinOperator.KIND, StreamPhysicalLookupJoin.class, StreamExecLookupJoin.class, ENABLED);
+        super(FerryLookupJoinOperator.KIND, StreamPhysicalLookupJoin.class, StreamExecLookupJoin.class, ENABLED,
+                LookupJoinCandidate::new);
     }
 
     @Override
@@ -85,10 +85,6 @@ public final class LookupJoinKind extends NativeKind<StreamPhysicalLookupJoin, S
         return false;
     }
 
-    @Override
-    protected RelNode candidate(StreamPhysicalLookupJoin join, Decision decision) {
-        return new LookupJoinCandidate(join, verdict(decision));
-    }
 
     @Override
     protected Decision match(StreamPhysicalLookupJoin join, ReadableConfig config) {

@@ -8,7 +8,6 @@ import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
 
-import org.apache.calcite.rel.RelNode;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ReadableConfig;
@@ -41,13 +40,10 @@ public final class WindowJoinKind extends NativeKind<StreamPhysicalWindowJoin, S
     public static final ConfigOption<Boolean> ENABLED = FerryOptions.killSwitch("window-join", "the native window join");
 
     public WindowJoinKind() {
-        super(WindowJoinSpec.KIND, StreamPhysicalWindowJoin.class, StreamExecWindowJoin.class, ENABLED);
+        super(WindowJoinSpec.KIND, StreamPhysicalWindowJoin.class, StreamExecWindowJoin.class, ENABLED,
+                WindowJoinCandidate::new);
     }
 
-    @Override
-    protected RelNode candidate(StreamPhysicalWindowJoin join, Decision decision) {
-        return new WindowJoinCandidate(join, verdict(decision));
-    }
 
     @Override
     protected Decision match(StreamPhysicalWindowJoin join, ReadableConfig config) {
@@ -105,7 +101,7 @@ public final class WindowJoinKind extends NativeKind<StreamPhysicalWindowJoin, S
                 new FerryWindowJoinOperator(spec, condition, t.batching(false)), joinSpec.getLeftKeys(), joinSpec.getRightKeys());
     }
 
-    /** Why the join's shape is not native, or null; the exec node repeats it at translation. */
+    /** Why the join's shape is not native, or null; translation repeats it. */
     static String shapeReason(JoinSpec joinSpec, WindowingStrategy windowing) {
         if (!windowing.isRowtime()) {
             return "processing-time window join: Flink rejects it at translation";

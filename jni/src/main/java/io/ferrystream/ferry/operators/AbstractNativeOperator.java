@@ -55,9 +55,9 @@ import java.util.function.Consumer;
 /**
  * What every native operator does, whatever its kind: a Flink operator whose rows are appended to
  * Arrow batches, one per input, handed to the library once per batch, and whose output is the
- * changelog the library returns. A kind extends one of the two forms, {@link
- * OneInputNativeOperator} or {@link TwoInputNativeOperator}, with its {@link NativeSpec}; usually
- * that is all it adds.
+ * changelog the library returns. A kind runs the generic operator of its shape, {@link
+ * OneInputNativeOperator} or {@link TwoInputNativeOperator}, with its {@link NativeSpec}, and
+ * extends it only where it behaves differently.
  *
  * <p>The lifecycle, for every kind:
  *

@@ -143,7 +143,14 @@ public final class IntervalJoinKind extends NativeKind<StreamPhysicalIntervalJoi
         EarlyFireHint.Resolved earlyFire = earlyFire(flink, t);
         RowType leftType = t.inputType(0);
         RowType rightType = t.inputType(1);
+        // what the planner checked; a plan loaded from JSON is decided here only
         String reason = shapeReason(joinSpec, bounds, null);
+        if (reason == null) {
+            reason = joinFieldsReason(ArrowTypes.carriedFields(leftType), "left field");
+        }
+        if (reason == null) {
+            reason = joinFieldsReason(ArrowTypes.carriedFields(rightType), "right field");
+        }
         IntervalJoinSpec spec = null;
         if (reason == null) {
             spec = IntervalJoinSpecs.build(t.description(), leftType, rightType, joinSpec, bounds, t.config(), earlyFire);

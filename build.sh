@@ -4,11 +4,12 @@
 #                         then the JNI glue into build/native/linux-x86_64/ when a JDK is found
 #   ./build.sh test       installs what is missing (scripts/setup.sh test), then vet, Go tests
 #                         (race on pure packages, cgocheck2 on capi), C harness under valgrind,
-#                         short fuzz runs, the JVM wrapper's and the planner shim's Maven tests
-#                         (the CLI's HTML report in headless Chromium among them), the fast subset
-#                         of `flink-suites`
-#   ./build.sh jar        build, then the wrapper jar (jni/target) and the classpath ./ferry uses,
-#                         and the planner shim (shim/target/ferry-flink-shim.jar, docs/install.md)
+#                         short fuzz runs, the Maven tests of the JVM wrapper, the ferry command
+#                         (its HTML report in headless Chromium among them) and the planner shim,
+#                         the fast subset of `flink-suites`
+#   ./build.sh jar        build, then the wrapper jar (jni/target), the ferry command with the
+#                         classpath ./ferry uses (cli/target) and the planner shim
+#                         (shim/target/ferry-flink-shim.jar, docs/install.md)
 #   ./build.sh dist       build, then what a Flink 2.3.0 distribution needs (dist/target/ferry-VERSION
 #                         and its .tar.gz): lib/ with the planner shim and the one wrapper jar (Arrow
 #                         relocated inside), install.sh FLINK_HOME and uninstall.sh FLINK_HOME
@@ -45,17 +46,17 @@ cmd_build() {
 cmd_test() {
   scripts/setup.sh test
   scripts/native.sh test
-  log "JVM wrapper and planner shim: Maven tests against Flink 2.3.0, then ${WRAPPER_JAR#"$ROOT/"} and ${SHIM_JAR#"$ROOT/"}"
+  log "JVM wrapper, ferry command and planner shim: Maven tests against Flink 2.3.0, then ${WRAPPER_JAR#"$ROOT/"}, ${CLI_JAR#"$ROOT/"} and ${SHIM_JAR#"$ROOT/"}"
   mvn_ package
   cmd_flink_suites fast
   log "all tests passed"
 }
 
-# The wrapper jar with the classpath ./ferry uses (jni/target/classpath.txt), and the planner shim
-# (docs/install.md), from the reactor without their tests.
+# The wrapper jar, the ferry command with the classpath ./ferry uses (cli/target/classpath.txt), and
+# the planner shim (docs/install.md), from the reactor without their tests.
 cmd_jar() {
   cmd_build
-  log "${WRAPPER_JAR#"$ROOT/"}, ${SHIM_JAR#"$ROOT/"}"
+  log "${WRAPPER_JAR#"$ROOT/"}, ${CLI_JAR#"$ROOT/"}, ${SHIM_JAR#"$ROOT/"}"
   mvn_ -DskipTests package
 }
 

@@ -10,6 +10,8 @@ export CGO_ENABLED=1
 # The project version (the root pom.xml's <revision>) and the jars the reactor builds.
 FERRY_VERSION=$("$ROOT/scripts/version.sh")
 WRAPPER_JAR=$ROOT/jni/target/ferry-flink-$FERRY_VERSION.jar
+# the ferry command (./ferry runs it with cli/target/classpath.txt); never part of a distribution
+CLI_JAR=$ROOT/cli/target/ferry-cli-$FERRY_VERSION.jar
 SHIM_JAR=$ROOT/shim/target/ferry-flink-shim.jar
 # the wrapper with its Arrow relocated inside (dist/pom.xml), and what ./build.sh dist packs
 DIST_JAR=$ROOT/dist/target/ferry-flink-$FERRY_VERSION.jar

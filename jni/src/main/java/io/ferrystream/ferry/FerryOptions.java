@@ -1,5 +1,6 @@
 package io.ferrystream.ferry;
 
+
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
@@ -22,7 +23,7 @@ public final class FerryOptions {
 
     /**
      * A native operator kind's kill switch, {@code ferry.<kind>.enabled} (default true). Each kind
-     * declares its own (e.g. {@code GroupAggregateMatcher.ENABLED}, {@code
+     * declares its own (e.g. {@code GroupAggregateKind.ENABLED}, {@code
      * ferry.group-aggregate.enabled}); it applies on top of {@link #ENABLED}.
      *
      * @param kind the kind's name in option keys, e.g. {@code group-aggregate}

@@ -38,7 +38,7 @@ import java.util.regex.Pattern;
  * nodes planned native ({@code Ferry.nativeNodesPlanned()}), native operators opened ({@code
  * Ferry.nativeOperatorsOpened()}), both in total and per operator kind ({@code
  * Ferry.operatorKinds()}), the reasons of the nodes that stayed Flink's (the planner's DEBUG log)
- * and the nodes that fell back at translation (each kind's exec node logs them at WARN). It also
+ * and the nodes that fell back at translation (Ferry's exec node logs them at WARN). It also
  * records whether {@code DefaultPlannerFactory} is the shim's (the proof that Ferry was injected by
  * the class path alone) and how many planners it created.
  *
@@ -379,12 +379,15 @@ public final class FerrySuiteListener implements TestExecutionListener {
         }
     }
 
-    /** The logger of each kind's exec node (it logs translation fallbacks at WARN). */
+    /** The loggers of the kinds' exec node (it logs translation fallbacks at WARN), each once. */
     private List<String> execNodeLoggers() {
         List<String> loggers = new ArrayList<>();
         for (String kind : kinds) {
             try {
-                loggers.add((String) Class.forName(FERRY).getMethod("execNodeClassName", String.class).invoke(null, kind));
+                String logger = (String) Class.forName(FERRY).getMethod("execNodeClassName", String.class).invoke(null, kind);
+                if (!loggers.contains(logger)) {
+                    loggers.add(logger);
+                }
             } catch (ReflectiveOperationException | LinkageError e) {
                 // a kind without an exec node class: nothing to listen to
             }

@@ -73,6 +73,19 @@ public final class ArrowTypes {
         return type;
     }
 
+    /**
+     * {@code type} with each field as {@link #carried} makes it (TIMESTAMP_LTZ as TIMESTAMP, TIME as
+     * INT): the row as it crosses into Go for an operator that only moves such fields and compares
+     * row times as milliseconds ({@code getLong}), as Flink's joins do.
+     */
+    public static RowType carriedFields(RowType type) {
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (RowType.RowField f : type.getFields()) {
+            fields.add(new RowType.RowField(f.getName(), carried(f.getType()), f.getDescription().orElse(null)));
+        }
+        return new RowType(type.isNullable(), fields);
+    }
+
     /** The non-null int8 RowKind field. */
     public static Field rowKindField() {
         return new Field(ROW_KIND_FIELD, FieldType.notNullable(new ArrowType.Int(8, true)), null);

@@ -55,9 +55,9 @@ import java.util.function.Consumer;
 /**
  * What every native operator does, whatever its kind: a Flink operator whose rows are appended to
  * Arrow batches, one per input, handed to the library once per batch, and whose output is the
- * changelog the library returns. A kind extends one of the two forms, {@link
- * OneInputNativeOperator} or {@link TwoInputNativeOperator}, with its {@link NativeSpec}; usually
- * that is all it adds.
+ * changelog the library returns. A kind runs the generic operator of its shape, {@link
+ * OneInputNativeOperator} or {@link TwoInputNativeOperator}, with its {@link NativeSpec}, and
+ * extends it only where it behaves differently.
  *
  * <p>The lifecycle, for every kind:
  *
@@ -153,7 +153,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** The keyed state Flink's operator keeps in this one's place, to import; null: none. */
     private FlinkState flinkState;
     /** The batching policy's fields, read per row by the forms. */
-    final int batchSize;
+    protected final int batchSize;
     final long maxDelayMs;
     final boolean bundled;
 
@@ -166,7 +166,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /** During a savepoint in Flink's form: the keys written into Flink's state; else null. */
     private transient List<RowData> flinkFormKeys;
     /** Per input: its Arrow batch, and its rows as Go reads them. */
-    transient RowDataArrowWriter[] writers;
+    protected transient RowDataArrowWriter[] writers;
     transient NativeInputRow[] inputRows;
     /** Per input: its writer's root ({@link #processRuns}). */
     private transient VectorSchemaRoot[] roots;
@@ -246,7 +246,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
      * operator, native or not (the lookup join runs no Go), reports its opens here, and logs them
      * at INFO on the TaskManager.
      */
-    static void countOpened(String kind, String name) {
+    public static void countOpened(String kind, String name) {
         LOG.info("Ferry operator {} opened: {}", kind, name);
         OPENED.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
         OPENED_BY_NAME.computeIfAbsent(name, k -> new AtomicLong()).incrementAndGet();
@@ -608,7 +608,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /** Hands input {@code input}'s buffered rows to Go and emits the changelog they produce. */
-    final void processInput(int input) {
+    protected final void processInput(int input) {
         RowDataArrowWriter w = writers[input];
         if (w.count() == 0) {
             return;

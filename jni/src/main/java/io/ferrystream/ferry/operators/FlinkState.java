@@ -16,8 +16,8 @@ import java.util.List;
  * The managed keyed state Flink's own operator keeps where a native operator runs, which the native
  * operator imports when restored from a checkpoint or savepoint taken with Ferry off, and writes
  * into a savepoint so that Flink's operator can restore it (docs/state.md, "Switching Ferry on or
- * off"). One implementation per operator kind that carries Flink's state: {@link FlinkAccState}
- * for the group aggregates, {@link FlinkIntervalJoinState} for the interval join. {@link
+ * off"). One implementation per operator kind that carries Flink's state: {@code FlinkAccState}
+ * for the group aggregates, {@code FlinkIntervalJoinState} for the interval join. {@link
  * ForeignStateGuard} refuses every state outside {@link #names}.
  */
 public interface FlinkState extends Serializable {

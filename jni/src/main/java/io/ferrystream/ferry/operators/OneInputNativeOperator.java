@@ -8,15 +8,22 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
- * The one-input form of a native operator ({@link AbstractNativeOperator}): every row goes to the
- * Arrow batch of the spec's only input, which is processed when it holds {@code batchSize} rows,
- * when its first row has waited {@code ferry.batch.max-delay}, before a watermark is forwarded,
- * before a checkpoint barrier and at the end of input; in mini-batch mode ({@link
- * Batching#bundles}) exactly where Flink's {@code CountBundleTrigger} would end a bundle.
+ * The one-input native operator ({@link AbstractNativeOperator}), generic over the kind's spec:
+ * every row goes to the Arrow batch of the spec's only input, which is processed when it holds
+ * {@code batchSize} rows, when its first row has waited {@code ferry.batch.max-delay}, before a
+ * watermark is forwarded, before a checkpoint barrier and at the end of input; in mini-batch mode
+ * ({@link Batching#bundles}) exactly where Flink's {@code CountBundleTrigger} would end a bundle.
+ * Keyed or not as its transformation says; a kind whose operator adds nothing to this (the local,
+ * global and incremental aggregates) runs this class itself.
+ *
+ * <p>Between two native stages its input may be frames of Ferry's columnar exchange instead of
+ * rows ({@link #readsFrames}), and its output frames of its output rows, routed for the consumer's
+ * parallelism and max parallelism as the network stack reports them when the task starts
+ * ({@link #writesFrames}).
  *
  * @param <S> the kind's spec
  */
-public abstract class OneInputNativeOperator<S extends NativeSpec> extends AbstractNativeOperator<S>
+public class OneInputNativeOperator<S extends NativeSpec> extends AbstractNativeOperator<S>
         implements OneInputStreamOperator<RowData, RowData> {
     private static final long serialVersionUID = 1L;
 
@@ -27,7 +34,7 @@ public abstract class OneInputNativeOperator<S extends NativeSpec> extends Abstr
      * @param spec the kind's spec, with one input
      * @param outputType the layout of the rows this operator emits
      */
-    protected OneInputNativeOperator(S spec, RowType outputType, Batching batching) {
+    public OneInputNativeOperator(S spec, RowType outputType, Batching batching) {
         super(spec, outputType, batching, 0);
     }
 

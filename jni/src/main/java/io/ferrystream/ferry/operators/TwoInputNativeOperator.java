@@ -9,8 +9,9 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
- * The two-input form of a native operator ({@link AbstractNativeOperator}): one Arrow batch per
- * input; {@link #processElement1} feeds input 0, {@link #processElement2} input 1.
+ * The two-input native operator ({@link AbstractNativeOperator}), generic over the kind's spec:
+ * one Arrow batch per input; {@link #processElement1} feeds input 0, {@link #processElement2}
+ * input 1. A kind whose operator adds nothing to this runs this class itself.
  *
  * <p>Batches ({@link Batching#of}): an input's batch is processed alone when it holds {@code
  * batchSize} rows. Both inputs' pending batches are processed, the first input's (input 0 unless
@@ -35,7 +36,7 @@ import org.apache.flink.table.types.logical.RowType;
  *
  * @param <S> the kind's spec
  */
-public abstract class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNativeOperator<S>
+public class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNativeOperator<S>
         implements TwoInputStreamOperator<RowData, RowData, RowData> {
     private static final long serialVersionUID = 1L;
 
@@ -55,7 +56,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
      * @param outputType the layout of the rows this operator emits
      * @param firstInput the input (0 or 1) whose pending batch is processed first
      */
-    protected TwoInputNativeOperator(S spec, RowType outputType, Batching batching, int firstInput) {
+    public TwoInputNativeOperator(S spec, RowType outputType, Batching batching, int firstInput) {
         super(spec, outputType, batching, order(firstInput));
         this.arrivalOrder = false;
     }
@@ -75,7 +76,7 @@ public abstract class TwoInputNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /** Input 0's pending batch is processed first. */
-    protected TwoInputNativeOperator(S spec, RowType outputType, Batching batching) {
+    public TwoInputNativeOperator(S spec, RowType outputType, Batching batching) {
         this(spec, outputType, batching, 0);
     }
 

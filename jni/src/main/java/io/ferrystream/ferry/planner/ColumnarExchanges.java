@@ -12,17 +12,19 @@ import java.util.List;
 
 /**
  * Where Ferry's optimizer program puts the columnar exchange: on Flink's hash exchange from a
- * native producer (a local aggregate, or the incremental aggregate of a split DISTINCT) to the
- * native consumer it feeds (a global aggregate, or an incremental aggregate), hashing exactly the
- * consumer's key fields (docs/operators/group-by.md#the-columnar-exchange). Anywhere else Flink's
- * exchange stays as it is; between two native nodes that cannot use it, EXPLAIN says why.
+ * native producer whose kind writes frames ({@link NativeKind#writesFrames}: the local aggregate,
+ * the incremental aggregate of a split DISTINCT) to the native consumer it feeds whose kind reads
+ * them ({@link NativeKind#frameKeys}: the global aggregate, the incremental aggregate), hashing
+ * exactly the consumer's key fields (docs/operators/group-by.md#the-columnar-exchange). Anywhere
+ * else Flink's exchange stays as it is; between two native nodes that cannot use it, EXPLAIN says
+ * why ({@link ColumnarExchangeRel}).
  */
 final class ColumnarExchanges {
     private ColumnarExchanges() {}
 
     /** {@code consumer} with its input exchange made columnar where it can be; else {@code consumer}. */
     static RelNode apply(RelNode consumer, ReadableConfig config) {
-        int[] keys = consumerKeys(consumer);
+        int[] keys = frameKeys(consumer);
         if (keys == null || consumer.getInputs().size() != 1) {
             return consumer;
         }
@@ -32,30 +34,26 @@ final class ColumnarExchanges {
         }
         StreamPhysicalExchange exchange = (StreamPhysicalExchange) input;
         RelNode producer = exchange.getInput();
-        if (!(producer instanceof FerryStreamPhysicalLocalGroupAggregate || producer instanceof FerryStreamPhysicalIncrementalGroupAggregate)
-                || ((NativeCandidate) producer).fallbackReason().isPresent()) {
+        if (!(producer instanceof NativeCandidate)) {
+            return consumer;
+        }
+        Verdict made = ((NativeCandidate) producer).verdict();
+        if (!made.isNative() || !made.kind().writesFrames()) {
             return consumer;
         }
         String reason = rowsReason(exchange.getDistribution(), keys, config);
-        RelNode columnar = new FerryStreamPhysicalColumnarExchange(
+        RelNode columnar = new ColumnarExchangeRel(
                 exchange.getCluster(), exchange.getTraitSet(), producer, exchange.getDistribution(), reason);
         return consumer.copy(consumer.getTraitSet(), List.of(columnar));
     }
 
-    /**
-     * The key fields of a native consumer of the columnar exchange, in its input rows: a global
-     * aggregate's grouping, an incremental aggregate's partial grouping; null for any other node.
-     */
-    private static int[] consumerKeys(RelNode node) {
-        if (node instanceof FerryStreamPhysicalGlobalGroupAggregate
-                && ((FerryStreamPhysicalGlobalGroupAggregate) node).fallbackReason().isEmpty()) {
-            return ((FerryStreamPhysicalGlobalGroupAggregate) node).grouping();
+    /** The key fields a native consumer of the columnar exchange reads frames by; null for any other node. */
+    private static int[] frameKeys(RelNode node) {
+        if (!(node instanceof NativeCandidate)) {
+            return null;
         }
-        if (node instanceof FerryStreamPhysicalIncrementalGroupAggregate
-                && ((FerryStreamPhysicalIncrementalGroupAggregate) node).fallbackReason().isEmpty()) {
-            return ((FerryStreamPhysicalIncrementalGroupAggregate) node).partialAggGrouping();
-        }
-        return null;
+        Verdict verdict = ((NativeCandidate) node).verdict();
+        return verdict.isNative() ? verdict.kind().frameKeysOf(node) : null;
     }
 
     /** Why the exchange keeps Flink's rows, or null when it can carry frames. */

@@ -2,7 +2,7 @@ package io.ferrystream.ferry.planner;
 
 import java.util.Objects;
 
-/** A matcher's outcome for one node: native, or the fallback reason shown in EXPLAIN. */
+/** A kind's decision on one node: native, or the fallback reason shown in EXPLAIN. */
 public final class Decision {
     private static final Decision NATIVE = new Decision(null);
 

@@ -3,6 +3,7 @@ package io.ferrystream.ferry.planner;
 import io.ferrystream.ferry.operators.AbstractNativeOperator;
 
 import org.apache.calcite.rel.RelNode;
+import org.apache.calcite.rel.hint.HintStrategyTable;
 import org.apache.calcite.sql2rel.SqlToRelConverter;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.TableConfig;
@@ -29,12 +30,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * Installs Ferry into a table environment's planner (docs/jvm.md#how-ferry-enters-flinks-planner).
  *
  * <p>{@link #install(TableConfig)} appends one optimizer program, {@value #PROGRAM_NAME}, after
- * Flink's own stream program. It runs on the final physical plan of every query and swaps each
- * supported node for a Ferry node whose ExecNode builds the native operator; every other candidate
- * node keeps Flink's operator and shows in EXPLAIN why ({@code ferry=[reason]}). It also registers
- * the {@code EARLY_FIRE} hint and puts its recorder before Flink's physical program ({@link
- * EarlyFireHint}). Call it before
- * the first statement; {@code ferry.*} options are read when a query is planned, so they may be
+ * Flink's own stream program. It runs on the final physical plan of every query and marks each
+ * node a registered kind takes ({@link NativeKinds}): a supported one translates to Ferry's exec
+ * node, which builds the native operator; every other candidate keeps Flink's operator and shows in
+ * EXPLAIN why ({@code ferry=[reason]}). It also adds the hints and the programs before Flink's
+ * physical program that kinds declare (the interval join's {@code EARLY_FIRE}). Call it before the
+ * first statement; {@code ferry.*} options are read when a query is planned, so they may be
  * changed at any time after.
  *
  * <p>Needs {@code flink-table-planner_2.12} (not the planner loader) on the class path: the
@@ -54,19 +55,18 @@ public final class Ferry {
      * per-kind counters.
      */
     public static List<String> operatorKinds() {
-        return NativeKinds.kinds();
+        return NativeKinds.names();
     }
 
     /**
-     * The class of {@code kind}'s exec node, whose logger reports (at WARN) a node that fell back
-     * to Flink's operator at translation. For test reports.
+     * The class of {@code kind}'s exec node ({@link NativeExecNode}, every kind's), whose logger
+     * reports (at WARN) a node that fell back to Flink's operator at translation. For test reports.
      */
     public static String execNodeClassName(String kind) {
-        NativeMatcher<?> m = NativeKinds.ofKind(kind);
-        if (m == null) {
+        if (NativeKinds.ofKind(kind) == null) {
             throw new IllegalArgumentException("no native operator kind " + kind + "; kinds: " + operatorKinds());
         }
-        return m.execNodeClass().getName();
+        return NativeExecNode.class.getName();
     }
 
     /**
@@ -191,35 +191,62 @@ public final class Ferry {
         } else {
             chain = new FlinkStreamProgramThenFerry(config);
         }
-        addEarlyFireRecorder(chain);
+        addKindPrograms(chain);
         chain.addLast(PROGRAM_NAME, new FerryOptimizeProgram());
         config.setPlannerConfig(CalciteConfig.createBuilder(calciteConfig)
                 .replaceStreamProgram(chain)
-                .replaceSqlToRelConverterConfig(withEarlyFireHint(calciteConfig, config))
+                .replaceSqlToRelConverterConfig(withKindHints(calciteConfig, config))
                 .build());
     }
 
-    /** Puts {@link EarlyFireHint#RECORDER} before Flink's physical program, if the chain has one. */
-    private static void addEarlyFireRecorder(FlinkChainedProgram<StreamOptimizeContext> chain) {
-        if (chain.get(FlinkStreamProgram.PHYSICAL()).isDefined() && chain.get(EarlyFireHint.RECORDER_NAME).isEmpty()) {
-            chain.addBefore(FlinkStreamProgram.PHYSICAL(), EarlyFireHint.RECORDER_NAME, EarlyFireHint.RECORDER);
+    /**
+     * Puts the programs kinds need before Flink's physical program ({@link
+     * NativeKind#programsBeforePhysical}) there, if the chain has one.
+     */
+    private static void addKindPrograms(FlinkChainedProgram<StreamOptimizeContext> chain) {
+        if (chain.get(FlinkStreamProgram.PHYSICAL()).isEmpty()) {
+            return;
+        }
+        for (NativeKind<?, ?> kind : NativeKinds.all()) {
+            kind.programsBeforePhysical().forEach((name, program) -> {
+                if (chain.get(name).isEmpty()) {
+                    chain.addBefore(FlinkStreamProgram.PHYSICAL(), name, program);
+                }
+            });
         }
     }
 
+    /** The names of the programs kinds put before Flink's physical program. */
+    private static Set<String> kindProgramNames() {
+        Set<String> names = new HashSet<>();
+        for (NativeKind<?, ?> kind : NativeKinds.all()) {
+            names.addAll(kind.programsBeforePhysical().keySet());
+        }
+        return names;
+    }
+
+    /** {@code hints} with every kind's hints added ({@link NativeKind#withHints}). */
+    private static HintStrategyTable withKindHints(HintStrategyTable hints) {
+        for (NativeKind<?, ?> kind : NativeKinds.all()) {
+            hints = kind.withHints(hints);
+        }
+        return hints;
+    }
+
     /**
-     * The SQL-to-rel configuration with {@code EARLY_FIRE} registered: a custom one set through
-     * the {@link CalciteConfig} with the hint added to its hint table; otherwise Flink's default
-     * (PlannerContext#getSqlToRelConverterConfig) with the hint added, reading {@code
-     * table.optimizer.sql2rel.project-merge.enabled} when a query is converted, as Flink does.
+     * The SQL-to-rel configuration with the kinds' hints registered ({@code EARLY_FIRE}): a custom
+     * one set through the {@link CalciteConfig} with the hints added to its hint table; otherwise
+     * Flink's default (PlannerContext#getSqlToRelConverterConfig) with the hints added, reading
+     * {@code table.optimizer.sql2rel.project-merge.enabled} when a query is converted, as Flink does.
      */
-    private static SqlToRelConverter.Config withEarlyFireHint(CalciteConfig calciteConfig, TableConfig tableConfig) {
+    private static SqlToRelConverter.Config withKindHints(CalciteConfig calciteConfig, TableConfig tableConfig) {
         if (calciteConfig.getSqlToRelConverterConfig().isDefined()) {
             SqlToRelConverter.Config custom = calciteConfig.getSqlToRelConverterConfig().get();
-            return custom.withHintStrategyTable(EarlyFireHint.addTo(custom.getHintStrategyTable()));
+            return custom.withHintStrategyTable(withKindHints(custom.getHintStrategyTable()));
         }
         return SqlToRelConverter.config()
                 .withTrimUnusedFields(false)
-                .withHintStrategyTable(EarlyFireHint.addTo(FlinkHintStrategies.createHintStrategyTable()))
+                .withHintStrategyTable(withKindHints(FlinkHintStrategies.createHintStrategyTable()))
                 .withInSubQueryThreshold(Integer.MAX_VALUE)
                 .withExpand(false)
                 .withRelBuilderFactory(FlinkRelFactories.FLINK_REL_BUILDER())
@@ -235,7 +262,7 @@ public final class Ferry {
      * table.optimizer.join-reorder-enabled} (only that, in 2.3.0; it adds a program when true).
      * This chain holds Flink's programs as built at install and runs them while that option keeps
      * its value; once it has changed, it runs Flink's program built from the current
-     * configuration instead, then the programs that are not Flink's (Ferry's).
+     * configuration instead, then the programs that are not Flink's (Ferry's; the kinds' programs run inside Flink's).
      */
     static final class FlinkStreamProgramThenFerry extends FlinkChainedProgram<StreamOptimizeContext> {
         private final boolean joinReorder;
@@ -257,10 +284,11 @@ public final class Ferry {
                 return super.optimize(root, context);
             }
             FlinkChainedProgram<StreamOptimizeContext> flinks = FlinkStreamProgram.buildProgram(config);
-            addEarlyFireRecorder(flinks);
+            addKindPrograms(flinks);
             RelNode rel = flinks.optimize(root, context);
+            Set<String> kindPrograms = kindProgramNames();
             for (String name : getProgramNames()) {
-                if (!flinkPrograms.contains(name) && !name.equals(EarlyFireHint.RECORDER_NAME)) {
+                if (!flinkPrograms.contains(name) && !kindPrograms.contains(name)) {
                     rel = get(name).get().optimize(rel, context);
                 }
             }

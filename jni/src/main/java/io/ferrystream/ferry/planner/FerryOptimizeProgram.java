@@ -2,7 +2,7 @@ package io.ferrystream.ferry.planner;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.configuration.ReadableConfig;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
+import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
 import org.slf4j.Logger;
@@ -15,17 +15,16 @@ import java.util.Map;
 
 /**
  * The optimizer program {@link Ferry#install} appends after Flink's stream program. It walks the
- * final physical plan bottom-up and replaces every candidate node: a supported one by its Ferry
- * twin, an unsupported one by a fallback twin that only adds the reason to EXPLAIN. Candidates
- * are the nodes of exactly the class a registered kind's matcher takes ({@link NativeKinds}; not
- * subclasses, so Ferry's own nodes are never matched again). Shared sub-trees stay shared. A node whose matching throws keeps Flink's operator, with the error as
- * its reason: Ferry never fails a query Flink could run.
+ * final physical plan bottom-up and puts a candidate ({@link NativeCandidate}) in the place of
+ * every node a registered kind takes ({@link NativeKinds}: nodes of exactly the kind's class, not
+ * subclasses, so candidates are never decided again), native or with the reason it stays Flink's.
+ * Shared sub-trees stay shared. A node whose deciding throws keeps Flink's operator, with the error
+ * as its reason: Ferry never fails a query Flink could run. Between two native nodes that can use
+ * it, Flink's exchange becomes Ferry's columnar one ({@link ColumnarExchanges}). Last, every kind
+ * may rewrite the plan around its nodes ({@link NativeKind#rewritePlan}).
  *
- * <p>Then the changelog of the outer interval joins with the {@code EARLY_FIRE} hint (updates)
- * goes into the plan's traits: {@link EarlyFireChangelog}.
- *
- * <p>Sub-plan reuse needs no per-instance digest: Ferry nodes print {@code ferry=[...]}, so they
- * never share a digest with Flink's nodes, and two Ferry nodes with equal digests (same input, row
+ * <p>Sub-plan reuse needs no per-instance digest: candidates print {@code ferry=[...]}, so they
+ * never share a digest with Flink's nodes, and two candidates with equal digests (same input, row
  * type, changelog traits, hints, configuration) get the same decision and build the same operator,
  * so merging them is exactly as correct as Flink merging its own.
  */
@@ -37,7 +36,10 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
 
     @Override
     public RelNode optimize(RelNode root, StreamOptimizeContext context) {
-        RelNode result = EarlyFireChangelog.apply(new Rewriter(context.getTableConfig()).visit(root));
+        RelNode result = new Rewriter(context.getTableConfig()).visit(root);
+        for (NativeKind<?, ?> kind : NativeKinds.all()) {
+            result = kind.rewritePlan(result);
+        }
         List<RelNode> capture = CAPTURE.get();
         if (capture != null) {
             capture.add(result);
@@ -67,31 +69,30 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
                 newInputs.add(n);
             }
             result = changed ? node.copy(node.getTraitSet(), newInputs) : node;
-            NativeMatcher<?> matcher = NativeKinds.forNode(result);
-            if (matcher != null) {
-                result = ColumnarExchanges.apply(replace(matcher, result), config);
+            NativeKind<?, ?> kind = NativeKinds.forPhysical(result);
+            if (kind != null) {
+                result = ColumnarExchanges.apply(candidate(kind, result), config);
             }
             done.put(node, result);
             return result;
         }
 
-        private <R extends StreamPhysicalRel> RelNode replace(NativeMatcher<R> matcher, RelNode node) {
-            R candidate = matcher.nodeClass().cast(node);
+        private RelNode candidate(NativeKind<?, ?> kind, RelNode node) {
             Decision decision;
             try {
-                decision = matcher.decide(candidate, config);
+                decision = kind.decideNode(node, config);
             } catch (RuntimeException | LinkageError e) {
                 // a LinkageError is a broken installation (e.g. Arrow's jars missing from lib/):
                 // the query still runs, on Flink's operator, with the reason in EXPLAIN
-                LOG.warn("Ferry: matching {} failed; Flink's operator is used", candidate.getRelDetailedDescription(), e);
+                LOG.warn("Ferry: matching {} failed; Flink's operator is used", ((FlinkRelNode) node).getRelDetailedDescription(), e);
                 decision = Decision.fallback("planner error: " + e);
             }
             if (decision.isNative()) {
-                Ferry.countNativeNode(matcher.kind());
-                return matcher.nativeNode(candidate);
+                Ferry.countNativeNode(kind.name());
+            } else {
+                LOG.debug("Ferry: {} stays Flink's: {}", ((FlinkRelNode) node).getRelDetailedDescription(), decision.reason());
             }
-            LOG.debug("Ferry: {} stays Flink's: {}", candidate.getRelDetailedDescription(), decision.reason());
-            return matcher.fallbackNode(candidate, decision.reason());
+            return kind.candidateOf(node, decision);
         }
     }
 }

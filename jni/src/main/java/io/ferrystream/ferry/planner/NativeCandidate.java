@@ -1,24 +1,43 @@
 package io.ferrystream.ferry.planner;
 
+import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
+
 import java.util.Optional;
 
 /**
- * A candidate node as Ferry's optimizer program leaves it in the physical plan: the subclass of
- * Flink's node that a registered kind put in its place, either native ({@code ferry=[native]}) or
- * with the reason it stays Flink's ({@code ferry=[reason]}). Tools read plans through this
- * interface (the {@code ferry} CLI counts candidates and lists fallback reasons with it) instead
- * of parsing EXPLAIN text.
+ * A candidate node as Ferry's optimizer program leaves it in the physical plan: a subclass of
+ * Flink's node class that carries Ferry's {@link Verdict}, native ({@code ferry=[native]}) or with
+ * the reason it stays Flink's ({@code ferry=[reason]}). Being Flink's class, every {@code
+ * instanceof} check and metadata handler of the planner still treats it as Flink's node.
+ *
+ * <p>Each kind has one candidate class for Flink's node class it takes, and it holds no logic:
+ * a constructor from Flink's node, {@code copy} (which keeps the candidate: the planner copies
+ * nodes after Ferry's program, and the inherited copy would silently build Flink's plain class),
+ * {@code explainTerms} and {@code translateToExecNode} forwarding to the verdict, and {@code
+ * getRelTypeName} returning Flink's name, so EXPLAIN and descriptions stay Flink's.
+ *
+ * <p>Tools read plans through this interface (the {@code ferry} CLI counts candidates and lists
+ * fallback reasons with it) instead of parsing EXPLAIN text.
  */
 public interface NativeCandidate {
-    /** The operator kind of the matcher that decided this node ({@code NativeSpec#kind()}). */
-    String nativeKind();
+    /** Ferry's verdict on this node. */
+    Verdict verdict();
+
+    /** The operator kind that decided this node ({@code NativeSpec#kind()}). */
+    default String nativeKind() {
+        return verdict().kind().name();
+    }
 
     /** Why the node stays Flink's; empty when it runs natively. */
-    Optional<String> fallbackReason();
+    default Optional<String> fallbackReason() {
+        return verdict().fallbackReason();
+    }
 
     /**
      * The node's description as its native operator's spec names it ({@code NativeSpec#name()}),
-     * the key of {@link Ferry#nativeOperatorsOpenedForNode}.
+     * the key of {@link Ferry#nativeOperatorsOpenedForNode}: the node's detailed description.
      */
-    String nativeDescription();
+    default String nativeDescription() {
+        return ((FlinkRelNode) this).getRelDetailedDescription();
+    }
 }

@@ -1,6 +1,15 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateKind;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateKind;
+import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateKind;
+import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateKind;
+import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinKind;
+import io.ferrystream.ferry.kinds.lookupjoin.LookupJoinKind;
+import io.ferrystream.ferry.kinds.windowjoin.WindowJoinKind;
+
 import org.apache.calcite.rel.RelNode;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -8,51 +17,65 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The native operator kinds the planner knows: one {@link NativeMatcher} each. A new kind adds
- * its matcher here.
+ * The registry of native operator kinds, the only list of them: one line per kind. Everything
+ * else (the optimizer program, loaded plans, the counters, the support check, the columnar
+ * exchange, flink-suites' report) reads it.
  */
 public final class NativeKinds {
-    private static final List<NativeMatcher<?>> MATCHERS =
-            List.of(new GroupAggregateMatcher(), new LocalGroupAggregateMatcher(), new GlobalGroupAggregateMatcher(),
-                    new IncrementalGroupAggregateMatcher(), new IntervalJoinMatcher(), new WindowJoinMatcher(),
-                    new LookupJoinMatcher());
+    private static final List<NativeKind<?, ?>> KINDS = List.of(
+            new GroupAggregateKind(),
+            new LocalGroupAggregateKind(),
+            new GlobalGroupAggregateKind(),
+            new IncrementalGroupAggregateKind(),
+            new IntervalJoinKind(),
+            new WindowJoinKind(),
+            new LookupJoinKind());
 
-    private static final Map<Class<?>, NativeMatcher<?>> BY_NODE_CLASS = new HashMap<>();
+    private static final Map<Class<?>, NativeKind<?, ?>> BY_PHYSICAL_CLASS = new HashMap<>();
+    private static final Map<Class<?>, NativeKind<?, ?>> BY_EXEC_CLASS = new HashMap<>();
 
     static {
-        for (NativeMatcher<?> m : MATCHERS) {
-            if (BY_NODE_CLASS.put(m.nodeClass(), m) != null) {
-                throw new IllegalStateException("two native kinds replace " + m.nodeClass().getName());
+        for (NativeKind<?, ?> k : KINDS) {
+            if (BY_PHYSICAL_CLASS.put(k.physicalClass(), k) != null) {
+                throw new IllegalStateException("two native kinds replace " + k.physicalClass().getName());
+            }
+            if (BY_EXEC_CLASS.put(k.execClass(), k) != null) {
+                throw new IllegalStateException("two native kinds translate " + k.execClass().getName());
             }
         }
     }
 
     private NativeKinds() {}
 
-    /** Every kind's matcher, in registration order. */
-    public static List<NativeMatcher<?>> matchers() {
-        return MATCHERS;
+    /** Every kind, in registration order. */
+    public static List<NativeKind<?, ?>> all() {
+        return KINDS;
     }
 
     /** The kinds' names ({@code NativeSpec#kind()}), in registration order. */
-    public static List<String> kinds() {
-        List<String> kinds = new ArrayList<>(MATCHERS.size());
-        for (NativeMatcher<?> m : MATCHERS) {
-            kinds.add(m.kind());
+    public static List<String> names() {
+        List<String> names = new ArrayList<>(KINDS.size());
+        for (NativeKind<?, ?> k : KINDS) {
+            names.add(k.name());
         }
-        return kinds;
+        return names;
     }
 
-    /** The matcher of the kind that replaces nodes of exactly {@code node}'s class, or null. */
-    static NativeMatcher<?> forNode(RelNode node) {
-        return BY_NODE_CLASS.get(node.getClass());
+    /** The kind that replaces nodes of exactly {@code node}'s class, or null. */
+    static NativeKind<?, ?> forPhysical(RelNode node) {
+        return BY_PHYSICAL_CLASS.get(node.getClass());
     }
 
-    /** The matcher of {@code kind}, or null. */
-    static NativeMatcher<?> ofKind(String kind) {
-        for (NativeMatcher<?> m : MATCHERS) {
-            if (m.kind().equals(kind)) {
-                return m;
+    /** The kind that translates exec nodes of exactly {@code node}'s class, or null. */
+    static NativeKind<?, ?> forExec(ExecNode<?> node) {
+        return BY_EXEC_CLASS.get(node.getClass());
+    }
+
+    /** The kind named {@code name}, or null. */
+    public static NativeKind<?, ?> ofKind(String name) {
+        for (NativeKind<?, ?> k : KINDS) {
+            if (k.name().equals(name)) {
+                return k;
             }
         }
         return null;

@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * closes it. Go is the authority on what is native; a spec it refuses with FERRY_EUNSUPPORTED or
  * FERRY_EINVAL stays Flink's, with Go's message as the reason. Answers are cached per spec JSON.
  */
-final class NativeSupport {
+public final class NativeSupport {
     private static final Logger LOG = LoggerFactory.getLogger(NativeSupport.class);
 
     /** Cache bound; specs are small, but a long-lived SQL gateway plans many queries. */
@@ -39,7 +39,7 @@ final class NativeSupport {
     private NativeSupport() {}
 
     /** Empty when Go opens the spec; otherwise why not. */
-    static Optional<String> check(NativeSpec spec) {
+    public static Optional<String> check(NativeSpec spec) {
         return check(spec, null);
     }
 
@@ -48,7 +48,7 @@ final class NativeSupport {
      * operator's output), its output columns are the ones Flink's row type declares, column for
      * column as the operator checks them when it opens; otherwise why not.
      */
-    static Optional<String> check(NativeSpec spec, @Nullable RowType outputType) {
+    public static Optional<String> check(NativeSpec spec, @Nullable RowType outputType) {
         String json = spec.toJson(PROBE_MAX_PARALLELISM, 0, PROBE_MAX_PARALLELISM - 1);
         String key = outputType == null ? json : json + "\n" + outputType.asSerializableString();
         String reason = CACHE.get(key);

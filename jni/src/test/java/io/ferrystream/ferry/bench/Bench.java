@@ -223,7 +223,7 @@ public final class Bench {
                 }
                 OperatorBench.Planned p = OperatorBench.plan(true, batch);
                 double[] trip = StageSplit.javaArrowRoundTrip(
-                        ((io.ferrystream.ferry.operators.FerryGroupAggregateOperator) p.operator()).spec(),
+                        ((io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator) p.operator()).spec(),
                         BenchBids.row(1000, 100), 200_000, reps);
                 out.append(String.format(Locale.ROOT,
                         "%nArrow Java C Data Interface alone (the one-row input batch, no Go): export %.0f ns,"

@@ -2,9 +2,9 @@ package io.ferrystream.ferry.bench;
 
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec;
 import io.ferrystream.ferry.nativelib.NativeOperator;
-import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
-import io.ferrystream.ferry.operators.GroupAggregateSpec;
 import io.ferrystream.ferry.operators.NativeInputRow;
 
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.ferrystream.ferry.bench;
 
-import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
 
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;

@@ -5,10 +5,10 @@ import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.exchange.FerryFrame;
 import io.ferrystream.ferry.exchange.FerryFrameSerializer;
 import io.ferrystream.ferry.exchange.FerryKeyGroupPartitioner;
+import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateSpec;
 import io.ferrystream.ferry.nativelib.NativeOperator;
-import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
-import io.ferrystream.ferry.operators.GroupAggregateSpec;
-import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;

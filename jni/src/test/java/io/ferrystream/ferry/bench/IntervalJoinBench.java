@@ -4,7 +4,7 @@ import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.bench.OperatorBench.CountingOutput;
 import io.ferrystream.ferry.bench.OperatorBench.Pass;
 import io.ferrystream.ferry.bench.OperatorBench.Variant;
-import io.ferrystream.ferry.operators.FerryIntervalJoinOperator;
+import io.ferrystream.ferry.kinds.intervaljoin.FerryIntervalJoinOperator;
 import io.ferrystream.ferry.operators.HarnessMemory;
 import io.ferrystream.ferry.planner.Ferry;
 

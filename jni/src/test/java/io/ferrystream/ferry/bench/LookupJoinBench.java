@@ -1,7 +1,7 @@
 package io.ferrystream.ferry.bench;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FerryLookupJoinOperator;
+import io.ferrystream.ferry.kinds.lookupjoin.FerryLookupJoinOperator;
 import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;

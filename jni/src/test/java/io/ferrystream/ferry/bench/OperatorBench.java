@@ -1,7 +1,7 @@
 package io.ferrystream.ferry.bench;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
 import io.ferrystream.ferry.operators.HarnessMemory;
 import io.ferrystream.ferry.planner.Ferry;
 
@@ -204,7 +204,6 @@ final class OperatorBench {
             throw new IllegalStateException("RowDataSerializer without its types field", e);
         }
     }
-
 
     static boolean isFlinkGroupAggregate(Object op) {
         return op instanceof KeyedProcessOperator

@@ -1,7 +1,7 @@
 package io.ferrystream.ferry.bench;
 
+import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
 import io.ferrystream.ferry.nativelib.NativeLibrary;
-import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
 
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;

@@ -1,6 +1,6 @@
 package io.ferrystream.ferry.bench;
 
-import io.ferrystream.ferry.operators.FerryWindowJoinOperator;
+import io.ferrystream.ferry.kinds.windowjoin.FerryWindowJoinOperator;
 
 import org.apache.flink.table.runtime.operators.join.window.WindowJoinOperator;
 

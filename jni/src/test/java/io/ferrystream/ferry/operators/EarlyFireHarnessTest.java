@@ -1,11 +1,12 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.kinds.intervaljoin.FerryIntervalJoinOperator;
+import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
+
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.harness;
 import static io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.plan;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-
-import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
 
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.watermark.Watermark;

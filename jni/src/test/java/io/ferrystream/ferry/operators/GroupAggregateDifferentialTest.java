@@ -1,6 +1,8 @@
 package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.kinds.groupaggregate.FlinkAccState;
 import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -768,7 +770,7 @@ class GroupAggregateDifferentialTest {
     /**
      * Async state on: Ferry's operator against Flink's async-state GROUP BY on the heap backend,
      * whose state never expires whatever {@code table.exec.state.ttl} says (its descriptor's TTL is
-     * dropped on the way to the heap backend: GroupAggregateMatcher#effectiveStateTtlMs). The TTL
+     * dropped on the way to the heap backend: GroupAggregateKind#effectiveStateTtlMs). The TTL
      * clock steps past the retention many times; snapshots and restores in between.
      */
     @Test

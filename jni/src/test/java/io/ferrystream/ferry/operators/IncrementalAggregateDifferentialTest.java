@@ -1,17 +1,20 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateSpec;
+import io.ferrystream.ferry.planner.Ferry;
+
 import static io.ferrystream.ferry.operators.TwoPhaseAggregateDifferentialTest.assertIdentical;
 import static io.ferrystream.ferry.operators.TwoPhaseAggregateDifferentialTest.events;
 import static io.ferrystream.ferry.operators.TwoPhaseAggregateDifferentialTest.partialRows;
+import static io.ferrystream.ferry.operators.TwoPhaseAggregateDifferentialTest.runs;
 import static io.ferrystream.ferry.operators.TwoPhaseAggregateDifferentialTest.runGlobal;
 import static io.ferrystream.ferry.operators.TwoPhaseAggregateDifferentialTest.typeOf;
 import static io.ferrystream.ferry.operators.TwoPhaseAggregateDifferentialTest.userFunction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-
-import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -49,7 +52,7 @@ import java.util.Random;
 
 /**
  * The incremental aggregate of a split DISTINCT ({@code KeyedMapBundleOperator} running {@code
- * MiniBatchIncrementalGroupAggFunction}) against {@link FerryIncrementalGroupAggregateOperator},
+ * MiniBatchIncrementalGroupAggFunction}) against Ferry's native operator of the incremental spec ({@link OneInputNativeOperator}),
  * each planned from the same SQL (mini-batch on, TWO_PHASE, split DISTINCT on) with Ferry off and
  * on, in Flink's keyed test harness: fed the same partial rows, which Flink's own local aggregate
  * makes from random rows of its input (the partial keys with their buckets, the DISTINCT
@@ -118,12 +121,12 @@ class IncrementalAggregateDifferentialTest {
             Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
             boolean flinkIncremental = op instanceof KeyedMapBundleOperator
                     && userFunction(op) instanceof MiniBatchIncrementalGroupAggFunction;
-            if (op instanceof MapBundleOperator || op instanceof FerryLocalGroupAggregateOperator) {
+            if (op instanceof MapBundleOperator || runs(op, LocalGroupAggregateSpec.class)) {
                 local = (OneInputStreamOperator<RowData, RowData>) op;
                 localIn = typeOf(node.getTypeSerializersIn()[0]);
                 localOut = typeOf(node.getTypeSerializerOut());
-            } else if (flinkIncremental || op instanceof FerryIncrementalGroupAggregateOperator) {
-                assertEquals(ferry, op instanceof FerryIncrementalGroupAggregateOperator,
+            } else if (flinkIncremental || runs(op, IncrementalGroupAggregateSpec.class)) {
+                assertEquals(ferry, runs(op, IncrementalGroupAggregateSpec.class),
                         "planned incremental " + op + "\n" + tEnv.explainSql(query(changelog)));
                 incremental = (OneInputStreamOperator<RowData, RowData>) op;
                 incrementalOut = typeOf(node.getTypeSerializerOut());

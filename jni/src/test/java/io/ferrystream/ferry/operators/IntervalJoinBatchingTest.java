@@ -1,8 +1,9 @@
 package io.ferrystream.ferry.operators;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
+import io.ferrystream.ferry.kinds.intervaljoin.FerryIntervalJoinOperator;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -63,7 +64,7 @@ class IntervalJoinBatchingTest {
         Planned flink = IntervalJoinDifferentialTest.plan("LEFT", cond, false, 64);
         var fh = IntervalJoinDifferentialTest.harness(ferry, null);
         var sh = IntervalJoinDifferentialTest.harness(flink, null);
-        FerryIntervalJoinOperator join = (FerryIntervalJoinOperator) fh.getOperator();
+        AbstractNativeOperator<?> join = (FerryIntervalJoinOperator) fh.getOperator();
 
         // 63 rows in 42 runs of one input: nothing is due yet (no watermark, the max delay is an hour).
         feed(fh, ferry, 0, 63);

@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.intervaljoin.FerryIntervalJoinOperator;
 import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;

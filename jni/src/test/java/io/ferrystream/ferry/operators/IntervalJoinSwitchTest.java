@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.kinds.intervaljoin.FerryIntervalJoinOperator;
+import io.ferrystream.ferry.kinds.intervaljoin.FlinkIntervalJoinState;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Step;
 

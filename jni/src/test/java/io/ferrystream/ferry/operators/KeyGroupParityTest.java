@@ -2,6 +2,7 @@ package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec;
 import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 

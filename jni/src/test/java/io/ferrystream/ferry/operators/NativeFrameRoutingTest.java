@@ -1,14 +1,18 @@
 package io.ferrystream.ferry.operators;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.exchange.FerryFrame;
+import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateSpec;
 import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;

@@ -1,10 +1,11 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec.Call;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.ferrystream.ferry.operators.GroupAggregateSpec.Call;
 
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.BooleanType;

@@ -1,11 +1,12 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
+import io.ferrystream.ferry.operators.RescaleSupport.Changelog;
+import io.ferrystream.ferry.operators.RescaleSupport.Planned;
+
 import static io.ferrystream.ferry.operators.RescaleSupport.MAX_PARALLELISM;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.ferrystream.ferry.operators.RescaleSupport.Changelog;
-import io.ferrystream.ferry.operators.RescaleSupport.Planned;
 
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;

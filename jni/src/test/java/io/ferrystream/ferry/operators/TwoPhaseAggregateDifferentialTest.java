@@ -1,6 +1,9 @@
 package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.FlinkAccState;
+import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateSpec;
 import io.ferrystream.ferry.planner.Ferry;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -66,12 +69,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *
  * <ul>
  *   <li>the local aggregate, {@code MapBundleOperator(MiniBatchLocalGroupAggFunction)} against
- *       {@link FerryLocalGroupAggregateOperator}, in the harness for operators that are not keyed,
+ *       Ferry's native operator of the local spec ({@link OneInputNativeOperator}), in the harness for operators that are not keyed,
  *       fed the same random changelog, bundles cut by the count trigger, by barriers and
  *       watermarks at random points, and by snapshot and restore: identical partial rows in
  *       identical order;
  *   <li>the global aggregate, {@code KeyedMapBundleOperator(MiniBatchGlobalGroupAggFunction)}
- *       against {@link FerryGlobalGroupAggregateOperator}, in the keyed harness, fed the same
+ *       against Ferry's native operator of the global spec, in the keyed harness, fed the same
  *       partial rows, which Flink's own local aggregate makes from random changelogs split over
  *       several local subtasks (negative and zero counts, NULL sums, overflowed DECIMALs), with
  *       snapshots, restores and idle-state TTL: identical changelogs in identical order.
@@ -144,14 +147,14 @@ class TwoPhaseAggregateDifferentialTest {
                 continue;
             }
             Object op = ((SimpleOperatorFactory<?>) factory).getOperator();
-            if (op instanceof MapBundleOperator || op instanceof FerryLocalGroupAggregateOperator) {
-                assertEquals(ferry, op instanceof FerryLocalGroupAggregateOperator, "planned local " + op);
+            if (op instanceof MapBundleOperator || runs(op, LocalGroupAggregateSpec.class)) {
+                assertEquals(ferry, runs(op, LocalGroupAggregateSpec.class), "planned local " + op);
                 // The harness feeds source rows: the local aggregate must read them as they are.
                 assertEquals(1 + VALUE_TYPES.size(), typeOf(node.getTypeSerializersIn()[0]).getFieldCount());
                 local = (OneInputStreamOperator<RowData, RowData>) op;
                 localOut = typeOf(node.getTypeSerializerOut());
-            } else if (op instanceof KeyedMapBundleOperator || op instanceof FerryGlobalGroupAggregateOperator) {
-                assertEquals(ferry, op instanceof FerryGlobalGroupAggregateOperator, "planned global " + op);
+            } else if (op instanceof KeyedMapBundleOperator || runs(op, GlobalGroupAggregateSpec.class)) {
+                assertEquals(ferry, runs(op, GlobalGroupAggregateSpec.class), "planned global " + op);
                 global = (OneInputStreamOperator<RowData, RowData>) op;
                 globalOut = typeOf(node.getTypeSerializerOut());
                 keys = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
@@ -545,6 +548,11 @@ class TwoPhaseAggregateDifferentialTest {
      * counts, negative ones included) in the local's partial rows, merged by the global, the
      * halves crossed.
      */
+    /** Whether {@code op} is Ferry's native operator running a spec of class {@code spec}. */
+    static boolean runs(Object op, Class<? extends NativeSpec> spec) {
+        return op instanceof OneInputNativeOperator && spec.isInstance(((OneInputNativeOperator<?>) op).spec());
+    }
+
     @Test
     void retractingMinMax() throws Exception {
         for (int size : new int[] {1, 4, 100}) {

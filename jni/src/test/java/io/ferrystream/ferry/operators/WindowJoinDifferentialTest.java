@@ -1,6 +1,8 @@
 package io.ferrystream.ferry.operators;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.windowjoin.FerryWindowJoinOperator;
+import io.ferrystream.ferry.kinds.windowjoin.WindowJoinSpec;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Step;
 import io.ferrystream.ferry.planner.Ferry;

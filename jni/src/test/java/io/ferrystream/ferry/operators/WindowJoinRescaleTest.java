@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.kinds.windowjoin.FerryWindowJoinOperator;
+import io.ferrystream.ferry.kinds.windowjoin.WindowJoinSpec;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Planned;
 import io.ferrystream.ferry.operators.IntervalJoinDifferentialTest.Step;
 

@@ -1,9 +1,9 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateSpec;
 import io.ferrystream.ferry.operators.AbstractNativeOperator;
-import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
-import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;

@@ -1,13 +1,13 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FerryGroupAggregateOperator;
 
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.api.common.typeinfo.Types;

@@ -1,5 +1,8 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateKind;
+
 import static io.ferrystream.ferry.planner.PlannerTests.exchangeTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.groupAggregateLines;
@@ -10,8 +13,6 @@ import static io.ferrystream.ferry.planner.PlannerTests.withoutFerryTerms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.ferrystream.ferry.FerryOptions;
 
 import org.apache.flink.table.api.StatementSet;
 import org.apache.flink.table.api.TableEnvironment;
@@ -328,7 +329,7 @@ class FerryExplainTest {
         assertFallback(
                 "disabled by ferry.group-aggregate.enabled=false",
                 sql,
-                Map.of(GroupAggregateMatcher.ENABLED.key(), "false"));
+                Map.of(GroupAggregateKind.ENABLED.key(), "false"));
     }
 
     @Test

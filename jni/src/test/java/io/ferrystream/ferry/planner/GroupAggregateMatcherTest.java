@@ -1,10 +1,11 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateKind;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.ferrystream.ferry.operators.GroupAggregateSpec;
 
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.calcite.rel.type.RelDataType;
@@ -34,22 +35,22 @@ class GroupAggregateMatcherTest {
 
     @Test
     void callShapes() {
-        assertNull(GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.COUNT, false, false, List.of(), -1)));
-        assertNull(GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.COUNT, false, false, List.of(1), -1)));
-        assertNull(GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.MAX, false, false, List.of(1), -1)));
+        assertNull(GroupAggregateKind.callReason(call(SqlStdOperatorTable.COUNT, false, false, List.of(), -1)));
+        assertNull(GroupAggregateKind.callReason(call(SqlStdOperatorTable.COUNT, false, false, List.of(1), -1)));
+        assertNull(GroupAggregateKind.callReason(call(SqlStdOperatorTable.MAX, false, false, List.of(1), -1)));
         assertEquals(
                 "COUNT over 2 arguments: not native yet",
-                GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.COUNT, false, false, List.of(1, 2), -1)));
+                GroupAggregateKind.callReason(call(SqlStdOperatorTable.COUNT, false, false, List.of(1, 2), -1)));
         assertEquals(
                 "approximate COUNT: not native yet",
-                GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.COUNT, false, true, List.of(1), -1)));
+                GroupAggregateKind.callReason(call(SqlStdOperatorTable.COUNT, false, true, List.of(1), -1)));
         // DISTINCT and FILTER are for Go to judge (it refuses AVG(DISTINCT), for one).
-        assertEquals(null, GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.SUM, true, false, List.of(1), -1)));
-        assertEquals(null, GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.MIN, false, false, List.of(1), 2)));
+        assertEquals(null, GroupAggregateKind.callReason(call(SqlStdOperatorTable.SUM, true, false, List.of(1), -1)));
+        assertEquals(null, GroupAggregateKind.callReason(call(SqlStdOperatorTable.MIN, false, false, List.of(1), 2)));
         assertEquals(
                 "aggregate function STDDEV_POP: not native yet",
-                GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.STDDEV_POP, false, false, List.of(1), -1)));
-        assertEquals(null, GroupAggregateMatcher.callReason(call(SqlStdOperatorTable.SUM0, false, false, List.of(1), -1)));
+                GroupAggregateKind.callReason(call(SqlStdOperatorTable.STDDEV_POP, false, false, List.of(1), -1)));
+        assertEquals(null, GroupAggregateKind.callReason(call(SqlStdOperatorTable.SUM0, false, false, List.of(1), -1)));
     }
 
     /** A probe spec calling function over v (BIGINT), or over k (VARCHAR) when overString. */

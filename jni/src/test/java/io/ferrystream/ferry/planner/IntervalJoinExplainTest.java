@@ -1,13 +1,13 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinSpec;
+
 import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
 import static io.ferrystream.ferry.planner.PlannerTests.newTableEnv;
 import static io.ferrystream.ferry.planner.PlannerTests.physicalPlan;
 import static io.ferrystream.ferry.planner.PlannerTests.withoutFerryTerms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.ferrystream.ferry.operators.IntervalJoinSpec;
 
 import org.apache.flink.table.api.TableEnvironment;
 import org.junit.jupiter.api.Test;
@@ -117,6 +117,6 @@ class IntervalJoinExplainTest {
         assertEquals(List.of("disabled by ferry.interval-join.enabled=false"),
                 decisions(rowTime("", ""), Map.of("ferry.interval-join.enabled", "false")));
         assertEquals(List.of("disabled by ferry.enabled=false"), decisions(rowTime("", ""), Map.of("ferry.enabled", "false")));
-        assertEquals("ferry.interval-join.enabled", NativeKinds.ofKind(IntervalJoinSpec.KIND).enabledOption().key());
+        assertEquals("ferry.interval-join.enabled", NativeKinds.ofKind(IntervalJoinSpec.KIND).killSwitch().key());
     }
 }

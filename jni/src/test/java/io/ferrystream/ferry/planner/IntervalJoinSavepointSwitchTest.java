@@ -1,8 +1,8 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.intervaljoin.FlinkIntervalJoinState;
 import io.ferrystream.ferry.operators.AbstractNativeOperator;
-import io.ferrystream.ferry.operators.FlinkIntervalJoinState;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;

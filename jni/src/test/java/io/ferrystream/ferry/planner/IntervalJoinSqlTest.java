@@ -1,7 +1,7 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.IntervalJoinSpec;
+import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinSpec;
 
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.kinds.lookupjoin.LookupJoinKind;
+
 import org.apache.flink.table.api.TableEnvironment;
 import org.junit.jupiter.api.Test;
 
@@ -152,7 +154,7 @@ class LookupJoinDocTest {
                 + " LEFT JOIN dim FOR SYSTEM_TIME AS OF T.proctime AS D ON T.id = D.id"));
         List<String> terms = PlannerTests.ferryTerms(plan).stream().filter(t -> !t.equals("native")).toList();
         assertTrue(plan.contains("LookupJoin("), plan);
-        assertEquals(List.of(LookupJoinMatcher.MATERIALIZE_REASON), terms, plan);
+        assertEquals(List.of(LookupJoinKind.MATERIALIZE_REASON), terms, plan);
     }
 
     /** A compiled plan records Flink's node type and fields (a loaded plan runs Flink's operator, as for every kind). */

@@ -1,7 +1,8 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.FerryLookupJoinOperator;
+import io.ferrystream.ferry.kinds.lookupjoin.FerryLookupJoinOperator;
+import io.ferrystream.ferry.kinds.lookupjoin.LookupJoinKind;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
@@ -153,7 +154,7 @@ class LookupJoinSqlTest {
     @Test
     void killSwitchKeepsFlinksOperator() {
         StreamTableEnvironment tEnv = env(true, false, "");
-        tEnv.getConfig().set(LookupJoinMatcher.ENABLED, false);
+        tEnv.getConfig().set(LookupJoinKind.ENABLED, false);
         String plan = tEnv.explainSql(QUERIES[0]);
         assertTrue(plan.contains("ferry=[disabled by ferry.lookup-join.enabled=false]"), plan);
     }

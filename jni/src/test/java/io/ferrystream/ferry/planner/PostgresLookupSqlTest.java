@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.lookupjoin.JdbcLookups;
 import io.ferrystream.ferry.lookup.PostgresServer;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;

@@ -1,7 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.kinds.groupaggregate.FlinkAccState;
 import io.ferrystream.ferry.operators.AbstractNativeOperator;
-import io.ferrystream.ferry.operators.FlinkAccState;
 
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;

@@ -1,5 +1,11 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateSpec;
+import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateSpec;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
+
 import static io.ferrystream.ferry.planner.ParallelSqlDifferentialTest.materialize;
 import static io.ferrystream.ferry.planner.PlannerTests.twoPhaseTerms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,12 +13,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.AbstractNativeOperator;
-import io.ferrystream.ferry.operators.GlobalGroupAggregateSpec;
-import io.ferrystream.ferry.operators.IncrementalGroupAggregateSpec;
-import io.ferrystream.ferry.operators.LocalGroupAggregateSpec;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;

@@ -1,7 +1,7 @@
 package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.FerryOptions;
-import io.ferrystream.ferry.operators.WindowJoinSpec;
+import io.ferrystream.ferry.kinds.windowjoin.WindowJoinSpec;
 
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;

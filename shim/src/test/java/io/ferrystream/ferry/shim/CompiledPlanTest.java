@@ -106,7 +106,7 @@ class CompiledPlanTest {
                 if (t instanceof OneInputTransformation
                         && ((OneInputTransformation<?, ?>) t).getOperatorFactory() instanceof SimpleOperatorFactory
                         && ((SimpleOperatorFactory<?>) ((OneInputTransformation<?, ?>) t).getOperatorFactory()).getOperator()
-                                .getClass().getName().equals("io.ferrystream.ferry.operators.FerryGroupAggregateOperator")) {
+                                .getClass().getName().equals("io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator")) {
                     uids.add(t.getUid());
                 }
             }

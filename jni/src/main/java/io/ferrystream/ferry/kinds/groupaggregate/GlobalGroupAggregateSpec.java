@@ -1,0 +1,133 @@
+package io.ferrystream.ferry.kinds.groupaggregate;
+
+import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec.Call;
+import io.ferrystream.ferry.operators.FrameReadingSpec;
+import io.ferrystream.ferry.operators.NativeSpec;
+
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The spec of the global half of a two-phase aggregate (kind {@value #KIND}): Flink's {@code
+ * KeyedMapBundleOperator} running {@code MiniBatchGlobalGroupAggFunction}. Its one input is
+ * Flink's partial row, whole: the grouping fields (the key, leading), then every call's
+ * accumulator fields, exactly as Flink's local (or incremental) aggregate writes them. Its calls
+ * are Flink's {@code AggregateInfoList} in order, count1 included, their arguments indexing the
+ * fields of the local aggregate's input they read ({@code local_input}, a projection of Flink's
+ * {@code localAggInputRowType}): the argument types pick each call's accumulator. FILTER and the
+ * strings' Java origin only matter where rows fold, in the local aggregate; they do not cross
+ * (docs/group-aggregate.md#the-global-aggregate).
+ */
+public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameReadingSpec {
+    private static final long serialVersionUID = 1L;
+
+    /** The library's name of this operator kind. */
+    public static final String KIND = "global_group_aggregate";
+
+    private final Input localInput;
+    private final List<Call> calls;
+    private final boolean needRetraction;
+    private final int countStar;
+    private final boolean countStarInserted;
+    private final boolean generateUpdateBefore;
+    private final long stateTtlMs;
+
+    /**
+     * @param name the operator's description, used in messages
+     * @param inputType Flink's input row type of the global aggregate: keyFields grouping fields,
+     *     then the calls' accumulator fields
+     * @param localInputType Flink's localAggInputRowType
+     * @param calls the calls of Flink's AggregateInfoList (count1 included), arguments indexing
+     *     localInputType; their FILTER fields are ignored
+     * @param countStar the call index of the record counter's COUNT(*) (AggregateInfoList's
+     *     indexOfCountStar), or -1 for insert-only input
+     * @param countStarInserted the countStar call is the count1 Flink inserted (not an output
+     *     column)
+     */
+    public GlobalGroupAggregateSpec(
+            String name,
+            RowType inputType,
+            int keyFields,
+            RowType localInputType,
+            List<Call> calls,
+            boolean needRetraction,
+            int countStar,
+            boolean countStarInserted,
+            boolean generateUpdateBefore,
+            long stateTtlMs) {
+        super(KIND, name, List.of(Input.of(inputType, identity(inputType.getFieldCount()), identity(keyFields), new int[0])));
+        List<Call> unfiltered = new ArrayList<>(calls.size());
+        for (Call c : calls) {
+            unfiltered.add(new Call(c.function, c.args, c.retract, c.name, c.distinct, -1));
+        }
+        ProjectedCalls local = ProjectedCalls.of(localInputType, new int[0], unfiltered, false);
+        this.localInput = local.input;
+        this.calls = local.calls;
+        this.needRetraction = needRetraction;
+        this.countStar = countStar;
+        this.countStarInserted = countStarInserted;
+        this.generateUpdateBefore = generateUpdateBefore;
+        this.stateTtlMs = stateTtlMs;
+    }
+
+    private GlobalGroupAggregateSpec(GlobalGroupAggregateSpec rows, long frameBundleSize) {
+        super(rows, frameBundleSize);
+        this.localInput = rows.localInput;
+        this.calls = rows.calls;
+        this.needRetraction = rows.needRetraction;
+        this.countStar = rows.countStar;
+        this.countStarInserted = rows.countStarInserted;
+        this.generateUpdateBefore = rows.generateUpdateBefore;
+        this.stateTtlMs = rows.stateTtlMs;
+    }
+
+    @Override
+    public GlobalGroupAggregateSpec withFrames(long bundleSize) {
+        return new GlobalGroupAggregateSpec(this, FrameReadingSpec.checkBundleSize(bundleSize));
+    }
+
+    /** 0, 1, …, n - 1. */
+    public static int[] identity(int n) {
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = i;
+        }
+        return a;
+    }
+
+    /**
+     * The global aggregate's parameters (docs/abi.md): {@code local_input}, {@code aggs}, {@code
+     * count_star} and {@code count_star_inserted} for retracting input, {@code need_retraction},
+     * {@code generate_update_before}, {@code state_ttl_ms}.
+     */
+    @Override
+    protected void writeParams(ObjectNode params) {
+        writeLocalInput(params.putArray("local_input"), localInput.type());
+        GroupAggregateSpec.writeCalls(params.putArray("aggs"), calls);
+        if (countStar >= 0) {
+            params.put("count_star", countStar);
+            params.put("count_star_inserted", countStarInserted);
+        }
+        params.put("need_retraction", needRetraction);
+        params.put("generate_update_before", generateUpdateBefore);
+        params.put("state_ttl_ms", Math.max(0, stateTtlMs));
+    }
+
+    /** The {@code local_input} fields of a merging aggregate's spec: name, type, nullability. */
+    static void writeLocalInput(ArrayNode local, RowType type) {
+        for (RowType.RowField f : type.getFields()) {
+            LogicalType t = f.getType();
+            local.addObject()
+                    .put("name", f.getName())
+                    .put("type", ArrowTypes.specTypeOf(t.copy(true)))
+                    .put("nullable", ArrowTypes.carried(t).isNullable());
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package io.ferrystream.ferry.kinds.lookupjoin;
+
+import io.ferrystream.ferry.planner.NativeCandidate;
+import io.ferrystream.ferry.planner.Verdict;
+
+import org.apache.calcite.plan.RelTraitSet;
+import org.apache.calcite.rel.RelNode;
+import org.apache.calcite.rel.RelWriter;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLookupJoin;
+
+import java.util.List;
+
+/** Flink's lookup join node with Ferry's verdict ({@link NativeCandidate}). */
+public final class LookupJoinCandidate extends StreamPhysicalLookupJoin implements NativeCandidate {
+    private final Verdict verdict;
+
+    LookupJoinCandidate(StreamPhysicalLookupJoin flink, Verdict verdict) {
+        super(flink.getCluster(), flink.getTraitSet(), flink.getInput(), flink.temporalTable(), flink.calcOnTemporalTable(),
+                flink.joinInfo(), flink.joinType(), flink.lookupHint(), flink.upsertMaterialize(), flink.enableLookupShuffle(),
+                flink.preferCustomShuffle());
+        this.verdict = verdict;
+    }
+
+    @Override
+    public Verdict verdict() {
+        return verdict;
+    }
+
+    @Override
+    public RelNode copy(RelTraitSet traitSet, List<RelNode> inputs) {
+        return new LookupJoinCandidate((StreamPhysicalLookupJoin) super.copy(traitSet, inputs), verdict);
+    }
+
+    /**
+     * As Flink's. Flink's planner sets upsert materialization after Ferry's program decided (its
+     * non-deterministic-update check runs on the optimized plan): such a node stays Flink's, with
+     * that reason.
+     */
+    @Override
+    public StreamPhysicalLookupJoin copy(boolean upsertMaterialize) {
+        return new LookupJoinCandidate(super.copy(upsertMaterialize),
+                upsertMaterialize ? verdict.fallback(LookupJoinKind.MATERIALIZE_REASON) : verdict);
+    }
+
+    @Override
+    public RelWriter explainTerms(RelWriter pw) {
+        return verdict.explain(this, super.explainTerms(pw));
+    }
+
+    @Override
+    public String getRelTypeName() {
+        return StreamPhysicalLookupJoin.class.getSimpleName();
+    }
+
+    @Override
+    public ExecNode<?> translateToExecNode() {
+        return verdict.translate(super.translateToExecNode());
+    }
+}

@@ -1,0 +1,50 @@
+package io.ferrystream.ferry.kinds.windowjoin;
+
+import io.ferrystream.ferry.planner.NativeCandidate;
+import io.ferrystream.ferry.planner.Verdict;
+
+import org.apache.calcite.plan.RelTraitSet;
+import org.apache.calcite.rel.RelNode;
+import org.apache.calcite.rel.RelWriter;
+import org.apache.calcite.rel.core.Join;
+import org.apache.calcite.rel.core.JoinRelType;
+import org.apache.calcite.rex.RexNode;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowJoin;
+
+/** Flink's window join node with Ferry's verdict ({@link NativeCandidate}). */
+public final class WindowJoinCandidate extends StreamPhysicalWindowJoin implements NativeCandidate {
+    private final Verdict verdict;
+
+    WindowJoinCandidate(StreamPhysicalWindowJoin flink, Verdict verdict) {
+        super(flink.getCluster(), flink.getTraitSet(), flink.getLeft(), flink.getRight(), flink.getJoinType(),
+                flink.getCondition(), flink.leftWindowing(), flink.rightWindowing());
+        this.verdict = verdict;
+    }
+
+    @Override
+    public Verdict verdict() {
+        return verdict;
+    }
+
+    @Override
+    public Join copy(RelTraitSet traitSet, RexNode condition, RelNode left, RelNode right, JoinRelType joinType, boolean semiJoinDone) {
+        return new WindowJoinCandidate(
+                (StreamPhysicalWindowJoin) super.copy(traitSet, condition, left, right, joinType, semiJoinDone), verdict);
+    }
+
+    @Override
+    public RelWriter explainTerms(RelWriter pw) {
+        return verdict.explain(this, super.explainTerms(pw));
+    }
+
+    @Override
+    public String getRelTypeName() {
+        return StreamPhysicalWindowJoin.class.getSimpleName();
+    }
+
+    @Override
+    public ExecNode<?> translateToExecNode() {
+        return verdict.translate(super.translateToExecNode());
+    }
+}

@@ -622,7 +622,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     /**
      * Hands the buffered rows of every input to Go in one call, in arrival order: {@code
      * runs[0 .. 2 * runCount)} are (input, rows) pairs that use every input's buffered rows once,
-     * in order (ferry_operator_process_runs). The caller owns {@code runs} and resets it after.
+     * in order (ferry_operator_process's runs). The caller owns {@code runs} and resets it after.
      */
     final void processRuns(int[] runs, int runCount) {
         if (runCount == 0) {

@@ -29,7 +29,7 @@ import org.apache.flink.table.types.logical.RowType;
  *
  * <p>Arrival order (a kind whose results depend on how the two inputs interleave, such as the
  * interval join): both inputs' pending rows go to the library in one call with the runs of
- * consecutive rows of one input in the order they arrived (ferry_operator_process_runs), so the
+ * consecutive rows of one input in the order they arrived (ferry_operator_process's runs), so the
  * library sees the rows of both inputs in exactly the order they arrived. They go when the two
  * inputs' pending rows together reach {@code batchSize}, and otherwise at the same moments as
  * the plain batches' (max delay, watermark, barrier, end of input, processing-time timers).

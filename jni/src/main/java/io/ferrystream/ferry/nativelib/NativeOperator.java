@@ -5,6 +5,8 @@ import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.arrow.c.ArrowArray;
@@ -153,6 +155,28 @@ public final class NativeOperator implements AutoCloseable {
         return openInputs(specJson, null, inputSchemas, allocator);
     }
 
+    /** Whether {@link #recordSpecs} is on. */
+    private static volatile boolean recording;
+    /** The spec JSONs opened while recording. */
+    private static final Set<String> RECORDED = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Starts (and empties) or stops the record of every spec JSON this JVM opens, the planner's
+     * spec checks included: the JVM's spec writers as the library read them (for the spec
+     * conformance test). Off by default.
+     */
+    public static void recordSpecs(boolean on) {
+        if (on) {
+            RECORDED.clear();
+        }
+        recording = on;
+    }
+
+    /** The spec JSONs opened since {@link #recordSpecs} turned recording on. */
+    public static Set<String> recordedSpecs() {
+        return Set.copyOf(RECORDED);
+    }
+
     /**
      * Opens an operator of a function kind with its secrets (ferry_operator_open's
      * {@code secrets_json}: what the function takes beside its spec, e.g. the lookup's connection
@@ -171,6 +195,9 @@ public final class NativeOperator implements AutoCloseable {
             BufferAllocator allocator) {
         if (specJson == null || allocator == null || inputSchemas == null) {
             throw new NullPointerException("specJson, inputSchemas and allocator must not be null");
+        }
+        if (recording) {
+            RECORDED.add(specJson);
         }
         NativeLibrary.load();
         List<Schema> schemas = Collections.unmodifiableList(new ArrayList<>(inputSchemas));

@@ -118,7 +118,7 @@ cmd_nexmark() {
   log "nexmark/target: the runner, the generator and the checksum sink"
   mvn_ -pl nexmark -am -DskipTests package
   log "nexmark $*"
-  scripts/nexmark.sh "$@"
+  NEXMARK_COMMAND="./build.sh nexmark" scripts/nexmark.sh "$@"
 }
 
 cmd_jni() {

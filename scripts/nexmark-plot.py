@@ -22,7 +22,7 @@ def main(summary, out, commit):
     queries = [r["query"] + ("*" if r["ran_native"] == "true" else "") for r in rows]
     panels = [
         ("events/s", "ferry_over_heap", "ferry_over_rocksdb"),
-        ("events per CPU second of the task threads", "ferry_over_heap_per_core", "ferry_over_rocksdb_per_core"),
+        ("events per CPU second", "ferry_over_heap_per_core", "ferry_over_rocksdb_per_core"),
     ]
     fig, axes = plt.subplots(2, 1, figsize=(13, 8), sharex=True)
     x = range(len(rows))

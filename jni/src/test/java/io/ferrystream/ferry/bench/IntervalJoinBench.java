@@ -358,7 +358,7 @@ final class IntervalJoinBench {
             op.prepareSnapshotPreBarrier(++checkpoint); // Ferry: process the last partial batch
             long t1 = System.nanoTime();
             long cpu1 = OperatorBench.threadCpu();
-            return new Pass(variant, seg.rowCount(), t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore);
+            return new Pass(variant, seg.rowCount(), t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore, out.checksum);
         }
 
         /** Keys with a cached auction (Flink's interval join: keys in the left cache), else -1. */

@@ -33,6 +33,14 @@ record JobRun(String query, Side side, int round, long events, JobStats stats, d
         return events / taskCpuSeconds;
     }
 
+    /**
+     * Events per CPU second: of the task threads where measured (a MiniCluster), else of the
+     * TaskManager processes (a standalone cluster).
+     */
+    double eventsPerCore() {
+        return Double.isNaN(taskCpuSeconds) ? eventsPerProcessCore() : eventsPerTaskCore();
+    }
+
     /** Events per CPU second of the whole TaskManager process. */
     double eventsPerProcessCore() {
         return events / processCpuSeconds;

@@ -67,8 +67,8 @@ public final class NexmarkRunner {
                 ? new LocalCluster(options.clusterConfiguration(), options.parallelism())
                 : new RemoteCluster(options.cluster(), options.userJar(), options.taskManagerPids())) {
             clusterLine = cluster.describe();
-            err.printf("nexmark: %d queries x %d sides on %s; %s events per job%n", options.queries().size(),
-                    options.sides().size(), clusterLine, Report.rate(options.events()).replace(" K", " K").trim());
+            err.printf("nexmark: %d queries x %d sides on %s; %d events per job%n", options.queries().size(),
+                    options.sides().size(), clusterLine, options.events());
             JobRunner runner = new JobRunner(cluster, options.jobConfiguration(), options.variables(sideInput));
             for (String q : options.queries()) {
                 List<JobRun> mine = new ArrayList<>();
@@ -112,7 +112,7 @@ public final class NexmarkRunner {
         err.printf(Locale.ROOT, "%-4s %-22s %s: %s events/s, %s per core (%.2f s, task CPU %.2f s, process CPU %.2f s),"
                         + " %d checkpoints, %d rows, checksum %s, native %s of %d%n",
                 r.query(), r.side().label, r.round() == 0 ? "warm-up" : "round " + r.round(),
-                Report.rate(r.eventsPerSecond()), Report.rate(r.eventsPerTaskCore()), r.seconds(), r.taskCpuSeconds(),
+                Report.rate(r.eventsPerSecond()), Report.rate(r.eventsPerCore()), r.seconds(), r.taskCpuSeconds(),
                 r.processCpuSeconds(), r.stats().checkpoints(), r.finalRows(), r.checksumHex(),
                 r.nativeRan() < 0 ? r.nativePlanned() + " planned" : Integer.toString(r.nativeRan()), r.statefulOperators());
         return r;
@@ -177,10 +177,12 @@ public final class NexmarkRunner {
                 String.join(" / ", o.sides().stream().map(s -> s.label).toList()), o.rounds(), o.rounds() == 1 ? "" : "s",
                 o.warmupEvents() == 0 ? "no warm-up" : "one warm-up job per side of " + Report.rate(o.warmupEvents()).trim()
                         + " events", o.checkpointInterval().toSeconds() + " s"));
-        b.append("Command: `./build.sh nexmark ").append(String.join(" ", args)).append("`\n\n");
+        b.append("Command: `").append(System.getProperty("nexmark.command", "nexmark " + String.join(" ", args)))
+                .append("`\n\n");
         b.append("Events/s: events over Nexmark's time (every task running to the job's end), median of the timed"
-                + " rounds (min–max). Per core: events per CPU second of the job's task threads. Ratios: of the"
-                + " medians.\n");
+                + " rounds (min–max). Per core: events per CPU second of ")
+                .append(o.cluster() == null ? "the job's task threads" : "the TaskManager processes")
+                .append(". Ratios: of the medians.\n");
         return b.toString();
     }
 }

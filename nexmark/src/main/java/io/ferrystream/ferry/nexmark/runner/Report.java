@@ -124,12 +124,12 @@ final class Report {
             b.append(q).append(',').append(quote(nativeShare(q))).append(',').append(ranNative(q));
             for (Side s : sides) {
                 b.append(',').append(num(median(q, s, JobRun::eventsPerSecond)))
-                        .append(',').append(num(median(q, s, JobRun::eventsPerTaskCore)));
+                        .append(',').append(num(median(q, s, JobRun::eventsPerCore)));
             }
             b.append(',').append(num(ratioOrNaN(q, Side.HEAP, JobRun::eventsPerSecond)))
                     .append(',').append(num(ratioOrNaN(q, Side.ROCKSDB, JobRun::eventsPerSecond)))
-                    .append(',').append(num(ratioOrNaN(q, Side.HEAP, JobRun::eventsPerTaskCore)))
-                    .append(',').append(num(ratioOrNaN(q, Side.ROCKSDB, JobRun::eventsPerTaskCore))).append('\n');
+                    .append(',').append(num(ratioOrNaN(q, Side.HEAP, JobRun::eventsPerCore)))
+                    .append(',').append(num(ratioOrNaN(q, Side.ROCKSDB, JobRun::eventsPerCore))).append('\n');
         }
         return b.toString();
     }
@@ -184,12 +184,12 @@ final class Report {
                 }
             }
             for (Side s : sides) {
-                b.append(' ').append(rate(median(q, s, JobRun::eventsPerTaskCore))).append(" |");
+                b.append(' ').append(rate(median(q, s, JobRun::eventsPerCore))).append(" |");
             }
             if (ratios) {
                 for (Side s : sides) {
                     if (s != Side.FERRY) {
-                        b.append(' ').append(times(ratio(q, s, JobRun::eventsPerTaskCore))).append(" |");
+                        b.append(' ').append(times(ratio(q, s, JobRun::eventsPerCore))).append(" |");
                     }
                 }
             }
@@ -207,8 +207,8 @@ final class Report {
                                 + " operator; per core %s and %s.%n",
                         name, times(geomean(s, JobRun::eventsPerSecond, false)), queries.size(),
                         times(geomean(s, JobRun::eventsPerSecond, true)), nativeQueries(),
-                        times(geomean(s, JobRun::eventsPerTaskCore, false)),
-                        times(geomean(s, JobRun::eventsPerTaskCore, true))));
+                        times(geomean(s, JobRun::eventsPerCore, false)),
+                        times(geomean(s, JobRun::eventsPerCore, true))));
             }
         }
         b.append("\n| query | side | checkpoints per run | mean sync ms | mean async ms | peak checkpointed state |"
@@ -219,11 +219,11 @@ final class Report {
                 if (t.isEmpty()) {
                     continue;
                 }
-                b.append(String.format(Locale.ROOT, "| %s | %s | %.1f | %s | %s | %s | %.2f | %.2f | %s |%n", q, s.label,
+                b.append(String.format(Locale.ROOT, "| %s | %s | %.1f | %s | %s | %s | %s | %.2f | %s |%n", q, s.label,
                         t.stream().mapToInt(r -> r.stats().checkpoints()).average().orElse(0),
                         ms(mean(t, r -> r.stats().syncMillis())), ms(mean(t, r -> r.stats().asyncMillis())),
                         bytes(t.stream().mapToLong(r -> r.stats().peakStateBytes()).max().orElse(-1)),
-                        median(q, s, JobRun::taskCpuSeconds), median(q, s, JobRun::processCpuSeconds),
+                        seconds(median(q, s, JobRun::taskCpuSeconds)), median(q, s, JobRun::processCpuSeconds),
                         rate(median(q, s, JobRun::eventsPerProcessCore))));
             }
         }
@@ -272,6 +272,10 @@ final class Report {
 
     static String times(double ratio) {
         return Double.isNaN(ratio) ? "–" : String.format(Locale.ROOT, "%.2f×", ratio);
+    }
+
+    private static String seconds(double v) {
+        return Double.isNaN(v) ? "–" : String.format(Locale.ROOT, "%.2f", v);
     }
 
     private static String ms(double v) {

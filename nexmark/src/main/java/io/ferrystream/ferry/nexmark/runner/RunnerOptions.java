@@ -141,7 +141,9 @@ record RunnerOptions(List<String> queries, long events, long warmupEvents, int r
         c.setString("execution.checkpointing.interval", interval());
         c.setString("execution.checkpointing.mode", "EXACTLY_ONCE");
         c.setString("execution.checkpointing.checkpoints-after-tasks-finish", "false");
-        c.setString("execution.checkpointing.dir", out.toAbsolutePath().resolve("checkpoints").toUri().toString());
+        if (cluster == null) { // a standalone cluster checkpoints where its configuration says
+            c.setString("execution.checkpointing.dir", out.toAbsolutePath().resolve("checkpoints").toUri().toString());
+        }
         c.setString("table.exec.mini-batch.enabled", "true");
         c.setString("table.exec.mini-batch.allow-latency", "2 s");
         c.setString("table.exec.mini-batch.size", "50000");

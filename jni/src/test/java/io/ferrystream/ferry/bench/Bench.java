@@ -269,7 +269,7 @@ public final class Bench {
         if (ratios) {
             for (OperatorBench.Variant v : variants) {
                 if (v != OperatorBench.Variant.FERRY) {
-                    head.append(" Ferry / ").append(v == OperatorBench.Variant.HEAP ? "heap" : "RocksDB").append(" |");
+                    head.append(" Ferry / ").append(v == OperatorBench.Variant.HEAP ? "heap" : "RocksDB (in memory / on disk)").append(" |");
                     rule.append("---:|");
                 }
             }

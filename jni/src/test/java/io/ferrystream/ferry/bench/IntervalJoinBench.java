@@ -497,7 +497,7 @@ final class IntervalJoinBench {
         boolean ratios = variants.contains(Variant.FERRY) && variants.size() > 1;
         for (Variant v : variants) {
             if (ratios && v != Variant.FERRY) {
-                head.append(" Ferry / ").append(v == Variant.HEAP ? "heap" : "RocksDB").append(" |");
+                head.append(" Ferry / ").append(v == Variant.HEAP ? "heap" : "RocksDB (in memory / on disk)").append(" |");
                 rule.append("---:|");
             }
         }

@@ -15,7 +15,8 @@ import java.util.Map;
  *
  * @param queries q0 to q22, or a subset in the order given
  * @param events events per timed job
- * @param warmupEvents events of each side's warm-up job per query (0: no warm-up)
+ * @param warmupEvents events of each side's warm-up job per query (0: no warm-up); by default
+ *     {@code events}, with {@code --long} 10 M
  * @param rounds timed rounds; each runs every side once, in an order that rotates
  * @param parallelism every operator's parallelism, and the generator's splits
  * @param rate events per second of event time
@@ -39,13 +40,15 @@ record RunnerOptions(List<String> queries, long events, long warmupEvents, int r
                            [--long] [--cluster http://HOST:PORT --jar NEXMARK_JAR [--tm-pids PID,...]]
                            [--managed-memory 1g] [-D key=value]...
               QUERIES  q0 to q22, comma or space separated (default: all 23)
-              --long   Nexmark's suite size: 100 M events per job, one timed round (for a real cluster)
+              --long   Nexmark's suite size: 100 M events per job, one timed round after warm-ups of 10 M
+                       (for a real cluster)
             """;
 
     static RunnerOptions parse(String[] args) {
         List<String> queries = new ArrayList<>();
         long events = 1_000_000;
         Long warmup = null;
+        boolean longRun = false;
         int rounds = 3;
         int parallelism = 2;
         long rate = 10_000_000;
@@ -71,6 +74,7 @@ record RunnerOptions(List<String> queries, long events, long warmupEvents, int r
             if (a.equals("--long")) {
                 events = 100_000_000;
                 rounds = 1;
+                longRun = true;
                 continue;
             }
             if (a.equals("-h") || a.equals("--help")) {
@@ -122,7 +126,7 @@ record RunnerOptions(List<String> queries, long events, long warmupEvents, int r
         if (cluster != null && jar == null) {
             throw new IllegalArgumentException("--cluster needs --jar: the nexmark jar the cluster runs the job's classes from");
         }
-        long warmupEvents = warmup == null ? events : warmup;
+        long warmupEvents = warmup != null ? warmup : longRun ? 10_000_000 : events;
         if (warmupEvents != 0 && warmupEvents < parallelism) {
             throw new IllegalArgumentException("--warmup-events must be 0 (no warm-up) or at least --parallelism");
         }

@@ -9,6 +9,7 @@ import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -75,22 +76,22 @@ final class PlanShape {
         return Collections.unmodifiableList(l);
     }
 
-    /** "GroupAggregate ×2 (native), Join" for a report. */
+    /**
+     * The stateful operators for a report, equal ones counted, those whose description is in
+     * {@code ranNatively} marked: "LocalGroupAggregate ×2 (native), Join".
+     */
     String summary(Set<String> ranNatively) {
-        Map<String, int[]> counts = new java.util.LinkedHashMap<>();
+        Map<String, Integer> counts = new LinkedHashMap<>();
         for (Candidate c : candidates) {
-            boolean ran = ranNatively.contains(c.description());
-            counts.computeIfAbsent(c.operator() + (ran ? " (native)" : ""), k -> new int[1])[0]++;
+            counts.merge(c.operator() + (ranNatively.contains(c.description()) ? "\0native" : ""), 1, Integer::sum);
         }
         for (String o : others) {
-            counts.computeIfAbsent(o, k -> new int[1])[0]++;
+            counts.merge(o, 1, Integer::sum);
         }
         List<String> parts = new ArrayList<>();
-        counts.forEach((name, n) -> {
-            int at = name.indexOf(" (");
-            String op = at < 0 ? name : name.substring(0, at);
-            String suffix = at < 0 ? "" : name.substring(at);
-            parts.add(op + (n[0] > 1 ? " ×" + n[0] : "") + suffix);
+        counts.forEach((key, n) -> {
+            String[] opAndMark = key.split("\0", 2);
+            parts.add(opAndMark[0] + (n > 1 ? " ×" + n : "") + (opAndMark.length > 1 ? " (native)" : ""));
         });
         return parts.isEmpty() ? "none" : String.join(", ", parts);
     }

@@ -114,6 +114,7 @@ SQL
 
 # The nexmark module's jar and class path (and the wrapper jar it needs), then the runner.
 cmd_nexmark() {
+  scripts/setup.sh nexmark
   cmd_build
   log "nexmark/target: the runner, the generator and the checksum sink"
   mvn_ -pl nexmark -am -DskipTests package

@@ -61,10 +61,14 @@ opts=(
 status=0
 java "${opts[@]}" -cp "$classpath" \
   io.ferrystream.ferry.nexmark.runner.NexmarkRunner "${args[@]}" 2> >(tee "$out/run.log" >&2) || status=$?
-if [ "$status" -le 1 ] && [ "${NEXMARK_PLOT:-1}" != 0 ] && [ -f "$out/summary.csv" ]; then
-  venv=$ROOT/build/plotenv
-  [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q matplotlib; }
+# The plot: a failure to draw it is reported, and leaves the run's exit status as it was.
+plot() {
+  local venv=$ROOT/build/plotenv
+  [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q matplotlib; } || return 1
   "$venv/bin/python" "$ROOT/scripts/nexmark-plot.py" "$out/summary.csv" "$out/nexmark.png" \
-    "$(sed -n 's/^Commit `\([^`]*\)`.*/\1/p' "$out/summary.md")"
+    "$(sed -n 's/^Commit `\([^`]*\)`.*/\1/p' "$out/summary.md")" && echo "nexmark: plot in $out/nexmark.png" >&2
+}
+if [ "$status" -le 1 ] && [ "${NEXMARK_PLOT:-1}" != 0 ] && [ -f "$out/summary.csv" ]; then
+  plot || echo "nexmark: the plot could not be drawn (python3 -m venv and pip install matplotlib into build/plotenv)" >&2
 fi
 exit "$status"

@@ -6,7 +6,8 @@
 #                         (race on pure packages, cgocheck2 on capi), C harness under valgrind,
 #                         short fuzz runs, the Maven tests of the JVM wrapper, the ferry command
 #                         (its HTML report in headless Chromium among them) and the planner shim,
-#                         the fast subset of `flink-suites`
+#                         the Nexmark smoke (q0-q22 on three sides over 5,000 events, results
+#                         compared), the fast subset of `flink-suites`
 #   ./build.sh jar        build, then the wrapper jar (jni/target), the ferry command with the
 #                         classpath ./ferry uses (cli/target) and the planner shim
 #                         (shim/target/ferry-flink-shim.jar, docs/install.md)
@@ -23,6 +24,11 @@
 #                         ./ferry bench examples/demo-throughput.sql (throughput, about a minute)
 #   ./build.sh demo-lookup  a lookup join against a real PostgreSQL it starts (scripts/demo-lookup.sql),
 #                         Ferry off and on compared
+#   ./build.sh nexmark [QUERIES] [--events N] [--parallelism P] [...]
+#                         Nexmark q0-q22 end to end (docs/nexmark.md): per query stock Flink on the
+#                         heap backend, on RocksDB and Ferry, interleaved after a warm-up each, every
+#                         final table checksummed and compared; events/s, per core, native share,
+#                         checkpoints, state; build/nexmark/ (summary.md, runs.csv, nexmark.png)
 #   ./build.sh bench      Go benchmarks of the group aggregate (direct and through the C ABI)
 #   ./build.sh perf       the perf harness (tests/perf): rows/s tables against a limit baseline
 #   ./build.sh bench-jvm  Flink's group aggregate (heap, RocksDB) against Ferry's in one JVM:
@@ -107,6 +113,16 @@ SQL
   ./ferry sql "$dir/lookup.sql" --mode compare --require-native --max-rows 5
 }
 
+# The nexmark module's jar and class path (and the wrapper jar it needs), then the runner.
+cmd_nexmark() {
+  scripts/setup.sh nexmark
+  cmd_build
+  log "nexmark/target: the runner, the generator and the checksum sink"
+  mvn_ -pl nexmark -am -DskipTests package
+  log "nexmark $*"
+  NEXMARK_COMMAND="./build.sh nexmark" scripts/nexmark.sh "$@"
+}
+
 cmd_jni() {
   cmd_build
   mvn_ -pl jni test
@@ -135,10 +151,11 @@ case "${1:-build}" in
   cluster-test) cmd_dist; scripts/cluster-test.sh; scripts/cluster-soak.sh 2 "$OUT/cluster-soak.csv" ;;
   demo) cmd_demo ;;
   demo-lookup) cmd_demo_lookup ;;
+  nexmark) shift; cmd_nexmark "$@" ;;
   bench) scripts/native.sh bench ;;
   perf) shift; scripts/native.sh perf "$@" ;;
   bench-jvm) shift; cmd_bench_jvm "$@" ;;
   jni) cmd_jni ;;
   flink-suites) shift; cmd_flink_suites "$@" ;;
-  *) echo "usage: $0 [build|test|jar|demo|demo-lookup|bench|perf|bench-jvm|jni|flink-suites]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|jar|dist|cluster-test|demo|demo-lookup|nexmark|bench|perf|bench-jvm|jni|flink-suites]" >&2; exit 2 ;;
 esac

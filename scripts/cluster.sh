@@ -14,6 +14,7 @@
 #   scripts/cluster.sh taskmanager HOME  one more TaskManager (e.g. after one was killed); the
 #                                        environment variable TM_JAVA_OPTS adds JVM options to it
 #   scripts/cluster.sh sql HOME FILE     the SQL Client (-f FILE) against the cluster; prints its output
+#   scripts/cluster.sh rest-url HOME     prints the cluster's REST address (http://localhost:PORT)
 #   scripts/cluster.sh stop HOME         kills every process started in HOME
 # Logs: HOME/log/<process>.log (Flink's), HOME/log/<process>.out (stdout and stderr, appended); process ids:
 # HOME/run/<process>.pid. scripts/cluster-test.sh is the test built on it (docs/install.md).
@@ -197,11 +198,13 @@ cmd_stop() {
   done
 }
 
-[ $# -ge 2 ] || die "usage: $0 assemble|start|taskmanager|sql|stop HOME [ARGS]"
+cmd_rest-url() { rest_url "$1"; }
+
+[ $# -ge 2 ] || die "usage: $0 assemble|start|taskmanager|sql|rest-url|stop HOME [ARGS]"
 command=$1
 home=$(cd "$CALLER_DIR" && realpath -m "$2")
 shift 2
 case $command in
-  assemble|start|taskmanager|sql|stop) "cmd_$command" "$home" "$@" ;;
+  assemble|start|taskmanager|sql|rest-url|stop) "cmd_$command" "$home" "$@" ;;
   *) die "unknown command $command" ;;
 esac

@@ -4,6 +4,8 @@
 #   scripts/setup.sh demo    gcc and libc headers (cgo), binutils (nm: the export check), JDK 17,
 #                            Maven: what ./build.sh demo needs
 #   scripts/setup.sh lookup  the same, plus the PostgreSQL server: what ./build.sh demo-lookup needs
+#   scripts/setup.sh nexmark the same as demo, plus Python's venv (the plot's matplotlib is installed
+#                            into build/plotenv): what ./build.sh nexmark needs
 #   scripts/setup.sh test    the same, plus valgrind (the C harness), Chromium (the HTML report's
 #                            test), the PostgreSQL server (the lookup tests start their own,
 #                            scripts/postgres.sh), curl and unzip (./build.sh cluster-test): what
@@ -15,8 +17,8 @@ set -euo pipefail
 
 profile=${1:-test}
 case $profile in
-  demo|lookup|test) ;;
-  *) echo "usage: $0 [demo|lookup|test]" >&2; exit 2 ;;
+  demo|lookup|nexmark|test) ;;
+  *) echo "usage: $0 [demo|lookup|nexmark|test]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -32,7 +34,10 @@ if [ "$profile" = test ]; then
   command -v curl >/dev/null 2>&1 || need+=(curl)
   command -v unzip >/dev/null 2>&1 || need+=(unzip)
 fi
-if [ "$profile" != demo ]; then
+if [ "$profile" = nexmark ]; then
+  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+fi
+if [ "$profile" != demo ] && [ "$profile" != nexmark ]; then
   # Debian keeps pg_ctl and initdb in /usr/lib/postgresql/VERSION/bin, off PATH.
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null 2>&1 || need+=(postgresql)
 fi

@@ -269,7 +269,7 @@ public final class Bench {
         if (ratios) {
             for (OperatorBench.Variant v : variants) {
                 if (v != OperatorBench.Variant.FERRY) {
-                    head.append(" Ferry / ").append(v == OperatorBench.Variant.HEAP ? "heap" : "RocksDB").append(" |");
+                    head.append(" Ferry / ").append(v == OperatorBench.Variant.HEAP ? "heap" : "RocksDB (in memory / on disk)").append(" |");
                     rule.append("---:|");
                 }
             }
@@ -296,6 +296,9 @@ public final class Bench {
             for (String d : r.operators()) {
                 out.append("<!-- ").append(count(r.keys())).append(" keys: ").append(d).append(" -->\n");
             }
+            List<OperatorBench.Pass> passes = r.passes();
+            out.append(String.format(Locale.ROOT, "<!-- %s keys: every pass of every variant checksummed, equal pass for"
+                    + " pass; the last: %016x -->%n", count(r.keys()), passes.get(passes.size() - 1).checksum()));
         }
         out.append('\n');
         return results;
@@ -339,17 +342,23 @@ public final class Bench {
                         ? "mini-batch of " + count(SqlBench.miniBatchSize) + " rows, one phase"
                         : "mini-batch off",
                 count(rows), count(keys), reps));
-        out.append("| query | Ferry off: rows/s | Ferry on: rows/s | Ferry / Flink |"
-                + " no aggregate (source + Calc → blackhole): rows/s |\n|---|---:|---:|---:|---:|\n");
+        out.append("| query | Ferry off: rows/s | Ferry on: rows/s | Ferry on, columnar exchange off: rows/s | Ferry / Flink |"
+                + " columnar off / Flink | no aggregate (source + Calc → checksum sink): rows/s | result checksum |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---|\n");
         for (SqlBench.Result r : results) {
-            double ratio = r.median(SqlBench.Mode.FERRY) / r.median(SqlBench.Mode.STOCK);
-            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", r.query().name(),
-                    spread(r.median(SqlBench.Mode.STOCK), r.rates(SqlBench.Mode.STOCK)),
+            double stock = r.median(SqlBench.Mode.STOCK);
+            out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %016x |%n", r.query().name(),
+                    spread(stock, r.rates(SqlBench.Mode.STOCK)),
                     spread(r.median(SqlBench.Mode.FERRY), r.rates(SqlBench.Mode.FERRY)),
-                    Double.isNaN(ratio) ? "–" : String.format(Locale.ROOT, "%.2f×", ratio),
-                    spread(r.median(SqlBench.Mode.BASELINE), r.rates(SqlBench.Mode.BASELINE))));
+                    spread(r.median(SqlBench.Mode.FERRY_ROWS), r.rates(SqlBench.Mode.FERRY_ROWS)),
+                    ratio(r.median(SqlBench.Mode.FERRY) / stock), ratio(r.median(SqlBench.Mode.FERRY_ROWS) / stock),
+                    spread(r.median(SqlBench.Mode.BASELINE), r.rates(SqlBench.Mode.BASELINE)), r.checksum()));
         }
         out.append('\n');
+    }
+
+    private static String ratio(double r) {
+        return Double.isNaN(r) ? "–" : String.format(Locale.ROOT, "%.2f×", r);
     }
 
     /** "median (min–max)", or "–" without runs. */

@@ -5,7 +5,6 @@ import io.ferrystream.ferry.kinds.groupaggregate.FerryGroupAggregateOperator;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 
 import java.util.Arrays;
 import java.util.Locale;
@@ -95,7 +94,6 @@ final class CheckpointBench {
         if (d.op instanceof FerryGroupAggregateOperator f && f.stateKeys() != rows.length) {
             throw new IllegalStateException("Ferry restored " + f.stateKeys() + " keys of " + rows.length);
         }
-        d.out.serializer = new RowDataSerializer(p.outputType());
         d.run(rows);
         if (d.out.records != 2L * rows.length) {
             throw new IllegalStateException(v.label + " emitted " + d.out.records + " rows after restore, want " + 2L * rows.length);

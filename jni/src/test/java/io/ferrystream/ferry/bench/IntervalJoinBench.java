@@ -358,7 +358,7 @@ final class IntervalJoinBench {
             op.prepareSnapshotPreBarrier(++checkpoint); // Ferry: process the last partial batch
             long t1 = System.nanoTime();
             long cpu1 = OperatorBench.threadCpu();
-            return new Pass(variant, seg.rowCount(), t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore);
+            return new Pass(variant, seg.rowCount(), t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore, out.checksum);
         }
 
         /** Keys with a cached auction (Flink's interval join: keys in the left cache), else -1. */
@@ -497,7 +497,7 @@ final class IntervalJoinBench {
         boolean ratios = variants.contains(Variant.FERRY) && variants.size() > 1;
         for (Variant v : variants) {
             if (ratios && v != Variant.FERRY) {
-                head.append(" Ferry / ").append(v == Variant.HEAP ? "heap" : "RocksDB").append(" |");
+                head.append(" Ferry / ").append(v == Variant.HEAP ? "heap" : "RocksDB (in memory / on disk)").append(" |");
                 rule.append("---:|");
             }
         }

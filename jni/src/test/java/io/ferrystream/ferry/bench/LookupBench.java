@@ -12,9 +12,7 @@ import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.util.MiniClusterWithClientResource;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import java.net.InetSocketAddress;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -28,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * Ferry's batched lookup in Go (one statement per batch), as whole SQL jobs on a MiniCluster
  * (parallelism 1, heap backend): a bounded {@code datagen} probe stream joined with a dimension
  * table of {@code dimRows} rows, the cache off and on ({@code lookup.cache} PARTIAL holding every
- * key), directly on loopback and through {@code tests/tcpdelay} adding 1 ms to every round trip.
+ * key), directly on loopback and through a {@link DelayProxy} calibrated to add 1 ms to every
+ * round trip (measured before the runs, and reported as measured).
  * Every job writes into {@link ChecksumSink}; all runs of a configuration must end with the same
  * checksum and row count, or the benchmark fails. Rows/s is probe rows over the job's net
  * runtime; Ferry off and on interleaved after one warm-up job each.
@@ -36,11 +35,17 @@ import java.util.concurrent.TimeUnit;
 final class LookupBench {
     private LookupBench() {}
 
-    /** One configuration: dimension rows, the cache, the added round-trip latency, probe rows. */
-    record Config(int dimRows, boolean cache, boolean latency, long probes) {
+    /** The round-trip time the proxy adds in the latency configurations. */
+    static final long ADDED_ROUND_TRIP_NANOS = DelayProxy.millis(1.0);
+
+    /**
+     * One configuration: dimension rows, the cache, the added round-trip latency, probe rows; the
+     * added round trip as measured through the proxy (ns; 0 on loopback).
+     */
+    record Config(int dimRows, boolean cache, boolean latency, long probes, long addedNanos) {
         String label() {
             return String.format(Locale.ROOT, "%s dim rows, cache %s, %s", Bench.count(dimRows), cache ? "on" : "off",
-                    latency ? "+1 ms round trip" : "loopback");
+                    latency ? String.format(Locale.ROOT, "+%.2f ms round trip (measured)", addedNanos / 1e6) : "loopback");
         }
     }
 
@@ -104,25 +109,12 @@ final class LookupBench {
         }
     }
 
-    /** Starts tests/tcpdelay in front of the server; returns the process and its host:port. */
-    static Object[] startDelay(PostgresServer pg) throws Exception {
-        Process p = new ProcessBuilder("go", "run", "./tests/tcpdelay", "-target",
-                pg.env.get("PGHOST") + ":" + pg.env.get("PGPORT"), "-delay", "500us")
-                .directory(PostgresServer.ROOT.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        String addr = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
-        if (addr == null) {
-            p.destroyForcibly();
-            throw new IllegalStateException("tests/tcpdelay did not start");
-        }
-        return new Object[] {p, addr};
-    }
-
-    static List<Config> configs(long probes, long latencyProbes) {
+    static List<Config> configs(long probes, long latencyProbes, long addedNanos) {
         List<Config> out = new ArrayList<>();
         for (int dim : new int[] {10_000, 1_000_000}) {
             for (boolean latency : new boolean[] {false, true}) {
                 for (boolean cache : new boolean[] {false, true}) {
-                    out.add(new Config(dim, cache, latency, latency ? latencyProbes : probes));
+                    out.add(new Config(dim, cache, latency, latency ? latencyProbes : probes, latency ? addedNanos : 0));
                 }
             }
         }
@@ -135,32 +127,32 @@ final class LookupBench {
                 new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(1).build());
         cluster.before();
         List<String> rows = new ArrayList<>();
-        try (PostgresServer pg = PostgresServer.start()) {
-            Object[] delay = startDelay(pg);
-            Process proxy = (Process) delay[0];
-            try {
-                int loaded = -1;
-                for (Config c : configs(probes, latencyProbes)) {
-                    if (c.dimRows() != loaded) {
-                        createDim(pg, c.dimRows());
-                        loaded = c.dimRows();
-                    }
-                    String url = c.latency()
-                            ? "jdbc:postgresql://" + delay[1] + "/" + pg.env.get("PGDATABASE")
-                            : pg.url();
-                    rows.add(run(c, url, pg.user(), pg.password(), reps));
+        long added;
+        try (PostgresServer pg = PostgresServer.start();
+                DelayProxy proxy = new DelayProxy(new InetSocketAddress(pg.env.get("PGHOST"),
+                        Integer.parseInt(pg.env.get("PGPORT"))), ADDED_ROUND_TRIP_NANOS / 2)) {
+            String delayed = "jdbc:postgresql://" + proxy.address() + "/" + pg.env.get("PGDATABASE");
+            added = proxy.calibrate(pg.url(), delayed, pg.user(), pg.password(), ADDED_ROUND_TRIP_NANOS);
+            int loaded = -1;
+            for (Config c : configs(probes, latencyProbes, added)) {
+                if (c.dimRows() != loaded) {
+                    createDim(pg, c.dimRows());
+                    loaded = c.dimRows();
                 }
-            } finally {
-                proxy.descendants().forEach(ProcessHandle::destroy);
-                proxy.destroy();
+                rows.add(run(c, c.latency() ? delayed : pg.url(), pg.user(), pg.password(), reps));
             }
+            long after = DelayProxy.roundTripNanos(delayed, pg.user(), pg.password())
+                    - DelayProxy.roundTripNanos(pg.url(), pg.user(), pg.password());
+            Bench.log("delay proxy after the runs: %.3f ms added to a round trip (one-way delay %d µs)", after / 1e6,
+                    proxy.delayNanos() / 1000);
         } finally {
             cluster.after();
         }
         out.append(String.format(Locale.ROOT,
                 "### Lookup join against PostgreSQL: Flink's JDBC lookup vs Ferry's (MiniCluster, parallelism 1,"
                         + " INNER join on a BIGINT key, about 1 probe in 11 missing; median of %d interleaved runs; min–max;"
-                        + " commit %s)%n%n", reps, commit));
+                        + " commit %s; the proxy's added round trip as measured before the runs: %.3f ms)%n%n", reps, commit,
+                added / 1e6));
         out.append("| configuration | probe rows | Flink: rows/s | Ferry: rows/s | Ferry / Flink | joined rows | result checksum |\n"
                 + "|---|---:|---:|---:|---:|---:|---|\n");
         rows.forEach(out::append);

@@ -41,6 +41,8 @@ import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.operators.aggregate.GroupAggFunction;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
@@ -211,20 +213,27 @@ final class OperatorBench {
     }
 
     /**
-     * An Output that counts records and drops them; with a serializer it also sums each record's
-     * {@link ChecksumSink#rowHash} (its bytes as {@code BinaryRowData}, RowKind included): an
-     * order-independent checksum of what was emitted.
+     * An Output that counts records and drops them. With a {@link #reader} it also reads every
+     * field of each record through the row's getters, as any consumer of the operator must, and
+     * sums a hash of the values into {@link #checksum} (order-independent; the row kind counts
+     * too): the same reads for every variant, whatever class their rows are, so timed passes can
+     * carry it. With a serializer instead it sums {@link ChecksumSink#rowHash} of each record's
+     * bytes as {@code BinaryRowData} (a copy per row for rows of another class: untimed passes only).
      */
     static final class CountingOutput implements Output<StreamRecord<RowData>> {
         long records;
         long checksum;
-        /** Non-null: {@link #checksum} is kept (untimed passes only: it serializes every row). */
+        /** Non-null: {@link #checksum} is kept from the rows' bytes (untimed passes only: it serializes every row). */
         RowDataSerializer serializer;
+        /** Non-null: {@link #checksum} is kept from the rows' values, read field by field. */
+        FieldReader reader;
 
         @Override
         public void collect(StreamRecord<RowData> record) {
             records++;
-            if (serializer != null) {
+            if (reader != null) {
+                checksum += reader.hash(record.getValue());
+            } else if (serializer != null) {
                 checksum += ChecksumSink.rowHash(serializer.toBinaryRow(record.getValue()));
             }
         }
@@ -253,8 +262,57 @@ final class OperatorBench {
         public void close() {}
     }
 
+    /**
+     * Reads every field of a row of {@code type} through its getters and hashes the values (and
+     * the row kind): equal values give equal hashes from Flink's joined rows and Ferry's binary rows
+     * alike. BIGINT, DECIMAL and STRING fields, the operator bench's output columns.
+     */
+    static final class FieldReader {
+        private final LogicalType[] types;
+
+        FieldReader(RowType type) {
+            types = type.getChildren().toArray(new LogicalType[0]);
+            for (LogicalType t : types) {
+                switch (t.getTypeRoot()) {
+                    case BIGINT, DECIMAL, VARCHAR -> { }
+                    default -> throw new IllegalArgumentException("FieldReader reads no " + t);
+                }
+            }
+        }
+
+        long hash(RowData row) {
+            long h = row.getRowKind().toByteValue();
+            for (int i = 0; i < types.length; i++) {
+                long v;
+                if (row.isNullAt(i)) {
+                    v = 0x6e756c6cL;
+                } else {
+                    LogicalType t = types[i];
+                    switch (t.getTypeRoot()) {
+                        case BIGINT -> v = row.getLong(i);
+                        case DECIMAL -> {
+                            DecimalType d = (DecimalType) t;
+                            DecimalData value = row.getDecimal(i, d.getPrecision(), d.getScale());
+                            v = DecimalData.isCompact(d.getPrecision()) ? value.toUnscaledLong()
+                                    : java.util.Arrays.hashCode(value.toUnscaledBytes());
+                        }
+                        default -> v = row.getString(i).hashCode();
+                    }
+                }
+                h = mix(h * 31 + v);
+            }
+            return h;
+        }
+
+        private static long mix(long z) {
+            z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+            z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+            return z ^ (z >>> 31);
+        }
+    }
+
     /** One timed pass. */
-    record Pass(Variant variant, long rows, long nanos, long cpuNanos, long outputs) {
+    record Pass(Variant variant, long rows, long nanos, long cpuNanos, long outputs, long checksum) {
         double rowsPerSecond() {
             return rows * 1e9 / nanos;
         }
@@ -326,6 +384,7 @@ final class OperatorBench {
             HarnessMemory.outsideBudget(harness);
             harness.setStateBackend(backendOf(variant));
             harness.setOutputCreator(serializer -> out);
+            out.reader = new FieldReader(p.outputType());
             harness.setup(new RowDataSerializer(p.outputType()));
             if (restore != null) {
                 harness.initializeState(restore);
@@ -339,8 +398,10 @@ final class OperatorBench {
             return OperatorBench.describe(op);
         }
 
+        /** One pass; its checksum is of this pass's output rows, every field read ({@link FieldReader}). */
         Pass run(RowData[] rows) throws Exception {
             long outBefore = out.records;
+            out.checksum = 0;
             long cpu0 = threadCpu();
             long t0 = System.nanoTime();
             for (RowData row : rows) {
@@ -349,12 +410,23 @@ final class OperatorBench {
             op.prepareSnapshotPreBarrier(++checkpoint); // Ferry: process the last partial batch
             long t1 = System.nanoTime();
             long cpu1 = threadCpu();
-            return new Pass(variant, rows.length, t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore);
+            return new Pass(variant, rows.length, t1 - t0, cpu0 < 0 ? -1 : cpu1 - cpu0, out.records - outBefore, out.checksum);
         }
 
         @Override
         public void close() throws Exception {
             harness.close();
+        }
+    }
+
+    /** Fails unless {@code p} emitted what the first variant's same pass ({@code first[i]}, set by the first) did. */
+    private static void sameOutput(Pass[] first, int i, Pass p, String what) {
+        if (first[i] == null) {
+            first[i] = p;
+        } else if (first[i].outputs() != p.outputs() || first[i].checksum() != p.checksum()) {
+            throw new IllegalStateException(String.format(Locale.ROOT, "%s: %s emitted %d rows, checksum %016x; %s emitted"
+                            + " %d rows, checksum %016x", what, p.variant(), p.outputs(), p.checksum(), first[i].variant(),
+                    first[i].outputs(), first[i].checksum()));
         }
     }
 
@@ -379,7 +451,9 @@ final class OperatorBench {
      * Runs one key cardinality of one value column: every variant gets the prefill (one row per key) and one pass of
      * the data untimed, then {@code reps} timed passes of the same data, interleaved heap,
      * RocksDB, Ferry, heap, ... Every pass updates live keys only, so each variant must emit two
-     * rows (-U, +U) per input row; the counts are checked against each other.
+     * rows (-U, +U) per input row. Every pass, warm-up and timed, is checksummed ({@link
+     * FieldReader}): since every variant sees the same passes in the same order, the n-th pass of
+     * each must emit the same rows, or the run fails.
      */
     static Result run(Values values, int keys, int rows, int reps, int batchSize, List<Variant> variants)
             throws Exception {
@@ -397,25 +471,30 @@ final class OperatorBench {
                 operators.add(v.label + ": " + d.describe());
                 Bench.log("%s: %s", v.label, d.describe());
             }
+            Pass[] firstWarm = new Pass[2];
             for (Driver d : drivers) {
                 Pass p1 = d.run(prefill);
                 Pass p2 = d.run(data);
-                Bench.log("warm-up %-24s %s keys %-8s prefill %s, data %s", d.variant.label, values, Bench.count(keys),
-                        Bench.rate(p1.rowsPerSecond()), Bench.rate(p2.rowsPerSecond()));
+                Bench.log("warm-up %-24s %s keys %-8s prefill %s, data %s (checksums %016x, %016x)", d.variant.label,
+                        values, Bench.count(keys), Bench.rate(p1.rowsPerSecond()), Bench.rate(p2.rowsPerSecond()),
+                        p1.checksum(), p2.checksum());
+                sameOutput(firstWarm, 0, p1, "prefill");
+                sameOutput(firstWarm, 1, p2, "warm-up pass");
             }
             for (int rep = 1; rep <= reps; rep++) {
-                long outputs = -1;
+                Pass[] first = new Pass[1];
                 for (Driver d : drivers) {
                     System.gc();
                     Pass p = d.run(data);
                     passes.add(p);
-                    Bench.log("rep %d %-24s %s keys %-8s %s rows/s (cpu share %.2f, %d outputs)", rep, d.variant.label,
-                            values, Bench.count(keys), Bench.rate(p.rowsPerSecond()), p.cpuShare(), p.outputs());
-                    if (p.outputs() != 2L * rows || (outputs >= 0 && outputs != p.outputs())) {
+                    Bench.log("rep %d %-24s %s keys %-8s %s rows/s (cpu share %.2f, %d outputs, checksum %016x)", rep,
+                            d.variant.label, values, Bench.count(keys), Bench.rate(p.rowsPerSecond()), p.cpuShare(),
+                            p.outputs(), p.checksum());
+                    if (p.outputs() != 2L * rows) {
                         throw new IllegalStateException(String.format(Locale.ROOT,
                                 "%s emitted %d rows for %d input rows (want %d)", d.variant, p.outputs(), rows, 2L * rows));
                     }
-                    outputs = p.outputs();
+                    sameOutput(first, 0, p, "timed pass " + rep);
                 }
             }
         } finally {

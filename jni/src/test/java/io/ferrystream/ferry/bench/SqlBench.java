@@ -20,32 +20,40 @@ import java.util.concurrent.TimeUnit;
 /**
  * SQL end to end on a MiniCluster (1 TaskManager, 1 slot, parallelism 1, mini-batch off unless
  * {@link #miniBatchSize} is set, heap state backend): a bounded {@code datagen} sequence with
- * derived bid columns, a GROUP BY, a {@code blackhole} sink; Ferry off, Ferry on and a baseline
- * without the aggregation, interleaved. Rows/s is input rows over the job's net runtime (JobMaster: from submission to the
- * end of the job, deployment included).
+ * derived bid columns, a GROUP BY, a {@link ChecksumSink}; Ferry off, Ferry on, Ferry on with the
+ * columnar exchange off, and a baseline without the aggregation, interleaved. Every run of a
+ * query with the aggregation, on any side, must end with the same checksum of its final table
+ * (the baseline's runs with one of their own), or the benchmark fails. Rows/s is input rows over
+ * the job's net runtime (JobMaster: from submission to the end of the job, deployment included).
  */
 final class SqlBench {
     private SqlBench() {}
 
     /**
-     * A benchmark query: an INSERT into a blackhole sink, how many GroupAggregates it plans, and
-     * its baseline: the same source and projections into a blackhole without the aggregation (one
+     * A benchmark query: its sink's columns and the SELECT that fills it, how many GroupAggregates
+     * it plans, and its baseline: the same source and projections without the aggregation (one
      * chained task, no exchange), the ceiling the rest of the pipeline puts on the job.
      */
-    record Query(String name, String sinkDdl, String insert, int groupAggregates, String baseSinkDdl, String baseInsert) {}
+    record Query(String name, String columns, String select, int groupAggregates, String baseColumns, String baseSelect) {}
 
     /** How a query runs: Flink's aggregates, Ferry's, or the baseline without aggregates. */
     enum Mode {
-        STOCK("stock"),
-        FERRY("ferry"),
-        /** Ferry on with Flink's row exchange between native stages (ferry.exchange.columnar.enabled false). */
-        FERRY_ROWS("ferry, row exchange"),
-        BASELINE("no aggregate");
+        STOCK("stock", false),
+        FERRY("ferry", true),
+        /**
+         * Ferry on with Flink's row exchange between native stages (ferry.exchange.columnar.enabled
+         * false). A single-phase plan has no exchange between two native stages for the columnar
+         * exchange to carry, so there it is Ferry's plan again: a second run of the same job.
+         */
+        FERRY_ROWS("ferry, row exchange", true),
+        BASELINE("no aggregate", false);
 
         final String label;
+        final boolean ferry;
 
-        Mode(String label) {
+        Mode(String label, boolean ferry) {
             this.label = label;
+            this.ferry = ferry;
         }
     }
 
@@ -55,19 +63,17 @@ final class SqlBench {
      */
     static final Query Q17 = new Query(
             "q17",
-            "CREATE TEMPORARY TABLE sink_q17 (auction BIGINT, `day` STRING, total_bids BIGINT, rank1_bids BIGINT,"
-                    + " rank2_bids BIGINT, rank3_bids BIGINT, min_price BIGINT, max_price BIGINT, avg_price BIGINT,"
-                    + " sum_price BIGINT) WITH ('connector' = 'blackhole')",
-            "INSERT INTO sink_q17 SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`, COUNT(*) AS total_bids,"
+            "auction BIGINT, `day` STRING, total_bids BIGINT, rank1_bids BIGINT, rank2_bids BIGINT, rank3_bids BIGINT,"
+                    + " min_price BIGINT, max_price BIGINT, avg_price BIGINT, sum_price BIGINT",
+            "SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`, COUNT(*) AS total_bids,"
                     + " COUNT(*) FILTER (WHERE price < 10000) AS rank1_bids,"
                     + " COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_bids,"
                     + " COUNT(*) FILTER (WHERE price >= 1000000) AS rank3_bids,"
                     + " MIN(price) AS min_price, MAX(price) AS max_price, AVG(price) AS avg_price, SUM(price) AS sum_price"
                     + " FROM bid GROUP BY auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')",
             1,
-            "CREATE TEMPORARY TABLE base_q17 (auction BIGINT, `day` STRING, price BIGINT, r1 BOOLEAN, r2 BOOLEAN,"
-                    + " r3 BOOLEAN) WITH ('connector' = 'blackhole')",
-            "INSERT INTO base_q17 SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd'), price, price < 10000,"
+            "auction BIGINT, `day` STRING, price BIGINT, r1 BOOLEAN, r2 BOOLEAN, r3 BOOLEAN",
+            "SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd'), price, price < 10000,"
                     + " price >= 10000 AND price < 1000000, price >= 1000000 FROM bid");
 
     /**
@@ -77,12 +83,12 @@ final class SqlBench {
      */
     static final Query Q4 = new Query(
             "q4 aggregation stages",
-            "CREATE TEMPORARY TABLE sink_q4 (category BIGINT, avg_final BIGINT) WITH ('connector' = 'blackhole')",
-            "INSERT INTO sink_q4 SELECT category, AVG(final) FROM"
+            "category BIGINT, avg_final BIGINT",
+            "SELECT category, AVG(final) FROM"
                     + " (SELECT id, category, MAX(price) AS final FROM bid GROUP BY id, category) GROUP BY category",
             2,
-            "CREATE TEMPORARY TABLE base_q4 (id BIGINT, category BIGINT, price BIGINT) WITH ('connector' = 'blackhole')",
-            "INSERT INTO base_q4 SELECT id, category, price FROM bid");
+            "id BIGINT, category BIGINT, price BIGINT",
+            "SELECT id, category, price FROM bid");
 
     /**
      * The source: {@code seq} 0..rows-1 from datagen's sequence generator, and a view deriving
@@ -118,7 +124,7 @@ final class SqlBench {
      */
     static int miniBatchSize = 0;
 
-    static StreamTableEnvironment tableEnv(boolean ferry, long rows, int keys, String sinkDdl) {
+    static StreamTableEnvironment tableEnv(Mode mode, long rows, int keys) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
@@ -130,11 +136,11 @@ final class SqlBench {
             tEnv.getConfig().set("table.optimizer.agg-phase-strategy", "ONE_PHASE");
         }
         tEnv.getConfig().set("table.local-time-zone", "UTC");
-        tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.ENABLED, mode.ferry);
+        tEnv.getConfig().set(FerryOptions.EXCHANGE_COLUMNAR, mode != Mode.FERRY_ROWS);
         tEnv.getConfig().set(FerryOptions.BATCH_SIZE, 1024);
         Ferry.install(tEnv);
         createSource(tEnv, rows, keys);
-        tEnv.executeSql(sinkDdl);
         return tEnv;
     }
 
@@ -170,18 +176,23 @@ final class SqlBench {
         return aggs;
     }
 
-    /** One job run. */
-    record Run(String query, Mode mode, long rows, long netMillis, long clientMillis) {
+    /** One job run, with the checksum and changelog row count of its sink ({@link ChecksumSink}). */
+    record Run(String query, Mode mode, long rows, long netMillis, long clientMillis, long checksum, long changelogRows) {
         double rowsPerSecond() {
             return rows * 1000.0 / netMillis;
         }
     }
 
+    static int jobs;
+
     static Run runOnce(Query q, Mode mode, long rows, int keys, boolean printPlan) throws Exception {
         boolean base = mode == Mode.BASELINE;
-        StreamTableEnvironment tEnv = tableEnv(mode == Mode.FERRY, rows, keys, base ? q.baseSinkDdl() : q.sinkDdl());
-        String insert = base ? q.baseInsert() : q.insert();
-        List<String> aggs = checkPlan(tEnv, insert, base ? 0 : q.groupAggregates(), mode == Mode.FERRY);
+        StreamTableEnvironment tEnv = tableEnv(mode, rows, keys);
+        String sink = "sink_" + (++jobs);
+        tEnv.executeSql("CREATE TEMPORARY TABLE " + sink + " (" + (base ? q.baseColumns() : q.columns())
+                + ") WITH ('connector' = 'ferry-checksum', 'name' = '" + sink + "')");
+        String insert = "INSERT INTO " + sink + " " + (base ? q.baseSelect() : q.select());
+        List<String> aggs = checkPlan(tEnv, insert, base ? 0 : q.groupAggregates(), mode.ferry);
         if (printPlan) {
             for (String a : aggs) {
                 Bench.log("  %s: %s", mode.label, a);
@@ -191,7 +202,8 @@ final class SqlBench {
         TableResult result = tEnv.executeSql(insert);
         JobExecutionResult job = result.getJobClient().orElseThrow().getJobExecutionResult().get();
         long t1 = System.nanoTime();
-        return new Run(q.name(), mode, rows, job.getNetRuntime(TimeUnit.MILLISECONDS), (t1 - t0) / 1_000_000);
+        long[] sum = ChecksumSink.take(sink);
+        return new Run(q.name(), mode, rows, job.getNetRuntime(TimeUnit.MILLISECONDS), (t1 - t0) / 1_000_000, sum[0], sum[1]);
     }
 
     /** Results of one query: the Ferry-off and Ferry-on runs after warm-up. */
@@ -202,6 +214,11 @@ final class SqlBench {
 
         double median(Mode mode) {
             return Stats.median(rates(mode));
+        }
+
+        /** The checksum every run with the aggregation ended with ({@link #checkResults}). */
+        long checksum() {
+            return runs.stream().filter(r -> r.mode() != Mode.BASELINE).findFirst().map(Run::checksum).orElse(0L);
         }
     }
 
@@ -217,11 +234,14 @@ final class SqlBench {
 
     static Result run(Query q, long rows, int keys, int reps, boolean ferryOnly) throws Exception {
         Mode[] modes = ferryOnly ? new Mode[] {Mode.FERRY} : Mode.values();
-        Bench.log("%s: %s", q.name(), q.insert());
+        Bench.log("%s: %s", q.name(), q.select());
         // Warm-up: one small job each way (class loading, JIT) before the timed runs.
+        List<Run> warmups = new ArrayList<>();
         for (Mode mode : modes) {
             Run w = runOnce(q, mode, Math.max(1, rows / 4), keys, true);
-            Bench.log("warm-up %-12s %s rows/s (%d ms)", mode.label, Bench.rate(w.rowsPerSecond()), w.netMillis());
+            warmups.add(w);
+            Bench.log("warm-up %-12s %s rows/s (%d ms), checksum %016x", mode.label, Bench.rate(w.rowsPerSecond()),
+                    w.netMillis(), w.checksum());
         }
         List<Run> runs = new ArrayList<>();
         for (int rep = 1; rep <= reps; rep++) {
@@ -229,10 +249,33 @@ final class SqlBench {
                 System.gc();
                 Run r = runOnce(q, mode, rows, keys, false);
                 runs.add(r);
-                Bench.log(String.format(Locale.ROOT, "rep %d %-12s %s rows/s (net %d ms, client %d ms)", rep,
-                        mode.label, Bench.rate(r.rowsPerSecond()), r.netMillis(), r.clientMillis()));
+                Bench.log(String.format(Locale.ROOT, "rep %d %-12s %s rows/s (net %d ms, client %d ms), checksum %016x,"
+                                + " %d changelog rows", rep, mode.label, Bench.rate(r.rowsPerSecond()), r.netMillis(),
+                        r.clientMillis(), r.checksum(), r.changelogRows()));
             }
         }
+        checkResults(q, warmups);
+        checkResults(q, runs);
         return new Result(q, rows, keys, runs);
+    }
+
+    /** Fails unless every run with the aggregation ended with one checksum, and every baseline run with one. */
+    static void checkResults(Query q, List<Run> runs) {
+        Long aggregated = null;
+        Long baseline = null;
+        for (Run r : runs) {
+            boolean base = r.mode() == Mode.BASELINE;
+            Long want = base ? baseline : aggregated;
+            if (want == null) {
+                if (base) {
+                    baseline = r.checksum();
+                } else {
+                    aggregated = r.checksum();
+                }
+            } else if (want != r.checksum()) {
+                throw new IllegalStateException(String.format(Locale.ROOT, "%s: the %s run's result differs (checksum"
+                        + " %016x, an earlier run's %016x)", q.name(), r.mode().label, r.checksum(), want));
+            }
+        }
     }
 }

@@ -1,0 +1,32 @@
+-- q14: calculation. Bids in a price band with their euro price, time of day and how many 'c's
+-- their extra holds. count_char is Nexmark's UDF, here Ferry's class of the same result
+-- (io.ferrystream.ferry.nexmark.table.CountChar).
+CREATE FUNCTION count_char AS 'io.ferrystream.ferry.nexmark.table.CountChar';
+
+CREATE TABLE nexmark_q14 (
+    auction BIGINT,
+    bidder BIGINT,
+    price  DECIMAL(23, 3),
+    bidTimeType VARCHAR,
+    `dateTime` TIMESTAMP(3),
+    extra VARCHAR,
+    c_counts BIGINT
+) WITH (
+  'connector' = 'nexmark-checksum'
+);
+
+INSERT INTO nexmark_q14
+SELECT
+    auction,
+    bidder,
+    0.908 * price as price,
+    CASE
+        WHEN HOUR(`dateTime`) >= 8 AND HOUR(`dateTime`) <= 18 THEN 'dayTime'
+        WHEN HOUR(`dateTime`) <= 6 OR HOUR(`dateTime`) >= 20 THEN 'nightTime'
+        ELSE 'otherTime'
+    END AS bidTimeType,
+    `dateTime`,
+    extra,
+    count_char(extra, 'c') AS c_counts
+FROM bid
+WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000;

@@ -1,0 +1,18 @@
+-- q19: auction top-10 price. Each auction's ten highest bids, ranked.
+CREATE TABLE nexmark_q19 (
+    auction  BIGINT,
+    bidder  BIGINT,
+    price  BIGINT,
+    channel  VARCHAR,
+    url  VARCHAR,
+    `dateTime`  TIMESTAMP(3),
+    extra  VARCHAR,
+    rank_number  BIGINT
+) WITH (
+  'connector' = 'nexmark-checksum'
+);
+
+INSERT INTO nexmark_q19
+SELECT * FROM
+(SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rank_number FROM bid)
+WHERE rank_number <= 10;

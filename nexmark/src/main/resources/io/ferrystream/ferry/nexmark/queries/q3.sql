@@ -1,0 +1,17 @@
+-- q3: local item suggestion. Sellers in Oregon, Idaho or California with their auctions in category 10.
+CREATE TABLE nexmark_q3 (
+  name  VARCHAR,
+  city  VARCHAR,
+  state  VARCHAR,
+  id  BIGINT
+) WITH (
+  'connector' = 'nexmark-checksum'
+);
+
+INSERT INTO nexmark_q3
+SELECT
+    P.name, P.city, P.state, A.id
+FROM
+    auction AS A INNER JOIN person AS P on A.seller = P.id
+WHERE
+    A.category = 10 and (P.state = 'OR' OR P.state = 'ID' OR P.state = 'CA');

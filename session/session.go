@@ -632,11 +632,6 @@ func (s *Session) Stats() (engine.Stats, error) {
 	if s.state != nil {
 		st = s.state.Stats()
 	}
-	if next := s.keyed.NextProcessingTimer; next != nil {
-		if ms, ok := next(); ok && ms < st.NextTimerMs {
-			st.NextTimerMs = ms
-		}
-	}
 	return st, s.release(nil)
 }
 

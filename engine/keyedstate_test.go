@@ -216,6 +216,19 @@ func TestKeyedStateSnapshotRestore(t *testing.T) {
 		s.Fingerprint() == newTestState(t, spec, StateConfig{TTL: TTL{Ms: 1000}, Layout: "v1"}).Fingerprint() {
 		t.Fatal("the fingerprint must cover the kind's layout, TTL and timers")
 	}
+	// A layout version: 1 is the fingerprint without one; an earlier form is recognized by the
+	// fingerprint its configuration had.
+	v2 := StateConfig{TTL: TTL{Ms: 1000}, Timers: true, Layout: "v1", Version: 2,
+		Earlier: []EarlierLayout{{Layout: "v0", Advice: "take the long way"}}}
+	if newTestState(t, spec, v2).Fingerprint() == s.Fingerprint() ||
+		newTestState(t, spec, StateConfig{TTL: TTL{Ms: 1000}, Timers: true, Layout: "v1", Version: 1}).Fingerprint() != s.Fingerprint() {
+		t.Fatal("the fingerprint must cover a layout version from 2 on, and only from 2 on")
+	}
+	e := newTestState(t, spec, v2).EarlierLayouts()
+	if len(e) != 1 || e[0].Fingerprint != newTestState(t, spec, StateConfig{TTL: TTL{Ms: 1000}, Layout: "v0"}).Fingerprint() ||
+		e[0].Refusal != "written by Ferry's test state state layout 1, which this library does not read (it reads layout 2); take the long way" {
+		t.Fatalf("earlier layouts %+v", e)
+	}
 	if s.Fingerprint() != newTestState(t, testSpec(t, `,"name":"x","key_group_start":3,"key_group_end":9,"chunk_rows":7`),
 		StateConfig{TTL: TTL{Ms: 1000}, Timers: true, Layout: "v1"}).Fingerprint() {
 		t.Fatal("name, key-group range and chunk size do not shape state")

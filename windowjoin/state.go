@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
@@ -179,16 +180,10 @@ func (s *joinKeys) removeWindow(id, wi int32) {
 	s.freeWindow(wi)
 }
 
-// Memory estimates: a window and a handle in use, beyond the pools.
-const (
-	windowBytes = 72
-	linkBytes   = 16
-)
-
 // Bytes implements engine.PerKey: the pools and the key index, without a pass over them (the
 // rows are the host's, the timers the KeyedState's).
 func (s *joinKeys) Bytes() int64 {
-	return int64(cap(s.first))*4 + int64(cap(s.wins))*windowBytes + int64(cap(s.links))*linkBytes
+	return int64(cap(s.first))*4 + int64(cap(s.wins))*int64(unsafe.Sizeof(window{})) + int64(cap(s.links))*int64(unsafe.Sizeof(link{}))
 }
 
 // Save implements engine.PerKey.

@@ -176,10 +176,11 @@ func (x *TimerService) Next(d TimeDomain, upTo int64) (Timer, bool) {
 	}
 	e := h[1].e
 	x.removeAt(d, 1)
-	en := x.entries[e]
+	en := &x.entries[e]
+	t := Timer{Domain: d, Key: en.key, Time: en.time, Namespace: en.ns}
 	x.unlink(e)
 	x.release(e)
-	return Timer{Domain: d, Key: en.key, Time: en.time, Namespace: en.ns}, true
+	return t, true
 }
 
 // Position returns the position of the timer (d, key, t, ns) in its domain's heap: its index in
@@ -203,7 +204,7 @@ func (x *TimerService) ImportFlink(d TimeDomain, key int32, t, ns int64, positio
 	if x.find(d, key, t, ns) >= 0 {
 		return false
 	}
-	x.addPending(d, key, t, ns, -1, position)
+	x.queue(d, key, t, ns, -1, position)
 	return true
 }
 
@@ -375,8 +376,8 @@ func (x *TimerService) positions() {
 	x.posValid = true
 }
 
-// addPending chains a restored or imported timer to key and queues it for settle.
-func (x *TimerService) addPending(d TimeDomain, key int32, t, ns int64, group int32, position uint64) {
+// queue chains a restored or imported timer to key and queues it for settle.
+func (x *TimerService) queue(d TimeDomain, key int32, t, ns int64, group int32, position uint64) {
 	e := x.newEntry(d, key, t, ns, pending)
 	x.pending[d] = append(x.pending[d], pendingTimer{pos: position, group: group, e: e})
 	if d == ProcessingTime && t < x.pendingProc {
@@ -384,8 +385,15 @@ func (x *TimerService) addPending(d TimeDomain, key int32, t, ns int64, group in
 	}
 }
 
-// settle adds the pending timers to their heaps in Flink's restore order (TimerService).
+// settle adds the pending timers, if any, to their heaps.
 func (x *TimerService) settle() {
+	if len(x.pending[EventTime]) > 0 || len(x.pending[ProcessingTime]) > 0 {
+		x.addPending()
+	}
+}
+
+// addPending adds the pending timers to their heaps in Flink's restore order (TimerService).
+func (x *TimerService) addPending() {
 	for d := range x.pending {
 		ps := x.pending[d]
 		if len(ps) == 0 {
@@ -462,7 +470,7 @@ func (x *TimerService) load(src []byte, id int32, kg int) ([]byte, error) {
 		if x.find(d, id, t, ns) >= 0 {
 			return nil, fmt.Errorf("%w: duplicate timer", ErrData)
 		}
-		x.addPending(d, id, t, ns, int32(kg), pos)
+		x.queue(d, id, t, ns, int32(kg), pos)
 	}
 	return src, nil
 }

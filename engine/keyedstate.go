@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // PerKey is state an operator keeps for every key of a KeyedState, in flat slices indexed by key
@@ -49,11 +50,36 @@ type StateConfig struct {
 	// while it holds entries, and with TTL no last write is kept per key (Flink's incremental
 	// aggregate, whose state is its DISTINCT maps).
 	EntriesOnly bool
-	// Timers enables RegisterTimer and friends; their timers are part of every key's state.
+	// Timers gives the state its timer service (KeyedState.Timers); a key's timers are part of
+	// its state.
 	Timers bool
 	// Layout is everything of the kind's parameters that shapes the state payload, marshalled
 	// into the fingerprint (Spec.Fingerprint): restoring a snapshot of another layout fails.
 	Layout any
+	// Version numbers the form of the kind's payload, from 1 (0 counts as 1). A kind that changes
+	// the form takes the next number, which changes the fingerprint, and describes the form
+	// before in Earlier.
+	Version int
+	// Earlier are forms the kind's state had before Version: restore refuses a snapshot of one
+	// naming it (EarlierLayouts), rather than as one of another spec.
+	Earlier []EarlierLayout
+}
+
+// EarlierLayout is a form a kind's state had before its current one: the StateConfig fields it
+// was fingerprinted with then (the others are the current configuration's), and the way out for
+// a snapshot of it.
+type EarlierLayout struct {
+	Version int
+	Timers  bool
+	Layout  any
+	Advice  string // what to do with such a snapshot, ending the refusal
+}
+
+// Superseded is an earlier form of a state (StateConfig.Earlier): the fingerprint of its snapshots
+// and the message that refuses one.
+type Superseded struct {
+	Fingerprint uint64
+	Refusal     string
 }
 
 // KeyedState is the keyed state of one operator instance, shared by every stateful kind: the key
@@ -75,11 +101,12 @@ type KeyedState struct {
 	ttl         TTL
 	lastWrite   []int64 // per key id, the processing time of its last write; nil without TTL
 	sweep       Sweeper
-	timers      *timers // nil unless StateConfig.Timers
+	timers      *TimerService // nil unless StateConfig.Timers
 	maxPar      int
 	kgStart     int
 	kgEnd       int
 	fingerprint uint64
+	earlier     []Superseded
 
 	added []int32 // keys of the payload being restored, for its rollback
 }
@@ -94,22 +121,39 @@ func NewKeyedState(spec *Spec, cfg StateConfig) *KeyedState {
 		maxPar:      spec.MaxParallelism,
 		kgStart:     start,
 		kgEnd:       end,
-		fingerprint: spec.Fingerprint(stateLayout{TTL: cfg.TTL.Enabled(), Timers: cfg.Timers, Kind: cfg.Layout}),
+		fingerprint: spec.Fingerprint(newStateLayout(cfg.TTL.Enabled(), cfg.Timers, cfg.Layout, cfg.Version)),
 	}
 	if s.ttl.Enabled() && !cfg.EntriesOnly {
 		s.lastWrite = []int64{}
 	}
 	if cfg.Timers {
-		s.timers = newTimers(s.keys)
+		s.timers = newTimerService()
+	}
+	current := max(cfg.Version, 1)
+	for _, e := range cfg.Earlier {
+		s.earlier = append(s.earlier, Superseded{
+			Fingerprint: spec.Fingerprint(newStateLayout(cfg.TTL.Enabled(), e.Timers, e.Layout, e.Version)),
+			Refusal: fmt.Sprintf("written by Ferry's %s state layout %d, which this library does not read (it reads layout %d); %s",
+				strings.ReplaceAll(spec.Kind, "_", " "), max(e.Version, 1), current, e.Advice),
+		})
 	}
 	return s
 }
 
-// stateLayout is what the fingerprint hashes besides the spec's header.
+// stateLayout is what the fingerprint hashes besides the spec's header. Version 1 is left out,
+// so the first form of every kind keeps the fingerprint it had before versions.
 type stateLayout struct {
-	TTL    bool `json:"ttl"`
-	Timers bool `json:"timers"`
-	Kind   any  `json:"kind"`
+	TTL     bool `json:"ttl"`
+	Timers  bool `json:"timers"`
+	Kind    any  `json:"kind"`
+	Version int  `json:"version,omitempty"`
+}
+
+func newStateLayout(ttl, timers bool, kind any, version int) stateLayout {
+	if version <= 1 {
+		version = 0
+	}
+	return stateLayout{TTL: ttl, Timers: timers, Kind: kind, Version: version}
 }
 
 // Register adds per-key state; its payload follows the previously registered ones'. Register
@@ -126,6 +170,10 @@ func (s *KeyedState) Register(p PerKey) {
 
 // Fingerprint identifies the state layout (snapshot.Header.Fingerprint).
 func (s *KeyedState) Fingerprint() uint64 { return s.fingerprint }
+
+// EarlierLayouts are the earlier forms of the state that a restore recognizes and refuses
+// (StateConfig.Earlier).
+func (s *KeyedState) EarlierLayouts() []Superseded { return s.earlier }
 
 // Len is the number of live keys.
 func (s *KeyedState) Len() int { return s.keys.Len() }
@@ -170,7 +218,8 @@ func (s *KeyedState) grow() {
 	s.grown = n
 }
 
-// Remove deletes key id and its timers. Its PerKey state stays readable until EndBatch.
+// Remove deletes key id and its timers (each as TimerService.Delete does). Its PerKey state stays
+// readable until EndBatch.
 func (s *KeyedState) Remove(id int32) {
 	if s.timers != nil {
 		s.timers.removeKey(id)
@@ -206,12 +255,13 @@ func (s *KeyedState) Expired(id int32, nowMs int64) bool {
 }
 
 // ExpireValue handles key id whose value state Expired at nowMs: it reads as absent. When an
-// EntryState holds an entry of the key that did not expire, the key stays, its value state reset
-// (EntryState.ResetValue, PerKey.Reset for the others) and its entries untouched, and
-// ExpireValue returns id; the key's value state then still reads as expired until Touch.
-// Otherwise the key is removed (Remove) and ExpireValue returns -1.
+// EntryState holds an entry of the key that did not expire, or the key has timers (which Flink's
+// TTL never expires), the key stays, its value state reset (EntryState.ResetValue, PerKey.Reset
+// for the others) and its entries untouched, and ExpireValue returns id; the key's value state
+// then still reads as expired until Touch. Otherwise the key is removed (Remove) and ExpireValue
+// returns -1.
 func (s *KeyedState) ExpireValue(id int32, nowMs int64) int32 {
-	if !s.liveEntries(id, nowMs) {
+	if !s.keeps(id, nowMs) {
 		s.Remove(id)
 		return -1
 	}
@@ -225,8 +275,12 @@ func (s *KeyedState) ExpireValue(id int32, nowMs int64) int32 {
 	return id
 }
 
-// liveEntries reports whether an EntryState holds an entry of key id not expired at nowMs.
-func (s *KeyedState) liveEntries(id int32, nowMs int64) bool {
+// keeps reports whether key id outlives its expired value state at nowMs: an EntryState holds an
+// entry of it not expired, or it has timers.
+func (s *KeyedState) keeps(id int32, nowMs int64) bool {
+	if s.timers != nil && s.timers.HasTimers(id) {
+		return true
+	}
 	for _, e := range s.entries {
 		if e.LiveEntries(id, nowMs) {
 			return true
@@ -256,8 +310,8 @@ const sweepBudget = 1024
 // Sweep removes the expired state of keys nobody reads again, a bounded slice of the id space
 // and of every EntryState's entries per call (continuing where the last call stopped), so idle
 // keys do not hold memory forever; reading them would find them absent anyway. A key goes when
-// its value state expired (or it has none, EntriesOnly) and none of its entries is live. It
-// ends the batch (EndBatch). A no-op without TTL.
+// its value state expired (or it has none, EntriesOnly), none of its entries is live and it has
+// no timers. It ends the batch (EndBatch). A no-op without TTL.
 func (s *KeyedState) Sweep(nowMs int64) {
 	if !s.ttl.Enabled() {
 		return
@@ -270,52 +324,16 @@ func (s *KeyedState) Sweep(nowMs int64) {
 		if !s.keys.Live(id) || (s.lastWrite != nil && !s.ttl.Expired(s.lastWrite[id], nowMs)) {
 			continue
 		}
-		if !s.liveEntries(id, nowMs) {
+		if !s.keeps(id, nowMs) {
 			s.Remove(id)
 		}
 	}
 	s.EndBatch()
 }
 
-// RegisterTimer registers a timer of key id in domain d at time t (epoch milliseconds) in
-// namespace ns; registering one that exists changes nothing. The KeyedState must have been
-// created with StateConfig.Timers.
-func (s *KeyedState) RegisterTimer(d TimeDomain, id int32, t, ns int64) {
-	s.timers.add(id, d, t, ns)
-}
-
-// DeleteTimer deletes a timer; it reports whether the timer existed.
-func (s *KeyedState) DeleteTimer(d TimeDomain, id int32, t, ns int64) bool {
-	if e := s.timers.find(id, d, t, ns); e >= 0 {
-		s.timers.remove(e)
-		return true
-	}
-	return false
-}
-
-// PeekTimer returns the first timer of domain d (see NextTimer for the order) without removing it.
-func (s *KeyedState) PeekTimer(d TimeDomain) (Timer, bool) { return s.timers.peek(d) }
-
-// NextTimer removes and returns the first timer of domain d whose time is at most upTo (the
-// watermark, or the processing time). Timers fire in order of time, then of their key's encoded
-// bytes (unsigned lexicographic), then of namespace; the order holds across snapshots and
-// restores. The timer is gone when it is returned, so the operator may register it again.
-func (s *KeyedState) NextTimer(d TimeDomain, upTo int64) (Timer, bool) {
-	t, ok := s.timers.peek(d)
-	if !ok || t.Time > upTo {
-		return Timer{}, false
-	}
-	s.timers.remove(s.timers.heaps[d][0])
-	return t, true
-}
-
-// Timers is the number of registered timers of both domains.
-func (s *KeyedState) Timers() int {
-	if s.timers == nil {
-		return 0
-	}
-	return s.timers.len()
-}
+// Timers returns the timer service of the state: the timers of its keys in Flink's heap order
+// (TimerService); nil unless StateConfig.Timers.
+func (s *KeyedState) Timers() *TimerService { return s.timers }
 
 // CheckKeyGroup fails with ErrInvalid when kg lies outside the operator's key-group range.
 func (s *KeyedState) CheckKeyGroup(kg int) error {
@@ -336,12 +354,15 @@ func (s *KeyedState) HasState(kg int) bool {
 // that brings it to limit bytes. emit owns the chunk and returns an empty buffer (or nil) for the
 // key group's next one. A key group's chunks come in order, the last with last set; key groups
 // without keys get no call. An error from emit stops the pass and is returned. The state must not
-// change during the call.
+// change during the call (restored timers join their heaps first, as at any use of the timers).
 //
 // A payload is a sequence of keys, in id order, each: the encoded key (uvarint length, bytes),
-// its last write time (varint; with TTL only), its timers (with timers only: see timers.save),
-// then every PerKey's Save in registration order.
+// its last write time (varint; with TTL only), its timers with their heap positions (with timers
+// only: see TimerService.save), then every PerKey's Save in registration order.
 func (s *KeyedState) Snapshot(limit int, emit func(kg int, chunk []byte, last bool) ([]byte, error)) error {
+	if s.timers != nil {
+		s.timers.positions()
+	}
 	n := s.kgEnd - s.kgStart + 1
 	left := make([]int, n) // keys of each key group not yet written
 	for i := range left {
@@ -393,7 +414,9 @@ func (s *KeyedState) appendKey(dst []byte, id int32) []byte {
 }
 
 // RestoreKeyGroup adds the keys of one payload (chunk) Snapshot wrote for key group kg. Every key
-// must hash into kg and be new. On error nothing of the payload stays behind.
+// must hash into kg and be new. On error nothing of the payload stays behind. The restored timers
+// join their heaps at the next use of the timer service, in Flink's restore order whatever the
+// order of the key groups' payloads (TimerService).
 func (s *KeyedState) RestoreKeyGroup(kg int, payload []byte) error {
 	if err := s.CheckKeyGroup(kg); err != nil {
 		return err
@@ -437,7 +460,7 @@ func (s *KeyedState) restore(kg int, src []byte) error {
 			}
 		}
 		if s.timers != nil {
-			if src, err = s.timers.load(src, id); err != nil {
+			if src, err = s.timers.load(src, id, kg); err != nil {
 				return err
 			}
 		}
@@ -450,7 +473,8 @@ func (s *KeyedState) restore(kg int, src []byte) error {
 	return nil
 }
 
-// Stats reports the figures of the state, without a pass over it.
+// Stats reports the figures of the state, without a pass over it; it adds no restored timer to
+// its heap.
 func (s *KeyedState) Stats() Stats {
 	n := s.keys.Bytes() + int64(cap(s.lastWrite))*8
 	if s.timers != nil {
@@ -459,7 +483,11 @@ func (s *KeyedState) Stats() Stats {
 	for _, p := range s.perKey {
 		n += p.Bytes()
 	}
-	return Stats{Keys: int64(s.keys.Len()), StateBytes: n, NextTimerMs: math.MaxInt64}
+	next := int64(math.MaxInt64)
+	if s.timers != nil {
+		next = s.timers.nextProcessing()
+	}
+	return Stats{Keys: int64(s.keys.Len()), StateBytes: n, NextTimerMs: next}
 }
 
 // Stats are the figures of an operator's state that the host reports as metrics, and when it
@@ -467,7 +495,7 @@ func (s *KeyedState) Stats() Stats {
 type Stats struct {
 	Keys        int64 // keys the state holds
 	StateBytes  int64 // estimated bytes of memory the state owns
-	NextTimerMs int64 // the earliest pending processing-time timer (ProcessingTimers), math.MaxInt64 when none
+	NextTimerMs int64 // the time of the earliest processing-time timer (TimerService), math.MaxInt64 when none
 }
 
 var errStateTruncated = fmt.Errorf("%w: state payload truncated", ErrData)

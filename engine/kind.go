@@ -96,10 +96,6 @@ type Keyed struct {
 	// export): input rows queued outside the state (the host flushes before every barrier), or
 	// state whose bytes the host has not handed over yet (the window join's rows).
 	Snapshottable func() error
-	// NextProcessingTimer is the time (epoch ms) of the earliest pending processing-time timer
-	// the operator keeps outside its KeyedState; ok is false when there is none. The host calls
-	// Advance once its processing time reaches the earlier of it and the KeyedState's.
-	NextProcessingTimer func() (ms int64, ok bool)
 }
 
 // FlinkState is what a keyed kind offers to switch Ferry on or off across a savepoint

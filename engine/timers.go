@@ -1,9 +1,11 @@
 package engine
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 )
 
 // TimeDomain is the clock a timer fires on.
@@ -21,213 +23,426 @@ type Timer struct {
 	Domain    TimeDomain
 	Key       int32 // the key's id in its KeyedState
 	Time      int64 // epoch milliseconds of Domain's clock
-	Namespace int64 // the operator's own discriminator (e.g. a window's end)
+	Namespace int64 // the operator's own discriminator (a window's end; 0 for none)
 }
 
-// timers is the timer set of a KeyedState, as Flink's InternalTimerService keeps one per
-// operator: a set of (domain, key, time, namespace), so registering a timer twice keeps one,
-// and a priority queue per domain. Timers of a domain fire in order of time, then of the key's
-// encoded bytes (unsigned lexicographic), then of namespace: a total order that does not depend
-// on insertion order, key ids or restores, so every run fires equal-time timers alike. (Flink
-// orders its timer heap by time alone; equal-time timers fire in heap order there.)
+// TimerService is the timer service of a KeyedState (StateConfig.Timers), which owns it: the
+// timers of every key, kept exactly as Flink's InternalTimerServiceImpl keeps them on the heap
+// state backend. Each time domain has its own set of timers in one binary heap (Flink's
+// HeapPriorityQueueSet), ordered by time alone, with Flink's sift-up, sift-down and removal
+// (HeapPriorityQueue.addInternal, removeInternal, adjustElementAtIndex): timers of equal time
+// fire in the order Flink fires them, which depends on the history of additions and removals.
+// Registering a timer that exists changes nothing (the set's deduplication map).
 //
-// Pointer-free, like the key table: entries live in flat slices indexed by entry id, chained per
-// key (so a key's timers go with it), recycled through a free list, found through an Index, and
-// ordered by one binary heap of entry ids per domain.
-type timers struct {
-	keys *KeyTable // for the key bytes that order equal-time timers
+// A timer belongs to its key: it is written in the key's snapshot entry with its heap position,
+// and deleted with the key (KeyedState.Remove). Restored and imported timers wait, in the keys'
+// chains but outside the heaps, until the service is next used (Register, Peek, Next, Position),
+// and are then added in the order Flink's heap backend adds a snapshot's timers: key group by
+// key group ascending, each in the snapshot's heap-array order (HeapPriorityQueueStateSnapshot
+// partitions the array stably by key group). Timers of Flink's own heap (ImportFlink) come first,
+// in position order across key groups, which rebuilds that heap as it was. Reading the figures
+// between restore chunks (KeyedState.Stats) adds nothing, so the order never depends on them.
+//
+// Pointer-free, and without an allocation per timer once its slices have grown: entries live in
+// one flat slice, chained per key and recycled through a free list; a heap holds (time, entry)
+// pairs, 1-based as Flink's array (QUEUE_HEAD_INDEX). The heaps keep no position index, which
+// would cost a write per sift step: a position is found by a scan of its heap (Delete, the
+// removal of a key with timers), or read from an index Position builds once per state of the
+// heaps (a snapshot, an export).
+//
+// Used by one goroutine at a time, as its KeyedState.
+type TimerService struct {
+	entries []timerEntry
+	head    []int32 // per key id: its first entry, -1 for none
+	free    int32   // the first free entry, -1 for none
+	n       int     // registered timers, pending ones included
+	heaps   [2][]heapSlot
 
-	key  []int32 // owning key id; -1 for free entries
-	dom  []TimeDomain
-	time []int64
-	ns   []int64
-	next []int32 // next entry of the same key, or of the free list; -1 ends
-	prev []int32 // previous entry of the same key; -1 at the chain's head
-	pos  []int32 // position in its domain's heap
-	head []int32 // per key id: first entry, -1 when the key has no timers
-	free int32
+	// pos maps entries in a heap to their positions while posValid; any heap change clears it.
+	pos      []int32
+	posValid bool
 
-	index Index
-	heaps [2][]int32 // per domain: entry ids, a binary min-heap under less
+	// pending holds per domain the restored and imported timers not yet in their heap (settle),
+	// and pendingProc the earliest time of the live pending processing-time timers, stale after
+	// one at that time was dropped.
+	pending     [2][]pendingTimer
+	pendingProc int64
+	procStale   bool
 }
 
-func newTimers(keys *KeyTable) *timers { return &timers{keys: keys, free: -1} }
-
-// timerTag hashes a timer's identity.
-func timerTag(key int32, d TimeDomain, t, ns int64) uint32 {
-	h := (uint64(uint32(key))<<1 | uint64(d)) * 0x9e3779b97f4a7c15
-	h = (h ^ uint64(t)) * 0xbf58476d1ce4e5b9
-	h = (h ^ h>>31 ^ uint64(ns)) * 0x94d049bb133111eb
-	return uint32(h ^ h>>32)
+// timerEntry is one timer.
+type timerEntry struct {
+	time, ns int64
+	key      int32 // the owning key id
+	next     int32 // the next entry of the key's chain or of the free list; -1 ends
+	dom      TimeDomain
+	state    uint8
 }
 
-func (x *timers) grow(n int) {
+// Entry states.
+const (
+	inHeap  = iota
+	pending // restored or imported: in its key's chain, not yet in a heap
+	dropped // deleted while pending: out of every chain, freed by settle
+)
+
+// heapSlot is a heap element: a timer's time, read by every comparison, and its entry.
+type heapSlot struct {
+	time int64
+	e    int32
+}
+
+// pendingTimer orders a pending entry: by group (the key group of a restored timer, -1 for an
+// imported one), then by position in the heap it was saved from.
+type pendingTimer struct {
+	pos   uint64
+	group int32
+	e     int32
+}
+
+func newTimerService() *TimerService {
+	return &TimerService{free: -1, heaps: [2][]heapSlot{make([]heapSlot, 1), make([]heapSlot, 1)}, pendingProc: math.MaxInt64}
+}
+
+func (x *TimerService) grow(n int) {
 	for len(x.head) < n {
 		x.head = append(x.head, -1)
 	}
 }
 
-func (x *timers) len() int { return x.index.Len() }
+// Len is the number of registered timers of both domains.
+func (x *TimerService) Len() int { return x.n }
 
-func (x *timers) find(key int32, d TimeDomain, t, ns int64) int32 {
-	tag := timerTag(key, d, t, ns)
-	for e, pos := x.index.Probe(tag, x.index.Home(tag)); e >= 0; e, pos = x.index.Probe(tag, pos) {
-		if x.key[e] == key && x.time[e] == t && x.ns[e] == ns && x.dom[e] == d {
+// HasTimers reports whether key holds a timer.
+func (x *TimerService) HasTimers(key int32) bool { return x.head[key] >= 0 }
+
+// Has reports whether the timer (d, key, t, ns) is registered.
+func (x *TimerService) Has(d TimeDomain, key int32, t, ns int64) bool {
+	return x.find(d, key, t, ns) >= 0
+}
+
+// Each calls f with every timer of key, in no particular order. f must not change the service.
+func (x *TimerService) Each(key int32, f func(Timer)) {
+	for e := x.head[key]; e >= 0; e = x.entries[e].next {
+		en := &x.entries[e]
+		f(Timer{Domain: en.dom, Key: key, Time: en.time, Namespace: en.ns})
+	}
+}
+
+// Register registers the timer (d, key, t, ns) (Flink's registerEventTimeTimer and
+// registerProcessingTimeTimer); it reports false, changing nothing, when it is registered
+// already.
+func (x *TimerService) Register(d TimeDomain, key int32, t, ns int64) bool {
+	x.settle()
+	if x.find(d, key, t, ns) >= 0 {
+		return false
+	}
+	x.push(d, t, x.newEntry(d, key, t, ns, inHeap))
+	return true
+}
+
+// Delete deletes the timer (d, key, t, ns) (Flink's deleteEventTimeTimer and
+// deleteProcessingTimeTimer: HeapPriorityQueue.removeInternal at its position); it reports
+// whether it was registered. It costs a scan of the domain's heap.
+func (x *TimerService) Delete(d TimeDomain, key int32, t, ns int64) bool {
+	e := x.find(d, key, t, ns)
+	if e < 0 {
+		return false
+	}
+	x.drop(e)
+	return true
+}
+
+// Peek returns the first timer of domain d without removing it.
+func (x *TimerService) Peek(d TimeDomain) (Timer, bool) {
+	x.settle()
+	h := x.heaps[d]
+	if len(h) < 2 {
+		return Timer{}, false
+	}
+	en := &x.entries[h[1].e]
+	return Timer{Domain: d, Key: en.key, Time: en.time, Namespace: en.ns}, true
+}
+
+// Next removes and returns the first timer of domain d if its time is at most upTo (the
+// watermark, or the processing time): Flink's advanceWatermark and onProcessingTime loops, which
+// poll the head while it is due. The timer is gone when it is returned, so the operator may
+// register it again.
+func (x *TimerService) Next(d TimeDomain, upTo int64) (Timer, bool) {
+	x.settle()
+	h := x.heaps[d]
+	if len(h) < 2 || h[1].time > upTo {
+		return Timer{}, false
+	}
+	e := h[1].e
+	x.removeAt(d, 1)
+	en := &x.entries[e]
+	t := Timer{Domain: d, Key: en.key, Time: en.time, Namespace: en.ns}
+	x.unlink(e)
+	x.release(e)
+	return t, true
+}
+
+// Position returns the position of the timer (d, key, t, ns) in its domain's heap: its index in
+// Flink's heap array, from 1 at the head. The first call after a change of the heaps builds an
+// index of every position.
+func (x *TimerService) Position(d TimeDomain, key int32, t, ns int64) (int, bool) {
+	e := x.find(d, key, t, ns)
+	if e < 0 {
+		return 0, false
+	}
+	x.positions()
+	return int(x.pos[e]), true
+}
+
+// ImportFlink adds a timer of Flink's own timer heap, restored by Flink's heap backend and read
+// in its array order: position is its index in that order. Imported timers join their heaps with
+// the restored ones (settle), before them, in position order across all key groups: adding a
+// heap's array in order rebuilds the heap as it was. It reports false, changing nothing, for a
+// timer registered already.
+func (x *TimerService) ImportFlink(d TimeDomain, key int32, t, ns int64, position uint64) bool {
+	if x.find(d, key, t, ns) >= 0 {
+		return false
+	}
+	x.queue(d, key, t, ns, -1, position)
+	return true
+}
+
+// nextProcessing is the time of the earliest processing-time timer, pending ones included,
+// math.MaxInt64 for none. It adds no pending timer to the heap.
+func (x *TimerService) nextProcessing() int64 {
+	next := int64(math.MaxInt64)
+	if h := x.heaps[ProcessingTime]; len(h) > 1 {
+		next = h[1].time
+	}
+	if x.procStale {
+		x.pendingProc = math.MaxInt64
+		x.pending[ProcessingTime] = slices.DeleteFunc(x.pending[ProcessingTime], func(p pendingTimer) bool {
+			if x.entries[p.e].state == dropped {
+				x.release(p.e)
+				return true
+			}
+			x.pendingProc = min(x.pendingProc, x.entries[p.e].time)
+			return false
+		})
+		x.procStale = false
+	}
+	return min(next, x.pendingProc)
+}
+
+// find returns the entry of the timer (d, key, t, ns), or -1.
+func (x *TimerService) find(d TimeDomain, key int32, t, ns int64) int32 {
+	for e := x.head[key]; e >= 0; e = x.entries[e].next {
+		en := &x.entries[e]
+		if en.time == t && en.ns == ns && en.dom == d {
 			return e
 		}
 	}
 	return -1
 }
 
-// add registers a timer; it reports false when the timer was registered already.
-func (x *timers) add(key int32, d TimeDomain, t, ns int64) bool {
-	if x.find(key, d, t, ns) >= 0 {
-		return false
-	}
-	var e int32
-	if x.free >= 0 {
-		e = x.free
-		x.free = x.next[e]
-		x.key[e], x.dom[e], x.time[e], x.ns[e] = key, d, t, ns
+// newEntry chains a new entry to key and returns it.
+func (x *TimerService) newEntry(d TimeDomain, key int32, t, ns int64, state uint8) int32 {
+	en := timerEntry{time: t, ns: ns, key: key, next: x.head[key], dom: d, state: state}
+	e := x.free
+	if e >= 0 {
+		x.free = x.entries[e].next
+		x.entries[e] = en
 	} else {
-		e = int32(len(x.key))
-		x.key = append(x.key, key)
-		x.dom = append(x.dom, d)
-		x.time = append(x.time, t)
-		x.ns = append(x.ns, ns)
-		x.next = append(x.next, -1)
-		x.prev = append(x.prev, -1)
-		x.pos = append(x.pos, 0)
-	}
-	hd := x.head[key]
-	x.next[e], x.prev[e] = hd, -1
-	if hd >= 0 {
-		x.prev[hd] = e
+		e = int32(len(x.entries))
+		x.entries = append(x.entries, en)
 	}
 	x.head[key] = e
-	x.index.Insert(timerTag(key, d, t, ns), e)
-	h := append(x.heaps[d], e)
-	x.heaps[d] = h
-	x.pos[e] = int32(len(h) - 1)
-	x.up(d, len(h)-1)
-	return true
+	x.n++
+	return e
 }
 
-// remove deletes entry e.
-func (x *timers) remove(e int32) {
-	key, d := x.key[e], x.dom[e]
-	if p := x.prev[e]; p >= 0 {
-		x.next[p] = x.next[e]
-	} else {
-		x.head[key] = x.next[e]
+// unlink takes entry e out of its key's chain.
+func (x *TimerService) unlink(e int32) {
+	p := &x.head[x.entries[e].key]
+	for *p != e {
+		p = &x.entries[*p].next
 	}
-	if n := x.next[e]; n >= 0 {
-		x.prev[n] = x.prev[e]
-	}
-	x.index.Delete(timerTag(key, d, x.time[e], x.ns[e]), e)
-	h := x.heaps[d]
-	i, last := int(x.pos[e]), len(h)-1
-	if i != last {
-		h[i] = h[last]
-		x.pos[h[i]] = int32(i)
-	}
-	x.heaps[d] = h[:last]
-	if i != last {
-		if !x.up(d, i) {
-			x.down(d, i)
-		}
-	}
-	x.key[e] = -1
-	x.next[e] = x.free
+	*p = x.entries[e].next
+	x.n--
+}
+
+// release returns an unlinked entry to the free list.
+func (x *TimerService) release(e int32) {
+	x.entries[e].next = x.free
 	x.free = e
 }
 
-// removeKey deletes every timer of key id.
-func (x *timers) removeKey(id int32) {
-	for x.head[id] >= 0 {
-		x.remove(x.head[id])
-	}
-}
-
-// peek returns the first timer of domain d without removing it.
-func (x *timers) peek(d TimeDomain) (Timer, bool) {
-	h := x.heaps[d]
-	if len(h) == 0 {
-		return Timer{}, false
-	}
-	e := h[0]
-	return Timer{Domain: d, Key: x.key[e], Time: x.time[e], Namespace: x.ns[e]}, true
-}
-
-// less orders entries a and b of one domain: by time, then key bytes, then namespace.
-func (x *timers) less(a, b int32) bool {
-	if x.time[a] != x.time[b] {
-		return x.time[a] < x.time[b]
-	}
-	if ka, kb := x.key[a], x.key[b]; ka != kb {
-		return bytes.Compare(x.keys.Key(ka), x.keys.Key(kb)) < 0
-	}
-	return x.ns[a] < x.ns[b]
-}
-
-// up moves the entry at heap position i towards the root; it reports whether it moved.
-func (x *timers) up(d TimeDomain, i int) bool {
-	h := x.heaps[d]
-	start := i
-	for i > 0 {
-		p := (i - 1) / 2
-		if !x.less(h[i], h[p]) {
-			break
+// drop deletes entry e: from its heap (a pending one is skipped by settle).
+func (x *TimerService) drop(e int32) {
+	x.unlink(e)
+	en := &x.entries[e]
+	if en.state == pending {
+		en.state = dropped
+		if en.dom == ProcessingTime && en.time == x.pendingProc {
+			x.procStale = true
 		}
-		h[i], h[p] = h[p], h[i]
-		x.pos[h[i]], x.pos[h[p]] = int32(i), int32(p)
+		return
+	}
+	h := x.heaps[en.dom]
+	i := 1
+	if x.posValid {
+		i = int(x.pos[e])
+	} else {
+		for h[i].e != e {
+			i++
+		}
+	}
+	x.removeAt(en.dom, i)
+	x.release(e)
+}
+
+// removeKey deletes every timer of key id.
+func (x *TimerService) removeKey(id int32) {
+	for x.head[id] >= 0 {
+		x.drop(x.head[id])
+	}
+}
+
+// push is HeapPriorityQueue.addInternal: the entry goes last, then sifts up.
+func (x *TimerService) push(d TimeDomain, t int64, e int32) {
+	x.posValid = false
+	x.heaps[d] = append(x.heaps[d], heapSlot{time: t, e: e})
+	siftUp(x.heaps[d], len(x.heaps[d])-1)
+}
+
+// removeAt is HeapPriorityQueue.removeInternal: the last element moves to position i, which it
+// then leaves by sift-down or, if that does not move it, sift-up (adjustElementAtIndex). Flink
+// shrinks the heap after adjusting; its sift-down then still sees the moved element at the old
+// last position too, which never changes where an element goes.
+func (x *TimerService) removeAt(d TimeDomain, i int) {
+	x.posValid = false
+	h := x.heaps[d]
+	last := len(h) - 1
+	moved := h[last]
+	h = h[:last]
+	x.heaps[d] = h
+	if i == last {
+		return
+	}
+	h[i] = moved
+	siftDown(h, i)
+	if h[i].e == moved.e {
+		siftUp(h, i)
+	}
+}
+
+// siftUp is HeapPriorityQueue.siftUp.
+func siftUp(h []heapSlot, i int) {
+	cur := h[i]
+	for p := i >> 1; p > 0 && cur.time < h[p].time; p >>= 1 {
+		h[i] = h[p]
 		i = p
 	}
-	return i != start
+	h[i] = cur
 }
 
-func (x *timers) down(d TimeDomain, i int) {
-	h := x.heaps[d]
-	for {
-		m := i
-		if l := 2*i + 1; l < len(h) && x.less(h[l], h[m]) {
-			m = l
-		}
-		if r := 2*i + 2; r < len(h) && x.less(h[r], h[m]) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		x.pos[h[i]], x.pos[h[m]] = int32(i), int32(m)
-		i = m
+// siftDown is HeapPriorityQueue.siftDown.
+func siftDown(h []heapSlot, i int) {
+	size := len(h) - 1
+	cur := h[i]
+	child := i << 1
+	if child+1 <= size && h[child+1].time < h[child].time {
+		child++
 	}
+	for child <= size && h[child].time < cur.time {
+		h[i] = h[child]
+		i = child
+		child = i << 1
+		if child+1 <= size && h[child+1].time < h[child].time {
+			child++
+		}
+	}
+	h[i] = cur
+}
+
+// positions builds the index of heap positions, after adding the pending timers.
+func (x *TimerService) positions() {
+	x.settle()
+	if x.posValid {
+		return
+	}
+	x.pos = slices.Grow(x.pos[:0], len(x.entries))[:len(x.entries)]
+	for _, h := range x.heaps {
+		for i, s := range h[1:] {
+			x.pos[s.e] = int32(i + 1)
+		}
+	}
+	x.posValid = true
+}
+
+// queue chains a restored or imported timer to key and queues it for settle.
+func (x *TimerService) queue(d TimeDomain, key int32, t, ns int64, group int32, position uint64) {
+	e := x.newEntry(d, key, t, ns, pending)
+	x.pending[d] = append(x.pending[d], pendingTimer{pos: position, group: group, e: e})
+	if d == ProcessingTime && t < x.pendingProc {
+		x.pendingProc = t
+	}
+}
+
+// settle adds the pending timers, if any, to their heaps.
+func (x *TimerService) settle() {
+	if len(x.pending[EventTime]) > 0 || len(x.pending[ProcessingTime]) > 0 {
+		x.addPending()
+	}
+}
+
+// addPending adds the pending timers to their heaps in Flink's restore order (TimerService).
+func (x *TimerService) addPending() {
+	for d := range x.pending {
+		ps := x.pending[d]
+		if len(ps) == 0 {
+			continue
+		}
+		slices.SortStableFunc(ps, func(a, b pendingTimer) int {
+			return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.pos, b.pos))
+		})
+		for _, p := range ps {
+			en := &x.entries[p.e]
+			if en.state == dropped {
+				x.release(p.e)
+				continue
+			}
+			en.state = inHeap
+			x.push(TimeDomain(d), en.time, p.e)
+		}
+		x.pending[d] = nil // a restore's worth: not kept
+	}
+	x.pendingProc, x.procStale = math.MaxInt64, false
 }
 
 // save appends the timers of key id: their number, then per timer its domain byte, time and
-// namespace (varints), in chain order.
-func (x *timers) save(dst []byte, id int32) []byte {
+// namespace (varints) and its position in its domain's heap (uvarint). The positions must be
+// current (positions).
+func (x *TimerService) save(dst []byte, id int32) []byte {
 	n := 0
-	for e := x.head[id]; e >= 0; e = x.next[e] {
+	for e := x.head[id]; e >= 0; e = x.entries[e].next {
 		n++
 	}
 	dst = binary.AppendUvarint(dst, uint64(n))
-	for e := x.head[id]; e >= 0; e = x.next[e] {
-		dst = append(dst, byte(x.dom[e]))
-		dst = binary.AppendVarint(dst, x.time[e])
-		dst = binary.AppendVarint(dst, x.ns[e])
+	for e := x.head[id]; e >= 0; e = x.entries[e].next {
+		en := &x.entries[e]
+		dst = append(dst, byte(en.dom))
+		dst = binary.AppendVarint(dst, en.time)
+		dst = binary.AppendVarint(dst, en.ns)
+		dst = binary.AppendUvarint(dst, uint64(x.pos[e]))
 	}
 	return dst
 }
 
-// load reads the timers save wrote for key id, which has none, and returns the rest of src.
-func (x *timers) load(src []byte, id int32) ([]byte, error) {
+// load reads the timers save wrote for key id of key group kg, which has none, as pending, and
+// returns the rest of src.
+func (x *TimerService) load(src []byte, id int32, kg int) ([]byte, error) {
 	n, src, err := getUvarint(src)
 	if err != nil {
 		return nil, err
 	}
-	if n > uint64(len(src)) { // every timer takes at least 3 bytes
+	if n > uint64(len(src))/4 { // every timer takes at least 4 bytes
 		return nil, fmt.Errorf("%w: timer count %d out of range", ErrData, n)
 	}
 	for range n {
@@ -239,21 +454,29 @@ func (x *timers) load(src []byte, id int32) ([]byte, error) {
 			return nil, fmt.Errorf("%w: timer domain %d unknown", ErrData, d)
 		}
 		var t, ns int64
+		var pos uint64
 		if t, src, err = getVarint(src[1:]); err != nil {
 			return nil, err
 		}
 		if ns, src, err = getVarint(src); err != nil {
 			return nil, err
 		}
-		if !x.add(id, d, t, ns) {
+		if pos, src, err = getUvarint(src); err != nil {
+			return nil, err
+		}
+		if pos == 0 || pos > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: timer heap position %d out of range", ErrData, pos)
+		}
+		if x.find(d, id, t, ns) >= 0 {
 			return nil, fmt.Errorf("%w: duplicate timer", ErrData)
 		}
+		x.queue(d, id, t, ns, int32(kg), pos)
 	}
 	return src, nil
 }
 
-func (x *timers) bytes() int64 {
-	return int64(cap(x.key))*4 + int64(cap(x.dom)) + int64(cap(x.time)+cap(x.ns))*8 +
-		int64(cap(x.next)+cap(x.prev)+cap(x.pos)+cap(x.head))*4 + x.index.Bytes() +
-		int64(cap(x.heaps[0])+cap(x.heaps[1]))*4
+// bytes estimates the memory the service owns.
+func (x *TimerService) bytes() int64 {
+	return int64(cap(x.entries))*32 + int64(cap(x.head)+cap(x.pos))*4 +
+		int64(cap(x.heaps[0])+cap(x.heaps[1])+cap(x.pending[0])+cap(x.pending[1]))*16
 }

@@ -178,7 +178,7 @@ func TestEarlyFireInnerIgnored(t *testing.T) {
 			t.Fatalf("%s: the hint changed an inner join's output", mode)
 		}
 		op := openJoin(t, with, 8, 10)
-		if op.earlyFire || op.procTimers != nil {
+		if op.earlyFire || op.crossDomain {
 			t.Fatalf("%s: early fire enabled on an inner join", mode)
 		}
 	}
@@ -322,18 +322,18 @@ func TestEarlyFireNextProcessingTimer(t *testing.T) {
 	p := efParams("LEFT", "rowtime", 5, "proctime")
 	op := openJoin(t, p, 8, 100)
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
-	if _, ok := op.NextProcessingTimer(); ok {
+	if _, ok := nextProcessingTimer(op); ok {
 		t.Fatal("a timer before any row")
 	}
 	more, err := op.Process(engine.Of(0, 2, enginetestBatch(leftTypes, int64(1), 50, "a")), 100, out)
 	drain(t, op, more, err, out)
 	more, err = op.Process(engine.Of(0, 2, enginetestBatch(leftTypes, int64(2), 50, "b")), 102, out)
 	drain(t, op, more, err, out)
-	if ms, ok := op.NextProcessingTimer(); !ok || ms != 105 {
+	if ms, ok := nextProcessingTimer(op); !ok || ms != 105 {
 		t.Fatalf("next timer %d %v, want 105", ms, ok)
 	}
 	op = snapshotRestore(t, op, p, 8)
-	if ms, ok := op.NextProcessingTimer(); !ok || ms != 105 {
+	if ms, ok := nextProcessingTimer(op); !ok || ms != 105 {
 		t.Fatalf("after restore: next timer %d %v, want 105", ms, ok)
 	}
 	more, err = op.Advance(40, 1000, out) // an event-time advance: no processing-time timer
@@ -347,7 +347,7 @@ func TestEarlyFireNextProcessingTimer(t *testing.T) {
 	if op.watermark != 40 {
 		t.Fatalf("the processing-time callback moved the watermark to %d", op.watermark)
 	}
-	if ms, ok := op.NextProcessingTimer(); !ok || ms != 107 {
+	if ms, ok := nextProcessingTimer(op); !ok || ms != 107 {
 		t.Fatalf("next timer %d %v, want 107", ms, ok)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/ferrystream/ferry/engine"
-	"github.com/ferrystream/ferry/joincore"
 )
 
 // The state of Flink's own interval join (TimeIntervalJoin): imported from a checkpoint or
@@ -119,8 +118,14 @@ type importedKey struct {
 	hasCap    [2]bool
 	buckets   [2][]importedBucket // in the given order
 	seen      [2]map[int64]bool
-	timers    []restoredTimer
+	timers    []importedTimer
 	lastTimer int64 // position of the last timer, which must grow
+}
+
+// importedTimer is a timer of Flink's timer queue: its time and position.
+type importedTimer struct {
+	time int64
+	pos  uint64
 }
 
 type importedBucket struct {
@@ -246,7 +251,7 @@ func (j *IntervalJoin) ImportState(in *engine.Batch) error {
 				return fail(i, dataErr("timer positions of a key must grow (%d after %d)", pos, cur.lastTimer))
 			}
 			cur.lastTimer = pos
-			cur.timers = append(cur.timers, restoredTimer{time: t, pos: uint64(pos)})
+			cur.timers = append(cur.timers, importedTimer{time: t, pos: uint64(pos)})
 			continue
 		}
 		if col(colJoined).IsNull(i) {
@@ -312,7 +317,8 @@ func (j *IntervalJoin) importRow(cur *importedKey, side int, b *engine.Batch, i 
 }
 
 // finishImport builds a key's caches (a map of the given capacity, or one created for its size)
-// and checks their iteration order; checks its timers and queues them for settle.
+// and checks their iteration order; checks its timers and imports them with their positions
+// (engine.TimerService.ImportFlink).
 func (j *IntervalJoin) finishImport(cur *importedKey) error {
 	ks := &j.keys.k[cur.id]
 	for side, m := range []**bucketMap{&ks.left, &ks.right} {
@@ -357,10 +363,8 @@ func (j *IntervalJoin) finishImport(cur *importedKey) error {
 	if len(want) > 0 {
 		return dataErr("the key has %d timers, want one per cleanup time set (left %s, right %s)", len(cur.timers), timeOrUnset(ks.hasLeftTimer, ks.leftTimer), timeOrUnset(ks.hasRightTimer, ks.rightTimer))
 	}
-	if len(cur.timers) > 0 {
-		ks.restored = cur.timers
-		ks.importedTimers = true
-		j.keys.unsettled++
+	for _, t := range cur.timers {
+		j.timers.ImportFlink(j.domain, cur.id, t.time, 0, t.pos) // distinct times: checked above
 	}
 	return nil
 }
@@ -382,7 +386,6 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	j.keys.settle()
 	st := j.state
 	if first {
 		j.exportNext = 0
@@ -392,7 +395,7 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 		part int
 		t    int64
 		b    *bucket
-		r    int
+		r    int // the row of b; a timer's heap position
 	}
 	var rows []exported
 	for ; j.exportNext < int32(st.Cap()) && len(rows) < exportRows; j.exportNext++ {
@@ -416,14 +419,13 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 			}
 		}
 		at := len(rows)
-		for _, t := range ks.timers {
-			rows = append(rows, exported{id: id, part: partTimer, t: t})
-		}
-		slices.SortFunc(rows[at:], func(a, b exported) int { // in heap order
-			pa, _ := j.timers.Position(joincore.Timer{Time: a.t, Key: id})
-			pb, _ := j.timers.Position(joincore.Timer{Time: b.t, Key: id})
-			return int(pa - pb)
+		j.timers.Each(id, func(t engine.Timer) {
+			if t.Domain == j.domain {
+				pos, _ := j.timers.Position(j.domain, id, t.Time, 0)
+				rows = append(rows, exported{id: id, part: partTimer, t: t.Time, r: pos})
+			}
 		})
+		slices.SortFunc(rows[at:], func(a, b exported) int { return a.r - b.r }) // in heap order
 	}
 	n := len(rows)
 	nl := len(j.layouts[0].Types())
@@ -491,11 +493,7 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 		case partTimer:
 			set[colTime], set[colPosition] = true, true
 			putI64(colTime, k, e.t)
-			pos, ok := j.timers.Position(joincore.Timer{Time: e.t, Key: e.id})
-			if !ok {
-				return false, fmt.Errorf("%w: a timer of a key is not in the timer queue", engine.ErrInvalid)
-			}
-			putI64(colPosition, k, int64(pos))
+			putI64(colPosition, k, int64(e.r))
 		}
 		for x := colTime; x < flinkColumns; x++ {
 			if !set[x] {

@@ -292,8 +292,8 @@ func TestFlinkStateImportChecks(t *testing.T) {
 			if !errors.Is(err, engine.ErrData) && !errors.Is(err, engine.ErrUnsupported) {
 				t.Fatalf("error %v wraps neither ErrData nor ErrUnsupported", err)
 			}
-			if op.State().Len() != 0 || op.keys.bytes != 0 || op.keys.unsettled != 0 {
-				t.Fatalf("after a refused import: %d keys, %d bytes, %d unsettled", op.State().Len(), op.keys.bytes, op.keys.unsettled)
+			if op.State().Len() != 0 || op.keys.bytes != 0 || op.timers.Len() != 0 || op.State().Stats().NextTimerMs != math.MaxInt64 {
+				t.Fatalf("after a refused import: %d keys, %d bytes, %d timers", op.State().Len(), op.keys.bytes, op.timers.Len())
 			}
 		})
 	}

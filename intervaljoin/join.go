@@ -3,7 +3,6 @@ package intervaljoin
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
@@ -13,17 +12,18 @@ import (
 // (docs/operators/interval-join.md). Per key it caches each side's rows by row time (bucketMap,
 // in Flink's heap-backend iteration order) with their matched flags (for a key that can never
 // match, only the times where its rows are not padded: process), and one cleanup time per
-// side (Flink's IntervalJoinLeftTimerState / IntervalJoinRightTimerState); the cleanup timers of
-// all keys live in one timerQueue ordered as Flink's heap timer service orders them. The
-// expiration bounds and operator times are operator-wide, as in Flink, and not snapshotted.
+// side (Flink's IntervalJoinLeftTimerState / IntervalJoinRightTimerState); the cleanup timers
+// live in the KeyedState's timer service (engine.TimerService, Flink's heap timer order), event
+// time for a row-time join, processing time for a processing-time join. The expiration bounds
+// and operator times are operator-wide, as in Flink, and not snapshotted.
 //
 // With early fire (Flink master's EARLY_FIRE hint, FLINK-40171) each row of a padded side has a
 // fired bit (bucket.fired) and an unmatched cached row an early-fire timer at its time plus the
-// delay, in the same queue as the cleanup timers; every timer first pads the unmatched, unfired
-// rows of the padded sides' buckets at its time minus the delay, then cleans up. With
-// processing-time early fire on a row-time join (crossDomain, FLINK-40172) the early-fire timers
-// are processing-time timers in their own queue (procTimers), each with the bucket times it
-// fires per side (keyState.sched), and event-time timers clean up only.
+// delay, in the cleanup timers' domain; every timer first pads the unmatched, unfired rows of the
+// padded sides' buckets at its time minus the delay, then cleans up. With processing-time early
+// fire on a row-time join (crossDomain, FLINK-40172) the early-fire timers are processing-time
+// timers, each with the bucket times it fires per side (keyState.sched), and event-time timers
+// clean up only.
 //
 // Every input row is handled at once, in batch order, exactly as Flink's processElement1/2;
 // output rows are collected per call and handed out in chunks of at most spec.ChunkRows rows.
@@ -44,7 +44,8 @@ type IntervalJoin struct {
 	keyTypes        []engine.Type // the key fields' types, in key order
 	exportNext      int32         // the next key id of an export in Flink's form (flinkstate.go)
 	keys            *joinKeys
-	timers          *joincore.TimerQueue
+	timers          *engine.TimerService // the state's: cleanup and early-fire timers
+	domain          engine.TimeDomain    // the cleanup timers' domain: event time for rowtime
 	output          []engine.Field
 	outTypes        []engine.Type
 	chunk           int
@@ -55,10 +56,9 @@ type IntervalJoin struct {
 	leftOpTime      int64 // Flink's leftOperatorTime (= rightOperatorTime in both modes)
 	now             int64 // the processing time (ms) of the current call
 
-	earlyFire   bool                 // Flink's earlyFireEnabled
-	fireDelay   int64                // the early-fire delay, ms
-	crossDomain bool                 // early-fire timers on processing time, the join on row time
-	procTimers  *joincore.TimerQueue // crossDomain: the early-fire timers (Flink's processing-time heap)
+	earlyFire   bool  // Flink's earlyFireEnabled
+	fireDelay   int64 // the early-fire delay, ms
+	crossDomain bool  // early-fire timers on processing time, the join on row time
 
 	// out is the output of the current call: per row its left and right encoded row (nil for
 	// the padded side).
@@ -76,7 +76,7 @@ func open(spec *engine.Spec, params *Params) (engine.Keyed, error) {
 	if err != nil {
 		return engine.Keyed{}, err
 	}
-	return engine.Keyed{Operator: j, FlinkState: j, NextProcessingTimer: j.NextProcessingTimer}, nil
+	return engine.Keyed{Operator: j, FlinkState: j}, nil
 }
 
 // newJoin builds the join of spec with params p.
@@ -94,7 +94,7 @@ func newJoin(spec *engine.Spec, params *Params) (*IntervalJoin, error) {
 		minCleanUp:     max(0, p.MinCleanUpIntervalMs),
 		lateness:       p.AllowedLateness,
 		timeIndex:      [2]int{p.LeftTimeIndex, p.RightTimeIndex},
-		timers:         joincore.NewTimerQueue(),
+		domain:         engine.ProcessingTime,
 		chunk:          spec.ChunkRows,
 		maxParallelism: spec.MaxParallelism,
 		watermark:      math.MinInt64,
@@ -104,10 +104,10 @@ func newJoin(spec *engine.Spec, params *Params) (*IntervalJoin, error) {
 		j.keyTypes = append(j.keyTypes, spec.Inputs[0].Types[k])
 	}
 	j.filterNulls = joincore.FilteredPositions(p.FilterNulls)
-	j.earlyFire, j.fireDelay, j.crossDomain = p.earlyFire(jt)
-	if j.crossDomain {
-		j.procTimers = joincore.NewTimerQueue()
+	if j.rowtime {
+		j.domain = engine.EventTime
 	}
+	j.earlyFire, j.fireDelay, j.crossDomain = p.earlyFire(jt)
 	for i := range 2 {
 		in := &spec.Inputs[i]
 		j.layouts[i] = joincore.NewRowLayout(in.Types)
@@ -131,7 +131,9 @@ func newJoin(spec *engine.Spec, params *Params) (*IntervalJoin, error) {
 	layout := p
 	layout.NullKeyEmitImmediately = false
 	layout.EarlyFireDelayMs, layout.EarlyFireTimeMode = nil, ""
-	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &layout})
+	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Timers: true, Layout: &layout,
+		Version: stateVersion, Earlier: []engine.EarlierLayout{{Version: 1, Layout: &layout, Advice: layout1Advice}}})
+	j.timers = j.state.Timers()
 	j.keys = &joinKeys{j: j}
 	j.state.Register(j.keys)
 	return j, nil
@@ -162,7 +164,6 @@ func (j *IntervalJoin) Continue(out *engine.OutBatch) (bool, error) { return j.o
 // Row kinds are ignored, as Flink's operator ignores them (its inputs are insert-only); every
 // output row is +I but the -U/+U pair of an early-fire pad's correction.
 func (j *IntervalJoin) Process(in *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
-	j.keys.settle()
 	for side, b := range in.Batches {
 		if b == nil || b.Len == 0 {
 			continue
@@ -221,17 +222,14 @@ func (j *IntervalJoin) Process(in *engine.Inputs, nowMs int64, out *engine.OutBa
 // processing-time early-fire timers up to nowMs (crossDomain; none otherwise) and leaves the
 // watermark as it is.
 func (j *IntervalJoin) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
-	j.keys.settle()
 	j.resetOutput()
 	j.now = nowMs
 	if j.rowtime && watermarkMs == math.MinInt64 {
-		for j.procTimers != nil {
-			t, ok := j.procTimers.Peek()
-			if !ok || t.Time > nowMs {
+		for {
+			t, ok := j.timers.Next(engine.ProcessingTime, nowMs)
+			if !ok {
 				break
 			}
-			j.procTimers.Poll()
-			dropTime(&j.keys.k[t.Key].procTimers, t.Time)
 			j.onProcTimer(t.Key, t.Time)
 			j.removeIfEmpty(t.Key)
 		}
@@ -244,12 +242,10 @@ func (j *IntervalJoin) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (
 		upTo = watermarkMs
 	}
 	for {
-		t, ok := j.timers.Peek()
-		if !ok || t.Time > upTo {
+		t, ok := j.timers.Next(j.domain, upTo)
+		if !ok {
 			break
 		}
-		j.timers.Poll()
-		dropTime(&j.keys.k[t.Key].timers, t.Time)
 		j.onTimer(t.Key, t.Time, nowMs)
 		j.removeIfEmpty(t.Key)
 	}
@@ -392,28 +388,17 @@ func (j *IntervalJoin) emitPadKind(side int, row []byte, k engine.RowKind) {
 	}
 }
 
-// registerEarlyFire registers the early-fire timer of a row of side cached at time t: an
-// event-time (rowtime) or processing-time (proctime) timer at t + the delay in the cleanup
-// timers' queue; crossDomain, a processing-time timer at the call's processing time + the delay
-// in procTimers, which fires bucket t of side (keyState.sched).
+// registerEarlyFire registers the early-fire timer of a row of side cached at time t: a timer
+// at t + the delay in the cleanup timers' domain; crossDomain, a processing-time timer at the
+// call's processing time + the delay, which fires bucket t of side (keyState.sched).
 func (j *IntervalJoin) registerEarlyFire(id int32, side int, t int64) {
 	if !j.crossDomain {
 		j.registerTimer(id, t+j.fireDelay)
 		return
 	}
 	at := j.now + j.fireDelay
-	ks := &j.keys.k[id]
-	ks.schedule(side, at, t)
-	j.registerProcTimer(id, at)
-}
-
-// registerProcTimer registers the processing-time timer (id, at) unless the key has it already.
-func (j *IntervalJoin) registerProcTimer(id int32, at int64) {
-	ks := &j.keys.k[id]
-	if !slices.Contains(ks.procTimers, at) {
-		j.procTimers.Add(joincore.Timer{Time: at, Key: id})
-		ks.procTimers = append(ks.procTimers, at)
-	}
+	j.keys.k[id].schedule(side, at, t)
+	j.timers.Register(engine.ProcessingTime, id, at, 0)
 }
 
 // fireEarly is Flink's earlyFire: pads each row of bucket t of side's cache m (nil: none) that
@@ -465,14 +450,9 @@ func (j *IntervalJoin) registerCleanUp(id int32, rowTime int64, leftRow bool) {
 	}
 }
 
-// registerTimer registers the timer (id, at) unless the key has it already.
-func (j *IntervalJoin) registerTimer(id int32, at int64) {
-	ks := &j.keys.k[id]
-	if !slices.Contains(ks.timers, at) {
-		j.timers.Add(joincore.Timer{Time: at, Key: id})
-		ks.timers = append(ks.timers, at)
-	}
-}
+// registerTimer registers the timer (id, at) in the cleanup timers' domain (a timer it has
+// already stays as it is).
+func (j *IntervalJoin) registerTimer(id int32, at int64) { j.timers.Register(j.domain, id, at, 0) }
 
 // onTimer is TimeIntervalJoin.onTimer for key id.
 func (j *IntervalJoin) onTimer(id int32, ts, nowMs int64) {
@@ -539,41 +519,10 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 // cleanup time, no timer, no early-fire schedule.
 func (j *IntervalJoin) removeIfEmpty(id int32) {
 	ks := &j.keys.k[id]
-	if ks.left == nil && ks.right == nil && !ks.hasLeftTimer && !ks.hasRightTimer && len(ks.timers) == 0 && len(ks.restored) == 0 &&
-		len(ks.procTimers) == 0 && len(ks.restoredProc) == 0 && len(ks.sched[0]) == 0 && len(ks.sched[1]) == 0 {
+	if ks.left == nil && ks.right == nil && !ks.hasLeftTimer && !ks.hasRightTimer && len(ks.sched[0]) == 0 && len(ks.sched[1]) == 0 &&
+		!j.timers.HasTimers(id) {
 		j.state.Remove(id)
 	}
 }
 
 func (j *IntervalJoin) resetOutput() { j.out.Reset() }
-
-// NextProcessingTimer is the engine.Keyed capability of that name: the earliest processing-time timer,
-// restored timers not yet registered included: of a processing-time join its cleanup and
-// early-fire timers, of a row-time join its processing-time early-fire timers (crossDomain;
-// none otherwise). It changes nothing, so the order restored timers are registered in stays
-// Flink's.
-func (j *IntervalJoin) NextProcessingTimer() (int64, bool) {
-	q := j.timers
-	if j.rowtime {
-		if !j.crossDomain {
-			return 0, false
-		}
-		q = j.procTimers
-	}
-	head, ok := q.Peek()
-	next := head.Time
-	if j.keys.unsettled > 0 {
-		for i := range j.keys.k {
-			restored := j.keys.k[i].restored
-			if j.rowtime {
-				restored = j.keys.k[i].restoredProc
-			}
-			for _, r := range restored {
-				if !ok || r.time < next {
-					next, ok = r.time, true
-				}
-			}
-		}
-	}
-	return next, ok
-}

@@ -4,42 +4,42 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
 )
 
 // joinKeys is the per-key state of an IntervalJoin (an engine.PerKey): each key's two caches
-// (with the rows' fired bits under early fire), its two cleanup times, the times of its
-// registered timers and, with processing-time early fire on a row-time join, its
-// processing-time timers and what they fire.
+// (with the rows' fired bits under early fire), its two cleanup times and, with processing-time
+// early fire on a row-time join, what its processing-time timers fire. The timers themselves
+// are the KeyedState's (engine.TimerService), which saves them with the key.
 //
-// Payload of a key (after the KeyedState's key bytes):
+// Payload of a key (after the KeyedState's key bytes and timers), layout 2 (stateVersion):
 //
 //	flags byte: 1 left cache present, 2 right cache present, 4 left cleanup time set,
-//	            8 right cleanup time set, 16 processing-time early-fire part present
+//	            8 right cleanup time set, 16 processing-time early-fire schedule present
 //	left cleanup time, right cleanup time (varint, when set)
 //	per present cache, left first: uvarint bucket count, then per bucket in iteration order its
 //	    time (varint), uvarint row count, per row its flags byte (1 matched, 2 fired: the row's
 //	    early-fire pad was emitted), uvarint length and encoded row; a row count of 0 is the
 //	    time of rows not stored (a key that can never match, docs/operators/interval-join.md#null-keys)
-//	uvarint timer count, per timer its time (varint) and its position in the timer heap
-//	    (uvarint), which orders the timers' re-registration on restore
-//	with flag 16: uvarint processing-time timer count, per timer its time (varint) and heap
-//	    position (uvarint); then per side, left first, uvarint schedule entry count, per entry
-//	    its timer's time (varint), uvarint count and the bucket times it fires (varint)
+//	with flag 16: per side, left first, uvarint schedule entry count, per entry its timer's
+//	    time (varint), uvarint count and the bucket times it fires (varint)
+//
+// Layout 1 held the key's timers here, after the caches (the KeyedState held none); its
+// snapshots are refused by name (layout1Advice).
 //
 // Payloads of joins without early fire have no fired flag and no flag 16 and restore with every
-// bit false. A join without early fire drops the fired bits it restores, and a join that is not
-// crossDomain the processing-time part (Flink's state is bound to the hint of the running job).
+// bit false. A join without early fire drops the fired bits it restores, and a row-time join that
+// is not crossDomain the processing-time part, schedule and timers (Flink's state is bound to the
+// hint of the running job).
 //
 // A cache restores as Flink's heap backend restores a MapState: a map created for its size,
 // filled in the saved iteration order.
 type joinKeys struct {
 	j *IntervalJoin
 	k []keyState
-	// unsettled counts keys with restored timers not yet registered (settle).
-	unsettled int
 	// bytes estimates the memory of every cache (buckets and rows), kept up to date by addRow,
 	// removeBucket and dropMap so Bytes costs nothing.
 	bytes int64
@@ -70,6 +70,14 @@ const (
 	rowOverhead     = 25
 )
 
+// stateVersion numbers the form of the join's payload (engine.StateConfig.Version): 2 since the
+// timers moved into the KeyedState.
+const stateVersion = 2
+
+// layout1Advice ends the refusal of a snapshot of layout 1.
+const layout1Advice = "restore the job with the library that wrote it and stop it with a savepoint, which holds the interval join's state in Flink's form, " +
+	"then resume from that savepoint with this library (docs/state.md, \"Formats\"); a join with EARLY_FIRE has no such form"
+
 // keyState is the state of one key.
 type keyState struct {
 	left, right   *bucketMap // nil: absent (Flink's MapState has no map for the key)
@@ -77,16 +85,9 @@ type keyState struct {
 	rightTimer    int64      // IntervalJoinRightTimerState: cleans the left cache
 	hasLeftTimer  bool
 	hasRightTimer bool
-	timers        []int64         // times of this key's timers in the timer queue
-	restored      []restoredTimer // timers read by Load or imported, registered by settle
-	// importedTimers: restored came from Flink's timer queue (ImportState), whose positions
-	// order the timers of all key groups together.
-	importedTimers bool
-	// crossDomain early fire: the times of this key's timers in procTimers, those read by Load
-	// (registered by settle), and per side (left, right) which bucket times each fires.
-	procTimers   []int64
-	restoredProc []restoredTimer
-	sched        [2][]scheduled
+	// crossDomain early fire: per side (left, right) which bucket times each processing-time
+	// timer fires.
+	sched [2][]scheduled
 }
 
 // scheduled is one processing-time early-fire timer's work on one side: Flink's
@@ -124,11 +125,6 @@ func (ks *keyState) unschedule(side int, at int64) []int64 {
 	return nil
 }
 
-type restoredTimer struct {
-	time int64
-	pos  uint64
-}
-
 // Grow implements engine.PerKey.
 func (s *joinKeys) Grow(n int) {
 	for len(s.k) < n {
@@ -138,9 +134,6 @@ func (s *joinKeys) Grow(n int) {
 
 // Reset implements engine.PerKey.
 func (s *joinKeys) Reset(id int32) {
-	if len(s.k[id].restored) > 0 || len(s.k[id].restoredProc) > 0 {
-		s.unsettled--
-	}
 	s.dropMap(s.k[id].left)
 	s.dropMap(s.k[id].right)
 	s.k[id] = keyState{}
@@ -219,26 +212,12 @@ func (s *joinKeys) dropMap(m *bucketMap) {
 	}
 }
 
-// Bytes implements engine.PerKey: an estimate of the per-key states, caches, rows and timers,
-// without a pass over them.
-func (s *joinKeys) Bytes() int64 {
-	n := int64(cap(s.k))*96 + s.bytes + s.j.timers.Bytes()
-	if s.j.procTimers != nil {
-		n += s.j.procTimers.Bytes()
-	}
-	return n
-}
-
-// dropTime removes time t from a key's list of timer times (a polled timer).
-func dropTime(times *[]int64, t int64) {
-	if i := slices.Index(*times, t); i >= 0 {
-		*times = slices.Delete(*times, i, i+1)
-	}
-}
+// Bytes implements engine.PerKey: an estimate of the per-key states, caches and rows, without a
+// pass over them (the KeyedState counts the timers).
+func (s *joinKeys) Bytes() int64 { return int64(cap(s.k))*int64(unsafe.Sizeof(keyState{})) + s.bytes }
 
 // Save implements engine.PerKey.
 func (s *joinKeys) Save(dst []byte, id int32) []byte {
-	s.settle()
 	ks := &s.k[id]
 	var flags byte
 	if ks.left != nil {
@@ -253,7 +232,7 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 	if ks.hasRightTimer {
 		flags |= 8
 	}
-	procPart := len(ks.procTimers) > 0 || len(ks.sched[0]) > 0 || len(ks.sched[1]) > 0
+	procPart := len(ks.sched[0]) > 0 || len(ks.sched[1]) > 0
 	if procPart {
 		flags |= 16
 	}
@@ -288,9 +267,7 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 			}
 		}
 	}
-	dst = appendTimers(dst, s.j.timers, ks.timers, id)
 	if procPart {
-		dst = appendTimers(dst, s.j.procTimers, ks.procTimers, id)
 		for _, es := range ks.sched {
 			dst = binary.AppendUvarint(dst, uint64(len(es)))
 			for _, e := range es {
@@ -301,18 +278,6 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 				}
 			}
 		}
-	}
-	return dst
-}
-
-// appendTimers appends the count of times, then each time and its position in q (key id's
-// timers).
-func appendTimers(dst []byte, q *joincore.TimerQueue, times []int64, id int32) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(times)))
-	for _, t := range times {
-		pos, _ := q.Position(joincore.Timer{Time: t, Key: id})
-		dst = binary.AppendVarint(dst, t)
-		dst = binary.AppendUvarint(dst, uint64(pos))
 	}
 	return dst
 }
@@ -361,14 +326,7 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 			ks.right = m
 		}
 	}
-	if ks.restored, src, err = loadTimers(src); err != nil {
-		return nil, err
-	}
 	if flags&16 != 0 {
-		var proc []restoredTimer
-		if proc, src, err = loadTimers(src); err != nil {
-			return nil, err
-		}
 		var sched [2][]scheduled
 		for side := range 2 {
 			if sched[side], src, err = loadSchedule(src); err != nil {
@@ -376,38 +334,28 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 			}
 		}
 		if s.j.crossDomain {
-			ks.restoredProc, ks.sched = proc, sched
+			ks.sched = sched
 		}
 	}
-	if len(ks.restored) > 0 || len(ks.restoredProc) > 0 {
-		s.unsettled++
+	if s.j.rowtime && !s.j.crossDomain {
+		s.dropProcessingTimers(id)
 	}
 	return src, nil
 }
 
-// loadTimers reads a list of timers that appendTimers wrote.
-func loadTimers(src []byte) (ts []restoredTimer, _ []byte, err error) {
-	n, src, err := uvarint(src)
-	if err != nil {
-		return nil, nil, err
-	}
-	if n > uint64(len(src))/2 {
-		return nil, nil, fmt.Errorf("%w: timer count %d out of range", engine.ErrData, n)
-	}
-	for range n {
-		var rt restoredTimer
-		if rt.time, src, err = varint(src); err != nil {
-			return nil, nil, err
+// dropProcessingTimers deletes the restored processing-time timers of key id: a row-time join
+// without processing-time early fire has none.
+func (s *joinKeys) dropProcessingTimers(id int32) {
+	ts := s.j.timers
+	var times []int64
+	ts.Each(id, func(t engine.Timer) {
+		if t.Domain == engine.ProcessingTime {
+			times = append(times, t.Time)
 		}
-		if rt.pos, src, err = uvarint(src); err != nil {
-			return nil, nil, err
-		}
-		if slices.ContainsFunc(ts, func(o restoredTimer) bool { return o.time == rt.time }) {
-			return nil, nil, fmt.Errorf("%w: duplicate timer", engine.ErrData)
-		}
-		ts = append(ts, rt)
+	})
+	for _, t := range times {
+		ts.Delete(engine.ProcessingTime, id, t, 0)
 	}
-	return ts, src, nil
 }
 
 // loadSchedule reads one side's processing-time early-fire schedule.
@@ -499,44 +447,6 @@ func (s *joinKeys) loadMap(src []byte, layout *joincore.RowLayout, keep bool) (_
 		}
 	}
 	return m, src, nil
-}
-
-// settle registers the timers of restored keys, as Flink's restore adds the timers of its heap
-// snapshot: key group by key group in ascending order, each in its saved heap order; each time
-// domain's timers in their own queue.
-func (s *joinKeys) settle() {
-	if s.unsettled == 0 {
-		return
-	}
-	var all, proc []joincore.RestoredTimer
-	for id := range s.k {
-		ks := &s.k[id]
-		if len(ks.restored) == 0 && len(ks.restoredProc) == 0 {
-			continue
-		}
-		kg := engine.KeyGroup(engine.HashRow(s.j.state.Key(int32(id))), s.j.maxParallelism)
-		if ks.importedTimers {
-			// Flink's restored heap, re-added in its array order, is rebuilt as it is: the
-			// positions order the timers, not the key groups.
-			kg, ks.importedTimers = 0, false
-		}
-		for _, r := range ks.restored {
-			all = append(all, joincore.RestoredTimer{KeyGroup: kg, Pos: r.pos, Timer: joincore.Timer{Time: r.time, Key: int32(id)}})
-		}
-		for _, r := range ks.restoredProc {
-			proc = append(proc, joincore.RestoredTimer{KeyGroup: kg, Pos: r.pos, Timer: joincore.Timer{Time: r.time, Key: int32(id)}})
-		}
-		ks.restored, ks.restoredProc = nil, nil
-	}
-	s.unsettled = 0
-	joincore.SortRestored(all)
-	for _, p := range all {
-		s.j.registerTimer(p.Timer.Key, p.Timer.Time)
-	}
-	joincore.SortRestored(proc)
-	for _, p := range proc {
-		s.j.registerProcTimer(p.Timer.Key, p.Timer.Time)
-	}
 }
 
 func varint(src []byte) (int64, []byte, error) { return joincore.Varint(src, errTruncated) }

@@ -1,8 +1,7 @@
 // Package joincore holds what Ferry's two-input joins share (interval_join, window_join): the
 // encoded row form rows are stored and emitted in (RowLayout), the residual join condition
-// (Expr, Condition), the timer queue emulating Flink's heap timer service (TimerQueue), the
-// NULL-key rule (KeyJoins), the writer of joined output rows (PairOutput) and varint readers for
-// snapshots.
+// (Expr, Condition), the NULL-key rule (KeyJoins), the writer of joined output rows (PairOutput)
+// and varint readers for snapshots. Their timers are their KeyedState's (engine.TimerService).
 package joincore
 
 import (

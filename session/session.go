@@ -531,7 +531,7 @@ func (s *Session) restore(kg int, data []byte) error {
 	}
 	hd, payload, err := snapshot.Decode(data, s.header(kg), s.payload)
 	if err != nil {
-		return err
+		return s.earlierLayout(kg, data, err)
 	}
 	next, restoring := s.restoring[kg]
 	switch {
@@ -552,6 +552,20 @@ func (s *Session) restore(kg int, data []byte) error {
 		s.restoring[kg] = hd.Chunk + 1
 	}
 	return nil
+}
+
+// earlierLayout returns err, snapshot.Decode's refusal of chunk data, or, when data is a valid
+// chunk of an earlier form of the operator's state (engine.KeyedState.EarlierLayouts), the
+// refusal naming that form.
+func (s *Session) earlierLayout(kg int, data []byte, err error) error {
+	for _, l := range s.state.EarlierLayouts() {
+		want := s.header(kg)
+		want.Fingerprint = l.Fingerprint
+		if _, _, e := snapshot.Decode(data, want, nil); e == nil {
+			return fmt.Errorf("%w: state blob for key group %d: %s", engine.ErrData, kg, l.Refusal)
+		}
+	}
+	return err
 }
 
 // Import hands the operator keyed state Flink's own operator left in a checkpoint or savepoint
@@ -631,11 +645,6 @@ func (s *Session) Stats() (engine.Stats, error) {
 	st := engine.Stats{NextTimerMs: math.MaxInt64}
 	if s.state != nil {
 		st = s.state.Stats()
-	}
-	if next := s.keyed.NextProcessingTimer; next != nil {
-		if ms, ok := next(); ok && ms < st.NextTimerMs {
-			st.NextTimerMs = ms
-		}
 	}
 	return st, s.release(nil)
 }

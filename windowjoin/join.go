@@ -14,8 +14,9 @@ import (
 // The host keeps every input row and sends, per row, the key columns, window_end and a handle
 // that names the row. Per key WindowJoin keeps, per window end, each side's handles in arrival
 // order (Flink's "left-records" / "right-records" list states under the window end as
-// namespace); one timer per (key, window) at the window end's timer time lives in a
-// joincore.TimerQueue, ordered as Flink's heap timer service orders them. When the watermark
+// namespace); one event-time timer per (key, window) at the window end's timer time, the end as
+// namespace, lives in the KeyedState's timer service (engine.TimerService, Flink's heap timer
+// order). When the watermark
 // reaches a timer, WindowJoin emits the window's handles, left then right, and an end marker;
 // the host joins those rows (WindowJoinHelper's doJoin) and drops them with the window.
 //
@@ -35,7 +36,7 @@ type WindowJoin struct {
 	enc            [2]*engine.KeyEncoder
 	state          *engine.KeyedState
 	keys           joinKeys
-	timers         *joincore.TimerQueue
+	timers         *engine.TimerService // the state's: a timer per (key, window)
 	out            handleOutput
 	watermark      int64 // the timer service's current watermark; math.MinInt64 until the first
 	maxParallelism int
@@ -98,7 +99,6 @@ func newJoin(spec *engine.Spec, params *Params) (*WindowJoin, error) {
 		endIndex:       [2]int{p.LeftWindowEndIndex, p.RightWindowEndIndex},
 		filterNulls:    joincore.FilteredPositions(p.FilterNulls),
 		zone:           p.ShiftZone,
-		timers:         joincore.NewTimerQueue(),
 		watermark:      math.MinInt64,
 		maxParallelism: spec.MaxParallelism,
 		nextRestored:   -1,
@@ -109,7 +109,10 @@ func newJoin(spec *engine.Spec, params *Params) (*WindowJoin, error) {
 		j.handleIndex[i] = len(in.Types) - 1
 		j.enc[i] = engine.NewKeyEncoder(in.Keys, in.Types)
 	}
-	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: stateLayout{p, rowFormat}})
+	layout := stateLayout{p, rowFormat}
+	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Timers: true, Layout: layout,
+		Version: stateVersion, Earlier: []engine.EarlierLayout{{Version: 1, Layout: layout, Advice: layout1Advice}}})
+	j.timers = j.state.Timers()
 	j.keys = joinKeys{j: j, freeWin: -1, freeLink: -1}
 	j.state.Register(&j.keys)
 	return j, nil
@@ -160,10 +163,9 @@ func (j *WindowJoin) preserved(side int) bool {
 	return j.jt.rightOuter
 }
 
-// begin starts a call that may emit: the output of the last call is dropped, restored timers
-// are registered and restored rows not yet handed back go out first.
+// begin starts a call that may emit: the output of the last call is dropped and restored rows
+// not yet handed back go out first.
 func (j *WindowJoin) begin() {
-	j.keys.settle()
 	j.out.reset()
 	j.rows = [2]map[int64][]byte{}
 	for side := range 2 {
@@ -259,13 +261,12 @@ func (j *WindowJoin) store(input int, in *engine.Batch, from, n int) {
 		if id < 0 {
 			id = j.state.Insert(key, hash, kg)
 		}
-		wi, created := j.keys.window(id, end, timer)
+		wi, created := j.keys.window(id, end)
 		if h := handles[i]; h != NoRow {
 			j.keys.addRow(wi, input, h)
 		}
 		if created { // one timer per (key, window), registered with the window's first row
-			j.timers.Add(joincore.Timer{Time: timer, NS: end, Key: id})
-			j.keys.wins[wi].registered = true
+			j.timers.Register(engine.EventTime, id, timer, end)
 		}
 	}
 }
@@ -343,12 +344,11 @@ func (j *WindowJoin) Advance(watermarkMs, _ int64, out *engine.OutBatch) (bool, 
 	j.begin()
 	j.watermark = watermarkMs
 	for {
-		t, ok := j.timers.Peek()
-		if !ok || t.Time > watermarkMs {
+		t, ok := j.timers.Next(engine.EventTime, watermarkMs)
+		if !ok {
 			break
 		}
-		j.timers.Poll()
-		j.onTimer(t.Key, t.NS)
+		j.onTimer(t.Key, t.Namespace)
 	}
 	j.state.EndBatch()
 	return j.out.emit(out)

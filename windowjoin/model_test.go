@@ -1,6 +1,7 @@
 package windowjoin
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,13 +11,12 @@ import (
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
-	"github.com/ferrystream/ferry/joincore"
 )
 
 // model is the state of Flink's WindowJoinOperator written plainly, for one BIGINT key: per key
 // and window end the rows of each side in arrival order (those the host keeps: the others join
-// nothing), one timer per (key, window) in a joincore.TimerQueue as Flink's heap timer service
-// keeps them, rebuilt on restore as Flink's restore rebuilds its heap. A fired window emits its
+// nothing), one timer per (key, window) in a transliteration of Flink's timer heap (mHeap), of
+// its own, rebuilt on restore as Flink's restore rebuilds its heap. A fired window emits its
 // left rows, its right rows and its end; after a restore the open windows' rows come first in
 // the next call's output.
 type model struct {
@@ -25,7 +25,7 @@ type model struct {
 	ids      map[string]int32 // key -> id in timers
 	keys     []any
 	lists    map[[2]int64][2][]string // (key id, window end) -> names of the rows per side
-	timers   *joincore.TimerQueue
+	timers   mHeap
 	wm       int64
 	late     [2]int64
 	restored []string // the rows restored and not yet handed back, in output form
@@ -34,7 +34,53 @@ type model struct {
 
 func newModel(p Params) *model {
 	return &model{p: p, maxPar: 8, ids: map[string]int32{}, lists: map[[2]int64][2][]string{},
-		timers: joincore.NewTimerQueue(), wm: math.MinInt64}
+		timers: mHeap{{}}, wm: math.MinInt64}
+}
+
+// mTimer is a timer of the model: its time, its window's end (the namespace) and its key's id.
+type mTimer struct {
+	time, end int64
+	key       int32
+}
+
+// mHeap is Flink's HeapPriorityQueue as the window join uses it, transliterated: a 1-based
+// binary heap ordered by time alone; add is addInternal (append, sift up), poll is
+// removeInternal(1) (the last element to the head, sifted down).
+type mHeap []mTimer
+
+func (h *mHeap) add(t mTimer) {
+	*h = append(*h, t)
+	q := *h
+	i := len(q) - 1
+	for i > 1 && t.time < q[i/2].time {
+		q[i] = q[i/2]
+		i /= 2
+	}
+	q[i] = t
+}
+
+func (h *mHeap) poll() mTimer {
+	q := *h
+	head, last := q[1], q[len(q)-1]
+	q = q[:len(q)-1]
+	*h = q
+	if len(q) == 1 {
+		return head
+	}
+	i := 1
+	for {
+		c := 2 * i
+		if c+1 < len(q) && q[c+1].time < q[c].time {
+			c++
+		}
+		if c >= len(q) || !(q[c].time < last.time) {
+			break
+		}
+		q[i] = q[c]
+		i = c
+	}
+	q[i] = last
+	return head
 }
 
 // begin starts a call: the restored rows go out first, left then right.
@@ -57,7 +103,7 @@ func (m *model) element(side int, key any, end int64, name string) {
 	k := [2]int64{int64(id), end}
 	ls, ok := m.lists[k]
 	if !ok { // the timer set holds (key, window) once
-		m.timers.Add(joincore.Timer{Time: end - 1, NS: end, Key: id})
+		m.timers.add(mTimer{time: end - 1, end: end, key: id})
 	}
 	if keeps(m.p, side, []any{key}) {
 		ls[side] = append(ls[side], name)
@@ -67,13 +113,9 @@ func (m *model) element(side int, key any, end int64, name string) {
 
 func (m *model) advance(wm int64) {
 	m.wm = wm
-	for {
-		t, ok := m.timers.Peek()
-		if !ok || t.Time > wm {
-			break
-		}
-		m.timers.Poll()
-		k := [2]int64{int64(t.Key), t.NS}
+	for len(m.timers) > 1 && m.timers[1].time <= wm {
+		t := m.timers.poll()
+		k := [2]int64{int64(t.key), t.end}
 		for side, names := range m.lists[k] {
 			for _, n := range names {
 				m.out = append(m.out, "LR"[side:side+1]+n)
@@ -88,23 +130,26 @@ func (m *model) advance(wm int64) {
 // the snapshot's heap order; the watermark and the late counts start over; every row of an
 // open window is handed back.
 func (m *model) restore() {
-	var all []joincore.RestoredTimer
+	type saved struct {
+		kg, pos int
+		t       mTimer
+	}
+	var all []saved
+	for pos, t := range m.timers[1:] {
+		all = append(all, saved{engine.KeyGroup(engine.HashRow(encodeKey(m.keys[t.key])), m.maxPar), pos, t})
+	}
+	slices.SortFunc(all, func(a, b saved) int { return cmp.Or(a.kg-b.kg, a.pos-b.pos) })
+	m.timers = mHeap{{}}
+	for _, s := range all {
+		m.timers.add(s.t)
+	}
 	m.restored = nil
-	for k, ls := range m.lists {
-		t := joincore.Timer{Time: k[1] - 1, NS: k[1], Key: int32(k[0])}
-		pos, _ := m.timers.Position(t)
-		kg := engine.KeyGroup(engine.HashRow(encodeKey(m.keys[t.Key])), m.maxPar)
-		all = append(all, joincore.RestoredTimer{KeyGroup: kg, Pos: uint64(pos), Timer: t})
+	for _, ls := range m.lists {
 		for side, names := range ls {
 			for _, n := range names {
 				m.restored = append(m.restored, "+"+"LR"[side:side+1]+n)
 			}
 		}
-	}
-	joincore.SortRestored(all)
-	m.timers = joincore.NewTimerQueue()
-	for _, t := range all {
-		m.timers.Add(t.Timer)
 	}
 	slices.SortFunc(m.restored, func(a, b string) int { // left first, then by name
 		if a[1] != b[1] {

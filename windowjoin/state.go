@@ -4,17 +4,21 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
 )
 
 // joinKeys is the per-key state of a WindowJoin (an engine.PerKey): each key's open windows.
+// Each window's timer is the KeyedState's (engine.TimerService: event time, at the window end's
+// timer time, the end as namespace), which saves it with the key.
 //
-// Payload of a key (after the KeyedState's key bytes): uvarint window count, then per window
-// its end (varint), its timer's position in the timer heap (uvarint; orders the timers'
-// re-registration on restore), and per side, left first, uvarint row count and per row uvarint
-// length and the row's bytes (Flink's BinaryRowData, as the host sent them).
+// Payload of a key (after the KeyedState's key bytes and timers), layout 2 (stateVersion):
+// uvarint window count, then per window its end (varint) and per side, left first, uvarint row
+// count and per row uvarint length and the row's bytes (Flink's BinaryRowData, as the host sent
+// them). Layout 1 held each window's timer position after its end (the KeyedState held no
+// timers); its snapshots are refused by name (layout1Advice).
 type joinKeys struct {
 	j *WindowJoin
 	// first is, per key id, the index in wins of the key's first window (creation order), -1
@@ -27,22 +31,24 @@ type joinKeys struct {
 	freeWin  int32 // the first free window of the pool, -1 for none
 	links    []link
 	freeLink int32 // the first free link of the pool, -1 for none
-	// unsettled counts restored windows whose timers are not yet registered (settle).
-	unsettled int
 	// live counts the windows and handles in use, for Bytes.
 	liveWins, liveLinks int64
 }
 
-// window is one (key, window end): Flink's two list states under the window end as namespace
-// and the window's timer.
+// stateVersion numbers the form of the join's payload (engine.StateConfig.Version): 2 since the
+// timers moved into the KeyedState.
+const stateVersion = 2
+
+// layout1Advice ends the refusal of a snapshot of layout 1.
+const layout1Advice = "the window join's state has no form Flink's operator reads: stop the job with a drained savepoint (flink stop --drain), " +
+	"which fires every open window first, or start it without state (docs/state.md, \"Formats\")"
+
+// window is one (key, window end): Flink's two list states under the window end as namespace.
 type window struct {
 	end        int64
-	timer      int64    // the timer time of end
-	pos        uint64   // the restored timer's saved heap position
 	next       int32    // the key's next window, -1 for none
 	head, tail [2]int32 // per side, the first and last link of its handles in arrival order; -1: none
 	n          [2]int32 // per side, the number of handles
-	registered bool     // the timer is in the queue (false only between Load and settle)
 }
 
 // link is one handle of a window's side, and the next one (-1 for none); in the free list, the
@@ -73,9 +79,6 @@ func (s *joinKeys) Reset(id int32) {
 				delete(s.j.restored[side], s.links[li].h)
 			}
 		}
-		if !w.registered {
-			s.unsettled--
-		}
 		s.freeWindow(wi)
 		wi = next
 	}
@@ -92,15 +95,15 @@ func (s *joinKeys) find(id int32, end int64) int32 {
 	return -1
 }
 
-// window returns the index of key id's window ending at end, creating it with its timer time
-// if absent (created). Indices stay valid until the window is removed; pointers into wins do
-// not survive the creation of a window.
-func (s *joinKeys) window(id int32, end, timer int64) (wi int32, created bool) {
+// window returns the index of key id's window ending at end, creating it if absent (created).
+// Indices stay valid until the window is removed; pointers into wins do not survive the creation
+// of a window.
+func (s *joinKeys) window(id int32, end int64) (wi int32, created bool) {
 	if wi := s.find(id, end); wi >= 0 {
 		return wi, false
 	}
 	wi = take(&s.wins, &s.freeWin, func(w *window) int32 { return w.next })
-	s.wins[wi] = window{end: end, timer: timer, next: -1, head: [2]int32{-1, -1}, tail: [2]int32{-1, -1}}
+	s.wins[wi] = window{end: end, next: -1, head: [2]int32{-1, -1}, tail: [2]int32{-1, -1}}
 	s.liveWins++
 	// append to the key's windows: creation order is the order Save writes
 	if last := s.first[id]; last < 0 {
@@ -177,33 +180,23 @@ func (s *joinKeys) removeWindow(id, wi int32) {
 	s.freeWindow(wi)
 }
 
-// Memory estimates: a window and a handle in use, beyond the pools.
-const (
-	windowBytes = 72
-	linkBytes   = 16
-)
-
-// Bytes implements engine.PerKey: the pools, the key index and the timers, without a pass over
-// them (the rows are the host's).
+// Bytes implements engine.PerKey: the pools and the key index, without a pass over them (the
+// rows are the host's, the timers the KeyedState's).
 func (s *joinKeys) Bytes() int64 {
-	return int64(cap(s.first))*4 + int64(cap(s.wins))*windowBytes + int64(cap(s.links))*linkBytes + s.j.timers.Bytes()
+	return int64(cap(s.first))*4 + int64(cap(s.wins))*int64(unsafe.Sizeof(window{})) + int64(cap(s.links))*int64(unsafe.Sizeof(link{}))
 }
 
 // Save implements engine.PerKey.
 func (s *joinKeys) Save(dst []byte, id int32) []byte {
-	s.settle()
 	n := 0
 	for wi := s.first[id]; wi >= 0; wi = s.wins[wi].next {
 		n++
 	}
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for wi := s.first[id]; wi >= 0; wi = s.wins[wi].next {
-		w := &s.wins[wi]
-		pos, _ := s.j.timers.Position(joincore.Timer{Time: w.timer, NS: w.end, Key: id})
-		dst = binary.AppendVarint(dst, w.end)
-		dst = binary.AppendUvarint(dst, uint64(pos))
+		dst = binary.AppendVarint(dst, s.wins[wi].end)
 		for side := range 2 {
-			dst = binary.AppendUvarint(dst, uint64(w.n[side]))
+			dst = binary.AppendUvarint(dst, uint64(s.wins[wi].n[side]))
 			s.handles(wi, side, func(h int64) {
 				r, _ := s.j.rowBytes(side, h) // present: BeforeSnapshot checked every handle
 				dst = binary.AppendUvarint(dst, uint64(len(r)))
@@ -216,7 +209,8 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 
 var errTruncated = fmt.Errorf("%w: window join state truncated", engine.ErrData)
 
-// Load implements engine.PerKey. Each restored row gets the next negative handle and waits, in
+// Load implements engine.PerKey. Every window must have its timer, and the key no other timer
+// (the KeyedState loaded them). Each restored row gets the next negative handle and waits, in
 // WindowJoin.restored, to be handed back to the host. Rows of a key that can never match are
 // kept only on a preserved side (a snapshot may hold others: they would join nothing). A row's
 // bytes are checked only for their length here; the host checks them as a BinaryRowData of its
@@ -226,13 +220,17 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n > uint64(len(src))/4 {
+	if n > uint64(len(src))/3 { // every window takes at least 3 bytes
 		return nil, fmt.Errorf("%w: window count %d out of range", engine.ErrData, n)
+	}
+	timers := 0
+	s.j.timers.Each(id, func(engine.Timer) { timers++ })
+	if uint64(timers) != n {
+		return nil, fmt.Errorf("%w: %d windows with %d timers", engine.ErrData, n, timers)
 	}
 	joins := joincore.KeyJoins(s.j.state.Key(id), s.j.filterNulls)
 	for range n {
 		var end, timer int64
-		var pos uint64
 		if end, src, err = joincore.Varint(src, errTruncated); err != nil {
 			return nil, err
 		}
@@ -242,14 +240,12 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 		if timer, err = s.j.zone.timerTime(end); err != nil {
 			return nil, err
 		}
-		if pos, src, err = joincore.Uvarint(src, errTruncated); err != nil {
-			return nil, err
+		if !s.j.timers.Has(engine.EventTime, id, timer, end) {
+			return nil, fmt.Errorf("%w: the window ending at %d has no timer at %d", engine.ErrData, end, timer)
 		}
 		// The window joins the key before its rows load: should the payload fail part way, the
 		// key's Reset drops the rows it restored so far.
-		wi, _ := s.window(id, end, timer)
-		s.wins[wi].pos = pos
-		s.unsettled++
+		wi, _ := s.window(id, end)
 		for side := range 2 {
 			var rows uint64
 			if rows, src, err = joincore.Uvarint(src, errTruncated); err != nil {
@@ -276,29 +272,4 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 		}
 	}
 	return src, nil
-}
-
-// settle registers the timers of restored windows in the order Flink's heap restore adds them
-// (joincore.SortRestored).
-func (s *joinKeys) settle() {
-	if s.unsettled == 0 {
-		return
-	}
-	var all []joincore.RestoredTimer
-	for id := range s.first {
-		for wi := s.first[id]; wi >= 0; wi = s.wins[wi].next {
-			w := &s.wins[wi]
-			if w.registered {
-				continue
-			}
-			kg := engine.KeyGroup(engine.HashRow(s.j.state.Key(int32(id))), s.j.maxParallelism)
-			all = append(all, joincore.RestoredTimer{KeyGroup: kg, Pos: w.pos, Timer: joincore.Timer{Time: w.timer, NS: w.end, Key: int32(id)}})
-			w.registered = true
-		}
-	}
-	s.unsettled = 0
-	joincore.SortRestored(all)
-	for _, t := range all {
-		s.j.timers.Add(t.Timer)
-	}
 }

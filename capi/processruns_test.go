@@ -207,8 +207,8 @@ func TestProcessRunsErrors(t *testing.T) {
 // ferry_operator_process on an interval join: data[0] and data[1] are the rows of the left
 // and right batch (mod 12; 0 passes NULL), data[2] picks the batch count (1, 2 or 3), then each
 // byte pair is a run, (int8 % 3, int8 % 8), so inputs and row counts out of range and negative
-// occur. Assertions: FERRY_OK exactly when the runs are valid (engine.CheckRuns, and a batch is
-// given), FERRY_EINVAL
+// occur; no byte pair passes no runs, which means the batches in input order. Assertions: FERRY_OK
+// exactly when the runs are valid (engine.CheckRuns, and a batch is given), FERRY_EINVAL
 // otherwise, never a panic; every batch is consumed; a valid call emits what one
 // ferry_operator_process per run emits.
 func FuzzProcessRuns(f *testing.F) {
@@ -246,6 +246,13 @@ func FuzzProcessRuns(f *testing.F) {
 		given := []int{rows[0], 0} // the rows of the batches the call carries
 		if nBatches > 1 {
 			given[1] = rows[1]
+		}
+		if len(runs) == 0 { // no runs: the batches in input order
+			for i, n := range given {
+				if n > 0 {
+					runs = append(runs, engine.Run{Input: i, Rows: n})
+				}
+			}
 		}
 		valid := nBatches <= 2 && engine.CheckRuns(runs, given) == nil && given[0]+given[1] > 0
 		batches := make([]*cInput, nBatches)

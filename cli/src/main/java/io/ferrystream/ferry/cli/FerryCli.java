@@ -13,13 +13,13 @@ import java.util.Set;
 
 /**
  * The {@code ferry} command (docs/cli.md): runs Flink SQL scripts on an embedded MiniCluster with
- * Ferry off, on, or both, plans a team's scripts to report what would run natively, and measures
- * Ferry against stock Flink.
+ * Ferry off, on, or both, plans a team's scripts and reads its compiled plans to report what would
+ * run natively, and measures Ferry against stock Flink.
  *
  * <pre>
  *   ferry sql FILE.sql [--mode native|stock|compare] [--require-native] [--max-rows N] [CONFIG]
  *   ferry explain FILE.sql [CONFIG]
- *   ferry qualify DIR|FILE.sql... [--html OUT.html] [CONFIG]
+ *   ferry qualify DIR|FILE.sql|PLAN.json... [--html OUT.html] [CONFIG]
  *   ferry bench FILE.sql [--runs N] [CONFIG]
  *   CONFIG: [--parallelism N] [-D key=value]... [--conf DIR]
  * </pre>
@@ -38,7 +38,7 @@ public final class FerryCli {
     static final String USAGE =
             "usage: ferry sql FILE.sql [--mode native|stock|compare] [--require-native] [--max-rows N] [CONFIG]\n"
                     + "       ferry explain FILE.sql [CONFIG]\n"
-                    + "       ferry qualify DIR|FILE.sql... [--html OUT.html] [CONFIG]\n"
+                    + "       ferry qualify DIR|FILE.sql|PLAN.json... [--html OUT.html] [CONFIG]\n"
                     + "       ferry bench FILE.sql [--runs N] [CONFIG]\n"
                     + "CONFIG: [--parallelism N] [-D key=value]... [--conf DIR (a Flink config.yaml)]\n"
                     + "exit codes: 0 identical / success, 1 different, 2 error, 3 --require-native and not all native\n"
@@ -158,7 +158,7 @@ public final class FerryCli {
         }
         if (a.command.equals("qualify") ? a.files.isEmpty() : a.files.size() != 1) {
             throw new UsageException(
-                    a.command.equals("qualify") ? "qualify needs a directory or scripts" : a.command + " takes one script, got " + a.files);
+                    a.command.equals("qualify") ? "qualify needs a directory, scripts or compiled plans (.json)" : a.command + " takes one script, got " + a.files);
         }
         if (a.requireNative && a.mode.equals("stock")) {
             throw new UsageException("--require-native needs Ferry on: --mode native or compare");

@@ -116,11 +116,6 @@ final class PlanAnalysis {
         return candidates.stream().filter(Candidate::isNative).count();
     }
 
-    /** Candidates and other stateful operators: what a native share is counted over. */
-    int statefulOperators() {
-        return candidates.size() + others.size();
-    }
-
     /** Visits {@code node} once (shared sub-plans count once); returns whether its output order depends on arrival. */
     private boolean visit(RelNode node) {
         Boolean done = arrivalOrder.get(node);
@@ -196,8 +191,9 @@ final class PlanAnalysis {
 
     /**
      * Why a stateful operator that no native kind replaces stays Flink's, or null for a node that
-     * is not one (stateless nodes, exchanges, sources, sinks). Lookup joins are candidates of
-     * their own kind ({@code lookup_join}), native or with their fallback reason.
+     * is not one (stateless nodes, exchanges, sources, sinks). {@code op} is Flink's name of a
+     * physical node or of an exec node ({@link CompiledPlanAnalysis}). Lookup joins are candidates
+     * of their own kind ({@code lookup_join}), native or with their fallback reason.
      */
     static String otherStatefulReason(String op) {
         return switch (op) {
@@ -208,7 +204,8 @@ final class PlanAnalysis {
             case "GroupWindowAggregate", "WindowAggregate", "GlobalWindowAggregate" ->
                     "window aggregate: no native operator kind yet";
             case "GroupTableAggregate", "GroupWindowTableAggregate" -> "table aggregate: no native operator kind yet";
-            case "Rank" -> "Top-N / deduplication (ROW_NUMBER, RANK): no native operator kind yet";
+            // a planned Rank translates to the exec node Deduplicate where it keeps one row per key
+            case "Rank", "Deduplicate" -> "Top-N / deduplication (ROW_NUMBER, RANK): no native operator kind yet";
             case "WindowRank" -> "window Top-N: no native operator kind yet";
             case "WindowDeduplicate" -> "window deduplication: no native operator kind yet";
             case "OverAggregate" -> "OVER aggregate: no native operator kind yet";

@@ -1,6 +1,5 @@
 package io.ferrystream.ferry.cli;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -9,7 +8,8 @@ import java.util.Locale;
  * The HTML form of a qualification report: one self-contained page (inline CSS, inline SVG charts,
  * a few lines of inline script to sort the query table; nothing fetched from the network). Two
  * charts: the stateful operators of each query, native and falling back, and the fallback reasons
- * by the number of queries they block. Element ids and classes ({@code #operators-chart}, {@code
+ * by the number of queries they block; the query table with the Nexmark gains of each query's
+ * native kinds. Element ids and classes ({@code #operators-chart}, {@code
  * rect.native}, {@code #reasons-chart}, {@code #queries}) are what the browser test checks.
  */
 final class QualifyHtml {
@@ -39,7 +39,8 @@ final class QualifyHtml {
         card(b, "queries-full", Integer.toString(r.fullyNative), "fully native");
         card(b, "queries-partly", Integer.toString(r.partlyNative), "partly native");
         card(b, "queries-none", Integer.toString(r.notNative), "not native");
-        b.append("</div>\n<p class=\"about\">").append(esc(r.about())).append("</p>\n");
+        b.append("</div>\n<p class=\"about\">").append(esc(r.about())).append("</p>\n<p class=\"about\" id=\"gains-about\">")
+                .append(esc(r.gainsAbout())).append("</p>\n");
 
         b.append("<h2>Stateful operators per query</h2>\n<div class=\"legend\"><span style=\"background:").append(NATIVE_COLOR)
                 .append("\"></span>would run natively<span style=\"background:").append(FALLBACK_COLOR)
@@ -49,12 +50,14 @@ final class QualifyHtml {
         reasonsChart(b, r);
 
         b.append("<h2>Queries</h2>\n<table id=\"queries\">\n<thead><tr><th>query</th><th>stateful operators</th>")
-                .append("<th class=\"num\">native</th><th class=\"num\">native share</th><th>falls back</th></tr></thead>\n<tbody>\n");
+                .append("<th class=\"num\">native</th><th class=\"num\">native share</th><th>falls back</th>")
+                .append("<th>Nexmark gains (per core)</th></tr></thead>\n<tbody>\n");
         for (Qualify.Query q : r.queries) {
             b.append("<tr><td><code>").append(esc(Qualify.Report.title(q))).append("</code></td>");
-            if (q.plan() == null) {
-                b.append("<td>planning failed</td><td class=\"num\"></td><td class=\"num share\" data-v=\"-1\"></td><td>")
-                        .append(esc(FerryCli.oneLine(q.error(), 300))).append("</td></tr>\n");
+            if (q.isFailed()) {
+                b.append("<td>").append(q.failure())
+                        .append("</td><td class=\"num\"></td><td class=\"num share\" data-v=\"-1\"></td><td>")
+                        .append(esc(FerryCli.oneLine(q.error(), 300))).append("</td><td></td></tr>\n");
                 continue;
             }
             int ops = q.operators();
@@ -65,7 +68,7 @@ final class QualifyHtml {
                     .append(" of ").append(ops).append("</td><td class=\"num share\" data-v=\"")
                     .append(ops == 0 ? -1 : Math.round(100.0 * nat / ops)).append("\">")
                     .append(esc(Qualify.Report.percent(nat, ops))).append("</td><td>").append(esc(String.join("; ", rs)))
-                    .append("</td></tr>\n");
+                    .append("</td><td class=\"gains\">").append(esc(r.gainsOf(q))).append("</td></tr>\n");
         }
         b.append("</tbody>\n</table>\n");
         b.append("<script>\n")
@@ -104,15 +107,13 @@ final class QualifyHtml {
                 .append("\" height=\"").append(height).append("\" role=\"img\" aria-label=\"stateful operators per query\">\n");
         int y = 10;
         for (Qualify.Query q : r.queries) {
-            SqlScript.Statement st = q.statement();
-            String file = Path.of(q.script()).getFileName() + ":" + st.line();
-            String label = file + (st.title() == null ? "" : " " + st.title());
             b.append("<text x=\"").append(labelWidth - 8).append("\" y=\"").append(y + 13)
-                    .append("\" text-anchor=\"end\">").append(esc(FerryCli.oneLine(label, 50))).append("<title>")
+                    .append("\" text-anchor=\"end\">").append(esc(FerryCli.oneLine(q.shortLabel(), 50))).append("<title>")
                     .append(esc(Qualify.Report.title(q))).append("</title></text>");
             int x = labelWidth;
-            if (q.plan() == null) {
-                b.append("<text x=\"").append(x).append("\" y=\"").append(y + 13).append("\" fill=\"#b00\">planning failed</text>\n");
+            if (q.isFailed()) {
+                b.append("<text x=\"").append(x).append("\" y=\"").append(y + 13).append("\" fill=\"#b00\">")
+                        .append(q.failure()).append("</text>\n");
                 y += row;
                 continue;
             }

@@ -1,5 +1,11 @@
 package io.ferrystream.ferry.cli;
 
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.planner.Ferry;
+
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +25,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -26,10 +33,94 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * {@code ferry qualify}: every query of the scripts planned (nothing run), the stateful operators
  * native or not with their reasons, the reasons ranked by the queries they block, a native share
- * per query; Markdown on stdout and an HTML report that a real browser renders.
+ * per query, the Nexmark gains of the native kinds it would use; compiled plans (JSON) as EXECUTE
+ * PLAN decides them; Markdown on stdout and an HTML report that a real browser renders.
  */
 class QualifyTest {
     @TempDir Path dir;
+
+    /**
+     * Compiled plans written here by COMPILE PLAN with Ferry's planner, next to a script, a
+     * malformed JSON file and a foreign one: each plan is a query labelled by its file, decided as
+     * EXECUTE PLAN decides it (so the command's options apply: a kill switch turns the native node
+     * into a fallback), with the Nexmark gains of its native kinds; a file that does not load is an
+     * error line of its own, and the report goes on.
+     */
+    @Test
+    void compiledPlansAsExecutePlanDecidesThem() throws Exception {
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(
+                StreamExecutionEnvironment.getExecutionEnvironment(), EnvironmentSettings.inStreamingMode());
+        Ferry.install(tEnv);
+        tEnv.getConfig().set(FerryOptions.ENABLED, true);
+        tEnv.executeSql("CREATE TABLE src (k INT, b BIGINT, i INT, pt AS PROCTIME())"
+                + " WITH ('connector' = 'datagen', 'number-of-rows' = '100')");
+        tEnv.executeSql("CREATE TABLE sink (k INT, n BIGINT, s DOUBLE) WITH ('connector' = 'print')");
+        tEnv.executeSql("CREATE TABLE firsts (k INT, b BIGINT, i INT) WITH ('connector' = 'print')");
+        Path plans = Files.createDirectory(dir.resolve("plans"));
+        tEnv.executeSql("COMPILE PLAN '" + plans.resolve("agg.json") + "' FOR INSERT INTO sink"
+                + " SELECT k, COUNT(*), CAST(SUM(b) AS DOUBLE) FROM src GROUP BY k");
+        // AVG(DISTINCT) stays Flink's: Go refuses it
+        tEnv.executeSql("COMPILE PLAN '" + plans.resolve("avg-distinct.json") + "' FOR INSERT INTO sink"
+                + " SELECT k, SUM(b), AVG(DISTINCT i) FROM src GROUP BY k");
+        // Flink's planner makes a Rank of it, which translates to the exec node Deduplicate: no native kind
+        tEnv.executeSql("COMPILE PLAN '" + plans.resolve("dedup.json") + "' FOR INSERT INTO firsts SELECT k, b, i FROM"
+                + " (SELECT k, b, i, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM src) WHERE rn = 1");
+        // mini-batch: the two-phase aggregate, whose kinds Nexmark measures
+        tEnv.getConfig().set("table.exec.mini-batch.enabled", "true");
+        tEnv.getConfig().set("table.exec.mini-batch.allow-latency", "1 s");
+        tEnv.getConfig().set("table.exec.mini-batch.size", "1000");
+        tEnv.executeSql("COMPILE PLAN '" + plans.resolve("two-phase.json") + "' FOR INSERT INTO sink"
+                + " SELECT k, COUNT(*), CAST(MAX(b) AS DOUBLE) FROM src GROUP BY k");
+        Files.writeString(plans.resolve("broken.json"), "{\"flinkVersion\": \"2.3\", \"nodes\": [", StandardCharsets.UTF_8);
+        Files.writeString(plans.resolve("package.json"), "{\"name\": \"webapp\", \"version\": \"1.0.0\"}", StandardCharsets.UTF_8);
+        Cli.script(plans, "script.sql",
+                "CREATE TABLE src (k INT, b BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');",
+                "SELECT k, COUNT(*) FROM src GROUP BY k;");
+
+        Path html = dir.resolve("plans.html");
+        Cli.Result r = Cli.run("qualify", plans.toString(), "--html", html.toString());
+        assertEquals(0, r.code(), r.toString());
+        String out = r.out();
+        assertTrue(out.contains("7 queries from 1 script and 6 compiled plans: 4 of 6 stateful operators would run natively (67 %)."
+                + " Queries fully native: 3, partly: 0, not at all: 2, without stateful operators: 0, failed to plan or load: 2."),
+                r.toString());
+        NexmarkGains gains = NexmarkGains.shipped();
+        String agg = plans.resolve("agg.json").normalize().toString();
+        assertTrue(out.contains("| " + agg + ": compiled plan | GroupAggregate (native) | 1 of 1 | 100 % |  | group_aggregate: "
+                + gains.describe("group_aggregate") + " |"), r.toString());
+        assertTrue(out.contains(": compiled plan | GroupAggregate | 0 of 1 | 0 % | GroupAggregate: AVG(DISTINCT): not native yet |  |"),
+                r.toString());
+        assertTrue(out.contains("| GroupAggregate: AVG(DISTINCT): not native yet | 1 | 1 |"), r.toString());
+        assertTrue(out.contains("dedup.json: compiled plan | Deduplicate | 0 of 1 | 0 % | Top-N / deduplication (ROW_NUMBER, RANK):"
+                + " no native operator kind yet |  |"), r.toString());
+        assertTrue(out.contains("two-phase.json: compiled plan | LocalGroupAggregate (native), GlobalGroupAggregate (native) | 2 of 2 | 100 % |  | "
+                + "local_group_aggregate: " + gains.describe("local_group_aggregate") + "; global_group_aggregate: "
+                + gains.describe("global_group_aggregate") + " |"), r.toString());
+        assertTrue(out.contains("script.sql:2: SELECT k, COUNT(*) FROM src GROUP BY k | GroupAggregate (native) | 1 of 1 |"), r.toString());
+        for (String bad : List.of("broken.json", "package.json")) {
+            assertTrue(Pattern.compile("\\| \\S*" + Pattern.quote(bad) + ": compiled plan \\| loading failed \\| \\| \\| not a compiled plan Flink 2.3 loads: \\S")
+                    .matcher(out).find(), bad + ":\n" + r);
+        }
+        assertTrue(out.contains("From the Nexmark run of commit " + gains.commit + ", started " + gains.started), r.toString());
+        assertFalse(r.err().contains("\tat ") || out.contains("\tat "), "a stack trace:\n" + r);
+
+        // the HTML report shows the plans as queries: rows, bars, the failed ones, the gains
+        String page = Files.readString(html, StandardCharsets.UTF_8);
+        assertEquals(7, count(page, "<tr><td><code>"), page);
+        assertEquals(4, count(page, "<rect class=\"native\""), page);
+        assertEquals(2, count(page, "<rect class=\"fallback\""), page);
+        assertEquals(2, count(page, "fill=\"#b00\">loading failed</text>"), page);
+        assertTrue(page.contains("<code>" + QualifyHtml.esc(agg) + ": compiled plan</code>"), page);
+        assertTrue(page.contains("<td class=\"gains\">" + QualifyHtml.esc("local_group_aggregate: " + gains.describe("local_group_aggregate"))),
+                page);
+
+        // decided when read, with the command's options, as EXECUTE PLAN decides
+        Cli.Result off = Cli.run("qualify", plans.resolve("agg.json").toString(), "-D", "ferry.group-aggregate.enabled=false");
+        assertEquals(0, off.code(), off.toString());
+        assertTrue(off.out().contains("1 queries from 1 compiled plan: 0 of 1 stateful operators would run natively"), off.toString());
+        assertTrue(off.out().contains("| GroupAggregate | 0 of 1 | 0 % | GroupAggregate: disabled by ferry.group-aggregate.enabled=false |  |"),
+                off.toString());
+    }
 
     @Test
     void markdownOverNexmarkAndFallbacks() {

@@ -12,7 +12,7 @@ import (
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/ferrystream/ferry/internal/javahash"
-	"github.com/ferrystream/ferry/session"
+	"github.com/ferrystream/ferry/internal/sessiontest"
 )
 
 // The input of every test: key k, two payload columns and the row time.
@@ -30,65 +30,6 @@ func specJSON(t testing.TB, p Params) []byte {
 	return []byte(`{"kind":"deduplicate","name":"dedup","inputs":[{"fields":[{"name":"k","type":"BIGINT"},{"name":"s","type":"VARCHAR"},` +
 		`{"name":"v","type":"DOUBLE"},{"name":"rt","type":"TIMESTAMP(3)"}],"keys":[0]}],"max_parallelism":128,"chunk_rows":3,"params":` +
 		string(params) + `}`)
-}
-
-// host runs a session and records the rows it exports.
-type host struct {
-	rows []string
-}
-
-func (h *host) open(t testing.TB, p Params) *session.Session {
-	t.Helper()
-	parsed, err := engine.ParseSpec(specJSON(t, p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := session.Open(parsed, nil, nil, session.Host{Alloc: engine.HeapAllocator{},
-		Export: func(_ any, b *engine.OutBatch) error {
-			for _, r := range enginetest.Rows(b) {
-				h.rows = append(h.rows, r.String())
-			}
-			return nil
-		},
-		Blob: func(dst any, chunk []byte) error { *dst.(*[]byte) = append([]byte(nil), chunk...); return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// drain takes the output of a call and the chunks that follow it.
-func drain(t testing.TB, s *session.Session, more bool, err error) {
-	t.Helper()
-	for err == nil && more {
-		more, err = s.Next(nil)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// restored moves every key group of s into a new session of p.
-func (h *host) restored(t testing.TB, s *session.Session, p Params) *session.Session {
-	t.Helper()
-	r := h.open(t, p)
-	for kg := range 128 {
-		for {
-			var c []byte
-			ok, err := s.Snapshot(kg, &c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-			if err := r.Restore(kg, c); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return r
 }
 
 // mrow is a row object of the model: Flink's RowData with its mutable RowKind.
@@ -376,8 +317,8 @@ func TestAgainstModel(t *testing.T) {
 
 func runModel(t *testing.T, p Params, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	var h host
-	s := h.open(t, p)
+	var h sessiontest.Host
+	s := h.Open(t, specJSON(t, p))
 	m := newModel(p)
 	enc := engine.NewKeyEncoder([]int{0}, types)
 	wm := int64(-1 << 63)
@@ -423,9 +364,9 @@ func runModel(t *testing.T, p Params, seed uint64) {
 				}
 			}
 			more, err := s.Process([]*engine.CArray{enginetest.CArray(b)}, nil, m.now, nil)
-			drain(t, s, more, err)
-			if !slices.Equal(h.rows, m.out) {
-				t.Fatalf("seed %d step %d: %+v\ninput %v\ngot  %v\nwant %v", seed, step, p, rows, h.rows, m.out)
+			sessiontest.Drain(t, s, more, err)
+			if !slices.Equal(h.Rows, m.out) {
+				t.Fatalf("seed %d step %d: %+v\ninput %v\ngot  %v\nwant %v", seed, step, p, rows, h.Rows, m.out)
 			}
 		case r < 9:
 			wm += int64(1 + rng.IntN(10))
@@ -433,17 +374,17 @@ func runModel(t *testing.T, p Params, seed uint64) {
 				wm = int64(rng.IntN(10))
 			}
 			want := m.advance(wm)
-			from := len(h.rows)
+			from := len(h.Rows)
 			more, err := s.Advance(wm, m.now, nil)
-			drain(t, s, more, err)
-			got := slices.Clone(h.rows[from:])
+			sessiontest.Drain(t, s, more, err)
+			got := slices.Clone(h.Rows[from:])
 			slices.Sort(got)
 			if !slices.Equal(got, want) {
 				t.Fatalf("seed %d step %d: %+v: advance to %d: got %v, want %v", seed, step, p, wm, got, want)
 			}
-			m.out = append(m.out, h.rows[from:]...)
+			m.out = append(m.out, h.Rows[from:]...)
 		default:
-			s = h.restored(t, s, p)
+			s, _ = h.Move(t, s, specJSON(t, p), 128)
 			m.tableLen = 0       // Flink's restored operator starts a new HashMap,
 			m.wm = math.MinInt64 // and its timer service the watermark
 		}
@@ -463,14 +404,11 @@ func TestHeapStoredKind(t *testing.T) {
 		{true, []string{`+I[1, "a", 1, null]`, `-U[1, "a", 1, null]`, `+U[1, "b", 1, null]`, `-U[1, "b", 1, null]`, `+U[1, "b", 1, null]`,
 			`-U[1, "b", 1, null]`, `+U[1, "b", 1, null]`}},
 	} {
-		var h host
-		p := Params{KeepLastRow: true, GenerateUpdateBefore: true, GenerateInsert: true, StoredRowKeepsKind: c.heap}
-		s := h.open(t, p)
-		b := enginetest.Batch(types, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})
-		more, err := s.Process([]*engine.CArray{enginetest.CArray(b)}, nil, 0, nil)
-		drain(t, s, more, err)
-		if !slices.Equal(h.rows, c.want) {
-			t.Fatalf("heap %v: %v, want %v", c.heap, h.rows, c.want)
+		var h sessiontest.Host
+		s := h.Open(t, specJSON(t, Params{KeepLastRow: true, GenerateUpdateBefore: true, GenerateInsert: true, StoredRowKeepsKind: c.heap}))
+		sessiontest.Process(t, s, types, 0, rows, nil)
+		if !slices.Equal(h.Rows, c.want) {
+			t.Fatalf("heap %v: %v, want %v", c.heap, h.Rows, c.want)
 		}
 	}
 }
@@ -495,8 +433,8 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
 		}
 	}
-	var h host
-	s := h.open(t, Params{KeepLastRow: true, GenerateInsert: true})
+	var h sessiontest.Host
+	s := h.Open(t, specJSON(t, Params{KeepLastRow: true, GenerateInsert: true}))
 	b := enginetest.Batch(types, [][]any{{int64(1), "a", 1.0, nil}}, []engine.RowKind{engine.UpdateBefore}, enginetest.Options{})
 	if _, err := s.Process([]*engine.CArray{enginetest.CArray(b)}, nil, 0, nil); err == nil || !strings.Contains(err.Error(), "insert-only") {
 		t.Fatalf("retraction: %v", err)

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"fmt"
+	"github.com/ferrystream/ferry/internal/javahash"
 	"math"
 
 	"github.com/ferrystream/ferry/agg/distinct"
@@ -370,7 +371,7 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 		g.hashes[f] = g.finals[f].hash
 	}
 	// finalAggBuffer: a new HashMap per bundle, filled by computeIfAbsent
-	g.outOrder, g.buckets = computeIfAbsentOrder(g.hashes, g.calls, g.outOrder[:0], g.buckets)
+	g.outOrder, g.buckets = javahash.ComputeIfAbsentOrder(g.hashes, g.calls, g.outOrder[:0], g.buckets)
 	g.seqP, g.seqF = g.seqP[:0], g.seqF[:0]
 	for j, f := range g.outOrder {
 		members := g.finals[f].members
@@ -379,7 +380,7 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 			g.hashes[m] = b.keys[k].hash
 		}
 		tableLen := 0 // each accMap: a new HashMap, filled by put
-		g.order, g.buckets = hashMapOrder(g.hashes, &tableLen, g.order[:0], g.buckets)
+		g.order, g.buckets = javahash.Order(g.hashes, &tableLen, g.order[:0], g.buckets)
 		for _, m := range g.order {
 			g.seqP = append(g.seqP, members[m])
 			g.seqF = append(g.seqF, int32(j))

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"fmt"
+	"github.com/ferrystream/ferry/internal/javahash"
 	"slices"
 
 	"github.com/ferrystream/ferry/agg/dataview"
@@ -340,7 +341,7 @@ func (b *bundleKeys) iterate() {
 	for i, k := range b.keys {
 		b.hashes[i] = k.hash
 	}
-	b.order, b.buckets = hashMapOrder(b.hashes, &b.tableLen, b.order[:0], b.buckets)
+	b.order, b.buckets = javahash.Order(b.hashes, &b.tableLen, b.order[:0], b.buckets)
 }
 
 // end forgets the bundle's keys.

@@ -3,6 +3,7 @@ package agg
 import (
 	"errors"
 	"fmt"
+	"github.com/ferrystream/ferry/internal/javahash"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -177,7 +178,7 @@ func (b *refBundle) ordered(tableLen *int) []*refBundleKey {
 	for i, k := range b.keys {
 		hs[i] = k.hash
 	}
-	order, _ := hashMapOrder(hs, tableLen, nil, nil)
+	order, _ := javahash.Order(hs, tableLen, nil, nil)
 	out := make([]*refBundleKey, len(order))
 	for j, i := range order {
 		out[j] = b.keys[i]

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/ferrystream/ferry/dedup"
 	"slices"
 	"sync"
 	"testing"
@@ -76,6 +77,19 @@ var restoreFuzzSpecs = map[string][]spec{
 				Aggs: []agg.AggCall{{Func: "MAX", Args: []int{0}}, {Func: "MAX", Args: []int{1}}, {Func: "MIN", Args: []int{2}},
 					{Func: "MIN", Args: []int{3}}, {Func: "SUM", Args: []int{4}}},
 				StateTTLMs: 1 << 40}}},
+	},
+	// Processing-time keep-last rows with their stored kinds; row-time keep-first rows waiting
+	// for their timers (v as the row time), and with TTL row-time keep-last rows.
+	dedup.Kind: {
+		{flatSpec{Kind: dedup.Kind, Name: "restore-dedup-last", MaxParallelism: 128, Keys: []int{0},
+			Input:  fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &dedup.Params{KeepLastRow: true, GenerateUpdateBefore: true, GenerateInsert: true, StoredRowKeepsKind: true}}},
+		{flatSpec{Kind: dedup.Kind, Name: "restore-dedup-first-rowtime", MaxParallelism: 128, Keys: []int{1},
+			Input:  fields("k", "BIGINT", "s", "VARCHAR", "v", "TIMESTAMP(3)", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &dedup.Params{Rowtime: true, RowtimeIndex: 2, OutputInsertOnly: true, StateTTLMs: 1 << 40}}},
+		{flatSpec{Kind: dedup.Kind, Name: "restore-dedup-last-rowtime", MaxParallelism: 128, Keys: []int{0, 1},
+			Input:  fields("k", "BIGINT", "s", "VARCHAR", "v", "TIMESTAMP(3)", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &dedup.Params{Rowtime: true, RowtimeIndex: 2, KeepLastRow: true, GenerateUpdateBefore: true, StateTTLMs: 1 << 40}}},
 	},
 }
 

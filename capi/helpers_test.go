@@ -129,6 +129,10 @@ func appendValue(b array.Builder, v any) {
 		}
 		b.Append(n)
 	case *array.TimestampBuilder:
+		if ms, ok := v.(int64); ok { // a BIGINT value of the restore rows in a TIMESTAMP(3) column
+			b.Append(arrow.Timestamp(ms))
+			break
+		}
 		b.Append(arrow.Timestamp(v.(tsMs)))
 	case *array.Date32Builder:
 		b.Append(v.(arrow.Date32))

@@ -6,6 +6,7 @@ package kinds
 
 import (
 	_ "github.com/ferrystream/ferry/agg"               // group_aggregate, local_group_aggregate, global_group_aggregate, incremental_group_aggregate
+	_ "github.com/ferrystream/ferry/dedup"             // deduplicate
 	_ "github.com/ferrystream/ferry/intervaljoin"      // interval_join
 	_ "github.com/ferrystream/ferry/lookup/jdbclookup" // jdbc_lookup
 	_ "github.com/ferrystream/ferry/windowjoin"        // window_join

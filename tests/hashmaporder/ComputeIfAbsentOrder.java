@@ -7,7 +7,7 @@ import java.util.Random;
 /**
  * Golden vectors of the iteration order of a new java.util.HashMap<Integer, ?> filled by
  * computeIfAbsent, as MiniBatchIncrementalGroupAggFunction fills its map of final keys; Ferry's
- * incremental aggregate reproduces it (agg/bundle.go, computeIfAbsentOrder). computeIfAbsent
+ * incremental aggregate reproduces it (internal/javahash, ComputeIfAbsentOrder). computeIfAbsent
  * differs from put: it links a new key at the head of its bin, and resizes before an insertion
  * once the size exceeds the threshold. An Integer's hashCode is its value, so the keys are the
  * hashCodes. computeIfAbsent resizes on any call once the size exceeds the threshold, also for a
@@ -17,7 +17,7 @@ import java.util.Random;
  * not model.
  *
  * Regenerate from the repository root with JDK 17:
- *   java tests/hashmaporder/ComputeIfAbsentOrder.java > agg/testdata/compute-if-absent-order.jsonl
+ *   java tests/hashmaporder/ComputeIfAbsentOrder.java > internal/javahash/testdata/compute-if-absent-order.jsonl
  */
 public class ComputeIfAbsentOrder {
     public static void main(String[] args) {

@@ -1,4 +1,4 @@
-package agg
+package javahash
 
 import (
 	"bufio"
@@ -28,7 +28,7 @@ func TestComputeIfAbsentOrderMatchesJava(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := computeIfAbsentOrder(c.Hashes, c.Calls, nil, nil)
+		got, _ := ComputeIfAbsentOrder(c.Hashes, c.Calls, nil, nil)
 		if !slices.Equal(got, c.Order) && !(len(got) == 0 && len(c.Order) == 0) {
 			t.Fatalf("case %d (%d keys): order %v, Java's %v", cases, len(c.Hashes), got, c.Order)
 		}

@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.kinds.deduplicate;
 
+import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.operators.NativeSpec;
 
 import org.apache.flink.table.types.logical.RowType;
@@ -11,7 +12,8 @@ import java.util.List;
 /**
  * The spec of one native deduplication (kind {@value #KIND}): Flink's {@code StreamExecDeduplicate}
  * and the function its translation picks (docs/operators/deduplicate.md). The whole input row
- * crosses into Go, keyed by the partition keys, and Go emits rows of the same type. The
+ * crosses into Go ({@link ArrowTypes#carriedFields}), keyed by the partition keys, and Go emits
+ * rows of the same type. The
  * parameters are the exec node's fields and the options its translation reads, in the order
  * docs/abi.md lists them (the Go side's {@code dedup.Params}).
  */
@@ -61,7 +63,9 @@ public final class DeduplicateSpec extends NativeSpec {
             boolean compactChanges,
             boolean storedRowKeepsKind,
             long stateTtlMs) {
-        super(KIND, name, List.of(Input.of(type, identity(type.getFieldCount()), keys, new int[0])));
+        // carried: TIMESTAMP_LTZ as TIMESTAMP, TIME as INT, a processing-time attribute nullable
+        // (its rows hold NULL: Flink does not materialize it)
+        super(KIND, name, List.of(Input.of(ArrowTypes.carriedFields(type), identity(type.getFieldCount()), keys, new int[0])));
         this.type = type;
         this.keepLastRow = keepLastRow;
         this.rowtime = rowtime;

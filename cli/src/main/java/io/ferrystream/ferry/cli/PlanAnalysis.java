@@ -16,6 +16,7 @@ import org.apache.flink.table.catalog.ResolvedCatalogBaseTable;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalMiniBatchAssigner;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRank;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalTableSourceScan;
 import org.apache.flink.table.planner.plan.schema.TableSourceTable;
@@ -25,6 +26,7 @@ import org.apache.flink.table.planner.plan.trait.MiniBatchIntervalTraitDef;
 import org.apache.flink.table.planner.plan.trait.MiniBatchMode;
 import org.apache.flink.table.planner.plan.utils.ChangelogPlanUtils;
 import org.apache.flink.table.planner.plan.utils.FlinkRelOptUtil;
+import org.apache.flink.table.planner.plan.utils.RankUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 
 import org.apache.flink.util.TimeUtils;
@@ -158,7 +160,7 @@ final class PlanAnalysis {
                         + "): a bundle also closes on the wall clock");
             }
         }
-        if (TIME_DRIVEN.contains(op) && readsProcessingTime(node)) {
+        if (TIME_DRIVEN.contains(op) && readsProcessingTime(node) && !isDeduplication(node)) {
             resultReasons.add(op + " fires on processing time");
         }
         if (node instanceof StreamPhysicalTableSourceScan scan) {
@@ -204,8 +206,8 @@ final class PlanAnalysis {
             case "GroupWindowAggregate", "WindowAggregate", "GlobalWindowAggregate" ->
                     "window aggregate: no native operator kind yet";
             case "GroupTableAggregate", "GroupWindowTableAggregate" -> "table aggregate: no native operator kind yet";
-            // a planned Rank translates to the exec node Deduplicate where it keeps one row per key
-            case "Rank", "Deduplicate" -> "Top-N / deduplication (ROW_NUMBER, RANK): no native operator kind yet";
+            // a Rank that is a deduplication is a candidate of the deduplicate kind
+            case "Rank" -> "Top-N (ROW_NUMBER, RANK): no native operator kind yet";
             case "WindowRank" -> "window Top-N: no native operator kind yet";
             case "WindowDeduplicate" -> "window deduplication: no native operator kind yet";
             case "OverAggregate" -> "OVER aggregate: no native operator kind yet";
@@ -217,6 +219,15 @@ final class PlanAnalysis {
                     "Python aggregate: not native";
             default -> null;
         };
+    }
+
+    /**
+     * A rank Flink runs as a deduplication ({@code RankUtil.canConvertToDeduplicate}): on
+     * processing time it keeps the first or last row in arrival order and reads no clock (its
+     * idle-state TTL and a processing-time mini-batch count on their own).
+     */
+    private static boolean isDeduplication(RelNode node) {
+        return node instanceof StreamPhysicalRank rank && RankUtil.canConvertToDeduplicate(rank);
     }
 
     private static boolean readsProcessingTime(RelNode node) {

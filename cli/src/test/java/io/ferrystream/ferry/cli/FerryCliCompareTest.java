@@ -216,6 +216,30 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Deduplications, every form Flink runs as StreamExecDeduplicate (row and processing time,
+     * first and last row, no key, mini-batch with and without compaction): all native, identical
+     * to Flink's row for row at parallelism 1 (the processing-time mini-batches as the final
+     * result, which the plan guarantees), and as the final result at 4, where each key's rows
+     * still come from one source subtask.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 4})
+    void deduplication(int parallelism) {
+        Cli.Result r = Cli.run("sql", Cli.example("deduplicate.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native", "--parallelism", Integer.toString(parallelism));
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(10, n[1], r.toString());
+        assertEquals(10, n[0], r.toString());
+        assertEquals(parallelism == 1 ? 10 : 9 * 4 + 1, n[2], r.toString()); // no key: one subtask
+        assertEquals(10, r.count("  native    Deduplicate(keep=["), r.toString());
+        if (parallelism == 1) {
+            assertEquals(8, r.count("changelog rows, equal row for row (the plan is deterministic)"), r.toString());
+        }
+    }
+
+    /**
      * A GROUP BY Ferry leaves to Flink (COLLECT and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */

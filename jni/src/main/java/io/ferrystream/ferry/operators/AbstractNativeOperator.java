@@ -309,7 +309,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         boolean keyed = isKeyed();
         FlinkState importing = null;
         if (context.isRestored() && keyed) {
-            importing = ForeignStateGuard.importable(spec.name(), getKeyedStateBackend(), flinkState);
+            importing = ForeignStateGuard.importable(spec.name(), spec.kind(), getKeyedStateBackend(), flinkState);
         }
         TaskInfo task = getRuntimeContext().getTaskInfo();
         int maxParallelism = task.getMaxNumberOfParallelSubtasks();
@@ -338,7 +338,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         if (importing != null) {
             long keys = importing.importInto(nativeOp, getKeyedStateBackend(), allocator);
             LOG.info("Ferry operator {} imported {} keys of Flink's {}", spec.name(), keys, String.join(", ", importing.names()));
-            ForeignStateGuard.check(spec.name(), getKeyedStateBackend()); // the import cleared what it read
+            ForeignStateGuard.check(spec.name(), spec.kind(), getKeyedStateBackend()); // the import cleared what it read
         }
     }
 
@@ -353,13 +353,23 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /**
+     * The spec the library's operator opens with, once the task's keyed state backend is known:
+     * {@link #spec()} by default. A kind whose parameters depend on the backend the task runs on
+     * (the deduplication: whether stored rows are kept as objects) returns it adjusted; its inputs
+     * must stay {@link #spec()}'s.
+     */
+    protected S specForTask() {
+        return spec;
+    }
+
+    /**
      * Opens the library's operator for this subtask: the spec for {@code range} of {@code
      * maxParallelism} key groups (the task's); reading frames, its frame-reading form; writing
      * frames, for the consumer's channels and key groups as the network stack reports them when
      * the task starts ({@link ExchangeTarget}).
      */
     private NativeOperator openNative(int maxParallelism, KeyGroupRange range, BufferAllocator allocator) {
-        wireSpec = spec;
+        wireSpec = specForTask();
         if (framesIn) {
             wireSpec = frameCapable(wireSpec, FrameReadingSpec.class, "read").withFrames(batchSize);
         }

@@ -33,12 +33,13 @@ public final class ForeignStateGuard {
      * Fails when {@code backend}, just restored, holds managed keyed state with data.
      *
      * @param operator the native operator's name, for the message
+     * @param kind the operator's kind ({@code NativeSpec#kind()}), whose switch the message names
      * @param backend the operator's keyed state backend; null for an operator that is not keyed,
      *     which has no keyed state to find
      * @throws IllegalStateException naming the states found
      */
-    public static void check(String operator, KeyedStateBackend<?> backend) throws Exception {
-        importable(operator, backend, null);
+    public static void check(String operator, String kind, KeyedStateBackend<?> backend) throws Exception {
+        importable(operator, kind, backend, null);
     }
 
     /**
@@ -50,7 +51,7 @@ public final class ForeignStateGuard {
      *     for a kind that imports none
      * @throws IllegalStateException naming the states found and why they are not imported
      */
-    static FlinkState importable(String operator, KeyedStateBackend<?> backend, FlinkState flinkState)
+    static FlinkState importable(String operator, String kind, KeyedStateBackend<?> backend, FlinkState flinkState)
             throws Exception {
         if (backend == null) {
             return null;
@@ -69,7 +70,7 @@ public final class ForeignStateGuard {
         } else {
             return flinkState;
         }
-        throw new IllegalStateException(message(operator, found, why));
+        throw new IllegalStateException(message(operator, kind, found, why));
     }
 
     /**
@@ -146,7 +147,12 @@ public final class ForeignStateGuard {
                 + " to check it for state it cannot read (" + why + ")";
     }
 
-    static String message(String operator, List<String> states, String why) {
+    /**
+     * The refusal: the operator, the states, why, and the way out, which names the kind's own
+     * switch ({@code ferry.<kind>.enabled}, the kind's name with hyphens: every kind's switch is
+     * named so, NativeKindsTest checks it).
+     */
+    static String message(String operator, String kind, List<String> states, String why) {
         return "Ferry's native operator "
                 + operator
                 + " was restored from a checkpoint or savepoint that holds managed keyed state of"
@@ -155,8 +161,8 @@ public final class ForeignStateGuard {
                 + "), taken while Ferry was off for it. "
                 + why
                 + ": starting would lose it without a word. Restore this job with"
-                + " ferry.enabled: false (or the operator's own switch, e.g."
-                + " ferry.group-aggregate.enabled: false), so Flink's operator reads its state"
+                + " ferry.enabled: false (or the operator's own switch,"
+                + " ferry." + kind.replace('_', '-') + ".enabled: false), so Flink's operator reads its state"
                 + " (docs/state.md, \"Switching Ferry on or off\").";
     }
 }

@@ -51,6 +51,15 @@ public class OneInputNativeOperator<S extends NativeSpec> extends AbstractNative
         inputRow = inputRows[0];
     }
 
+    /**
+     * Whether a row goes to the library at all, seen on arrival before it is batched: a kind whose
+     * Flink operator looks at each row as it arrives does that here (the deduplication counts late
+     * rows in Flink's metric). All rows by default.
+     */
+    protected boolean admit(RowData row) {
+        return true;
+    }
+
     /** A row, or a frame of the columnar exchange when the operator {@link #readsFrames}. */
     @Override
     public final void processElement(StreamRecord<RowData> element) throws Exception {
@@ -58,7 +67,11 @@ public class OneInputNativeOperator<S extends NativeSpec> extends AbstractNative
             processFrame(((StreamRecord<?>) element).getValue());
             return;
         }
-        inputRow.writeTo(writer, element.getValue());
+        RowData row = element.getValue();
+        if (!admit(row)) {
+            return;
+        }
+        inputRow.writeTo(writer, row);
         if (writer.count() >= batchSize) {
             processInput(0);
         } else if (bundled) {

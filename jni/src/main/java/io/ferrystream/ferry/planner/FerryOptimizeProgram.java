@@ -69,7 +69,13 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
                 newInputs.add(n);
             }
             result = changed ? node.copy(node.getTraitSet(), newInputs) : node;
-            NativeKind<?, ?> kind = NativeKinds.forPhysical(result);
+            NativeKind<?, ?> kind;
+            try {
+                kind = NativeKinds.forPhysical(result);
+            } catch (RuntimeException | LinkageError e) {
+                LOG.warn("Ferry: claiming {} failed; it stays Flink's", ((FlinkRelNode) result).getRelDetailedDescription(), e);
+                kind = null;
+            }
             if (kind != null) {
                 result = ColumnarExchanges.apply(candidate(kind, result), config);
             }

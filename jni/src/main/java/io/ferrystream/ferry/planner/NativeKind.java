@@ -33,7 +33,7 @@ import java.util.function.BiFunction;
  *
  * <ul>
  *   <li>Planning: {@link FerryOptimizeProgram} asks the kind about every node of exactly its
- *       {@link #physicalClass} ({@link #decide}: the checks every kind shares, then the kind's
+ *       {@link #physicalClass} that it {@link #claims} ({@link #decide}: the checks every kind shares, then the kind's
  *       {@link #match}, which ends by asking the library about the exact spec, {@link
  *       NativeSupport}), and puts the kind's {@link #candidate} in the node's place: Flink's node
  *       with the {@link Verdict}, in EXPLAIN {@code ferry=[native]} or {@code ferry=[reason]}.
@@ -92,6 +92,17 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
     }
 
     // ---- planning ------------------------------------------------------------------------------
+
+    /**
+     * Whether the kind takes {@code node}, a node of its {@link #physicalClass}: every one by
+     * default. A kind that replaces only the nodes of its class that Flink translates to its
+     * {@link #execClass} (the deduplication among {@code StreamPhysicalRank}s, the rest being
+     * Top-N) claims those; a node no kind claims is left as it is: no candidate, no {@code ferry}
+     * term in EXPLAIN, not counted.
+     */
+    protected boolean claims(R node) {
+        return true;
+    }
 
     /**
      * The checks every kind shares (Ferry's switch and the kind's own, the state backend), then the
@@ -229,6 +240,10 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
     protected void checkFallback(E flink, NativeTranslation t, String reason) {}
 
     // ---- untyped entry points of the shared code ------------------------------------------------
+
+    final boolean claimsNode(RelNode node) {
+        return claims(physicalClass.cast(node));
+    }
 
     final Decision decideNode(RelNode node, ReadableConfig config) {
         return decide(physicalClass.cast(node), config);

@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.kinds.deduplicate.DeduplicateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateKind;
@@ -20,6 +21,11 @@ import java.util.Map;
  * The registry of native operator kinds, the only list of them: one line per kind. Everything
  * else (the optimizer program, loaded plans, the counters, the support check, the columnar
  * exchange, flink-suites' report) reads it.
+ *
+ * <p>Each kind translates exec nodes of its own class. Kinds may share a physical class when
+ * Flink translates its nodes to different exec nodes (a {@code StreamPhysicalRank} is a
+ * deduplication or a Top-N): each then claims its own nodes ({@link NativeKind#claims}), the first
+ * registered kind that claims a node takes it, and a node no kind claims stays Flink's, untouched.
  */
 public final class NativeKinds {
     private static final List<NativeKind<?, ?>> KINDS = List.of(
@@ -29,16 +35,15 @@ public final class NativeKinds {
             new IncrementalGroupAggregateKind(),
             new IntervalJoinKind(),
             new WindowJoinKind(),
-            new LookupJoinKind());
+            new LookupJoinKind(),
+            new DeduplicateKind());
 
-    private static final Map<Class<?>, NativeKind<?, ?>> BY_PHYSICAL_CLASS = new HashMap<>();
+    private static final Map<Class<?>, List<NativeKind<?, ?>>> BY_PHYSICAL_CLASS = new HashMap<>();
     private static final Map<Class<?>, NativeKind<?, ?>> BY_EXEC_CLASS = new HashMap<>();
 
     static {
         for (NativeKind<?, ?> k : KINDS) {
-            if (BY_PHYSICAL_CLASS.put(k.physicalClass(), k) != null) {
-                throw new IllegalStateException("two native kinds replace " + k.physicalClass().getName());
-            }
+            BY_PHYSICAL_CLASS.computeIfAbsent(k.physicalClass(), c -> new ArrayList<>()).add(k);
             if (BY_EXEC_CLASS.put(k.execClass(), k) != null) {
                 throw new IllegalStateException("two native kinds translate " + k.execClass().getName());
             }
@@ -61,9 +66,17 @@ public final class NativeKinds {
         return names;
     }
 
-    /** The kind that replaces nodes of exactly {@code node}'s class, or null. */
+    /** The kind that claims {@code node}, of exactly its class ({@link NativeKind#claims}), or null. */
     static NativeKind<?, ?> forPhysical(RelNode node) {
-        return BY_PHYSICAL_CLASS.get(node.getClass());
+        List<NativeKind<?, ?>> kinds = BY_PHYSICAL_CLASS.get(node.getClass());
+        if (kinds != null) {
+            for (NativeKind<?, ?> k : kinds) {
+                if (k.claimsNode(node)) {
+                    return k;
+                }
+            }
+        }
+        return null;
     }
 
     /** The kind that translates exec nodes of exactly {@code node}'s class, or null. */

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.planner;
 
+import io.ferrystream.ferry.kinds.deduplicate.DeduplicateKind;
+import io.ferrystream.ferry.kinds.deduplicate.DeduplicateSpec;
 import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.GlobalGroupAggregateSpec;
 import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateKind;
@@ -20,12 +22,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecDeduplicate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRank;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashSet;
@@ -39,7 +43,7 @@ class NativeKindsTest {
         assertEquals(
                 List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND,
                         IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND, WindowJoinSpec.KIND,
-                        FerryLookupJoinOperator.KIND),
+                        FerryLookupJoinOperator.KIND, DeduplicateSpec.KIND),
                 Ferry.operatorKinds());
         NativeKind<?, ?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.physicalClass());
@@ -71,8 +75,10 @@ class NativeKindsTest {
     }
 
     /**
-     * Every kind is one descriptor in the registry: Flink's physical and exec classes of its own
-     * (one kind per class, found by exact class), its name as its spec says it, its kill switch.
+     * Every kind is one descriptor in the registry: Flink's exec class of its own (one kind per
+     * class, found by exact class), its name as its spec says it, its kill switch. Today every
+     * kind has a physical class of its own too (the registry would let kinds that claim disjoint
+     * nodes of one class share it); the deduplication claims only some of Flink's ranks.
      */
     @Test
     void everyKindIsOneDescriptor() {
@@ -86,8 +92,13 @@ class NativeKindsTest {
             assertSame(k, NativeKinds.ofKind(k.name()));
         }
         assertEquals(Ferry.operatorKinds(), NativeKinds.names());
-        assertEquals(7, NativeKinds.all().size());
+        assertEquals(8, NativeKinds.all().size());
         assertEquals(null, NativeKinds.ofKind("no_such_kind"));
+        NativeKind<?, ?> dedup = NativeKinds.ofKind(DeduplicateSpec.KIND);
+        assertSame(StreamPhysicalRank.class, dedup.physicalClass());
+        assertSame(StreamExecDeduplicate.class, dedup.execClass());
+        assertSame(DeduplicateKind.ENABLED, dedup.killSwitch());
+        assertEquals("ferry.deduplicate.enabled", dedup.killSwitch().key());
     }
 
     /** A node planned native counts for its kind and in the total; a fallback counts nowhere. */

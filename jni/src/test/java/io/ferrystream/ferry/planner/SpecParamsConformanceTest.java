@@ -70,6 +70,10 @@ class SpecParamsConformanceTest {
             + "table.exec.mini-batch.allow-latency=1 s,table.exec.mini-batch.size=100,"
             + "table.optimizer.agg-phase-strategy=TWO_PHASE,table.exec.resource.default-parallelism=2";
 
+    /** A deduplication of L by k, ordered as given. */
+    private static final String DEDUP =
+            "SELECT k, s, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY %s) AS rn FROM L) WHERE rn = 1";
+
     private static final Map<String, String[]> CORPUS = new java.util.LinkedHashMap<>();
 
     static {
@@ -88,7 +92,12 @@ class SpecParamsConformanceTest {
             "SELECT L.k, R.v FROM L JOIN R ON L.k = R.k"
                     + " AND R.pt BETWEEN L.pt - INTERVAL '5' SECOND AND L.pt + INTERVAL '10' SECOND",
             WindowJoinExplainTest.join("LEFT", "TUMBLE", true, "L.k IS NOT DISTINCT FROM R.k", " AND L.v <> R.v")});
+        CORPUS.put("table.exec.state.ttl=1 h,table.exec.deduplicate.insert-update-after-sensitive-enabled=false",
+                new String[] {DEDUP.formatted("rt DESC"), DEDUP.formatted("rt"), DEDUP.formatted("pt DESC")});
+        CORPUS.put("table.exec.mini-batch.enabled=true,table.exec.mini-batch.allow-latency=1 s,table.exec.mini-batch.size=100,"
+                + "table.exec.deduplicate.mini-batch.compact-changes-enabled=true", new String[] {DEDUP.formatted("rt DESC")});
     }
+
 
     @Test
     void theWritersCoverEveryFieldGoReads() throws Exception {

@@ -115,7 +115,9 @@ class CompiledPlanKindsTest {
                 + " JOIN TABLE(TUMBLE(TABLE R, DESCRIPTOR(t), INTERVAL '10' SECOND)) b"
                 + " ON a.window_start = b.window_start AND a.window_end = b.window_end AND a.k = b.k", List.of("window_join")),
         LOOKUP_JOIN(Map.of(), "INSERT INTO lookup_sink SELECT P.id, P.x, D.name FROM P"
-                + " JOIN D FOR SYSTEM_TIME AS OF P.pt AS D ON P.id = D.id", List.of("lookup_join"));
+                + " JOIN D FOR SYSTEM_TIME AS OF P.pt AS D ON P.id = D.id", List.of("lookup_join")),
+        DEDUPLICATE(Map.of(), "INSERT INTO dedup_sink SELECT k, v, t FROM (SELECT *, ROW_NUMBER() OVER"
+                + " (PARTITION BY k ORDER BY t DESC) AS rn FROM L) WHERE rn = 1", List.of("deduplicate"));
 
         final Map<String, String> options;
         final String insert;
@@ -127,9 +129,9 @@ class CompiledPlanKindsTest {
             this.kinds = kinds;
         }
 
-        /** Whether the sink's rows are an update changelog keyed by the first field (the aggregates). */
+        /** Whether the sink's rows are an update changelog keyed by the first field (the aggregates, the deduplication). */
         boolean keyed() {
-            return insert.startsWith("INSERT INTO agg_sink");
+            return insert.startsWith("INSERT INTO agg_sink") || insert.startsWith("INSERT INTO dedup_sink");
         }
     }
 
@@ -151,6 +153,7 @@ class CompiledPlanKindsTest {
         tEnv.executeSql("CREATE TABLE agg_sink (k INT, n BIGINT, s BIGINT, d BIGINT) WITH ('connector' = 'print')");
         tEnv.executeSql("CREATE TABLE join_sink (" + JOIN_SINK_COLUMNS + ") WITH ('connector' = 'print')");
         tEnv.executeSql("CREATE TABLE lookup_sink (id BIGINT, x INT, name STRING) WITH ('connector' = 'print')");
+        tEnv.executeSql("CREATE TABLE dedup_sink (k INT, v BIGINT, t TIMESTAMP(3)) WITH ('connector' = 'print')");
         return tEnv;
     }
 

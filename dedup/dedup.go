@@ -30,14 +30,17 @@ func init() { engine.RegisterKeyed(Kind, open) }
 
 // Dedup is one deduplicate operator.
 type Dedup struct {
-	p         Params
-	ttl       bool
-	output    []engine.Field
-	enc       *engine.KeyEncoder
-	layout    *joincore.RowLayout
-	state     *engine.KeyedState
-	rows      *rowState // nil for the keep-first processing-time forms, whose state is the key alone
-	watermark int64     // the current watermark (ms), math.MinInt64 before the first
+	p          Params
+	ttl        bool
+	output     []engine.Field
+	enc        *engine.KeyEncoder
+	layout     *joincore.RowLayout
+	state      *engine.KeyedState
+	rows       *rowState          // nil for the keep-first processing-time forms, whose state is the key alone
+	watermark  int64              // the current watermark (ms), math.MinInt64 before the first
+	keyCols    []int              // the input's key columns
+	importEnc  *engine.KeyEncoder // the key of an import row of the keep-first processing-time forms
+	exportNext int32              // ExportState's next key id
 
 	kgs  []int32 // per row of the call: its key group
 	enc1 []byte  // scratch: one encoded input row
@@ -76,6 +79,7 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 		enc:       engine.NewKeyEncoder(in.Keys, in.Types),
 		layout:    joincore.NewRowLayout(in.Types),
 		watermark: math.MinInt64,
+		keyCols:   in.Keys,
 		b:         bundle{keyOf: map[string]int32{}},
 	}
 	d.out.chunk = spec.ChunkRows
@@ -84,8 +88,14 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 	if p.KeepLastRow || p.Rowtime {
 		d.rows = &rowState{layout: d.layout}
 		d.state.Register(d.rows)
+	} else {
+		cols := make([]int, len(in.Keys))
+		for i := range cols {
+			cols[i] = i
+		}
+		d.importEnc = engine.NewKeyEncoder(cols, d.keyTypes())
 	}
-	return engine.Keyed{Operator: d}, nil
+	return engine.Keyed{Operator: d, FlinkState: d.flinkState()}, nil
 }
 
 // Output implements engine.KeyedOperator: the input's fields.
@@ -195,9 +205,7 @@ func (d *Dedup) processRow(in *engine.Batch, i int, nowMs int64) {
 			if id < 0 {
 				id = d.insert(i)
 			}
-			d.update(prev, cur)
-			d.rows.set(id, cur)
-			d.state.Touch(id, nowMs)
+			d.store(id, cur, d.update(prev, cur), nowMs)
 		}
 	case d.p.KeepLastRow:
 		d.lastOnProctime(i, d.encode(in, i), nowMs)
@@ -223,20 +231,34 @@ func (d *Dedup) keeps(prev []byte, rt int64) bool {
 	return rt < pt
 }
 
-// update emits cur replacing prev (nil: none), as Flink's updateDeduplicateResult.
-func (d *Dedup) update(prev, cur []byte) {
+// update emits cur replacing prev (nil: none), as Flink's updateDeduplicateResult, and returns
+// the kind cur went out with.
+func (d *Dedup) update(prev, cur []byte) engine.RowKind {
 	if !d.p.GenerateUpdateBefore && !d.p.GenerateInsert {
 		d.out.add(engine.UpdateAfter, cur)
-		return
+		return engine.UpdateAfter
 	}
 	if prev == nil {
 		d.out.add(engine.Insert, cur)
-		return
+		return engine.Insert
 	}
 	if d.p.GenerateUpdateBefore {
 		d.out.add(engine.UpdateBefore, prev)
 	}
 	d.out.add(engine.UpdateAfter, cur)
+	return engine.UpdateAfter
+}
+
+// store writes row, which went out as kind, as key id's state at nowMs. The row forms keep the
+// kind as Flink's state holds the row: the row-time forms set it before writing, so every backend
+// stores it; processing-time keep-last after, so only a backend that keeps the object sees it.
+func (d *Dedup) store(id int32, row []byte, kind engine.RowKind, nowMs int64) {
+	d.rows.set(id, row)
+	d.rows.flags[id] = 0
+	if kind == engine.UpdateAfter && (d.p.Rowtime || d.p.StoredRowKeepsKind) {
+		d.rows.flags[id] = storedAsUpdate
+	}
+	d.state.Touch(id, nowMs)
 }
 
 // lastOnProctime is Flink's processLastRowOnProcTime for row i of the call, encoded as cur.
@@ -251,27 +273,20 @@ func (d *Dedup) lastOnProctime(i int, cur []byte, nowMs int64) {
 	}
 	id := d.find(i, nowMs)
 	if id < 0 {
-		id = d.insert(i)
-		d.rows.set(id, cur)
-		d.rows.flags[id] = 0
-		d.state.Touch(id, nowMs)
 		d.out.add(engine.Insert, cur)
+		d.store(d.insert(i), cur, engine.Insert, nowMs)
 		return
 	}
 	prev := d.rows.row(id)
-	same := !d.ttl && d.rows.flags[id]&storedAsUpdate == 0 && bytes.Equal(prev, cur)
-	if !same {
-		if d.p.GenerateUpdateBefore {
-			d.out.add(engine.UpdateBefore, prev)
-		}
-		d.out.add(engine.UpdateAfter, cur)
+	if !d.ttl && d.rows.flags[id]&storedAsUpdate == 0 && bytes.Equal(prev, cur) {
+		d.store(id, cur, engine.Insert, nowMs) // unchanged: nothing goes out
+		return
 	}
-	d.rows.set(id, cur)
-	d.rows.flags[id] = 0
-	if !same && d.p.StoredRowKeepsKind {
-		d.rows.flags[id] = storedAsUpdate
+	if d.p.GenerateUpdateBefore {
+		d.out.add(engine.UpdateBefore, prev)
 	}
-	d.state.Touch(id, nowMs)
+	d.out.add(engine.UpdateAfter, cur)
+	d.store(id, cur, engine.UpdateAfter, nowMs)
 }
 
 // firstOnRowtime is RowTimeDeduplicateKeepFirstRowFunction.processElement: a row behind the
@@ -392,6 +407,7 @@ func (d *Dedup) rowtimeBundle(in *engine.Batch, rows []int32, nowMs int64) {
 	id := d.find(int(rows[0]), nowMs)
 	var prev []byte // the kept row: the state's, then a copy of the last bundle row kept
 	var prevRT int64
+	kind, kept := engine.Insert, false // the kind the last kept row of the bundle went out with
 	if id >= 0 {
 		if prev = d.rows.row(id); prev != nil {
 			prevRT = d.layout.Int64At(prev, d.p.RowtimeIndex)
@@ -402,15 +418,17 @@ func (d *Dedup) rowtimeBundle(in *engine.Batch, rows []int32, nowMs int64) {
 			continue
 		}
 		cur := d.encode(in, int(r))
-		d.update(prev, cur)
+		kind, kept = d.update(prev, cur), true
 		d.prev = append(d.prev[:0], cur...)
 		prev, prevRT = d.prev, d.rts[r]
 	}
 	if id < 0 {
 		id = d.insert(int(rows[0]))
 	}
-	d.rows.set(id, prev)
-	d.state.Touch(id, nowMs)
+	if !kept && d.rows.flags[id]&storedAsUpdate != 0 { // the state's row, written again
+		kind = engine.UpdateAfter
+	}
+	d.store(id, prev, kind, nowMs)
 }
 
 // outRows is the output of one call: rows encoded with the operator's layout, handed out in

@@ -31,7 +31,7 @@ flink_suites_report() {
     { row($1, $2, $3, $4, $5, $6, $7, $8, $9, $10); for (i = 2; i <= 10; i++) t[i] += $i }
     END { row("total", t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10]) }' "$dir/counts.txt"
   echo "native-tests: tests that ran at least one native operator (native-passed: and passed);"
-  echo "native-plan: nodes of native kinds (GROUP BY, interval, window and lookup joins) planned native (EXPLAIN included); native-ops: native operators"
+  echo "native-plan: nodes of native kinds (GROUP BY, interval, window and lookup joins, deduplication) planned native (EXPLAIN included); native-ops: native operators"
   echo "opened (one per parallel subtask); fallback-nodes: candidate nodes that stayed Flink's, by reason:"
   cat "$dir"/*/fallbacks.tsv | awk -F'\t' '$1 != "nodes" { n[$2] += $1 } END { for (r in n) printf "%6d  %s\n", n[r], r }' |
     sort -k1,1nr -k2 | tee "$dir/fallback-histogram.txt"

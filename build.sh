@@ -34,7 +34,8 @@
 #   ./build.sh bench-jvm  Flink's group aggregate (heap, RocksDB) against Ferry's in one JVM:
 #                         operators side by side, SQL jobs on a MiniCluster, Ferry's per-stage
 #                         split; `bench-jvm interval-join` the row-time interval join likewise,
-#                         `bench-jvm window-join` the tumbling-window join;
+#                         `bench-jvm window-join` the tumbling-window join,
+#                         `bench-jvm dedup` the deduplication;
 #                         `bench-jvm jfr` profiles Ferry's operator with JFR
 #   ./build.sh jni        build, then the JVM wrapper's tests (mvn -pl jni test)
 #   ./build.sh flink-suites  Flink 2.3.0's own stream aggregate test suites, unmodified, with Ferry

@@ -24,6 +24,9 @@ import java.util.Locale;
  *       for profiling;
  *   <li>{@code window-join}: the tumbling-window join of auctions and bids, likewise ({@link
  *       WindowJoinBench}); {@code window-join-ferry}: only Ferry's;
+ *   <li>{@code dedup}: the deduplication ({@code ROW_NUMBER() ... = 1}): q18's last row on row
+ *       time and the first row on processing time, heap / RocksDB / Ferry interleaved ({@link
+ *       DedupBench}; its defaults: {@code -rows 1M}, {@code -keys 1K,1M}, {@code -reps 5});
  *   <li>{@code ferry-only}: only Ferry's operator through the operator driver, for profiling
  *       (JFR); {@code sql-ferry}: only the Ferry-on SQL jobs, likewise; {@code one-row}: only
  *       Ferry calls of one-row batches (the fixed cost of a call from Java), likewise;
@@ -47,7 +50,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|lookup-pg|lookup-join|state-size|checkpoint] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|dedup|lookup-pg|lookup-join|state-size|checkpoint] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-csv FILE] [-quick]";
 
@@ -107,6 +110,11 @@ public final class Bench {
         if (section.startsWith("interval-join") || section.startsWith("window-join")) {
             rows = 1_000_000;
             keys = new int[] {1_000, 100_000};
+            reps = 5;
+        }
+        if (section.equals("dedup")) {
+            rows = 1_000_000;
+            keys = new int[] {1_000, 1_000_000};
             reps = 5;
         }
         if (section.startsWith("lookup")) {
@@ -189,6 +197,9 @@ public final class Bench {
                 break;
             case "window-join-ferry":
                 IntervalJoinBench.table(WindowJoinBench.SHAPE, out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
+                break;
+            case "dedup":
+                DedupBench.table(out, keys, rows, reps, batch, variants);
                 break;
             case "interval-join-ferry":
                 IntervalJoinBench.table(out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));

@@ -42,9 +42,11 @@ import org.apache.flink.table.runtime.operators.aggregate.GroupAggFunction;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.InstantiationUtil;
 import org.apache.flink.util.OutputTag;
@@ -265,7 +267,9 @@ final class OperatorBench {
     /**
      * Reads every field of a row of {@code type} through its getters and hashes the values (and
      * the row kind): equal values give equal hashes from Flink's joined rows and Ferry's binary rows
-     * alike. BIGINT, DECIMAL and STRING fields, the operator bench's output columns.
+     * alike. BIGINT, DECIMAL and STRING fields, the operator bench's output columns; TIMESTAMP and
+     * TIMESTAMP_LTZ fields (milliseconds and nanoseconds of the millisecond), the deduplication
+     * bench's ({@link DedupBench}).
      */
     static final class FieldReader {
         private final LogicalType[] types;
@@ -274,7 +278,7 @@ final class OperatorBench {
             types = type.getChildren().toArray(new LogicalType[0]);
             for (LogicalType t : types) {
                 switch (t.getTypeRoot()) {
-                    case BIGINT, DECIMAL, VARCHAR -> { }
+                    case BIGINT, DECIMAL, VARCHAR, TIMESTAMP_WITHOUT_TIME_ZONE, TIMESTAMP_WITH_LOCAL_TIME_ZONE -> { }
                     default -> throw new IllegalArgumentException("FieldReader reads no " + t);
                 }
             }
@@ -295,6 +299,10 @@ final class OperatorBench {
                             DecimalData value = row.getDecimal(i, d.getPrecision(), d.getScale());
                             v = DecimalData.isCompact(d.getPrecision()) ? value.toUnscaledLong()
                                     : java.util.Arrays.hashCode(value.toUnscaledBytes());
+                        }
+                        case TIMESTAMP_WITHOUT_TIME_ZONE, TIMESTAMP_WITH_LOCAL_TIME_ZONE -> {
+                            TimestampData ts = row.getTimestamp(i, LogicalTypeChecks.getPrecision(t));
+                            v = ts.getMillisecond() * 1_000_000L + ts.getNanoOfMillisecond();
                         }
                         default -> v = row.getString(i).hashCode();
                     }

@@ -89,8 +89,11 @@ public final class DeduplicateKind extends NativeKind<StreamPhysicalRank, Stream
             return t.fallback(reason);
         }
         // mini-batch: a batch is a bundle of Flink's count trigger, cut by size, watermark, barrier
-        return t.oneInput(StreamExecDeduplicate.DEDUPLICATE_TRANSFORMATION,
-                new FerryDeduplicateOperator(spec, t.batching(spec.miniBatch())), keys);
+        FerryDeduplicateOperator operator = new FerryDeduplicateOperator(spec, t.batching(spec.miniBatch()));
+        if (!spec.outputInsertOnly()) { // Flink's deduplicate-state, a Boolean for the processing-time first row
+            operator.importingFlinkState(new FlinkDeduplicateState(input, keys, !rowtime && !keepLastRow, spec.stateTtlMs() > 0));
+        }
+        return t.oneInput(StreamExecDeduplicate.DEDUPLICATE_TRANSFORMATION, operator, keys);
     }
 
     /**

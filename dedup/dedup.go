@@ -68,7 +68,7 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 	if err := p.validate(spec); err != nil {
 		return engine.Keyed{}, err
 	}
-	if err := joincore.RefuseBytes(spec); err != nil {
+	if err := joincore.RefuseBytes(spec, "a deduplication"); err != nil {
 		return engine.Keyed{}, err
 	}
 	in := &spec.Inputs[0]
@@ -324,7 +324,7 @@ func (d *Dedup) firstOnRowtime(in *engine.Batch, i int, nowMs int64) {
 // emitted (a write for TTL at nowMs).
 func (d *Dedup) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	d.out.reset()
-	if watermarkMs != math.MinInt64 && watermarkMs > d.watermark {
+	if watermarkMs != math.MinInt64 { // as Flink's advanceWatermark: the watermark is taken as it comes
 		d.watermark = watermarkMs
 		if d.p.OutputInsertOnly {
 			timers := d.state.Timers()

@@ -249,10 +249,7 @@ func (m *model) bundle(keys []string, hashes map[string]int32, rows []*mrow) {
 // advance fires the insert-only form's timers; their rows go out sorted (the order of timers of
 // one watermark is checked against Flink's own operator on the JVM).
 func (m *model) advance(wm int64) []string {
-	if wm <= m.wm {
-		return nil
-	}
-	m.wm = wm
+	m.wm = wm // as Flink's advanceWatermark takes it, even if not above the last
 	var fired []string
 	for k, t := range m.timers {
 		if t <= wm {

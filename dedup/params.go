@@ -39,8 +39,8 @@ type Params struct {
 	// Flink's equaliser then finds a row stored as +U unequal to an identical next row). False:
 	// the row is stored as it arrived, as a serializing backend (RocksDB, ForSt) stores it.
 	StoredRowKeepsKind bool `json:"stored_row_keeps_kind,omitempty"`
-	// StateTTLMs is the idle-state retention in ms (table.exec.state.ttl, the STATE_TTL hint);
-	// 0 keeps state forever. It also turns off the suppression of unchanged rows.
+	// StateTTLMs is the idle-state retention in ms (table.exec.state.ttl; Flink reads no STATE_TTL
+	// hint on a rank); 0 keeps state forever. It also turns off the suppression of unchanged rows.
 	StateTTLMs int64 `json:"state_ttl_ms,omitempty"`
 }
 

@@ -143,8 +143,11 @@ func (x *TimerService) Register(d TimeDomain, key int32, t, ns int64) bool {
 
 // Delete deletes the timer (d, key, t, ns) (Flink's deleteEventTimeTimer and
 // deleteProcessingTimeTimer: HeapPriorityQueue.removeInternal at its position); it reports
-// whether it was registered. It costs a scan of the domain's heap.
+// whether it was registered. It costs a scan of the domain's heap. Restored timers go into their
+// heaps first, as Flink's heap holds every restored timer before the first deletion: removing one
+// moves the heap's last element into its place, which orders later timers of equal time.
 func (x *TimerService) Delete(d TimeDomain, key int32, t, ns int64) bool {
+	x.settle()
 	e := x.find(d, key, t, ns)
 	if e < 0 {
 		return false

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -264,5 +265,43 @@ func TestTimersRestoreRefusesBadTimers(t *testing.T) {
 		if dst.Len() != 0 || dst.Timers().Len() != 0 {
 			t.Errorf("%s: the failed restore left state behind", name)
 		}
+	}
+}
+
+// TestTimersDeleteAfterRestore: a timer deleted right after a restore leaves the heap Flink's
+// does, which holds every restored timer before the deletion moves its last element: the same
+// order as deleting once the restored timers were in their heaps.
+func TestTimersDeleteAfterRestore(t *testing.T) {
+	spec := testSpec(t, "")
+	cfg := StateConfig{Timers: true}
+	src := newTestState(t, spec, cfg)
+	r := rand.New(rand.NewPCG(3, 4))
+	for v := range int64(200) {
+		src.Timers().Register(EventTime, src.put(v, 1), 100+r.Int64N(4), 0)
+	}
+	snap := src.snapshotAll(1 << 30)
+	fired := func(settleFirst bool) []string {
+		dst := newTestState(t, spec, cfg)
+		for _, kg := range slices.Sorted(maps.Keys(snap)) { // the same key ids in both runs
+			if err := dst.RestoreKeyGroup(kg, snap[kg][0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if settleFirst {
+			dst.Timers().Peek(EventTime)
+		}
+		for k := range int32(dst.Cap()) {
+			if dst.Live(k) && k%7 == 3 {
+				var victim Timer
+				dst.Timers().Each(k, func(tm Timer) { victim = tm })
+				if !dst.Timers().Delete(EventTime, k, victim.Time, 0) {
+					t.Fatal("a restored timer was not deleted")
+				}
+			}
+		}
+		return firing(dst.KeyedState)
+	}
+	if want, got := fired(true), fired(false); !slices.Equal(got, want) {
+		t.Fatal("timers deleted right after a restore fire in another order than once the restored timers are in their heap")
 	}
 }

@@ -76,7 +76,7 @@ func (p *Params) earlyFire(jt joinType) (enabled bool, delay int64, crossDomain 
 
 func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 	var jt joinType
-	if err := joincore.RefuseBytes(spec); err != nil {
+	if err := joincore.RefuseBytes(spec, "a join"); err != nil {
 		return jt, err
 	}
 	switch p.JoinType {

@@ -281,13 +281,14 @@ func (l *RowLayout) VarBytes(rows [][]byte, c int) int {
 // Types are the layout's field types.
 func (l *RowLayout) Types() []engine.Type { return l.types }
 
-// RefuseBytes refuses a spec with a BINARY/VARBINARY input field: the joins' row layouts,
-// conditions and outputs know VARCHAR as their only variable-width type.
-func RefuseBytes(spec *engine.Spec) error {
+// RefuseBytes refuses a spec with a BINARY/VARBINARY input field: the row layouts, conditions
+// and outputs of the operators that keep rows (a join, a deduplication: what) know VARCHAR as
+// their only variable-width type.
+func RefuseBytes(spec *engine.Spec, what string) error {
 	for i, in := range spec.Inputs {
 		for j, t := range in.Types {
 			if t.ID == engine.Binary {
-				return fmt.Errorf("%w: inputs[%d].fields[%d] (%s): BINARY/VARBINARY in a join: not native yet", engine.ErrUnsupported, i, j, in.Fields[j].Name)
+				return fmt.Errorf("%w: inputs[%d].fields[%d] (%s): BINARY/VARBINARY in %s: not native yet", engine.ErrUnsupported, i, j, in.Fields[j].Name, what)
 			}
 		}
 	}

@@ -46,15 +46,10 @@ func value[T values.Number, S int64 | float64](s *avgState[S]) (T, bool) {
 }
 
 func (a *avgAcc[T, S]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := value[T](s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -104,13 +99,9 @@ func (a *avgAcc[T, S]) Merge(in *engine.Batch, first int, gids []int32, changed 
 	if err := checkPartial(in, first, []engine.Type{a.sumType, countType}, 0, 1); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	sums := engine.Values[S](&in.Cols[first], in.Len)
 	cnts := engine.Values[int64](&in.Cols[first+1], in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := value[T](s)
 		s.sum += sums[i]
@@ -158,15 +149,10 @@ func (a *decAvgAcc) update(s *decAvgState) {
 }
 
 func (a *decAvgAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	data := values.DecValues(col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.avg, !s.has
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -233,14 +219,10 @@ func (a *decAvgAcc) Merge(in *engine.Batch, first int, gids []int32, changed []b
 	if err := checkPartial(in, first, []engine.Type{a.sumType, countType}, 1); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	data := values.DecValues(col, in.Len)
 	cnts := engine.Values[int64](&in.Cols[first+1], in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.avg, !s.has
 		switch {

@@ -64,14 +64,10 @@ func (a *numMinMaxAcc[T]) Merge(in *engine.Batch, first int, gids []int32, chang
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
@@ -135,16 +131,11 @@ func (a *decMinMaxAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, 
 // Fold is minMaxAcc.Fold for DECIMAL.
 func (a *decMinMaxAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
 	ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
@@ -179,14 +170,10 @@ func (a *decMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed 
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
@@ -263,14 +250,10 @@ func (a *strMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed 
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
@@ -363,15 +346,10 @@ func (a *numMinMaxRetractAcc[T]) tidy() {
 // Fold is minMaxRetractAcc.Fold for numbers.
 func (a *numMinMaxRetractAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -648,15 +626,10 @@ func (a *decMinMaxRetractAcc) tidy() {
 // Fold is minMaxRetractAcc.Fold for DECIMAL.
 func (a *decMinMaxRetractAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -933,15 +906,10 @@ func (a *strMinMaxRetractAcc) tidy() {
 // Fold is minMaxRetractAcc.Fold for VARCHAR.
 func (a *strMinMaxRetractAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -1161,13 +1129,9 @@ func (a *numSumAcc[T]) Merge(in *engine.Batch, first int, gids []int32, changed 
 	if err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
@@ -1199,16 +1163,11 @@ func (a *decSumAcc) value(s *sumState[values.Dec128]) (values.Dec128, bool) {
 
 // Fold is sumAcc.Fold for DECIMAL.
 func (a *decSumAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
 	ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -1238,13 +1197,9 @@ func (a *decSumAcc) Merge(in *engine.Batch, first int, gids []int32, changed []b
 	if err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {

@@ -167,16 +167,12 @@ func bytesAt(c *engine.Column, i int) []byte {
 
 func (a *listAggAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	var delims *engine.Column
 	if a.delimCol >= 0 {
 		delims = &in.Cols[a.delimCol]
 	}
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.acc, !s.acc.Has()
 		if act[i] > 0 {
@@ -311,12 +307,8 @@ func (a *listAggAcc) Merge(in *engine.Batch, first int, gids []int32, changed []
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	delims, accs := &in.Cols[first], &in.Cols[first+1]
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.acc, !s.acc.Has()
 		d := bytesAt(delims, i)

@@ -99,16 +99,11 @@ func (a *minMaxAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bo
 //kernels:specialize
 func (a *minMaxAcc[V, O]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
 	ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
@@ -190,14 +185,10 @@ func (a *minMaxAcc[V, O]) Merge(in *engine.Batch, first int, gids []int32, chang
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value

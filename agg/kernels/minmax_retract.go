@@ -162,15 +162,10 @@ func (a *minMaxRetractAcc[V, O]) tidy() {
 //kernels:specialize
 func (a *minMaxRetractAcc[V, O]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {

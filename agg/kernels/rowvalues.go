@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"iter"
 	"unsafe"
 
 	"github.com/ferrystream/ferry/agg/internal/scratch"
@@ -35,6 +36,21 @@ func (v *rowValues[V]) fill(n int, at func(j int) (V, bool)) {
 	}
 }
 
+// rows is the loop of a fold or merge over a batch of n rows: when it starts it makes v the
+// batch's recorder (reset), then it yields, in order, each row i whose group gids[i] is not
+// negative, with that group. It inlines into the caller with the loop body.
+func (v *rowValues[V]) rows(n int, gids []int32) iter.Seq2[int, int32] {
+	return func(yield func(int, int32) bool) {
+		v.reset(n)
+		for i, g := range gids[:n] {
+			if g >= 0 && !yield(i, g) {
+				return
+			}
+		}
+	}
+}
+
+// reset makes v the recorder of a batch of n rows.
 func (v *rowValues[V]) reset(n int) {
 	v.vals = scratch.Resize(v.vals, 2*n)
 	v.nulls = scratch.Resize(v.nulls, 2*n)

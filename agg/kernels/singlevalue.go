@@ -164,14 +164,10 @@ func (a *singleValueAcc[V, O]) note(i int, pv V, pn bool, g int32, changed []boo
 
 func (a *singleValueAcc[V, O]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	defer a.ops.Unbind()
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.val, !s.has
 		switch {
@@ -271,15 +267,11 @@ func (a *singleValueAcc[V, O]) Merge(in *engine.Batch, first int, gids []int32, 
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	counts := engine.Values[int32](&in.Cols[first+1], in.Len)
 	a.ops.Bind(in, first, false)
 	defer a.ops.Unbind()
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.val, !s.has
 		mc := counts[i]

@@ -30,15 +30,10 @@ func (a *sum0Acc[T]) Reset(g int32)           { a.sum[g] = 0 }
 func (a *sum0Acc[T]) Bytes() int64            { return int64(cap(a.sum)) * int64(sizeOf(T(0))) }
 
 func (a *sum0Acc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv := a.sum[g]
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -78,12 +73,8 @@ func (a *sum0Acc[T]) Merge(in *engine.Batch, first int, gids []int32, changed []
 	if err := checkPartial(in, first, []engine.Type{a.typ}, 0); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	vals := engine.Values[T](&in.Cols[first], in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv := a.sum[g]
 		a.sum[g] += vals[i]
 		a.record(i, pv, false, a.sum[g], false, changed)
@@ -111,15 +102,10 @@ func (a *decSum0Acc) Reset(g int32)           { a.st[g] = decSum0State{} }
 func (a *decSum0Acc) Bytes() int64            { return int64(cap(a.st)) * 24 }
 
 func (a *decSum0Acc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	data := values.DecValues(col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.sum, s.null
 		if d := act[i]; d != 0 && !s.null && !col.IsNull(i) {
@@ -171,13 +157,9 @@ func (a *decSum0Acc) Merge(in *engine.Batch, first int, gids []int32, changed []
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	data := values.DecValues(col, in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.sum, s.null
 		switch {

@@ -26,38 +26,6 @@ func (a *numMinMaxAcc[T]) beats(v, cur T) bool {
 	return a.ops.Less(v, cur)
 }
 
-// tidy is minMaxAcc.tidy for numbers.
-func (a *numMinMaxAcc[T]) tidy() {
-	if !a.ops.CompactDue() {
-		return
-	}
-	a.ops.CompactStart()
-	for g := range a.st {
-		if s := &a.st[g]; s.has {
-			s.val = a.ops.Move(s.val)
-		}
-	}
-	a.ops.CompactEnd()
-}
-
-// note is minMaxAcc.note for numbers.
-func (a *numMinMaxAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
-// Differ is minMaxAcc.Differ for numbers.
-func (a *numMinMaxAcc[T]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxAcc.Write for numbers.
-func (a *numMinMaxAcc[T]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // Merge is minMaxAcc.Merge for numbers.
 func (a *numMinMaxAcc[T]) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
@@ -87,6 +55,40 @@ func (a *numMinMaxAcc[T]) Merge(in *engine.Batch, first int, gids []int32, chang
 	return nil
 }
 
+// tidy is groupValues.tidy for numbers.
+func (a *numMinMaxAcc[T]) tidy() {
+	if !a.ops.CompactDue() {
+		return
+	}
+	a.ops.CompactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.Move(s.val)
+		}
+	}
+	a.ops.CompactEnd()
+}
+
+// note is opsValues.note for numbers.
+func (a *numMinMaxAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for numbers.
+func (a *numMinMaxAcc[T]) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for numbers.
+func (a *numMinMaxAcc[T]) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // decMinMaxAcc is minMaxAcc over DECIMAL with its per-row methods specialized.
 type decMinMaxAcc struct {
 	minMaxAcc[values.Dec128, *values.DecOps]
@@ -104,28 +106,6 @@ func (a *decMinMaxAcc) beats(v, cur values.Dec128) bool {
 		v, cur = cur, v
 	}
 	return a.ops.Less(v, cur)
-}
-
-// tidy is minMaxAcc.tidy for DECIMAL.
-func (a *decMinMaxAcc) tidy() {
-	if !a.ops.CompactDue() {
-		return
-	}
-	a.ops.CompactStart()
-	for g := range a.st {
-		if s := &a.st[g]; s.has {
-			s.val = a.ops.Move(s.val)
-		}
-	}
-	a.ops.CompactEnd()
-}
-
-// note is minMaxAcc.note for DECIMAL.
-func (a *decMinMaxAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
 }
 
 // Fold is minMaxAcc.Fold for DECIMAL.
@@ -152,16 +132,6 @@ func (a *decMinMaxAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed 
 		}
 	}
 	a.ops.Unbind()
-}
-
-// Differ is minMaxAcc.Differ for DECIMAL.
-func (a *decMinMaxAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxAcc.Write for DECIMAL.
-func (a *decMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // Merge is minMaxAcc.Merge for DECIMAL.
@@ -193,6 +163,40 @@ func (a *decMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed 
 	return nil
 }
 
+// tidy is groupValues.tidy for DECIMAL.
+func (a *decMinMaxAcc) tidy() {
+	if !a.ops.CompactDue() {
+		return
+	}
+	a.ops.CompactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.Move(s.val)
+		}
+	}
+	a.ops.CompactEnd()
+}
+
+// note is opsValues.note for DECIMAL.
+func (a *decMinMaxAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for DECIMAL.
+func (a *decMinMaxAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for DECIMAL.
+func (a *decMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // strMinMaxAcc is minMaxAcc over VARCHAR with its per-row methods specialized.
 type strMinMaxAcc struct {
 	minMaxAcc[values.StrRef, *values.StrOps]
@@ -210,38 +214,6 @@ func (a *strMinMaxAcc) beats(v, cur values.StrRef) bool {
 		v, cur = cur, v
 	}
 	return a.ops.Less(v, cur)
-}
-
-// tidy is minMaxAcc.tidy for VARCHAR.
-func (a *strMinMaxAcc) tidy() {
-	if !a.ops.CompactDue() {
-		return
-	}
-	a.ops.CompactStart()
-	for g := range a.st {
-		if s := &a.st[g]; s.has {
-			s.val = a.ops.Move(s.val)
-		}
-	}
-	a.ops.CompactEnd()
-}
-
-// note is minMaxAcc.note for VARCHAR.
-func (a *strMinMaxAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
-// Differ is minMaxAcc.Differ for VARCHAR.
-func (a *strMinMaxAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxAcc.Write for VARCHAR.
-func (a *strMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // Merge is minMaxAcc.Merge for VARCHAR.
@@ -271,6 +243,40 @@ func (a *strMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed 
 	}
 	a.ops.Unbind()
 	return nil
+}
+
+// tidy is groupValues.tidy for VARCHAR.
+func (a *strMinMaxAcc) tidy() {
+	if !a.ops.CompactDue() {
+		return
+	}
+	a.ops.CompactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.Move(s.val)
+		}
+	}
+	a.ops.CompactEnd()
+}
+
+// note is opsValues.note for VARCHAR.
+func (a *strMinMaxAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for VARCHAR.
+func (a *strMinMaxAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for VARCHAR.
+func (a *strMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // numMinMaxRetractAcc is minMaxRetractAcc over numbers with its per-row methods specialized.
@@ -313,14 +319,6 @@ func (a *numMinMaxRetractAcc[T]) clearExt(g int32) {
 	if a.ops.Sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
 		var zero T
 		a.ext[g] = zero
-	}
-}
-
-// note is minMaxRetractAcc.note for numbers.
-func (a *numMinMaxRetractAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
 	}
 }
 
@@ -461,16 +459,6 @@ func (a *numMinMaxRetractAcc[T]) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-// Differ is minMaxRetractAcc.Differ for numbers.
-func (a *numMinMaxRetractAcc[T]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxRetractAcc.Write for numbers.
-func (a *numMinMaxRetractAcc[T]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // MergeGroupsFrom is minMaxRetractAcc.MergeGroupsFrom for numbers.
 func (a *numMinMaxRetractAcc[T]) MergeGroupsFrom(from Accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*numMinMaxRetractAcc[T]), src, dst, changed)
@@ -553,6 +541,26 @@ func (a *numMinMaxRetractAcc[T]) beyondFrom(ext T, from *numMinMaxRetractAcc[T],
 	return b
 }
 
+// note is opsValues.note for numbers.
+func (a *numMinMaxRetractAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for numbers.
+func (a *numMinMaxRetractAcc[T]) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for numbers.
+func (a *numMinMaxRetractAcc[T]) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // decMinMaxRetractAcc is minMaxRetractAcc over DECIMAL with its per-row methods specialized.
 type decMinMaxRetractAcc struct {
 	minMaxRetractAcc[values.Dec128, *values.DecOps]
@@ -593,14 +601,6 @@ func (a *decMinMaxRetractAcc) clearExt(g int32) {
 	if a.ops.Sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
 		var zero values.Dec128
 		a.ext[g] = zero
-	}
-}
-
-// note is minMaxRetractAcc.note for DECIMAL.
-func (a *decMinMaxRetractAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
 	}
 }
 
@@ -741,16 +741,6 @@ func (a *decMinMaxRetractAcc) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-// Differ is minMaxRetractAcc.Differ for DECIMAL.
-func (a *decMinMaxRetractAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxRetractAcc.Write for DECIMAL.
-func (a *decMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // MergeGroupsFrom is minMaxRetractAcc.MergeGroupsFrom for DECIMAL.
 func (a *decMinMaxRetractAcc) MergeGroupsFrom(from Accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*decMinMaxRetractAcc), src, dst, changed)
@@ -833,6 +823,26 @@ func (a *decMinMaxRetractAcc) beyondFrom(ext values.Dec128, from *decMinMaxRetra
 	return b
 }
 
+// note is opsValues.note for DECIMAL.
+func (a *decMinMaxRetractAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for DECIMAL.
+func (a *decMinMaxRetractAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for DECIMAL.
+func (a *decMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // strMinMaxRetractAcc is minMaxRetractAcc over VARCHAR with its per-row methods specialized.
 type strMinMaxRetractAcc struct {
 	minMaxRetractAcc[values.StrRef, *values.StrOps]
@@ -873,14 +883,6 @@ func (a *strMinMaxRetractAcc) clearExt(g int32) {
 	if a.ops.Sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
 		var zero values.StrRef
 		a.ext[g] = zero
-	}
-}
-
-// note is minMaxRetractAcc.note for VARCHAR.
-func (a *strMinMaxRetractAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
 	}
 }
 
@@ -1021,16 +1023,6 @@ func (a *strMinMaxRetractAcc) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-// Differ is minMaxRetractAcc.Differ for VARCHAR.
-func (a *strMinMaxRetractAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxRetractAcc.Write for VARCHAR.
-func (a *strMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // MergeGroupsFrom is minMaxRetractAcc.MergeGroupsFrom for VARCHAR.
 func (a *strMinMaxRetractAcc) MergeGroupsFrom(from Accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*strMinMaxRetractAcc), src, dst, changed)
@@ -1111,6 +1103,26 @@ func (a *strMinMaxRetractAcc) beyondFrom(ext values.StrRef, from *strMinMaxRetra
 	b := a.beyond(ext, k)
 	a.ops.Drop(k)
 	return b
+}
+
+// note is opsValues.note for VARCHAR.
+func (a *strMinMaxRetractAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for VARCHAR.
+func (a *strMinMaxRetractAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for VARCHAR.
+func (a *strMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // numSumAcc is sumAcc over numbers with its per-row methods specialized.

@@ -23,18 +23,17 @@ import (
 //
 // The accumulators are its specializations numMinMaxRetractAcc, decMinMaxRetractAcc and
 // strMinMaxRetractAcc (kernels_gen.go), whose per-row methods are generated from the ones
-// marked kernels:specialize (go generate).
+// marked kernels:specialize here and in opsValues (go generate).
 type minMaxRetractAcc[V comparable, O values.Ops[V]] struct {
 	col     int
 	fn      string      // "MIN" or "MAX"
 	typ     engine.Type // the argument's type (the values' encoding in partial rows)
 	max     bool
-	ops     O
 	ext     []V    // per group: current min (or max), owned by ops
 	hasExt  []bool // ext is not NULL
 	mapSize []int64
 	counts  entries.Counts[V] // values owned by ops
-	rowValues[V]
+	opsValues[V, O]
 
 	// partial rows (minmax_retract_merge.go): scratch
 	keys         engine.OutBatch // the values as keys
@@ -44,7 +43,7 @@ type minMaxRetractAcc[V comparable, O values.Ops[V]] struct {
 }
 
 func newMinMaxRetract[V comparable, O values.Ops[V]](fn string, col int, typ engine.Type, ops O) minMaxRetractAcc[V, O] {
-	return minMaxRetractAcc[V, O]{col: col, fn: fn, typ: typ, max: fn == "MAX", ops: ops, counts: entries.NewCounts[V]()}
+	return minMaxRetractAcc[V, O]{col: col, fn: fn, typ: typ, max: fn == "MAX", counts: entries.NewCounts[V](), opsValues: opsValues[V, O]{ops: ops}}
 }
 
 func (a *minMaxRetractAcc[V, O]) Grow(n int) {
@@ -125,16 +124,6 @@ func (a *minMaxRetractAcc[V, O]) clearExt(g int32) {
 	if a.ops.Sparse() { // a fixed-width extreme stays as it was, unread: snapshots keep their bytes
 		var zero V
 		a.ext[g] = zero
-	}
-}
-
-// note records row i's values and flags it changed under Flink's equaliser.
-//
-//kernels:specialize
-func (a *minMaxRetractAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
 	}
 }
 
@@ -284,16 +273,6 @@ func (a *minMaxRetractAcc[V, O]) rescan(g int32) {
 		return
 	}
 	a.setExt(g, m.Val[best])
-}
-
-//kernels:specialize
-func (a *minMaxRetractAcc[V, O]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-//kernels:specialize
-func (a *minMaxRetractAcc[V, O]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // Save writes the extreme (a NULL flag, then the value unless ops are sparse and it is NULL),

@@ -83,6 +83,42 @@ func (v *rowValues[V]) Write(out *engine.OutColumn, pick []int32) {
 	values.WriteFixed(out, v.vals, v.nulls, pick)
 }
 
+// opsValues is rowValues for a kernel over value-ops O: Flink's equaliser on two values Go's ==
+// calls different is ops.Same (VARCHAR's bytes, not its references), and output goes through
+// ops.Write. ops is the kernel's value-ops, which own every value the kernel keeps. Its per-row
+// methods are specialized with the kernel that embeds it (kernels_gen.go).
+type opsValues[V comparable, O values.Ops[V]] struct {
+	ops O
+	rowValues[V]
+}
+
+// note records row i's values and flags it changed under Flink's equaliser. It is store and
+// the test written out, which keeps it within the inliner's budget for numbers and DECIMAL.
+//
+//kernels:specialize
+func (a *opsValues[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ compares entries p and q as note compares a row's before and after.
+//
+//kernels:specialize
+func (a *opsValues[V, O]) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write fills output row j with entry pick[j].
+//
+//kernels:specialize
+func (a *opsValues[V, O]) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // Warmer is an accumulator that can read its groups' states ahead of a fold: at high
 // cardinality a fold takes a cache miss per row and, with its longer work per row, overlaps few
 // of them; WarmGroups's loop has no dependency between rows, so the CPU overlaps many, and the

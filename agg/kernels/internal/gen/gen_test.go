@@ -25,7 +25,7 @@ func TestKernelsGenUpToDate(t *testing.T) {
 // TestSpecializeReplacesTheTypeParameters checks the rewriting of one template method.
 func TestSpecializeReplacesTheTypeParameters(t *testing.T) {
 	src := "func (a *minMaxAcc[V, O]) beats(v, cur V) bool {\n\tvar o O // V stays in comments\n\treturn a.ops.Less(v, cur)\n}"
-	got, err := specialize(src, specializations[1])
+	got, err := specialize(src, specializations[1], "minMaxAcc")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1230,3 +1230,43 @@ func (a *decSumAcc) Merge(in *engine.Batch, first int, gids []int32, changed []b
 	a.ops.Unbind()
 	return nil
 }
+
+// note is opsValues.note for listAggAcc.
+func (a *listAggAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for listAggAcc.
+func (a *listAggAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for listAggAcc.
+func (a *listAggAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
+// note is opsValues.note for listAggRetractAcc.
+func (a *listAggRetractAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for listAggRetractAcc.
+func (a *listAggRetractAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for listAggRetractAcc.
+func (a *listAggRetractAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}

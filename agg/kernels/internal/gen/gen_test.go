@@ -34,3 +34,25 @@ func TestSpecializeReplacesTheTypeParameters(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestSpecializeReplacesThePart checks the rewriting of a part's method: the part becomes the
+// specialization that embeds it.
+func TestSpecializeReplacesThePart(t *testing.T) {
+	src := "func (a *opsValues[V, O]) Write(out []V) {\n\ta.ops.Write(out)\n}"
+	for _, c := range []struct {
+		s    specialization
+		want string
+	}{
+		{specializations[0], "func (a *numMinMaxAcc[T]) Write(out []T) {\n\ta.ops.Write(out)\n}"},
+		{specialization{tmpl: "opsValues", name: "listAggAcc", value: "values.StrRef", ops: "*values.StrOps"},
+			"func (a *listAggAcc) Write(out []values.StrRef) {\n\ta.ops.Write(out)\n}"},
+	} {
+		got, err := specialize(src, c.s, "opsValues")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Fatalf("got\n%s\nwant\n%s", got, c.want)
+		}
+	}
+}

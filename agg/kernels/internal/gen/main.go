@@ -7,8 +7,11 @@
 // family, a type embedding the template instantiated with concrete ops and a copy of each
 // method marked //kernels:specialize, with V and O replaced. The marked methods of the parts a
 // template embeds as Part[V, O] (groupValues, opsValues), and of theirs, are copied too, unless
-// a type on the way defines a method of that name. A specialization that defines a method by
-// hand (kernels_hand.go) keeps it, and that method is not generated.
+// a type on the way defines a method of that name. A hand-written type marked
+// //kernels:specialize that embeds a part with concrete value-ops (listAggAcc:
+// opsValues[values.StrRef, *values.StrOps]) gets the part's marked methods the same way. A
+// specialization that defines a method by hand (kernels_hand.go) keeps it, and that method is
+// not generated.
 //
 // Run from the kernels package (go generate), or with the package directory as its argument:
 //
@@ -27,6 +30,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,11 +78,12 @@ type templateMethod struct {
 
 // pkg is what the generator reads of the kernels package.
 type pkg struct {
-	methods []templateMethod    // the methods marked for specialization, in source order
-	hand    map[string]bool     // type.method of every method on a non-generic or T-generic type
-	defined map[string]bool     // type.method of every method on a type over [V, O]
-	parts   map[string][]string // the types a type over [V, O] embeds as Part[V, O], in order
-	imports map[string]string   // the package's imports by name
+	methods  []templateMethod    // the methods marked for specialization, in source order
+	hand     map[string]bool     // type.method of every method on a non-generic or T-generic type
+	defined  map[string]bool     // type.method of every method on a type over [V, O]
+	parts    map[string][]string // the types a type over [V, O] embeds as Part[V, O], in order
+	declared []specialization    // the parts hand-written marked types embed with concrete ops
+	imports  map[string]string   // the package's imports by name
 }
 
 // templates reads the package in dir.
@@ -110,8 +115,17 @@ func templates(dir string) (*pkg, error) {
 			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
 				for _, sp := range gd.Specs {
 					ts := sp.(*ast.TypeSpec)
-					if st, ok := ts.Type.(*ast.StructType); ok {
-						p.parts[ts.Name.Name] = embeddedParts(st)
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					p.parts[ts.Name.Name] = embeddedParts(st)
+					if marked(gd.Doc) || marked(ts.Doc) {
+						d := declaredParts(ts.Name.Name, st)
+						if ts.TypeParams != nil || len(d) == 0 {
+							return nil, fmt.Errorf("%s: type %s: marked, but not a non-generic type embedding Part[V, O] with concrete types", f, ts.Name.Name)
+						}
+						p.declared = append(p.declared, d...)
 					}
 				}
 				continue
@@ -131,7 +145,7 @@ func templates(dir string) (*pkg, error) {
 					p.defined[x.X.(*ast.Ident).Name+"."+fd.Name.Name] = true
 				}
 			}
-			if fd.Doc == nil || !slices.ContainsFunc(fd.Doc.List, func(c *ast.Comment) bool { return c.Text == marker }) {
+			if !marked(fd.Doc) {
 				continue
 			}
 			if !ok {
@@ -149,6 +163,25 @@ func templates(dir string) (*pkg, error) {
 		}
 	}
 	return p, nil
+}
+
+// marked reports whether doc holds the marker.
+func marked(doc *ast.CommentGroup) bool {
+	return doc != nil && slices.ContainsFunc(doc.List, func(c *ast.Comment) bool { return c.Text == marker })
+}
+
+// declaredParts returns a specialization of each part the type name embeds as Part[X, Y].
+func declaredParts(name string, st *ast.StructType) []specialization {
+	var out []specialization
+	for _, f := range st.Fields.List {
+		if idx, ok := f.Type.(*ast.IndexListExpr); ok && len(f.Names) == 0 && len(idx.Indices) == 2 {
+			if part, ok := idx.X.(*ast.Ident); ok {
+				out = append(out, specialization{tmpl: part.Name, name: name, value: types.ExprString(idx.Indices[0]),
+					ops: types.ExprString(idx.Indices[1]), family: name})
+			}
+		}
+	}
+	return out
 }
 
 // embeddedParts returns the types st embeds as Part[V, O], in order.
@@ -248,6 +281,31 @@ func specialize(src string, s specialization, self string) (string, error) {
 	return b.String(), nil
 }
 
+// writeMethods writes the marked methods of s.tmpl and of the parts it embeds, specialized for
+// s: all but those a type before on the way defines and those s defines by hand.
+func (p *pkg) writeMethods(body *bytes.Buffer, s specialization) error {
+	n := 0
+	sources := p.sources(s.tmpl)
+	for k, src := range sources {
+		for _, m := range p.methods {
+			shadowed := slices.ContainsFunc(sources[:k], func(t string) bool { return p.defined[t+"."+m.name] })
+			if m.tmpl != src || shadowed || p.hand[s.name+"."+m.name] {
+				continue
+			}
+			code, err := specialize(m.src, s, src)
+			if err != nil {
+				return fmt.Errorf("%s.%s: %w", m.tmpl, m.name, err)
+			}
+			fmt.Fprintf(body, "\n// %s is %s.%s for %s.\n%s\n", m.name, m.tmpl, m.name, s.family, code)
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("%s for %s: no method marked %s", s.tmpl, s.name, marker)
+	}
+	return nil
+}
+
 // generate returns kernels_gen.go for the kernels package in dir.
 func generate(dir string) ([]byte, error) {
 	p, err := templates(dir)
@@ -256,29 +314,19 @@ func generate(dir string) ([]byte, error) {
 	}
 	var body bytes.Buffer
 	for _, s := range specializations {
-		tparams, n := "", 0
+		tparams := ""
 		if s.generic {
 			tparams = "[T values.Number]"
 		}
 		fmt.Fprintf(&body, "\n// %s is %s over %s with its per-row methods specialized.\n", s.name, s.tmpl, s.family)
 		fmt.Fprintf(&body, "type %s%s struct {\n\t%s[%s, %s]\n}\n", s.name, tparams, s.tmpl, s.value, s.ops)
-		sources := p.sources(s.tmpl)
-		for k, src := range sources {
-			for _, m := range p.methods {
-				shadowed := slices.ContainsFunc(sources[:k], func(t string) bool { return p.defined[t+"."+m.name] })
-				if m.tmpl != src || shadowed || p.hand[s.name+"."+m.name] {
-					continue
-				}
-				code, err := specialize(m.src, s, src)
-				if err != nil {
-					return nil, fmt.Errorf("%s.%s: %w", m.tmpl, m.name, err)
-				}
-				fmt.Fprintf(&body, "\n// %s is %s.%s for %s.\n%s\n", m.name, m.tmpl, m.name, s.family, code)
-				n++
-			}
+		if err := p.writeMethods(&body, s); err != nil {
+			return nil, err
 		}
-		if n == 0 {
-			return nil, fmt.Errorf("%s: no method marked %s", s.tmpl, marker)
+	}
+	for _, s := range p.declared { // the type is hand-written
+		if err := p.writeMethods(&body, s); err != nil {
+			return nil, err
 		}
 	}
 	// The imports the specializations use: the package's own, where one qualifies a name.

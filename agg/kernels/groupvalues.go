@@ -9,8 +9,8 @@ import (
 // groupValues holds one nullable value per group, owned by the kernel's value-ops: the state of
 // MIN/MAX, FIRST_VALUE and LAST_VALUE without retraction (minMaxAcc) and the value of
 // SINGLE_VALUE (singleValueAcc, which keeps its count beside it). A group starts NULL. Its
-// snapshot is a NULL flag, then the value unless ops are sparse and it is NULL; as partial
-// state the value is one nullable column of the value's type.
+// snapshot is the value's (putValue); as partial state the value is one nullable column of the
+// value's type.
 type groupValues[V comparable, O values.Ops[V]] struct {
 	st []groupValue[V] // per group
 	opsValues[V, O]
@@ -60,31 +60,40 @@ func (a *groupValues[V, O]) tidy() {
 	a.ops.CompactEnd()
 }
 
-// Save writes a NULL flag, then the value unless ops are sparse and it is NULL.
 func (a *groupValues[V, O]) Save(dst []byte, g int32) []byte {
-	s := &a.st[g]
-	dst = values.PutBool(dst, s.has)
-	if s.has || !a.ops.Sparse() {
-		dst = a.ops.Put(dst, s.val)
+	return putValue(a.ops, dst, a.st[g].val, a.st[g].has)
+}
+
+func (a *groupValues[V, O]) Load(src []byte, g int32) ([]byte, error) {
+	v, has, src, err := getValue(a.ops, src)
+	if err != nil {
+		return nil, err
+	}
+	a.st[g] = groupValue[V]{val: v, has: has}
+	return src, nil
+}
+
+// putValue appends the snapshot form of a nullable value: a NULL flag (has), then v unless ops
+// are sparse and v is NULL.
+func putValue[V comparable, O values.Ops[V]](ops O, dst []byte, v V, has bool) []byte {
+	dst = values.PutBool(dst, has)
+	if has || !ops.Sparse() {
+		dst = ops.Put(dst, v)
 	}
 	return dst
 }
 
-func (a *groupValues[V, O]) Load(src []byte, g int32) ([]byte, error) {
-	s := &a.st[g]
-	has, src, err := values.GetBool(src)
-	if err != nil {
-		return nil, err
+// getValue reads a value putValue wrote, owned by ops.
+func getValue[V comparable, O values.Ops[V]](ops O, src []byte) (v V, has bool, rest []byte, err error) {
+	if has, src, err = values.GetBool(src); err != nil {
+		return v, false, nil, err
 	}
-	if has || !a.ops.Sparse() {
-		v, rest, err := a.ops.Get(src)
-		if err != nil {
-			return nil, err
+	if has || !ops.Sparse() {
+		if v, src, err = ops.Get(src); err != nil {
+			return v, false, nil, err
 		}
-		s.val, src = v, rest
 	}
-	s.has = has
-	return src, nil
+	return v, has, src, nil
 }
 
 // gather collects the values of groups into a.part (entry j for groups[j]).

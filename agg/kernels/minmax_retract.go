@@ -275,14 +275,10 @@ func (a *minMaxRetractAcc[V, O]) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-// Save writes the extreme (a NULL flag, then the value unless ops are sparse and it is NULL),
-// mapSize, and the group's entries (count, then value, count and, with TTL, last write each),
-// newest first.
+// Save writes the extreme (putValue), mapSize, and the group's entries (count, then value,
+// count and, with TTL, last write each), newest first.
 func (a *minMaxRetractAcc[V, O]) Save(dst []byte, g int32) []byte {
-	dst = values.PutBool(dst, a.hasExt[g])
-	if a.hasExt[g] || !a.ops.Sparse() {
-		dst = a.ops.Put(dst, a.ext[g])
-	}
+	dst = putValue(a.ops, dst, a.ext[g], a.hasExt[g])
 	dst = values.PutVarint(dst, a.mapSize[g])
 	m := &a.counts
 	dst = values.PutVarint(dst, int64(m.Entries(g)))
@@ -297,14 +293,8 @@ func (a *minMaxRetractAcc[V, O]) Save(dst []byte, g int32) []byte {
 
 func (a *minMaxRetractAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
 	var err error
-	if a.hasExt[g], src, err = values.GetBool(src); err != nil {
+	if a.ext[g], a.hasExt[g], src, err = getValue(a.ops, src); err != nil {
 		return nil, err
-	}
-	if a.hasExt[g] || !a.ops.Sparse() {
-		if a.ext[g], src, err = a.ops.Get(src); err != nil {
-			a.hasExt[g] = false
-			return nil, err
-		}
 	}
 	if a.mapSize[g], src, err = values.GetVarint(src); err != nil {
 		return nil, err

@@ -84,29 +84,34 @@ func BenchmarkKernelFold(b *testing.B) {
 			batch := enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, n), enginetest.Options{})
 			changed := make([]bool, n)
 			acc.Fold(batch, gids, acts, changed) // warm: groups hold values
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			b.ReportAllocs()
-			var cpu int64
-			i := 0
-			for b.Loop() {
-				if i == 0 { // after b.Loop's own start (a GC), like the timer
-					cpu = threadCPU()
-				}
-				acc.Fold(batch, gids, acts, changed)
-				i++
-			}
-			cpu = threadCPU() - cpu
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*n), "ns/row")
-			b.ReportMetric(float64(cpu)/float64(i*n), "cpu-ns/row")
+			perRow(b, n, func() { acc.Fold(batch, gids, acts, changed) })
 		})
 	}
 }
 
+// perRow runs call, over a batch of n rows, until the benchmark is done and reports wall ns/row
+// and the benchmark thread's cpu-ns/row.
+func perRow(b *testing.B, n int, call func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	var cpu int64
+	i := 0
+	for b.Loop() {
+		if i == 0 { // after b.Loop's own start (a GC), like the timer
+			cpu = threadCPU()
+		}
+		call()
+		i++
+	}
+	cpu = threadCPU() - cpu
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*n), "ns/row")
+	b.ReportMetric(float64(cpu)/float64(i*n), "cpu-ns/row")
+}
+
 // BenchmarkKernelMerge merges one batch of 4096 partial rows into 64 groups with one
 // accumulator, again and again: the per-row loop of each kernel's Merge (the global aggregate
-// of a two-phase plan) alone, without keys, groups or output. It reports wall ns/row and the
-// benchmark thread's cpu-ns/row.
+// of a two-phase plan) alone, without keys, groups or output (perRow).
 func BenchmarkKernelMerge(b *testing.B) {
 	for _, c := range []struct{ fn, typ string }{
 		{"COUNT", "BIGINT"},
@@ -152,26 +157,13 @@ func BenchmarkKernelMerge(b *testing.B) {
 			}
 			batch := enginetest.Batch(types, rows, make([]engine.RowKind, n), enginetest.Options{})
 			changed := make([]bool, n)
-			if err := acc.Merge(batch, 0, gids, changed); err != nil { // warm: groups hold values
-				b.Fatal(err)
-			}
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			b.ReportAllocs()
-			var cpu int64
-			i := 0
-			for b.Loop() {
-				if i == 0 {
-					cpu = threadCPU()
-				}
+			merge := func() {
 				if err := acc.Merge(batch, 0, gids, changed); err != nil {
 					b.Fatal(err)
 				}
-				i++
 			}
-			cpu = threadCPU() - cpu
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*n), "ns/row")
-			b.ReportMetric(float64(cpu)/float64(i*n), "cpu-ns/row")
+			merge() // warm: groups hold values
+			perRow(b, n, merge)
 		})
 	}
 }

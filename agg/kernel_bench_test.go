@@ -47,6 +47,7 @@ func BenchmarkKernelFold(b *testing.B) {
 		{"MAX", "DECIMAL(18, 2)", true},
 		{"MAX", "VARCHAR", false},
 		{"MAX", "VARCHAR", true},
+		{"LISTAGG", "VARCHAR", true}, // without retraction the lists only grow
 	} {
 		b.Run(fmt.Sprintf("%s/%s/retract=%v", c.fn, c.typ, c.retract), func(b *testing.B) {
 			const n, groups = 4096, 64
@@ -83,21 +84,86 @@ func BenchmarkKernelFold(b *testing.B) {
 			batch := enginetest.Batch(spec.InputTypes, rows, make([]engine.RowKind, n), enginetest.Options{})
 			changed := make([]bool, n)
 			acc.Fold(batch, gids, acts, changed) // warm: groups hold values
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			b.ReportAllocs()
-			var cpu int64
-			i := 0
-			for b.Loop() {
-				if i == 0 { // after b.Loop's own start (a GC), like the timer
-					cpu = threadCPU()
-				}
-				acc.Fold(batch, gids, acts, changed)
-				i++
+			perRow(b, n, func() { acc.Fold(batch, gids, acts, changed) })
+		})
+	}
+}
+
+// perRow runs call, over a batch of n rows, until the benchmark is done and reports wall ns/row
+// and the benchmark thread's cpu-ns/row.
+func perRow(b *testing.B, n int, call func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	var cpu int64
+	i := 0
+	for b.Loop() {
+		if i == 0 { // after b.Loop's own start (a GC), like the timer
+			cpu = threadCPU()
+		}
+		call()
+		i++
+	}
+	cpu = threadCPU() - cpu
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*n), "ns/row")
+	b.ReportMetric(float64(cpu)/float64(i*n), "cpu-ns/row")
+}
+
+// BenchmarkKernelMerge merges one batch of 4096 partial rows into 64 groups with one
+// accumulator, again and again: the per-row loop of each kernel's Merge (the global aggregate
+// of a two-phase plan) alone, without keys, groups or output (perRow).
+func BenchmarkKernelMerge(b *testing.B) {
+	for _, c := range []struct{ fn, typ string }{
+		{"COUNT", "BIGINT"},
+		{"SUM", "BIGINT"},
+		{"SUM0", "BIGINT"},
+		{"AVG", "BIGINT"},
+		{"MAX", "BIGINT"},
+		{"SUM", "DECIMAL(18, 2)"},
+		{"SUM0", "DECIMAL(18, 2)"},
+		{"AVG", "DECIMAL(18, 2)"},
+		{"MAX", "DECIMAL(18, 2)"},
+		{"MAX", "VARCHAR"},
+	} {
+		b.Run(fmt.Sprintf("%s/%s", c.fn, c.typ), func(b *testing.B) {
+			const n, groups = 4096, 64
+			spec := mustParse(&testSpec{MaxParallelism: 128, Keys: []int{},
+				Input: bigintInput("v:" + c.typ), Aggs: []AggCall{{Func: c.fn, Args: []int{0}}}})
+			acc, _, err := newCall(0, spec.Aggs[0], spec)
+			if err != nil {
+				b.Fatal(err)
 			}
-			cpu = threadCPU() - cpu
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i*n), "ns/row")
-			b.ReportMetric(float64(cpu)/float64(i*n), "cpu-ns/row")
+			acc.Grow(groups)
+			types, err := acc.PartialTypes()
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			rows := make([][]any, n)
+			gids := make([]int32, n)
+			for i := range rows {
+				rows[i] = make([]any, len(types))
+				for k, t := range types {
+					switch t.ID {
+					case engine.BigInt:
+						rows[i][k] = r.Int64N(1_000_000)
+					case engine.Varchar:
+						rows[i][k] = fmt.Sprintf("name-%0*d", 3+r.IntN(16), r.IntN(1_000_000))
+					default:
+						rows[i][k] = big.NewInt(r.Int64N(100_000_000))
+					}
+				}
+				gids[i] = int32(r.IntN(groups))
+			}
+			batch := enginetest.Batch(types, rows, make([]engine.RowKind, n), enginetest.Options{})
+			changed := make([]bool, n)
+			merge := func() {
+				if err := acc.Merge(batch, 0, gids, changed); err != nil {
+					b.Fatal(err)
+				}
+			}
+			merge() // warm: groups hold values
+			perRow(b, n, merge)
 		})
 	}
 }

@@ -46,15 +46,10 @@ func value[T values.Number, S int64 | float64](s *avgState[S]) (T, bool) {
 }
 
 func (a *avgAcc[T, S]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := value[T](s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -104,13 +99,9 @@ func (a *avgAcc[T, S]) Merge(in *engine.Batch, first int, gids []int32, changed 
 	if err := checkPartial(in, first, []engine.Type{a.sumType, countType}, 0, 1); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	sums := engine.Values[S](&in.Cols[first], in.Len)
 	cnts := engine.Values[int64](&in.Cols[first+1], in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := value[T](s)
 		s.sum += sums[i]
@@ -121,11 +112,10 @@ func (a *avgAcc[T, S]) Merge(in *engine.Batch, first int, gids []int32, changed 
 	return nil
 }
 
-// decAvgAcc is AVG over DECIMAL(p, s): a DECIMAL(38, s) sum starting at 0 and a BIGINT count.
-// An overflowed sum is NULL for good (the count still moves). The value is NULL when the count
-// is 0 or the sum is NULL, else values.DecAvg: a DECIMAL(38, max(6, s)), itself NULL when the
-// quotient needs more than 38 digits at that scale — so for s < 6 any average of magnitude
-// >= 10^(32+s) reads NULL.
+// decAvgAcc is AVG over DECIMAL(p, s): a decSum and a BIGINT count, which moves on after the
+// sum turned NULL. The value is NULL when the count is 0 or the sum is NULL, else
+// values.DecAvg: a DECIMAL(38, max(6, s)), itself NULL when the quotient needs more than 38
+// digits at that scale — so for s < 6 any average of magnitude >= 10^(32+s) reads NULL.
 type decAvgAcc struct {
 	col     int
 	up      int         // result scale - argument scale
@@ -137,11 +127,10 @@ type decAvgAcc struct {
 // decAvgState is one group's accumulator and its current value: avg, valid when has (the zero
 // state reads NULL, as it should).
 type decAvgState struct {
-	sum  values.Dec128
-	cnt  int64
-	null bool // the sum overflowed
-	has  bool // the value is not NULL
-	avg  values.Dec128
+	decSum
+	cnt int64
+	has bool // the value is not NULL
+	avg values.Dec128
 }
 
 func (a *decAvgAcc) WarmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
@@ -158,26 +147,17 @@ func (a *decAvgAcc) update(s *decAvgState) {
 }
 
 func (a *decAvgAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	data := values.DecValues(col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.avg, !s.has
 		if d := act[i]; d != 0 && !col.IsNull(i) {
-			if !s.null {
-				ok := false
-				if d > 0 {
-					s.sum, ok = values.DecAdd(s.sum, values.LoadDec(data[16*i:]))
-				} else {
-					s.sum, ok = values.DecSub(s.sum, values.LoadDec(data[16*i:]))
-				}
-				s.null = !ok
+			if v := values.LoadDec(data[16*i:]); d > 0 {
+				s.add(v)
+			} else {
+				s.sub(v)
 			}
 			s.cnt += int64(d)
 			a.update(s)
@@ -186,18 +166,16 @@ func (a *decAvgAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []b
 	}
 }
 
+// Save writes the sum (decSum), then the count.
 func (a *decAvgAcc) Save(dst []byte, g int32) []byte {
 	s := &a.st[g]
-	return values.PutVarint(values.PutDec(values.PutBool(dst, s.null), s.sum), s.cnt)
+	return values.PutVarint(s.save(dst), s.cnt)
 }
 
 func (a *decAvgAcc) Load(src []byte, g int32) ([]byte, error) {
 	s := &a.st[g]
 	var err error
-	if s.null, src, err = values.GetBool(src); err != nil {
-		return nil, err
-	}
-	if s.sum, src, err = values.GetDec(src); err != nil {
+	if src, err = s.load(src); err != nil {
 		return nil, err
 	}
 	if s.cnt, src, err = values.GetVarint(src); err != nil {
@@ -213,44 +191,32 @@ func (a *decAvgAcc) PartialTypes() ([]engine.Type, error) {
 
 func (a *decAvgAcc) PartialVarBytes([]int32, []int) {}
 
-// WritePartial writes the sum (NULL once it overflowed) and the count.
+// WritePartial writes the sum and the count.
 func (a *decAvgAcc) WritePartial(out []engine.OutColumn, groups []int32) error {
 	sums := values.FixedSlice[values.Dec128](out[0].Data)[:len(groups)]
 	cnts := engine.OutValues[int64](&out[1])[:len(groups)]
 	for j, g := range groups {
-		s := &a.st[g]
-		sums[j], cnts[j] = s.sum, s.cnt
-		if s.null {
-			sums[j] = values.Dec128{}
-			out[0].SetNull(j)
-		}
+		a.st[g].write(&out[0], sums, j)
+		cnts[j] = a.st[g].cnt
 	}
 	return nil
 }
 
-// Merge adds each partial sum (NULL when either side is NULL or the sum overflows) and count.
+// Merge adds each partial sum and count.
 func (a *decAvgAcc) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.sumType, countType}, 1); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	data := values.DecValues(col, in.Len)
 	cnts := engine.Values[int64](&in.Cols[first+1], in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.avg, !s.has
-		switch {
-		case s.null:
-		case col.IsNull(i):
+		if col.IsNull(i) { // NULL + x is NULL
 			s.null = true
-		default:
-			ok := false
-			s.sum, ok = values.DecAdd(s.sum, values.LoadDec(data[16*i:]))
-			s.null = !ok
+		} else {
+			s.add(values.LoadDec(data[16*i:]))
 		}
 		s.cnt += cnts[i]
 		a.update(s)

@@ -29,7 +29,7 @@ func numericCall[T values.Number, S int64 | float64](fn string, col int, retract
 		if retract {
 			return &numMinMaxRetractAcc[T]{newMinMaxRetract[T](fn, col, arg, &values.NumOps[T]{})}
 		}
-		return &numMinMaxAcc[T]{minMaxAcc[T, *values.NumOps[T]]{col: col, max: fn == "MAX", typ: arg, ops: &values.NumOps[T]{}}}
+		return &numMinMaxAcc[T]{newMinMax[T](fn, col, arg, &values.NumOps[T]{})}
 	}
 	return nil
 }
@@ -293,13 +293,15 @@ func orderedMoreCall(fn string, col int, retract bool, arg engine.Type) (acc Acc
 			r := newMinMaxRetract[bool](fn, col, arg, &values.BoolOps{})
 			return &r, true
 		}
-		return &minMaxAcc[bool, *values.BoolOps]{col: col, max: fn == "MAX", typ: arg, ops: &values.BoolOps{}}, true
+		acc := newMinMax[bool](fn, col, arg, &values.BoolOps{})
+		return &acc, true
 	case arg.ID == engine.Timestamp && !arg.Compact():
 		if retract {
 			r := newMinMaxRetract[values.Timestamp](fn, col, arg, &values.TimestampOps{})
 			return &r, true
 		}
-		return &minMaxAcc[values.Timestamp, *values.TimestampOps]{col: col, max: fn == "MAX", typ: arg, ops: &values.TimestampOps{}}, true
+		acc := newMinMax[values.Timestamp](fn, col, arg, &values.TimestampOps{})
+		return &acc, true
 	}
 	return nil, false
 }

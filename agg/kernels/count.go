@@ -21,17 +21,12 @@ func (a *countAcc) Reset(g int32)           { a.cnt[g] = 0 }
 func (a *countAcc) Bytes() int64            { return int64(cap(a.cnt)) * 8 }
 
 func (a *countAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	var col *engine.Column
 	if a.col >= 0 {
 		col = &in.Cols[a.col]
 	}
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		c := a.cnt[g]
 		n := c
 		if d := act[i]; d != 0 && (col == nil || !col.IsNull(i)) {
@@ -72,12 +67,8 @@ func (a *countAcc) Merge(in *engine.Batch, first int, gids []int32, changed []bo
 	if err := checkPartial(in, first, []engine.Type{countType}, 0); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	vals := engine.Values[int64](&in.Cols[first], in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		c := a.cnt[g]
 		a.cnt[g] = c + vals[i]
 		a.record(i, c, false, a.cnt[g], false, changed)

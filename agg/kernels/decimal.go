@@ -31,7 +31,7 @@ func decimalCall(fn string, col int, arg engine.Type, retract bool) (Accumulator
 		if retract {
 			return &decMinMaxRetractAcc{newMinMaxRetract[values.Dec128](fn, col, arg, &values.DecOps{})}, out
 		}
-		return &decMinMaxAcc{minMaxAcc[values.Dec128, *values.DecOps]{col: col, max: fn == "MAX", typ: out, ops: &values.DecOps{}}}, out
+		return &decMinMaxAcc{newMinMax[values.Dec128](fn, col, out, &values.DecOps{})}, out
 	}
 	return nil, engine.Type{}
 }

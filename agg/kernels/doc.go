@@ -12,10 +12,13 @@
 // actions (+1, -1, 0); package distinct resolves DISTINCT.
 //
 // MIN/MAX, MIN/MAX with retraction and SUM are templates over a stored value type V and its
-// value-ops O (package values); kernels_gen.go specializes their per-row methods per value
-// family, with O concrete, so the ops calls inline. It is written by go generate
-// (internal/gen), whose test fails when the file is stale; kernels_hand.go holds the few
-// specialized methods written by hand. docs/group-aggregate.md#kernels has the measurements.
+// value-ops O (package values), built on parts shared with the other kernels over value-ops:
+// groupValues (one nullable value per group, also SINGLE_VALUE's) and opsValues (the recorder
+// that compares and writes through the ops). kernels_gen.go specializes the per-row methods of
+// the templates and their parts per value family, with O concrete, so the ops calls inline. It
+// is written by go generate (internal/gen), whose test fails when the file is stale;
+// kernels_hand.go holds the few specialized methods written by hand.
+// docs/group-aggregate.md#kernels has the measurements.
 //
 // The package imports engine, values, entries, dataview and scratch: never the operators
 // (package agg) or the DISTINCT sets.

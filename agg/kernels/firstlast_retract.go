@@ -32,14 +32,13 @@ type firstLastRetractAcc[V comparable, O values.Ops[V]] struct {
 	col  int
 	last bool // LAST_VALUE
 	typ  engine.Type
-	ops  O
 	occ  entries.Occurrences[V] // values owned by ops
-	rowValues[V]
+	opsValues[V, O]
 }
 
 func newFirstLastRetract[V comparable, O values.Ops[V]](fn string, col int, typ engine.Type, ops O) *firstLastRetractAcc[V, O] {
 	typ.Nullable = true
-	return &firstLastRetractAcc[V, O]{col: col, last: fn == "LAST_VALUE", typ: typ, ops: ops, occ: entries.NewOccurrences[V]()}
+	return &firstLastRetractAcc[V, O]{col: col, last: fn == "LAST_VALUE", typ: typ, occ: entries.NewOccurrences[V](), opsValues: opsValues[V, O]{ops: ops}}
 }
 
 func (a *firstLastRetractAcc[V, O]) Grow(n int) { a.occ.GrowGroups(n) }
@@ -100,20 +99,9 @@ func (a *firstLastRetractAcc[V, O]) Fold(in *engine.Batch, gids []int32, act []i
 			}
 		}
 		nv, nn := a.value(g)
-		a.store(i, pv, pn, nv, nn)
-		if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-			changed[i] = true
-		}
+		a.note(i, pv, pn, nv, nn, changed)
 	}
 	a.ops.Unbind()
-}
-
-func (a *firstLastRetractAcc[V, O]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-func (a *firstLastRetractAcc[V, O]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // VarBytes is the output size of a VARCHAR result (VarOutput); 0 for fixed-width values.

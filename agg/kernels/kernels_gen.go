@@ -26,52 +26,16 @@ func (a *numMinMaxAcc[T]) beats(v, cur T) bool {
 	return a.ops.Less(v, cur)
 }
 
-// tidy is minMaxAcc.tidy for numbers.
-func (a *numMinMaxAcc[T]) tidy() {
-	if !a.ops.CompactDue() {
-		return
-	}
-	a.ops.CompactStart()
-	for g := range a.st {
-		if s := &a.st[g]; s.has {
-			s.val = a.ops.Move(s.val)
-		}
-	}
-	a.ops.CompactEnd()
-}
-
-// note is minMaxAcc.note for numbers.
-func (a *numMinMaxAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
-// Differ is minMaxAcc.Differ for numbers.
-func (a *numMinMaxAcc[T]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxAcc.Write for numbers.
-func (a *numMinMaxAcc[T]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // Merge is minMaxAcc.Merge for numbers.
 func (a *numMinMaxAcc[T]) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
@@ -89,6 +53,40 @@ func (a *numMinMaxAcc[T]) Merge(in *engine.Batch, first int, gids []int32, chang
 	}
 	a.ops.Unbind()
 	return nil
+}
+
+// tidy is groupValues.tidy for numbers.
+func (a *numMinMaxAcc[T]) tidy() {
+	if !a.ops.CompactDue() {
+		return
+	}
+	a.ops.CompactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.Move(s.val)
+		}
+	}
+	a.ops.CompactEnd()
+}
+
+// note is opsValues.note for numbers.
+func (a *numMinMaxAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for numbers.
+func (a *numMinMaxAcc[T]) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for numbers.
+func (a *numMinMaxAcc[T]) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // decMinMaxAcc is minMaxAcc over DECIMAL with its per-row methods specialized.
@@ -110,41 +108,14 @@ func (a *decMinMaxAcc) beats(v, cur values.Dec128) bool {
 	return a.ops.Less(v, cur)
 }
 
-// tidy is minMaxAcc.tidy for DECIMAL.
-func (a *decMinMaxAcc) tidy() {
-	if !a.ops.CompactDue() {
-		return
-	}
-	a.ops.CompactStart()
-	for g := range a.st {
-		if s := &a.st[g]; s.has {
-			s.val = a.ops.Move(s.val)
-		}
-	}
-	a.ops.CompactEnd()
-}
-
-// note is minMaxAcc.note for DECIMAL.
-func (a *decMinMaxAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
 // Fold is minMaxAcc.Fold for DECIMAL.
 func (a *decMinMaxAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
 	ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
@@ -163,30 +134,16 @@ func (a *decMinMaxAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed 
 	a.ops.Unbind()
 }
 
-// Differ is minMaxAcc.Differ for DECIMAL.
-func (a *decMinMaxAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxAcc.Write for DECIMAL.
-func (a *decMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // Merge is minMaxAcc.Merge for DECIMAL.
 func (a *decMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
@@ -204,6 +161,40 @@ func (a *decMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed 
 	}
 	a.ops.Unbind()
 	return nil
+}
+
+// tidy is groupValues.tidy for DECIMAL.
+func (a *decMinMaxAcc) tidy() {
+	if !a.ops.CompactDue() {
+		return
+	}
+	a.ops.CompactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.Move(s.val)
+		}
+	}
+	a.ops.CompactEnd()
+}
+
+// note is opsValues.note for DECIMAL.
+func (a *decMinMaxAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for DECIMAL.
+func (a *decMinMaxAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for DECIMAL.
+func (a *decMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // strMinMaxAcc is minMaxAcc over VARCHAR with its per-row methods specialized.
@@ -225,52 +216,16 @@ func (a *strMinMaxAcc) beats(v, cur values.StrRef) bool {
 	return a.ops.Less(v, cur)
 }
 
-// tidy is minMaxAcc.tidy for VARCHAR.
-func (a *strMinMaxAcc) tidy() {
-	if !a.ops.CompactDue() {
-		return
-	}
-	a.ops.CompactStart()
-	for g := range a.st {
-		if s := &a.st[g]; s.has {
-			s.val = a.ops.Move(s.val)
-		}
-	}
-	a.ops.CompactEnd()
-}
-
-// note is minMaxAcc.note for VARCHAR.
-func (a *strMinMaxAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
-// Differ is minMaxAcc.Differ for VARCHAR.
-func (a *strMinMaxAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxAcc.Write for VARCHAR.
-func (a *strMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // Merge is minMaxAcc.Merge for VARCHAR.
 func (a *strMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := s.val, !s.has
 		if !col.IsNull(i) { // accumulating a partial value
@@ -288,6 +243,40 @@ func (a *strMinMaxAcc) Merge(in *engine.Batch, first int, gids []int32, changed 
 	}
 	a.ops.Unbind()
 	return nil
+}
+
+// tidy is groupValues.tidy for VARCHAR.
+func (a *strMinMaxAcc) tidy() {
+	if !a.ops.CompactDue() {
+		return
+	}
+	a.ops.CompactStart()
+	for g := range a.st {
+		if s := &a.st[g]; s.has {
+			s.val = a.ops.Move(s.val)
+		}
+	}
+	a.ops.CompactEnd()
+}
+
+// note is opsValues.note for VARCHAR.
+func (a *strMinMaxAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for VARCHAR.
+func (a *strMinMaxAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for VARCHAR.
+func (a *strMinMaxAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // numMinMaxRetractAcc is minMaxRetractAcc over numbers with its per-row methods specialized.
@@ -333,14 +322,6 @@ func (a *numMinMaxRetractAcc[T]) clearExt(g int32) {
 	}
 }
 
-// note is minMaxRetractAcc.note for numbers.
-func (a *numMinMaxRetractAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
 // tidy is minMaxRetractAcc.tidy for numbers.
 func (a *numMinMaxRetractAcc[T]) tidy() {
 	if !a.ops.CompactDue() {
@@ -363,15 +344,10 @@ func (a *numMinMaxRetractAcc[T]) tidy() {
 // Fold is minMaxRetractAcc.Fold for numbers.
 func (a *numMinMaxRetractAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -483,16 +459,6 @@ func (a *numMinMaxRetractAcc[T]) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-// Differ is minMaxRetractAcc.Differ for numbers.
-func (a *numMinMaxRetractAcc[T]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxRetractAcc.Write for numbers.
-func (a *numMinMaxRetractAcc[T]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // MergeGroupsFrom is minMaxRetractAcc.MergeGroupsFrom for numbers.
 func (a *numMinMaxRetractAcc[T]) MergeGroupsFrom(from Accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*numMinMaxRetractAcc[T]), src, dst, changed)
@@ -575,6 +541,26 @@ func (a *numMinMaxRetractAcc[T]) beyondFrom(ext T, from *numMinMaxRetractAcc[T],
 	return b
 }
 
+// note is opsValues.note for numbers.
+func (a *numMinMaxRetractAcc[T]) note(i int, pv T, pn bool, nv T, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for numbers.
+func (a *numMinMaxRetractAcc[T]) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for numbers.
+func (a *numMinMaxRetractAcc[T]) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // decMinMaxRetractAcc is minMaxRetractAcc over DECIMAL with its per-row methods specialized.
 type decMinMaxRetractAcc struct {
 	minMaxRetractAcc[values.Dec128, *values.DecOps]
@@ -618,14 +604,6 @@ func (a *decMinMaxRetractAcc) clearExt(g int32) {
 	}
 }
 
-// note is minMaxRetractAcc.note for DECIMAL.
-func (a *decMinMaxRetractAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
 // tidy is minMaxRetractAcc.tidy for DECIMAL.
 func (a *decMinMaxRetractAcc) tidy() {
 	if !a.ops.CompactDue() {
@@ -648,15 +626,10 @@ func (a *decMinMaxRetractAcc) tidy() {
 // Fold is minMaxRetractAcc.Fold for DECIMAL.
 func (a *decMinMaxRetractAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -768,16 +741,6 @@ func (a *decMinMaxRetractAcc) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-// Differ is minMaxRetractAcc.Differ for DECIMAL.
-func (a *decMinMaxRetractAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxRetractAcc.Write for DECIMAL.
-func (a *decMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // MergeGroupsFrom is minMaxRetractAcc.MergeGroupsFrom for DECIMAL.
 func (a *decMinMaxRetractAcc) MergeGroupsFrom(from Accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*decMinMaxRetractAcc), src, dst, changed)
@@ -860,6 +823,26 @@ func (a *decMinMaxRetractAcc) beyondFrom(ext values.Dec128, from *decMinMaxRetra
 	return b
 }
 
+// note is opsValues.note for DECIMAL.
+func (a *decMinMaxRetractAcc) note(i int, pv values.Dec128, pn bool, nv values.Dec128, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for DECIMAL.
+func (a *decMinMaxRetractAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for DECIMAL.
+func (a *decMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // strMinMaxRetractAcc is minMaxRetractAcc over VARCHAR with its per-row methods specialized.
 type strMinMaxRetractAcc struct {
 	minMaxRetractAcc[values.StrRef, *values.StrOps]
@@ -903,14 +886,6 @@ func (a *strMinMaxRetractAcc) clearExt(g int32) {
 	}
 }
 
-// note is minMaxRetractAcc.note for VARCHAR.
-func (a *strMinMaxRetractAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
 // tidy is minMaxRetractAcc.tidy for VARCHAR.
 func (a *strMinMaxRetractAcc) tidy() {
 	if !a.ops.CompactDue() {
@@ -933,15 +908,10 @@ func (a *strMinMaxRetractAcc) tidy() {
 // Fold is minMaxRetractAcc.Fold for VARCHAR.
 func (a *strMinMaxRetractAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -1053,16 +1023,6 @@ func (a *strMinMaxRetractAcc) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-// Differ is minMaxRetractAcc.Differ for VARCHAR.
-func (a *strMinMaxRetractAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-// Write is minMaxRetractAcc.Write for VARCHAR.
-func (a *strMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
 // MergeGroupsFrom is minMaxRetractAcc.MergeGroupsFrom for VARCHAR.
 func (a *strMinMaxRetractAcc) MergeGroupsFrom(from Accumulator, src, dst []int32, changed []bool) {
 	a.mergeGroups(from.(*strMinMaxRetractAcc), src, dst, changed)
@@ -1145,6 +1105,26 @@ func (a *strMinMaxRetractAcc) beyondFrom(ext values.StrRef, from *strMinMaxRetra
 	return b
 }
 
+// note is opsValues.note for VARCHAR.
+func (a *strMinMaxRetractAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for VARCHAR.
+func (a *strMinMaxRetractAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for VARCHAR.
+func (a *strMinMaxRetractAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
 // numSumAcc is sumAcc over numbers with its per-row methods specialized.
 type numSumAcc[T values.Number] struct {
 	sumAcc[T, *values.NumOps[T]]
@@ -1161,13 +1141,9 @@ func (a *numSumAcc[T]) Merge(in *engine.Batch, first int, gids []int32, changed 
 	if err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
@@ -1199,16 +1175,11 @@ func (a *decSumAcc) value(s *sumState[values.Dec128]) (values.Dec128, bool) {
 
 // Fold is sumAcc.Fold for DECIMAL.
 func (a *decSumAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
 	ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -1238,13 +1209,9 @@ func (a *decSumAcc) Merge(in *engine.Batch, first int, gids []int32, changed []b
 	if err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {
@@ -1262,4 +1229,44 @@ func (a *decSumAcc) Merge(in *engine.Batch, first int, gids []int32, changed []b
 	}
 	a.ops.Unbind()
 	return nil
+}
+
+// note is opsValues.note for listAggAcc.
+func (a *listAggAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for listAggAcc.
+func (a *listAggAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for listAggAcc.
+func (a *listAggAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
+}
+
+// note is opsValues.note for listAggRetractAcc.
+func (a *listAggRetractAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ is opsValues.Differ for listAggRetractAcc.
+func (a *listAggRetractAcc) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write is opsValues.Write for listAggRetractAcc.
+func (a *listAggRetractAcc) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
 }

@@ -21,15 +21,10 @@ import (
 
 // Fold is minMaxAcc.Fold for numbers, with Java's primitive < and > in the loop.
 func (a *numMinMaxAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.val, !s.has
 		if act[i] > 0 && !col.IsNull(i) {
@@ -43,15 +38,10 @@ func (a *numMinMaxAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, chang
 
 // Fold is sumAcc.Fold for numbers, with Java's wrapping + and - in the loop.
 func (a *numSumAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -81,7 +71,7 @@ func (a *numSumAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed 
 // and compared straight against the arena.
 func (a *strMinMaxAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
+	a.rowValues.reset(in.Len) // before the recorder's slices become locals: a plain loop, not rows
 	col := &in.Cols[a.col]
 	java := values.NewJavaFlags(in, a.ops.JavaCol())
 	h := a.ops.Arena()

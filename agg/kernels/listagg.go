@@ -17,12 +17,14 @@ import (
 // takes accDelimiter' as it is, and acc' into acc as accumulating does, with accDelimiter' as
 // the delimiter. The value is acc. Retracting input gets Flink's ListAggWithRetractAggFunction
 // (listAggRetractAcc). Strings are bytes: Flink's CONCAT of BinaryStringData joins UTF-8 bytes.
+// Its recorder's per-row methods are opsValues', specialized (kernels_gen.go).
+//
+//kernels:specialize
 type listAggAcc struct {
-	col      int // x
-	delimCol int // the delimiter argument, or -1 for the literal ','
-	ops      *values.StrOps
+	col      int            // x
+	delimCol int            // the delimiter argument, or -1 for the literal ','
 	st       []listAggState // per group
-	rowValues[values.StrRef]
+	opsValues[values.StrRef, *values.StrOps]
 	part rowValues[values.StrRef] // partial values being written
 }
 
@@ -51,7 +53,7 @@ const (
 var comma = []byte(",")
 
 func newListAgg(col, delimCol int) *listAggAcc {
-	return &listAggAcc{col: col, delimCol: delimCol, ops: values.NewStrOps(-1)}
+	return &listAggAcc{col: col, delimCol: delimCol, opsValues: opsValues[values.StrRef, *values.StrOps]{ops: values.NewStrOps(-1)}}
 }
 
 func (a *listAggAcc) Grow(n int) { a.st = scratch.Extend(a.st, n) }
@@ -167,16 +169,12 @@ func bytesAt(c *engine.Column, i int) []byte {
 
 func (a *listAggAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	var delims *engine.Column
 	if a.delimCol >= 0 {
 		delims = &in.Cols[a.delimCol]
 	}
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.acc, !s.acc.Has()
 		if act[i] > 0 {
@@ -187,25 +185,8 @@ func (a *listAggAcc) Fold(in *engine.Batch, gids []int32, act []int8, changed []
 			a.add(s, bytesAt(col, i), d)
 			a.setDelimiter(s, d)
 		}
-		a.note(i, pv, pn, s.acc, changed)
+		a.note(i, pv, pn, s.acc, !s.acc.Has(), changed)
 	}
-}
-
-// note records row i's values and flags it changed when the bytes differ.
-func (a *listAggAcc) note(i int, pv values.StrRef, pn bool, nv values.StrRef, changed []bool) {
-	nn := !nv.Has()
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
-func (a *listAggAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-func (a *listAggAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 func (a *listAggAcc) VarBytes(pick []int32) int { return a.ops.VarBytes(a.vals, a.nulls, pick) }
@@ -311,18 +292,14 @@ func (a *listAggAcc) Merge(in *engine.Batch, first int, gids []int32, changed []
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	delims, accs := &in.Cols[first], &in.Cols[first+1]
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.acc, !s.acc.Has()
 		d := bytesAt(delims, i)
 		a.add(s, bytesAt(accs, i), d)
 		a.setDelimiter(s, d)
-		a.note(i, pv, pn, s.acc, changed)
+		a.note(i, pv, pn, s.acc, !s.acc.Has(), changed)
 	}
 	return nil
 }

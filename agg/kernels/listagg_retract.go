@@ -27,22 +27,26 @@ import (
 // finds the value writes the rest back (update), stamping every one of them; the delimiter
 // lives in the accumulator row (engine.EntryState: it resets when the row expires, the list
 // stays). The list is an occurrences table (arrival order, stamps per entry); the joined value
-// is built in the arena once per group and call and again after each change.
+// is built in the arena once per group and call and again after each change. Its recorder's
+// per-row methods are opsValues', specialized (kernels_gen.go).
+//
+//kernels:specialize
 type listAggRetractAcc struct {
 	col      int // x
 	delimCol int // the delimiter argument, or -1 for the one-argument function
-	ops      *values.StrOps
-	delim    []delimState                       // per group
-	list     entries.Occurrences[values.StrRef] // values owned by ops
-	cur      []values.StrRef                    // per group: the joined value, valid when curCall is the current call
-	curCall  []uint32                           // per group: the call cur was built in
-	call     uint32                             // the current call, from 1
-	built    []values.StrRef                    // the joined values built in the current call
-	rowValues[values.StrRef]
+
+	delim   []delimState                       // per group
+	list    entries.Occurrences[values.StrRef] // values owned by ops
+	cur     []values.StrRef                    // per group: the joined value, valid when curCall is the current call
+	curCall []uint32                           // per group: the call cur was built in
+	call    uint32                             // the current call, from 1
+	built   []values.StrRef                    // the joined values built in the current call
+	opsValues[values.StrRef, *values.StrOps]
 }
 
 func newListAggRetract(col, delimCol int) *listAggRetractAcc {
-	return &listAggRetractAcc{col: col, delimCol: delimCol, ops: values.NewStrOps(-1), list: entries.NewOccurrences[values.StrRef]()}
+	return &listAggRetractAcc{col: col, delimCol: delimCol, list: entries.NewOccurrences[values.StrRef](),
+		opsValues: opsValues[values.StrRef, *values.StrOps]{ops: values.NewStrOps(-1)}}
 }
 
 func (a *listAggRetractAcc) Grow(n int) {
@@ -184,11 +188,7 @@ func (a *listAggRetractAcc) Fold(in *engine.Batch, gids []int32, act []int8, cha
 			a.invalidate(g)
 		}
 		nv := a.value(g)
-		// the old value's bytes may be built again at another offset: compare bytes
-		a.store(i, pv, !pv.Has(), nv, !nv.Has())
-		if pv.Has() != nv.Has() || (nv.Has() && pv != nv && !a.ops.Same(pv, nv)) {
-			changed[i] = true
-		}
+		a.note(i, pv, !pv.Has(), nv, !nv.Has(), changed) // by bytes: pv's may be built again elsewhere
 	}
 	a.ops.Unbind()
 }
@@ -215,14 +215,6 @@ func (a *listAggRetractAcc) remove(g int32, v values.StrRef, h uint64) {
 		}
 		e = next
 	}
-}
-
-func (a *listAggRetractAcc) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-func (a *listAggRetractAcc) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 func (a *listAggRetractAcc) VarBytes(pick []int32) int { return a.ops.VarBytes(a.vals, a.nulls, pick) }

@@ -23,18 +23,17 @@ import (
 //
 // The accumulators are its specializations numMinMaxRetractAcc, decMinMaxRetractAcc and
 // strMinMaxRetractAcc (kernels_gen.go), whose per-row methods are generated from the ones
-// marked kernels:specialize (go generate).
+// marked kernels:specialize here and in opsValues (go generate).
 type minMaxRetractAcc[V comparable, O values.Ops[V]] struct {
 	col     int
 	fn      string      // "MIN" or "MAX"
 	typ     engine.Type // the argument's type (the values' encoding in partial rows)
 	max     bool
-	ops     O
 	ext     []V    // per group: current min (or max), owned by ops
 	hasExt  []bool // ext is not NULL
 	mapSize []int64
 	counts  entries.Counts[V] // values owned by ops
-	rowValues[V]
+	opsValues[V, O]
 
 	// partial rows (minmax_retract_merge.go): scratch
 	keys         engine.OutBatch // the values as keys
@@ -44,7 +43,7 @@ type minMaxRetractAcc[V comparable, O values.Ops[V]] struct {
 }
 
 func newMinMaxRetract[V comparable, O values.Ops[V]](fn string, col int, typ engine.Type, ops O) minMaxRetractAcc[V, O] {
-	return minMaxRetractAcc[V, O]{col: col, fn: fn, typ: typ, max: fn == "MAX", ops: ops, counts: entries.NewCounts[V]()}
+	return minMaxRetractAcc[V, O]{col: col, fn: fn, typ: typ, max: fn == "MAX", counts: entries.NewCounts[V](), opsValues: opsValues[V, O]{ops: ops}}
 }
 
 func (a *minMaxRetractAcc[V, O]) Grow(n int) {
@@ -128,16 +127,6 @@ func (a *minMaxRetractAcc[V, O]) clearExt(g int32) {
 	}
 }
 
-// note records row i's values and flags it changed under Flink's equaliser.
-//
-//kernels:specialize
-func (a *minMaxRetractAcc[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
-	a.store(i, pv, pn, nv, nn)
-	if pn != nn || (!nn && pv != nv && !a.ops.Same(pv, nv)) {
-		changed[i] = true
-	}
-}
-
 // tidy compacts the arena of owned values when it is due; recorded values are not read after.
 //
 //kernels:specialize
@@ -162,15 +151,10 @@ func (a *minMaxRetractAcc[V, O]) tidy() {
 //kernels:specialize
 func (a *minMaxRetractAcc[V, O]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv, pn := a.value(g)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -291,24 +275,10 @@ func (a *minMaxRetractAcc[V, O]) rescan(g int32) {
 	a.setExt(g, m.Val[best])
 }
 
-//kernels:specialize
-func (a *minMaxRetractAcc[V, O]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-//kernels:specialize
-func (a *minMaxRetractAcc[V, O]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
-// Save writes the extreme (a NULL flag, then the value unless ops are sparse and it is NULL),
-// mapSize, and the group's entries (count, then value, count and, with TTL, last write each),
-// newest first.
+// Save writes the extreme (putValue), mapSize, and the group's entries (count, then value,
+// count and, with TTL, last write each), newest first.
 func (a *minMaxRetractAcc[V, O]) Save(dst []byte, g int32) []byte {
-	dst = values.PutBool(dst, a.hasExt[g])
-	if a.hasExt[g] || !a.ops.Sparse() {
-		dst = a.ops.Put(dst, a.ext[g])
-	}
+	dst = putValue(a.ops, dst, a.ext[g], a.hasExt[g])
 	dst = values.PutVarint(dst, a.mapSize[g])
 	m := &a.counts
 	dst = values.PutVarint(dst, int64(m.Entries(g)))
@@ -323,14 +293,8 @@ func (a *minMaxRetractAcc[V, O]) Save(dst []byte, g int32) []byte {
 
 func (a *minMaxRetractAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
 	var err error
-	if a.hasExt[g], src, err = values.GetBool(src); err != nil {
+	if a.ext[g], a.hasExt[g], src, err = getValue(a.ops, src); err != nil {
 		return nil, err
-	}
-	if a.hasExt[g] || !a.ops.Sparse() {
-		if a.ext[g], src, err = a.ops.Get(src); err != nil {
-			a.hasExt[g] = false
-			return nil, err
-		}
 	}
 	if a.mapSize[g], src, err = values.GetVarint(src); err != nil {
 		return nil, err

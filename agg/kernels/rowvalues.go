@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"iter"
 	"unsafe"
 
 	"github.com/ferrystream/ferry/agg/internal/scratch"
@@ -35,6 +36,23 @@ func (v *rowValues[V]) fill(n int, at func(j int) (V, bool)) {
 	}
 }
 
+// rows is the loop of a fold or merge over a batch of n rows: when it starts it makes v the
+// batch's recorder (reset), then it yields, in order, each row i whose group gids[i] is not
+// negative, with that group. It inlines into the caller together with the loop body while the
+// body stays within the inliner's budget for a closure called once (800); a larger body would
+// become a call per row, so the largest folds keep a plain loop.
+func (v *rowValues[V]) rows(n int, gids []int32) iter.Seq2[int, int32] {
+	return func(yield func(int, int32) bool) {
+		v.reset(n)
+		for i, g := range gids[:n] {
+			if g >= 0 && !yield(i, g) {
+				return
+			}
+		}
+	}
+}
+
+// reset makes v the recorder of a batch of n rows.
 func (v *rowValues[V]) reset(n int) {
 	v.vals = scratch.Resize(v.vals, 2*n)
 	v.nulls = scratch.Resize(v.nulls, 2*n)
@@ -65,6 +83,42 @@ func (v *rowValues[V]) Differ(a, b int32) bool {
 // Write fills output row j with entry pick[j]; V must be fixed-width (values.WriteFixed).
 func (v *rowValues[V]) Write(out *engine.OutColumn, pick []int32) {
 	values.WriteFixed(out, v.vals, v.nulls, pick)
+}
+
+// opsValues is rowValues for a kernel over value-ops O: Flink's equaliser on two values Go's ==
+// calls different is ops.Same (VARCHAR's bytes, not its references), and output goes through
+// ops.Write. ops is the kernel's value-ops, which own every value the kernel keeps. Its per-row
+// methods are specialized with the kernel that embeds it (kernels_gen.go).
+type opsValues[V comparable, O values.Ops[V]] struct {
+	ops O
+	rowValues[V]
+}
+
+// note records row i's values and flags it changed under Flink's equaliser. It is store and
+// the test written out, which keeps it within the inliner's budget for numbers and DECIMAL.
+//
+//kernels:specialize
+func (a *opsValues[V, O]) note(i int, pv V, pn bool, nv V, nn bool, changed []bool) {
+	a.vals[2*i], a.vals[2*i+1] = pv, nv
+	a.nulls[2*i], a.nulls[2*i+1] = pn, nn
+	if pn == nn && (nn || pv == nv || a.ops.Same(pv, nv)) {
+		return
+	}
+	changed[i] = true
+}
+
+// Differ compares entries p and q as note compares a row's before and after.
+//
+//kernels:specialize
+func (a *opsValues[V, O]) Differ(p, q int32) bool {
+	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
+}
+
+// Write fills output row j with entry pick[j].
+//
+//kernels:specialize
+func (a *opsValues[V, O]) Write(out *engine.OutColumn, pick []int32) {
+	a.ops.Write(out, a.vals, a.nulls, pick)
 }
 
 // Warmer is an accumulator that can read its groups' states ahead of a fold: at high

@@ -24,28 +24,21 @@ const singleValueMsg = "SingleValueAggFunction received more than one element."
 // in the batch stay folded, and the session breaks the operator (the job fails as Flink's does).
 // count is Flink's nullable INT, never NULL here: it starts at 0 and wraps as Java's int.
 //
-// Partial state: value (the argument type, nullable), then count (INT, nullable as Flink
+// The value is a groupValues, the count a slice beside it; a snapshot is the count, then the
+// value. Partial state: value (the argument type, nullable), then count (INT, nullable as Flink
 // declares it; NULL merges as 0 would not: Flink's plus of a NULL is NULL, which its local
 // never writes, so a NULL count is refused).
 type singleValueAcc[V comparable, O values.Ops[V]] struct {
-	col  int
-	typ  engine.Type // argument and result type, nullable
-	ops  O
-	st   []singleValueState[V] // per group
-	part rowValues[V]          // partial values being written
-	rowValues[V]
-	fault error // the QueryError the last fold stopped at (err)
-}
-
-type singleValueState[V any] struct {
-	val   V // owned by ops when has
-	has   bool
-	count int32
+	col int
+	typ engine.Type // argument and result type, nullable
+	groupValues[V, O]
+	count []int32 // per group
+	fault error   // the QueryError the last fold stopped at (err)
 }
 
 func newSingleValue[V comparable, O values.Ops[V]](col int, typ engine.Type, ops O) *singleValueAcc[V, O] {
 	typ.Nullable = true
-	return &singleValueAcc[V, O]{col: col, typ: typ, ops: ops}
+	return &singleValueAcc[V, O]{col: col, typ: typ, groupValues: newGroupValues(ops)}
 }
 
 // singleValueNewCall resolves a SINGLE_VALUE call (New): one argument, not DISTINCT, with or
@@ -119,126 +112,74 @@ func singleValueCall(col int, arg engine.Type) Accumulator {
 	return nil
 }
 
-func (a *singleValueAcc[V, O]) Grow(n int) { a.st = scratch.Extend(a.st, n) }
+func (a *singleValueAcc[V, O]) Grow(n int) {
+	a.groupValues.Grow(n)
+	a.count = scratch.Extend(a.count, n)
+}
 
 func (a *singleValueAcc[V, O]) Reset(g int32) {
-	a.set(g, *new(V), false)
-	a.st[g].count = 0
+	a.groupValues.Reset(g)
+	a.count[g] = 0
 }
 
-func (a *singleValueAcc[V, O]) Bytes() int64 {
-	var zero singleValueState[V]
-	return int64(cap(a.st))*int64(sizeOf(zero)) + a.ops.Bytes()
-}
+func (a *singleValueAcc[V, O]) Bytes() int64 { return a.groupValues.Bytes() + int64(cap(a.count))*4 }
 
-// set replaces group g's value with v (an owned value when has), dropping the old one.
-func (a *singleValueAcc[V, O]) set(g int32, v V, has bool) {
-	s := &a.st[g]
-	if s.has {
-		a.ops.Drop(s.val)
-	}
-	s.val, s.has = v, has
-}
-
-func (a *singleValueAcc[V, O]) tidy() {
-	if !a.ops.CompactDue() {
-		return
-	}
-	a.ops.CompactStart()
-	for g := range a.st {
-		if s := &a.st[g]; s.has {
-			s.val = a.ops.Move(s.val)
-		}
-	}
-	a.ops.CompactEnd()
-}
-
-// note records row i's values and flags it changed under Flink's equaliser.
-func (a *singleValueAcc[V, O]) note(i int, pv V, pn bool, g int32, changed []bool) {
-	s := &a.st[g]
-	a.store(i, pv, pn, s.val, !s.has)
-	if pn == s.has || (s.has && pv != s.val && !a.ops.Same(pv, s.val)) {
-		changed[i] = true
+// take sets group g's value to row i of the bound column col, NULL included.
+func (a *singleValueAcc[V, O]) take(g int32, col *engine.Column, i int) {
+	if col.IsNull(i) {
+		a.set(g, *new(V), false)
+	} else {
+		a.set(g, a.ops.Keep(a.ops.At(i)), true)
 	}
 }
 
 func (a *singleValueAcc[V, O]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	a.ops.Bind(in, a.col, true)
 	defer a.ops.Unbind()
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
-		s := &a.st[g]
+	for i, g := range a.rows(in.Len, gids) {
+		s, count := &a.st[g], &a.count[g]
 		pv, pn := s.val, !s.has
 		switch {
 		case act[i] > 0:
-			if s.count > 0 {
+			if *count > 0 {
 				a.fault = &engine.QueryError{Msg: singleValueMsg}
 				return
 			}
-			if col.IsNull(i) {
-				a.set(g, *new(V), false)
-			} else {
-				a.set(g, a.ops.Keep(a.ops.At(i)), true)
-			}
-			s.count++
+			a.take(g, col, i)
+			*count++
 		case act[i] < 0:
-			if s.count != 1 && s.count != 0 {
+			if *count != 1 && *count != 0 {
 				a.fault = &engine.QueryError{Msg: singleValueMsg}
 				return
 			}
 			a.set(g, *new(V), false)
-			s.count--
+			*count--
 		}
-		a.note(i, pv, pn, g, changed)
+		a.note(i, pv, pn, s.val, !s.has, changed)
 	}
 }
 
-func (a *singleValueAcc[V, O]) Differ(p, q int32) bool {
-	return a.nulls[p] != a.nulls[q] || (!a.nulls[q] && a.vals[p] != a.vals[q] && !a.ops.Same(a.vals[p], a.vals[q]))
-}
-
-func (a *singleValueAcc[V, O]) Write(out *engine.OutColumn, pick []int32) {
-	a.ops.Write(out, a.vals, a.nulls, pick)
-}
-
+// VarBytes is the output size of a VARCHAR result (VarOutput); 0 for fixed-width values.
 func (a *singleValueAcc[V, O]) VarBytes(pick []int32) int {
 	return a.ops.VarBytes(a.vals, a.nulls, pick)
 }
 
-// Save writes count, the NULL flag, then the value unless ops are sparse and it is NULL.
+// Save writes count, then the value (groupValues.Save).
 func (a *singleValueAcc[V, O]) Save(dst []byte, g int32) []byte {
-	s := &a.st[g]
-	dst = values.PutVarint(dst, int64(s.count))
-	dst = values.PutBool(dst, s.has)
-	if s.has || !a.ops.Sparse() {
-		dst = a.ops.Put(dst, s.val)
-	}
-	return dst
+	return a.groupValues.Save(values.PutVarint(dst, int64(a.count[g])), g)
 }
 
 func (a *singleValueAcc[V, O]) Load(src []byte, g int32) ([]byte, error) {
-	s := &a.st[g]
 	count, src, err := values.GetVarint(src)
 	if err != nil {
 		return nil, err
 	}
-	has, src, err := values.GetBool(src)
-	if err != nil {
+	if src, err = a.groupValues.Load(src, g); err != nil {
 		return nil, err
 	}
-	if has || !a.ops.Sparse() {
-		v, rest, err := a.ops.Get(src)
-		if err != nil {
-			return nil, err
-		}
-		s.val, src = v, rest
-	}
-	s.has, s.count = has, int32(count)
+	a.count[g] = int32(count)
 	return src, nil
 }
 
@@ -246,22 +187,11 @@ func (a *singleValueAcc[V, O]) PartialTypes() ([]engine.Type, error) {
 	return []engine.Type{a.typ, {ID: engine.Int, Nullable: true}}, nil
 }
 
-// gather collects the values of groups into a.part (entry j for groups[j]).
-func (a *singleValueAcc[V, O]) gather(groups []int32) {
-	a.part.fill(len(groups), func(j int) (V, bool) { s := &a.st[groups[j]]; return s.val, s.has })
-}
-
-func (a *singleValueAcc[V, O]) PartialVarBytes(groups []int32, dst []int) {
-	a.gather(groups)
-	dst[0] = a.ops.VarBytes(a.part.vals, a.part.nulls, nil)
-}
-
 func (a *singleValueAcc[V, O]) WritePartial(out []engine.OutColumn, groups []int32) error {
-	a.gather(groups)
-	a.ops.Write(&out[0], a.part.vals, a.part.nulls, nil)
+	a.writeValues(&out[0], groups)
 	counts := engine.OutValues[int32](&out[1])
 	for j, g := range groups {
-		counts[j] = a.st[g].count
+		counts[j] = a.count[g]
 	}
 	return nil
 }
@@ -271,33 +201,25 @@ func (a *singleValueAcc[V, O]) Merge(in *engine.Batch, first int, gids []int32, 
 		return err
 	}
 	a.tidy()
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	counts := engine.Values[int32](&in.Cols[first+1], in.Len)
 	a.ops.Bind(in, first, false)
 	defer a.ops.Unbind()
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
-		s := &a.st[g]
+	for i, g := range a.rows(in.Len, gids) {
+		s, count := &a.st[g], &a.count[g]
 		pv, pn := s.val, !s.has
 		mc := counts[i]
-		total := s.count + mc
+		total := *count + mc
 		if total > 1 {
 			return &engine.QueryError{Msg: singleValueMsg}
 		}
-		if total != 0 || s.count == 0 || mc > 0 { // the merged value, else NULL
-			if col.IsNull(i) {
-				a.set(g, *new(V), false)
-			} else {
-				a.set(g, a.ops.Keep(a.ops.At(i)), true)
-			}
+		if total != 0 || *count == 0 || mc > 0 { // the merged value, else NULL
+			a.take(g, col, i)
 		} else {
 			a.set(g, *new(V), false)
 		}
-		s.count = total
-		a.note(i, pv, pn, g, changed)
+		*count = total
+		a.note(i, pv, pn, s.val, !s.has, changed)
 	}
 	return nil
 }

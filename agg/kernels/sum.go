@@ -74,16 +74,11 @@ func (a *sumAcc[V, O]) value(s *sumState[V]) (V, bool) {
 
 //kernels:specialize
 func (a *sumAcc[V, O]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	ops, st := a.ops, a.st // locals: the loop's stores cannot alias them
 	ops.Bind(in, a.col, true)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -184,13 +179,9 @@ func (a *sumAcc[V, O]) Merge(in *engine.Batch, first int, gids []int32, changed 
 	if err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	ops, st := a.ops, a.st
 	ops.Bind(in, first, false)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &st[g]
 		pv, pn := a.value(s)
 		if !col.IsNull(i) {

@@ -30,15 +30,10 @@ func (a *sum0Acc[T]) Reset(g int32)           { a.sum[g] = 0 }
 func (a *sum0Acc[T]) Bytes() int64            { return int64(cap(a.sum)) * int64(sizeOf(T(0))) }
 
 func (a *sum0Acc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv := a.sum[g]
 		if d := act[i]; d != 0 && !col.IsNull(i) {
 			if d > 0 {
@@ -78,12 +73,8 @@ func (a *sum0Acc[T]) Merge(in *engine.Batch, first int, gids []int32, changed []
 	if err := checkPartial(in, first, []engine.Type{a.typ}, 0); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	vals := engine.Values[T](&in.Cols[first], in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		pv := a.sum[g]
 		a.sum[g] += vals[i]
 		a.record(i, pv, false, a.sum[g], false, changed)
@@ -91,103 +82,63 @@ func (a *sum0Acc[T]) Merge(in *engine.Batch, first int, gids []int32, changed []
 	return nil
 }
 
-// decSum0Acc is $SUM0 over DECIMAL(p, s): a DECIMAL(38, s) that starts at 0 and ignores NULL
-// arguments; once an addition or subtraction overflows, the sum is NULL for good.
+// decSum0Acc is $SUM0 over DECIMAL(p, s): a decSum, which ignores NULL arguments.
 type decSum0Acc struct {
 	col int
 	typ engine.Type // DECIMAL(38, s)
-	st  []decSum0State
+	st  []decSum
 	rowValues[values.Dec128]
-}
-
-type decSum0State struct {
-	sum  values.Dec128
-	null bool // overflowed
 }
 
 func (a *decSum0Acc) WarmGroups(gids []int32) { a.warmed = warm(a.st, gids) }
 func (a *decSum0Acc) Grow(n int)              { a.st = scratch.Extend(a.st, n) }
-func (a *decSum0Acc) Reset(g int32)           { a.st[g] = decSum0State{} }
+func (a *decSum0Acc) Reset(g int32)           { a.st[g] = decSum{} }
 func (a *decSum0Acc) Bytes() int64            { return int64(cap(a.st)) * 24 }
 
 func (a *decSum0Acc) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	data := values.DecValues(col, in.Len)
 	act = act[:in.Len]
-	gids = gids[:in.Len]
-	for i, g := range gids {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.sum, s.null
-		if d := act[i]; d != 0 && !s.null && !col.IsNull(i) {
-			ok := false
-			if d > 0 {
-				s.sum, ok = values.DecAdd(s.sum, values.LoadDec(data[16*i:]))
+		if d := act[i]; d != 0 && !col.IsNull(i) {
+			if v := values.LoadDec(data[16*i:]); d > 0 {
+				s.add(v)
 			} else {
-				s.sum, ok = values.DecSub(s.sum, values.LoadDec(data[16*i:]))
+				s.sub(v)
 			}
-			s.null = !ok
 		}
 		a.record(i, pv, pn, s.sum, s.null, changed)
 	}
 }
 
-func (a *decSum0Acc) Save(dst []byte, g int32) []byte {
-	return values.PutDec(values.PutBool(dst, a.st[g].null), a.st[g].sum)
-}
+func (a *decSum0Acc) Save(dst []byte, g int32) []byte          { return a.st[g].save(dst) }
+func (a *decSum0Acc) Load(src []byte, g int32) ([]byte, error) { return a.st[g].load(src) }
+func (a *decSum0Acc) PartialTypes() ([]engine.Type, error)     { return []engine.Type{a.typ}, nil }
+func (a *decSum0Acc) PartialVarBytes([]int32, []int)           {}
 
-func (a *decSum0Acc) Load(src []byte, g int32) ([]byte, error) {
-	s := &a.st[g]
-	var err error
-	if s.null, src, err = values.GetBool(src); err != nil {
-		return nil, err
-	}
-	s.sum, src, err = values.GetDec(src)
-	return src, err
-}
-
-func (a *decSum0Acc) PartialTypes() ([]engine.Type, error) { return []engine.Type{a.typ}, nil }
-func (a *decSum0Acc) PartialVarBytes([]int32, []int)       {}
-
-// WritePartial writes the sum, NULL once it overflowed.
 func (a *decSum0Acc) WritePartial(out []engine.OutColumn, groups []int32) error {
-	dst := values.FixedSlice[values.Dec128](out[0].Data)[:len(groups)]
+	sums := values.FixedSlice[values.Dec128](out[0].Data)[:len(groups)]
 	for j, g := range groups {
-		s := &a.st[g]
-		dst[j] = s.sum
-		if s.null {
-			dst[j] = values.Dec128{}
-			out[0].SetNull(j)
-		}
+		a.st[g].write(&out[0], sums, j)
 	}
 	return nil
 }
 
-// Merge adds each partial sum: NULL when either side is NULL or the sum overflows.
 func (a *decSum0Acc) Merge(in *engine.Batch, first int, gids []int32, changed []bool) error {
 	if err := checkPartial(in, first, []engine.Type{a.typ}); err != nil {
 		return err
 	}
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[first]
 	data := values.DecValues(col, in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.sum, s.null
-		switch {
-		case s.null:
-		case col.IsNull(i):
+		if col.IsNull(i) { // NULL + x is NULL
 			s.null = true
-		default:
-			ok := false
-			s.sum, ok = values.DecAdd(s.sum, values.LoadDec(data[16*i:]))
-			s.null = !ok
+		} else {
+			s.add(values.LoadDec(data[16*i:]))
 		}
 		a.record(i, pv, pn, s.sum, s.null, changed)
 	}

@@ -19,7 +19,7 @@ func varcharCall(fn string, col, javaCol int, arg engine.Type, retract bool) (Ac
 	if retract {
 		return &strMinMaxRetractAcc{newMinMaxRetract[values.StrRef](fn, col, arg, values.NewStrOps(javaCol))}, out
 	}
-	return &strMinMaxAcc{minMaxAcc[values.StrRef, *values.StrOps]{col: col, max: fn == "MAX", typ: out, ops: values.NewStrOps(javaCol)}}, out
+	return &strMinMaxAcc{newMinMax[values.StrRef](fn, col, out, values.NewStrOps(javaCol))}, out
 }
 
 // VarBytes is the output size of VARCHAR MIN/MAX (VarOutput); only VARCHAR accumulators have

@@ -65,13 +65,9 @@ func (s *welfordState) retract(x float64) {
 }
 
 func (a *welfordAcc[T]) Fold(in *engine.Batch, gids []int32, act []int8, changed []bool) {
-	a.rowValues.reset(in.Len)
 	col := &in.Cols[a.col]
 	vals := engine.Values[T](col, in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.value()
 		if d := act[i]; d != 0 && !col.IsNull(i) {
@@ -145,11 +141,7 @@ func (a *welfordAcc[T]) Merge(in *engine.Batch, first int, gids []int32, changed
 			return fmt.Errorf("%w: a $WELFORD_M2 partial of %d bytes at row %d, want %d", engine.ErrData, n, i, dataview.WelfordSize)
 		}
 	}
-	a.rowValues.reset(in.Len)
-	for i, g := range gids[:in.Len] {
-		if g < 0 {
-			continue
-		}
+	for i, g := range a.rows(in.Len, gids) {
 		s := &a.st[g]
 		pv, pn := s.value()
 		n, mean, m2 := dataview.Welford(col.Bytes(i))

@@ -10,6 +10,8 @@ import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.runtime.asyncprocessing.operators.AsyncKeyedProcessOperator;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.checkpoint.SavepointType;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -252,11 +254,22 @@ class DeduplicateDifferentialTest {
      * barrier: Flink's bundle ends there too), so both operators see each row at the same time.
      */
     static Run run(Planned p, List<Step> steps) throws Exception {
+        return run(List.of(p), steps, false);
+    }
+
+    /**
+     * {@link #run(Planned, List)} through {@code ops[0]}, then after each snapshot step through
+     * the next of {@code ops} (cyclically), restored from the snapshot the one before took: a
+     * checkpoint, or with {@code savepoints} a canonical savepoint.
+     */
+    static Run run(List<Planned> ops, List<Step> steps, boolean savepoints) throws Exception {
+        RowType type = ops.get(0).type();
         List<String> out = new ArrayList<>();
         long now = 0;
         long cp = 0;
         long late = 0;
-        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(p, null, now);
+        int segment = 0;
+        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(ops.get(0), null, now);
         try {
             for (Step s : steps) {
                 switch (s.kind()) {
@@ -270,11 +283,14 @@ class DeduplicateDifferentialTest {
                     }
                     default -> {
                         h.prepareSnapshotPreBarrier(++cp);
-                        OperatorSubtaskState state = h.snapshot(cp, cp);
-                        collect(h, p.type(), out);
+                        OperatorSubtaskState state = savepoints
+                                ? h.snapshotWithLocalState(cp, cp, SavepointType.savepoint(SavepointFormatType.CANONICAL))
+                                        .getJobManagerOwnedState()
+                                : h.snapshot(cp, cp);
+                        collect(h, type, out);
                         late += lateRecordsDropped(h.getOperator());
                         h.close();
-                        h = harness(p, state, now);
+                        h = harness(ops.get(++segment % ops.size()), state, now);
                     }
                 }
             }
@@ -287,7 +303,7 @@ class DeduplicateDifferentialTest {
             }
             throw e;
         }
-        collect(h, p.type(), out);
+        collect(h, type, out);
         late += lateRecordsDropped(h.getOperator());
         h.close();
         return new Run(out, late);

@@ -3,24 +3,15 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.kinds.deduplicate.FerryDeduplicateOperator;
 import io.ferrystream.ferry.operators.DeduplicateDifferentialTest.Planned;
 import io.ferrystream.ferry.operators.DeduplicateDifferentialTest.Step;
-import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.runtime.checkpoint.SavepointType;
-import org.apache.flink.streaming.api.watermark.Watermark;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
-import org.apache.flink.table.data.RowData;
 import org.junit.jupiter.api.Test;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import static io.ferrystream.ferry.operators.DeduplicateDifferentialTest.collect;
-import static io.ferrystream.ferry.operators.DeduplicateDifferentialTest.harness;
 import static io.ferrystream.ferry.operators.DeduplicateDifferentialTest.miniBatch;
 import static io.ferrystream.ferry.operators.DeduplicateDifferentialTest.options;
 import static io.ferrystream.ferry.operators.DeduplicateDifferentialTest.plan;
+import static io.ferrystream.ferry.operators.DeduplicateDifferentialTest.run;
 import static io.ferrystream.ferry.operators.DeduplicateDifferentialTest.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -38,44 +29,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class DeduplicateSwitchTest {
 
-    /**
-     * The steps through {@code ops[0]}, then after each snapshot step through the next of {@code
-     * ops} (cyclically), restored from a canonical savepoint of the one before.
-     */
-    static List<String> run(List<Planned> ops, List<Step> steps) throws Exception {
-        List<String> out = new ArrayList<>();
-        long now = 0;
-        long cp = 0;
-        int segment = 0;
-        KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> h = harness(ops.get(0), null, now);
-        for (Step s : steps) {
-            switch (s.kind()) {
-                case 'r' -> h.processElement(new StreamRecord<>(s.row().copy()));
-                case 'w' -> h.processWatermark(new Watermark(s.time()));
-                case 't' -> {
-                    h.prepareSnapshotPreBarrier(++cp);
-                    now = s.time();
-                    h.setProcessingTime(now);
-                    h.setStateTtlProcessingTime(now);
-                }
-                default -> {
-                    h.prepareSnapshotPreBarrier(++cp);
-                    OperatorSubtaskState state = h.snapshotWithLocalState(cp, cp,
-                            SavepointType.savepoint(SavepointFormatType.CANONICAL)).getJobManagerOwnedState();
-                    collect(h, ops.get(0).type(), out);
-                    h.close();
-                    segment++;
-                    h = harness(ops.get(segment % ops.size()), state, now);
-                    out.add("restored");
-                }
-            }
-        }
-        h.prepareSnapshotPreBarrier(++cp);
-        collect(h, ops.get(0).type(), out);
-        h.close();
-        return out;
-    }
-
     static void check(String order, boolean upsert, Map<String, String> options, long seeds) throws Exception {
         Planned stock = plan(order, false, upsert, false, 1, options);
         Planned ferry = plan(order, false, upsert, true, 7, options);
@@ -84,10 +37,10 @@ class DeduplicateSwitchTest {
             List<Step> steps = steps(seed * 17 + 3, 600, stock.type(), false);
             long snapshots = steps.stream().filter(s -> s.kind() == 's').count();
             assertTrue(snapshots >= 2, "the stream switches at least twice");
-            List<String> want = run(List.of(stock), steps);
+            List<String> want = run(List.of(stock), steps, true).out();
             String what = order + (upsert ? ", upsert" : "") + ", " + options + ", seed " + seed;
-            assertEquals(want, run(List.of(ferry, stock), steps), what + ": Ferry first");
-            assertEquals(want, run(List.of(stock, ferry), steps), what + ": Flink first");
+            assertEquals(want, run(List.of(ferry, stock), steps, true).out(), what + ": Ferry first");
+            assertEquals(want, run(List.of(stock, ferry), steps, true).out(), what + ": Flink first");
         }
     }
 

@@ -82,7 +82,7 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 		keyCols:   in.Keys,
 		b:         bundle{keyOf: map[string]int32{}},
 	}
-	d.out.chunk = spec.ChunkRows
+	d.out.PairOutput = joincore.NewPairOutput(d.layout, nil, in.Types, spec.ChunkRows)
 	d.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: d.enc.FixedSize(), TTL: engine.TTL{Ms: p.StateTTLMs},
 		Timers: p.OutputInsertOnly, Layout: p})
 	if p.KeepLastRow || p.Rowtime {
@@ -111,7 +111,7 @@ func (d *Dedup) Close() { *d = Dedup{} }
 func (d *Dedup) Flush(_ int64, out *engine.OutBatch) (bool, error) { out.Len = 0; return false, nil }
 
 // Continue implements engine.KeyedOperator.
-func (d *Dedup) Continue(out *engine.OutBatch) (bool, error) { return d.out.emit(d.layout, out) }
+func (d *Dedup) Continue(out *engine.OutBatch) (bool, error) { return d.out.Emit(out) }
 
 // Process implements engine.KeyedOperator: the rows of the one input, in order (under mini-batch:
 // one bundle). Every row is checked before any state changes.
@@ -156,7 +156,7 @@ func (d *Dedup) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch
 		}
 	}
 	d.state.Sweep(nowMs) // ends the batch
-	return d.out.emit(d.layout, out)
+	return d.out.Emit(out)
 }
 
 // find returns the id of row i's key, -1 when absent; state that expired by nowMs reads as
@@ -344,7 +344,7 @@ func (d *Dedup) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, e
 			}
 		}
 	}
-	return d.out.emit(d.layout, out)
+	return d.out.Emit(out)
 }
 
 // processBundle finishes the call's rows as one bundle: each key's rows as Flink's addInput
@@ -431,63 +431,23 @@ func (d *Dedup) rowtimeBundle(in *engine.Batch, rows []int32, nowMs int64) {
 	d.store(id, prev, kind, nowMs)
 }
 
-// outRows is the output of one call: rows encoded with the operator's layout, handed out in
-// chunks of at most chunk rows.
+// outRows is the output of one call: copies of the rows (the state updates its rows in place,
+// and the encoding scratch is reused), written out in chunks by joincore.PairOutput. A copy is a
+// slice of buf; a later append that moves buf leaves it where it was.
 type outRows struct {
-	chunk int
-	kinds []engine.RowKind
-	ends  []int32 // per row: the end of its bytes in buf
-	buf   []byte
-	next  int // the first row not handed out
-	rows  [][]byte
-	vars  []int
+	*joincore.PairOutput
+	buf []byte
 }
 
 // add appends a copy of row with kind.
 func (o *outRows) add(kind engine.RowKind, row []byte) {
+	start := len(o.buf)
 	o.buf = append(o.buf, row...)
-	o.kinds = append(o.kinds, kind)
-	o.ends = append(o.ends, int32(len(o.buf)))
+	o.AddKind(o.buf[start:len(o.buf):len(o.buf)], nil, kind)
 }
 
+// reset drops the rows of the call.
 func (o *outRows) reset() {
-	o.kinds, o.ends, o.buf, o.next = o.kinds[:0], o.ends[:0], o.buf[:0], 0
-}
-
-// emit writes the next chunk into out; more reports whether rows remain.
-func (o *outRows) emit(l *joincore.RowLayout, out *engine.OutBatch) (more bool, err error) {
-	n := min(o.chunk, len(o.kinds)-o.next)
-	if n <= 0 {
-		out.Len = 0
-		o.reset()
-		return false, nil
-	}
-	o.rows = o.rows[:0]
-	start := int32(0)
-	if o.next > 0 {
-		start = o.ends[o.next-1]
-	}
-	for _, end := range o.ends[o.next : o.next+n] {
-		o.rows = append(o.rows, o.buf[start:end])
-		start = end
-	}
-	types := l.Types()
-	o.vars = o.vars[:0]
-	for c, t := range types {
-		v := 0
-		if t.Variable() {
-			v = l.VarBytes(o.rows, c)
-		}
-		o.vars = append(o.vars, v)
-	}
-	if err := out.Init(types, n, o.vars); err != nil {
-		return false, err
-	}
-	for c := range types {
-		l.WriteColumn(&out.Cols[c], o.rows, c)
-	}
-	copy(out.Kinds(), o.kinds[o.next:o.next+n])
-	out.Finish()
-	o.next += n
-	return o.next < len(o.kinds), nil
+	o.Reset()
+	o.buf = o.buf[:0]
 }

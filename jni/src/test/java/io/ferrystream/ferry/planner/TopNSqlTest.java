@@ -1,0 +1,174 @@
+package io.ferrystream.ferry.planner;
+
+import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.topn.TopNSpec;
+
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.CloseableIterator;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.math.BigDecimal;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Top-N queries in SQL on a MiniCluster of two TaskManagers, Ferry off and on: at parallelism 1
+ * the changelogs equal row for row, at 4 the final tables (as multisets). One source subtask
+ * feeds every run, so each partition sees its rows in one order at every parallelism. The rows
+ * have ties in every sort key, NULLs, and keys whose rows enter and leave the top over and over.
+ */
+class TopNSqlTest {
+    @RegisterExtension
+    static final MiniClusterExtension CLUSTER = MiniClusters.twoByTwo();
+
+    /** The Rank line of the last run's plan. */
+    static String lastRank;
+
+    /** 3,000 rows over 40 partitions. */
+    static List<Row> rows() {
+        List<Row> rows = new ArrayList<>();
+        LocalDateTime t0 = LocalDateTime.of(2026, 1, 1, 0, 0);
+        for (int i = 0; i < 3000; i++) {
+            long k = i % 40;
+            int g = i % 7;
+            int v = (int) ((i * 7919L) % 101); // ties within a partition
+            Integer n = i % 9 == 0 ? null : (int) ((i * 31L) % 23);
+            String s = i % 13 == 0 ? null : "s" + ((i * 17) % 29);
+            BigDecimal dec = BigDecimal.valueOf((i * 37L) % 2000 - 1000, 2);
+            LocalDateTime ts = t0.plusSeconds((i * 53L) % 900); // not in order: sorted, never late for a rank
+            rows.add(Row.of(k, g, v, n, s, dec, ts));
+        }
+        return rows;
+    }
+
+    static List<String> run(boolean ferry, int parallelism, Map<String, String> options, String query) throws Exception {
+        Configuration conf = new Configuration();
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(parallelism);
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env, EnvironmentSettings.inStreamingMode());
+        tEnv.getConfig().set(FerryOptions.ENABLED, ferry);
+        tEnv.getConfig().set(FerryOptions.BATCH_SIZE, 64);
+        options.forEach((k, v) -> tEnv.getConfig().set(k, v));
+        Ferry.install(tEnv);
+        DataStream<Row> source = env.fromData(rows(), Types.ROW_NAMED(new String[] {"k", "g", "v", "n", "s", "dec", "ts"},
+                Types.LONG, Types.INT, Types.INT, Types.INT, Types.STRING, Types.BIG_DEC, Types.LOCAL_DATE_TIME))
+                .setParallelism(1);
+        tEnv.createTemporaryView("T", tEnv.fromDataStream(source, Schema.newBuilder()
+                .column("k", "BIGINT").column("g", "INT").column("v", "INT").column("n", "INT").column("s", "STRING")
+                .column("dec", "DECIMAL(10, 2)").column("ts", "TIMESTAMP(3)")
+                .columnByExpression("pt", "PROCTIME()")
+                .watermark("ts", "ts - INTERVAL '1' HOUR").build()));
+        String plan = tEnv.explainSql(query);
+        List<String> ranks = DeduplicateExplainTest.rankLines(PlannerTests.physicalPlan(plan));
+        assertEquals(1, ranks.size(), plan);
+        lastRank = ranks.get(0);
+        assertTrue(ranks.get(0).contains(ferry ? "ferry=[native]" : "ferry=[disabled"), plan);
+        long opened = Ferry.nativeOperatorsOpened(TopNSpec.KIND);
+        List<String> rows = new ArrayList<>();
+        try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
+            it.forEachRemaining(r -> rows.add(r.toString()));
+        }
+        // a rank without partition keys runs in one subtask
+        int subtasks = ranks.get(0).contains("partitionBy=[]") ? 1 : parallelism;
+        assertEquals(ferry ? subtasks : 0, Ferry.nativeOperatorsOpened(TopNSpec.KIND) - opened, "native subtasks opened");
+        return rows;
+    }
+
+    /** A ROW_NUMBER over {@code table} by {@code keys} and {@code order}, filtered on rn by {@code filter}. */
+    static String rank(String table, String columns, String keys, String order, String filter) {
+        return "SELECT " + columns + " FROM (SELECT *, ROW_NUMBER() OVER ("
+                + (keys.isEmpty() ? "" : "PARTITION BY " + keys + " ") + "ORDER BY " + order + ") AS rn FROM " + table
+                + ") WHERE " + filter;
+    }
+
+    /** The rows a changelog leaves, as a multiset (row → count). */
+    static Map<String, Integer> finalRows(List<String> changelog) {
+        Map<String, Integer> table = new TreeMap<>();
+        for (String row : changelog) {
+            String fields = row.substring(3, row.length() - 1);
+            int delta = row.startsWith("+I") || row.startsWith("+U") ? 1 : -1;
+            table.merge(fields, delta, Integer::sum);
+            table.remove(fields, 0);
+        }
+        return table;
+    }
+
+    static void assertSame(Map<String, String> options, String query) throws Exception {
+        List<String> flink = run(false, 1, options, query);
+        List<String> ferry = run(true, 1, options, query);
+        assertTrue(flink.size() >= 40, flink.toString());
+        assertEquals(flink, ferry, options + ": " + query);
+        Map<String, Integer> flinkRows = finalRows(flink);
+        assertTrue(flinkRows.values().stream().allMatch(c -> c > 0), flinkRows.toString());
+        assertEquals(flinkRows, finalRows(run(true, 4, options, query)), "parallelism 4, " + options + ": " + query);
+    }
+
+    /** AppendOnlyTopNFunction: the top rows by many orders, with and without the rank number, with offsets. */
+    @ParameterizedTest
+    @ValueSource(strings = {"v DESC", "v, s DESC", "n NULLS FIRST, v", "n DESC NULLS LAST, v DESC", "s, n", "dec DESC",
+            "ts", "ts DESC, dec", "v DESC, s, ts, dec"})
+    void appendOnlyTopN(String order) throws Exception {
+        assertSame(Map.of(), rank("T", "k, v, n, s, dec, ts, rn", "k", order, "rn <= 3"));
+        assertSame(Map.of(), rank("T", "k, v, n, s, dec, ts", "k", order, "rn <= 3"));
+    }
+
+    @Test
+    void offsetsAndPartitions() throws Exception {
+        assertSame(Map.of(), rank("T", "k, v, s, rn", "k", "v DESC, s", "rn BETWEEN 3 AND 5"));
+        assertSame(Map.of(), rank("T", "k, v, s", "k", "v DESC, s", "rn > 2 AND rn <= 5"));
+        assertSame(Map.of(), rank("T", "k, g, v, s, rn", "k, g", "v", "rn <= 2"));
+        // no partition key: one subtask
+        assertSame(Map.of(), rank("T", "k, v, s, rn", "", "v DESC, k", "rn <= 10"));
+        assertSame(Map.of(), rank("T", "k, v, s", "", "dec", "rn BETWEEN 5 AND 8"));
+    }
+
+    /** FastTop1Function on the insert-only input. */
+    @Test
+    void top1() throws Exception {
+        assertSame(Map.of(), rank("T", "k, v, s, dec", "k", "v DESC", "rn = 1"));
+        assertSame(Map.of(), rank("T", "k, v, n, rn", "k", "n DESC NULLS FIRST", "rn = 1"));
+        assertSame(Map.of(), rank("T", "k, v, s, ts", "k", "ts DESC, v", "rn <= 1"));
+        assertSame(Map.of(), rank("T", "k, v, s, ts", "", "dec DESC, k", "rn = 1"));
+    }
+
+    /**
+     * FastTop1Function on an upsert input (UpdateFastStrategy: a GROUP BY whose aggregate only
+     * grows, the partition within its key).
+     */
+    @Test
+    void top1OverAnUpsertInput() throws Exception {
+        String agg = "(SELECT k, g, MAX(v) AS mx, COUNT(*) AS c FROM T GROUP BY k, g)";
+        for (String order : List.of("mx DESC", "c DESC, mx DESC")) {
+            String query = rank(agg, "k, g, mx, c", "k", order, "rn = 1");
+            assertSame(Map.of(), query);
+            assertTrue(lastRank.contains("strategy=[UpdateFastStrategy[0,1]]"), lastRank);
+        }
+    }
+
+    /** AppendOnlyFirstNFunction: ORDER BY the processing time ascending, each key's first rows in arrival order. */
+    @Test
+    void firstN() throws Exception {
+        assertSame(Map.of(), rank("T", "k, v, s, rn", "k", "pt", "rn <= 3"));
+        assertSame(Map.of(), rank("T", "k, v, s", "k", "pt", "rn BETWEEN 2 AND 4"));
+        assertSame(Map.of(), rank("T", "k, v, s, rn", "k", "pt", "rn = 1"));
+        assertSame(Map.of("table.exec.state.ttl", "1 h"), rank("T", "k, v, s, rn", "k", "pt", "rn <= 2"));
+    }
+}

@@ -44,7 +44,7 @@ import java.util.Set;
  * <ul>
  *   <li>its <b>candidate nodes</b>: the nodes a registered native kind decided ({@link
  *       NativeCandidate}), native or with the reason they stay Flink's;
- *   <li>its <b>other stateful operators</b> (joins, windows, Top-N, ...):
+ *   <li>its <b>other stateful operators</b> (joins, windows, OVER, ...):
  *       nodes no native kind replaces yet, each with that as its reason; with the candidates they
  *       make the operators whose native share {@code ferry qualify} estimates;
  *   <li>why the changelog it produces is <b>not deterministic</b>, at three levels: its order

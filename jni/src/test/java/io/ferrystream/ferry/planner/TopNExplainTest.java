@@ -85,10 +85,14 @@ class TopNExplainTest {
      * operator, which fails as without Ferry.
      */
     static List<String> rejected(String sql) {
-        Exception flinks = assertThrows(TableException.class, () -> env(false, Map.of()).explainSql(sql));
+        return rejected(sql, Map.of());
+    }
+
+    static List<String> rejected(String sql, Map<String, String> options) {
+        Exception flinks = assertThrows(TableException.class, () -> env(false, options).explainSql(sql));
         List<RelNode> plans;
         try (Ferry.PlanCapture capture = Ferry.capturePlans()) {
-            Exception ferrys = assertThrows(TableException.class, () -> env(true, Map.of()).explainSql(sql));
+            Exception ferrys = assertThrows(TableException.class, () -> env(true, options).explainSql(sql));
             assertEquals(flinks.getMessage(), ferrys.getMessage());
             plans = capture.plans();
         }

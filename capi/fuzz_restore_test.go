@@ -5,15 +5,16 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/ferrystream/ferry/dedup"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/ferrystream/ferry/agg"
+	"github.com/ferrystream/ferry/dedup"
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/ferrystream/ferry/snapshot"
+	"github.com/ferrystream/ferry/topn"
 )
 
 // FuzzRestore feeds mutated snapshot chunks to ferry_operator_restore, for every registered
@@ -90,6 +91,21 @@ var restoreFuzzSpecs = map[string][]spec{
 		{flatSpec{Kind: dedup.Kind, Name: "restore-dedup-last-rowtime", MaxParallelism: 128, Keys: []int{0, 1},
 			Input:  fields("k", "BIGINT", "s", "VARCHAR", "v", "TIMESTAMP(3)", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
 			Params: &dedup.Params{Rowtime: true, RowtimeIndex: 2, KeepLastRow: true, GenerateUpdateBefore: true, StateTTLMs: 1 << 40}}},
+	},
+	// Top-N buffers of rows over string, decimal and number sort keys (with ties); the first N's
+	// counters with TTL.
+	topn.Kind: {
+		{flatSpec{Kind: topn.Kind, Name: "restore-top-n", MaxParallelism: 128, Keys: []int{0},
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &topn.Params{Function: topn.AppendOnlyTopN, SortKeys: []topn.SortKey{{Field: 4}, {Field: 3, NullsLast: true}, {Field: 2}},
+				RankStart: 2, RankEnd: 5, OutputRankNumber: true}}},
+		{flatSpec{Kind: topn.Kind, Name: "restore-top1", MaxParallelism: 128, Keys: []int{1},
+			Input:  fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &topn.Params{Function: topn.FastTop1, SortKeys: []topn.SortKey{{Field: 2, Ascending: true}}, RankStart: 1, RankEnd: 1}}},
+		{flatSpec{Kind: topn.Kind, Name: "restore-first-n", MaxParallelism: 128, Keys: []int{0, 1},
+			Input: fields("k", "BIGINT", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &topn.Params{Function: topn.AppendOnlyFirstN, SortKeys: []topn.SortKey{{Field: 2, Ascending: true}}, RankStart: 1, RankEnd: 3,
+				StateTTLMs: 1 << 40}}},
 	},
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/ferrystream/ferry/internal/sessiontest"
+	"github.com/ferrystream/ferry/joincore"
 )
 
 // The input of every test: the partition key k, five sortable columns of every kind the sort
@@ -519,6 +520,26 @@ func TestFlinkStateRoundTrip(t *testing.T) {
 	for _, n := range []int64{0, 4} {
 		if err := importInto(firstN, [][]any{{int64(1), n}}); err == nil || !strings.Contains(err.Error(), "which Flink never writes") {
 			t.Fatalf("counter %d: %v", n, err)
+		}
+	}
+}
+
+// TestSortKeyForms: the sort key of an input row and of the same row stored are the same bytes,
+// for every sort field type and NULL order (processing reads the first, restore the second).
+func TestSortKeyForms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	rows := make([][]any, 200)
+	for i := range rows {
+		rows[i] = randomRow(rng, nil)
+	}
+	in := enginetest.Batch(types, rows, make([]engine.RowKind, len(rows)), enginetest.Options{Offset: 3, Garbage: rng})
+	layout := joincore.NewRowLayout(types)
+	for _, p := range variants() {
+		e := &sortKeyEncoder{layout: layout, keys: p.SortKeys}
+		for i := range rows {
+			if a, b := e.encodeRow(nil, in, i), e.encode(nil, layout.Encode(nil, in, i)); !slices.Equal(a, b) {
+				t.Fatalf("%+v row %v: %x from the batch, %x stored", p.SortKeys, rows[i], a, b)
+			}
 		}
 	}
 }

@@ -72,7 +72,7 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 	}
 	t.out = joincore.NewPairOutput(t.layout, t.rankLayout, types, spec.ChunkRows)
 	t.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: t.enc.FixedSize(), TTL: engine.TTL{Ms: p.StateTTLMs}, Layout: p})
-	t.bufs = &bufferState{layout: t.layout, sortKey: t.sortKey}
+	t.bufs = &bufferState{layout: t.layout, sortKey: t.sortKey, retract: p.Function == RetractableTopN}
 	if p.Function == AppendOnlyFirstN {
 		t.bufs.counts = []int32{}
 		cols := make([]int, len(in.Keys))
@@ -144,6 +144,13 @@ func (t *TopN) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch)
 			t.firstN(id, in, i, nowMs)
 		case FastTop1:
 			t.top1(id, in, i)
+		case RetractableTopN:
+			if err := t.retractable(id, in, i); err != nil {
+				return false, fmt.Errorf("row %d: %w", i, err)
+			}
+			if len(t.bufs.bufs[id].groups) == 0 {
+				t.state.Remove(id) // the key's last row retracted
+			}
 		}
 	}
 	t.state.Sweep(nowMs) // ends the batch

@@ -1,6 +1,5 @@
 -- Top-N, ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) with a constant rank range: every
--- function Flink 2.3's StreamExecRank runs without retraction state, all native
--- (docs/operators/top-n.md):
+-- function Flink 2.3's StreamExecRank runs, all native (docs/operators/top-n.md):
 --   ./ferry sql examples/top-n.sql --mode compare --require-native [--parallelism 4]
 -- A bidder is id modulo 400 and the datagen sequence is dealt out to the source subtasks by id
 -- modulo the parallelism (1 or 4): every row of a bidder comes from one subtask, so each bidder
@@ -61,6 +60,24 @@ FROM (
   FROM (SELECT auction, bidder, COUNT(*) AS bids FROM bid GROUP BY auction, bidder)
 )
 WHERE rn = 1;
+
+-- more than the top 1 over that upsert input (UpdatableTopNFunction): each auction's 3 bidders
+-- with the most bids, with their rank
+SELECT auction, bidder, bids, rn
+FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY bids DESC, bidder) AS rn
+  FROM (SELECT auction, bidder, COUNT(*) AS bids FROM bid GROUP BY auction, bidder)
+)
+WHERE rn <= 3;
+
+-- over an input with retractions (RetractableTopNFunction): a SUM that falls and rises, so each
+-- change retracts the bidder's previous total
+SELECT auction, bidder, balance, rn
+FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY balance DESC, bidder) AS rn
+  FROM (SELECT auction, bidder, SUM(price - 500) AS balance FROM bid GROUP BY auction, bidder)
+)
+WHERE rn <= 3;
 
 -- the first rows in arrival order (AppendOnlyFirstNFunction: ORDER BY the processing time)
 SELECT bidder, auction, price, rn

@@ -37,6 +37,8 @@ class TopNExplainTest {
     /** An updating source without a primary key: a rank over it retracts (RetractStrategy). */
     static final String CDC_TABLE = "CREATE TEMPORARY TABLE C (k BIGINT, v INT, ts TIMESTAMP(3))"
             + " WITH ('connector' = 'values', 'changelog-mode' = 'I,UB,UA,D')";
+    static final String CDC_TABLE_WITH_DOUBLE = "CREATE TEMPORARY TABLE C2 (k BIGINT, v INT, d DOUBLE)"
+            + " WITH ('connector' = 'values', 'changelog-mode' = 'I,UB,UA,D')";
 
     /** Per (k, g) the largest v and the row count: monotonic, increasing, upsert-keyed by (k, g). */
     static final String AGG = "(SELECT k, g, MAX(v) AS mx, COUNT(*) AS c, SUM(v) AS sm FROM R GROUP BY k, g)";
@@ -46,6 +48,7 @@ class TopNExplainTest {
         options.forEach((k, v) -> tEnv.getConfig().set(k, v));
         tEnv.executeSql(TABLE);
         tEnv.executeSql(CDC_TABLE);
+        tEnv.executeSql(CDC_TABLE_WITH_DOUBLE);
         return tEnv;
     }
 
@@ -167,6 +170,38 @@ class TopNExplainTest {
         }
     }
 
+    /** Inputs with retractions: RetractableTopNFunction. */
+    @Test
+    void retractableTopNIsNative() {
+        // an updating source without an upsert key
+        for (String filter : List.of("rn <= 3", "rn = 1")) {
+            String sql = rank("C", "k, v, ts", "k", "v DESC, ts", filter);
+            assertTrue(flinksRank(sql, Map.of()).contains("strategy=[RetractStrategy]"), flinksRank(sql, Map.of()));
+            assertEquals(List.of("native"), decisions(sql), sql);
+        }
+        // an offset with the rank number
+        assertEquals(List.of("native"), decisions(rank("C", "k, v, rn", "k", "v DESC", "rn BETWEEN 2 AND 4")));
+        // an aggregate not monotonic on the ORDER BY (a SUM may fall), no partition key
+        String sum = rank(AGG, "k, g, sm", "k", "sm DESC", "rn = 1");
+        assertTrue(flinksRank(sum, Map.of()).contains("strategy=[RetractStrategy]"), flinksRank(sum, Map.of()));
+        assertEquals(List.of("native"), decisions(sum));
+        assertEquals(List.of("native"), decisions(rank(AGG, "k, g, sm, rn", "", "sm, k, g", "rn <= 5")));
+    }
+
+    /** An upsert input monotonic on the ORDER BY, more than the top 1: UpdatableTopNFunction. */
+    @Test
+    void updatableTopNIsNative() {
+        for (String order : List.of("mx DESC", "c DESC, g")) {
+            for (String columns : List.of("k, g, mx, c", "k, g, mx, c, rn")) {
+                String sql = rank(AGG, columns, "k", order, "rn <= 3");
+                assertTrue(flinksRank(sql, Map.of()).contains("strategy=[UpdateFastStrategy[0,1]]"), flinksRank(sql, Map.of()));
+                assertEquals(List.of("native"), decisions(sql), sql);
+            }
+        }
+        // no partition key, an offset
+        assertEquals(List.of("native"), decisions(rank(AGG, "k, g, mx, rn", "", "mx DESC", "rn BETWEEN 2 AND 6")));
+    }
+
     @Test
     void fallbacks() {
         // RANK and DENSE_RANK: Flink plans them, and rejects them when it translates the plan
@@ -177,20 +212,19 @@ class TopNExplainTest {
         // rn <= a column: a VariableRankRange
         assertEquals(List.of("a Top-N whose rank end is the column g (a variable rank range): not native yet"),
                 decisions(rank("R", "k, s, v", "k", "v DESC", "rn <= g")));
-        // an updating input without an upsert key
-        String retract = rank("C", "k, v", "k", "v DESC", "rn <= 3");
-        assertTrue(flinksRank(retract, Map.of()).contains("strategy=[RetractStrategy]"), flinksRank(retract, Map.of()));
-        assertEquals(List.of("a Top-N over an updating input that Flink ranks with RetractableTopNFunction (strategy Retract):"
-                + " not native yet"), decisions(retract));
-        // an updating input not monotonic on the ORDER BY (SUM may fall)
-        assertEquals(List.of("a Top-N over an updating input that Flink ranks with RetractableTopNFunction (strategy Retract):"
-                + " not native yet"), decisions(rank(AGG, "k, g, sm", "k", "sm DESC", "rn = 1")));
-        // an upsert input monotonic on the ORDER BY, more than the top-1
-        String updatable = rank(AGG, "k, g, mx", "k", "mx DESC", "rn <= 3");
-        assertTrue(flinksRank(updatable, Map.of()).contains("strategy=[UpdateFastStrategy[0,1]]"), flinksRank(updatable, Map.of()));
-        assertEquals(List.of("a Top-N over an updating input that Flink ranks with UpdatableTopNFunction (strategy UpdateFast):"
-                + " not native yet, only its top-1 is"), decisions(updatable));
-        // idle-state TTL where Flink's results depend on its cache
+        // the retracting Top-N: an offset without the rank number, a FLOAT/DOUBLE field anywhere
+        assertEquals(List.of("a Top-N over an updating input (RetractableTopNFunction) with an offset (rank 2 to 4) and"
+                + " without the rank number selected: not native yet (Flink's function then stores rows with the row kind it"
+                + " emitted them with, which its retractions compare)"), decisions(rank("C", "k, v", "k", "v DESC", "rn BETWEEN 2 AND 4")));
+        assertEquals(List.of("input field d of type DOUBLE in a Top-N over an updating input (RetractableTopNFunction): not"
+                + " native yet (Flink's equaliser compares FLOAT/DOUBLE by value or by bits, depending on the form a row arrives"
+                + " in)"), decisions(rank("C2", "k, v, d", "k", "v DESC", "rn <= 3")));
+        // the updatable Top-N: a FLOAT/DOUBLE row key (a DOUBLE group key)
+        String doubleKey = rank("(SELECT k, d, MAX(v) AS mx FROM R GROUP BY k, d)", "k, d, mx", "k", "mx DESC", "rn <= 3");
+        assertTrue(flinksRank(doubleKey, Map.of()).contains("strategy=[UpdateFastStrategy[0,1]]"), flinksRank(doubleKey, Map.of()));
+        assertEquals(List.of("row key field d of type DOUBLE of a Top-N over an upsert input (UpdatableTopNFunction): a"
+                + " FLOAT/DOUBLE row key is not native yet"), decisions(doubleKey));
+        // idle-state TTL where Flink's results depend on its cache, or its states expire apart
         Map<String, String> ttl = Map.of("table.exec.state.ttl", "1 h");
         assertEquals(List.of("idle-state TTL (table.exec.state.ttl) on a Top-N kept by AppendOnlyTopNFunction: Flink's results"
                 + " then depend on which partitions its cache (table.exec.rank.topn-cache-size) holds; not native"),
@@ -198,6 +232,11 @@ class TopNExplainTest {
         assertEquals(List.of("idle-state TTL (table.exec.state.ttl) on a Top-N kept by FastTop1Function: Flink's results"
                 + " then depend on which partitions its cache (table.exec.rank.topn-cache-size) holds; not native"),
                 decisions(rank("R", "k, s, v", "k", "v DESC", "rn = 1"), ttl));
+        assertEquals(List.of("idle-state TTL (table.exec.state.ttl) on a Top-N kept by UpdatableTopNFunction: Flink's results"
+                + " then depend on which partitions its cache (table.exec.rank.topn-cache-size) holds; not native"),
+                decisions(rank(AGG, "k, g, mx", "k", "mx DESC", "rn <= 3"), ttl));
+        assertEquals(List.of("idle-state TTL (table.exec.state.ttl) on a Top-N kept by RetractableTopNFunction: its sorted-map"
+                + " and data-state then expire separately; not native"), decisions(rank("C", "k, v", "k", "v DESC", "rn <= 3"), ttl));
         // FLOAT/DOUBLE sort keys
         assertEquals(List.of("ORDER BY d of type DOUBLE: a FLOAT/DOUBLE sort key is not native yet (Flink's comparator takes"
                 + " NaN as equal to every value)"), decisions(topN("d DESC", false)));

@@ -39,15 +39,17 @@ import scala.collection.JavaConverters;
 
 /**
  * The Top-N kind ({@value TopNSpec#KIND}): Flink's {@code StreamExecRank} (a {@code ROW_NUMBER}
- * with a constant rank range) where its translation picks a function that needs no retraction
- * state: {@code AppendOnlyTopNFunction}, {@code AppendOnlyFirstNFunction} or {@code
- * FastTop1Function} (and their async-state twins), run by a {@link OneInputNativeOperator} over
- * the whole input row, keyed by the partition keys (docs/operators/top-n.md). Flink plans a Top-N
- * as a {@code StreamPhysicalRank}, as it plans a deduplication; the kind claims every rank that
- * is not one ({@code RankUtil.canConvertToDeduplicate}: those are the deduplication kind's).
- * Everything else (the retracting and the updatable Top-N, a rank range read from a column,
- * idle-state TTL where Flink's results depend on its cache, FLOAT/DOUBLE sort keys) stays Flink's
- * operator, with the reason.
+ * with a constant rank range) in every function its translation picks: {@code
+ * AppendOnlyTopNFunction}, {@code AppendOnlyFirstNFunction}, {@code FastTop1Function} (and their
+ * async-state twins), {@code UpdatableTopNFunction} and {@code RetractableTopNFunction}, run by a
+ * {@link OneInputNativeOperator} over the whole input row, keyed by the partition keys
+ * (docs/operators/top-n.md). Flink plans a Top-N as a {@code StreamPhysicalRank}, as it plans a
+ * deduplication; the kind claims every rank that is not one ({@code
+ * RankUtil.canConvertToDeduplicate}: those are the deduplication kind's). What stays Flink's
+ * operator, with the reason: a rank range read from a column, idle-state TTL but on the first N
+ * (Flink's results then depend on its cache, or its states expire apart), FLOAT/DOUBLE sort keys
+ * (and for the retracting function any FLOAT/DOUBLE field, for the updatable one a FLOAT/DOUBLE
+ * row key), an offset without the rank number over retractions, and what Flink rejects.
  */
 public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRank> {
     /** The kill switch of the native Top-N. */
@@ -73,12 +75,13 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
         // as StreamPhysicalRank#translateToExecNode builds StreamExecRank
         SortSpec sortSpec = SortUtil.getSortSpec(JavaConverters.asScalaBuffer(rank.orderKey().getFieldCollations()));
         long ttl = config.get(ExecutionConfigOptions.IDLE_STATE_RETENTION).toMillis();
-        Choice choice = choose(rank.rankType(), rank.rankRange(), rank.rankStrategy(), input, sortSpec, ttl);
+        Choice choice = choose(rank.rankType(), rank.rankRange(), rank.rankStrategy(), input, sortSpec, rank.outputRankNumber(),
+                ttl);
         if (choice.reason != null) {
             return Decision.fallback(choice.reason);
         }
         TopNSpec spec = build(nativeDescription(rank), input, output, rank.partitionKey().toArray(), choice.function,
-                sortSpec, (ConstantRankRange) rank.rankRange(), rank.outputRankNumber(),
+                rank.rankStrategy(), sortSpec, (ConstantRankRange) rank.rankRange(), rank.outputRankNumber(),
                 ChangelogPlanUtils.generateUpdateBefore(rank), ttl);
         return NativeSupport.check(spec, output).map(Decision::fallback).orElse(Decision.nativeNode());
     }
@@ -98,11 +101,11 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
         int[] keys = partitionSpec.getFieldIndices();
         long ttl = StateMetadata.getStateTtlForOneInputOperator(t.config(), stateMetadata);
         // what the planner checked; a plan loaded from JSON is decided here only
-        Choice choice = choose(rankType, rankRange, strategy, input, sortSpec, ttl);
+        Choice choice = choose(rankType, rankRange, strategy, input, sortSpec, outputRankNumber, ttl);
         String reason = choice.reason;
         TopNSpec spec = null;
         if (reason == null) {
-            spec = build(t.description(), input, t.outputType(), keys, choice.function, sortSpec,
+            spec = build(t.description(), input, t.outputType(), keys, choice.function, strategy, sortSpec,
                     (ConstantRankRange) rankRange, outputRankNumber, generateUpdateBefore, ttl);
             reason = t.check(spec, t.outputType()).orElse(null);
         }
@@ -143,7 +146,7 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
      * @param stateTtlMs the idle-state retention the function gets (0: none)
      */
     static Choice choose(RankType rankType, RankRange rankRange, RankProcessStrategy strategy, RowType input,
-            SortSpec sortSpec, long stateTtlMs) {
+            SortSpec sortSpec, boolean outputRankNumber, long stateTtlMs) {
         if (rankType != RankType.ROW_NUMBER) {
             return Choice.fallback(rankType + "() on a streaming table: Flink rejects it at translation");
         }
@@ -170,29 +173,47 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
                 function = TopNSpec.Function.APPEND_ONLY_TOP_N;
             }
         } else if (strategy instanceof RankProcessStrategy.UpdateFastStrategy) {
-            if (!RankUtil.isTop1(range)) {
-                return Choice.fallback("a Top-N over an updating input that Flink ranks with UpdatableTopNFunction"
-                        + " (strategy UpdateFast): not native yet, only its top-1 is");
-            }
-            function = TopNSpec.Function.FAST_TOP1;
+            function = RankUtil.isTop1(range) ? TopNSpec.Function.FAST_TOP1 : TopNSpec.Function.UPDATABLE_TOP_N;
         } else if (strategy instanceof RankProcessStrategy.RetractStrategy) {
-            return Choice.fallback("a Top-N over an updating input that Flink ranks with RetractableTopNFunction"
-                    + " (strategy Retract): not native yet");
+            function = TopNSpec.Function.RETRACTABLE_TOP_N;
         } else {
             return Choice.fallback("rank strategy " + strategy + ": not native");
         }
         if (stateTtlMs > 0 && function != TopNSpec.Function.APPEND_ONLY_FIRST_N) {
-            return Choice.fallback("idle-state TTL (" + ExecutionConfigOptions.IDLE_STATE_RETENTION.key() + ") on a Top-N"
-                    + " kept by " + (function == TopNSpec.Function.FAST_TOP1 ? "FastTop1Function" : "AppendOnlyTopNFunction")
-                    + ": Flink's results then depend on which partitions its cache ("
-                    + ExecutionConfigOptions.TABLE_EXEC_RANK_TOPN_CACHE_SIZE.key() + ") holds; not native");
+            return Choice.fallback(ttlReason(function));
         }
         for (int f : sortFields) {
             LogicalType type = input.getTypeAt(f);
-            if (type.is(LogicalTypeRoot.FLOAT) || type.is(LogicalTypeRoot.DOUBLE)) {
+            if (isFloatingPoint(type)) {
                 return Choice.fallback("ORDER BY " + input.getFieldNames().get(f) + " of type " + type.asSummaryString()
                         + ": a FLOAT/DOUBLE sort key is not native yet (Flink's comparator takes NaN as equal to every"
                         + " value)");
+            }
+        }
+        if (function == TopNSpec.Function.RETRACTABLE_TOP_N) {
+            if (range.getRankStart() > 1 && !outputRankNumber) {
+                return Choice.fallback("a Top-N over an updating input (RetractableTopNFunction) with an offset (rank "
+                        + range.getRankStart() + " to " + range.getRankEnd() + ") and without the rank number selected:"
+                        + " not native yet (Flink's function then stores rows with the row kind it emitted them with,"
+                        + " which its retractions compare)");
+            }
+            for (int i = 0; i < input.getFieldCount(); i++) {
+                LogicalType type = input.getTypeAt(i);
+                if (isFloatingPoint(type)) {
+                    return Choice.fallback("input field " + input.getFieldNames().get(i) + " of type " + type.asSummaryString()
+                            + " in a Top-N over an updating input (RetractableTopNFunction): not native yet (Flink's"
+                            + " equaliser compares FLOAT/DOUBLE by value or by bits, depending on the form a row arrives in)");
+                }
+            }
+        }
+        if (function == TopNSpec.Function.UPDATABLE_TOP_N) {
+            for (int k : ((RankProcessStrategy.UpdateFastStrategy) strategy).getPrimaryKeys()) {
+                LogicalType type = input.getTypeAt(k);
+                if (isFloatingPoint(type)) {
+                    return Choice.fallback("row key field " + input.getFieldNames().get(k) + " of type " + type.asSummaryString()
+                            + " of a Top-N over an upsert input (UpdatableTopNFunction): a FLOAT/DOUBLE row key is not"
+                            + " native yet");
+                }
             }
         }
         String fields = fieldsReason("input field", input);
@@ -209,6 +230,29 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
         return Choice.of(function);
     }
 
+    private static boolean isFloatingPoint(LogicalType type) {
+        return type.is(LogicalTypeRoot.FLOAT) || type.is(LogicalTypeRoot.DOUBLE);
+    }
+
+    /** Why idle-state TTL keeps {@code function} (not the first N, which runs with it) Flink's. */
+    private static String ttlReason(TopNSpec.Function function) {
+        String ttl = "idle-state TTL (" + ExecutionConfigOptions.IDLE_STATE_RETENTION.key() + ") on a Top-N kept by ";
+        String cache = ExecutionConfigOptions.TABLE_EXEC_RANK_TOPN_CACHE_SIZE.key();
+        switch (function) {
+            case RETRACTABLE_TOP_N:
+                return ttl + "RetractableTopNFunction: its sorted-map and data-state then expire separately; not native";
+            case UPDATABLE_TOP_N:
+                return ttl + "UpdatableTopNFunction: Flink's results then depend on which partitions its cache (" + cache
+                        + ") holds; not native";
+            case FAST_TOP1:
+                return ttl + "FastTop1Function: Flink's results then depend on which partitions its cache (" + cache
+                        + ") holds; not native";
+            default:
+                return ttl + "AppendOnlyTopNFunction: Flink's results then depend on which partitions its cache (" + cache
+                        + ") holds; not native";
+        }
+    }
+
     /** The spec of {@code function} over the node's fields. */
     static TopNSpec build(
             String name,
@@ -216,6 +260,7 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
             RowType output,
             int[] keys,
             TopNSpec.Function function,
+            RankProcessStrategy strategy,
             SortSpec sortSpec,
             ConstantRankRange range,
             boolean outputRankNumber,
@@ -228,6 +273,9 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
                 keys,
                 function,
                 sortSpec.getFieldIndices(),
+                // UpdatableTopNFunction's row key selector: the strategy's primary keys
+                function == TopNSpec.Function.UPDATABLE_TOP_N
+                        ? ((RankProcessStrategy.UpdateFastStrategy) strategy).getPrimaryKeys() : new int[0],
                 sortSpec.getAscendingOrders(),
                 sortSpec.getNullsIsLast(),
                 range.getRankStart(),

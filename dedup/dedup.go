@@ -117,11 +117,9 @@ func (d *Dedup) Continue(out *engine.OutBatch) (bool, error) { return d.out.Emit
 // one bundle). Every row is checked before any state changes.
 func (d *Dedup) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	in := inputs.Batches[0]
-	if in.Retracts {
-		for i := range in.Len {
-			if in.Kinds[i] != engine.Insert {
-				return false, fmt.Errorf("%w: %s takes insert-only input, row %d has RowKind %d", engine.ErrData, Kind, i, in.Kinds[i])
-			}
+	for i := range in.Len { // Flink's checkInsertOnly fails the task on any other kind, +U too
+		if in.Kinds[i] != engine.Insert {
+			return false, fmt.Errorf("%w: %s takes insert-only input, row %d has RowKind %d", engine.ErrData, Kind, i, in.Kinds[i])
 		}
 	}
 	if err := d.enc.Encode(in); err != nil {

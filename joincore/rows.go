@@ -185,6 +185,19 @@ func (l *RowLayout) Varchar(row []byte, c int) []byte {
 	return row[o : o+n]
 }
 
+// Field returns the bytes of non-NULL field c of row: a VARCHAR's UTF-8 bytes, a BOOLEAN's one
+// byte (0 or 1), every other type its Arrow value (little-endian).
+func (l *RowLayout) Field(row []byte, c int) []byte {
+	switch t := l.types[c]; t.ID {
+	case engine.Varchar:
+		return l.Varchar(row, c)
+	case engine.Boolean:
+		return row[l.off[c] : l.off[c]+1]
+	default:
+		return row[l.off[c] : l.off[c]+t.Width()]
+	}
+}
+
 // Int64At reads field c (BIGINT or TIMESTAMP(p <= 3)) as milliseconds; NULL reads as 0, as
 // BinaryRowData.getLong of a NULL field does.
 func (l *RowLayout) Int64At(row []byte, c int) int64 {

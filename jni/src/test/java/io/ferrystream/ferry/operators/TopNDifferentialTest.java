@@ -435,6 +435,11 @@ class TopNDifferentialTest {
      * batch (a checkpoint barrier), so both operators see each row at the same time.
      */
     static List<String> run(List<Op> ops, List<Step> steps, boolean savepoints) throws Exception {
+        return run(ops, steps, savepoints ? SavepointFormatType.CANONICAL : null);
+    }
+
+    /** {@link #run(List, List, boolean)} over savepoints of {@code format}, or checkpoints (null). */
+    static List<String> run(List<Op> ops, List<Step> steps, SavepointFormatType format) throws Exception {
         RowType type = ops.get(0).outputType();
         List<String> out = new ArrayList<>();
         long now = 0;
@@ -454,8 +459,8 @@ class TopNDifferentialTest {
                     }
                     default -> {
                         h.prepareSnapshotPreBarrier(++cp);
-                        OperatorSubtaskState state = savepoints
-                                ? h.snapshotWithLocalState(cp, cp, SavepointType.savepoint(SavepointFormatType.CANONICAL))
+                        OperatorSubtaskState state = format != null
+                                ? h.snapshotWithLocalState(cp, cp, SavepointType.savepoint(format))
                                         .getJobManagerOwnedState()
                                 : h.snapshot(cp, cp);
                         collect(h, type, out);

@@ -12,6 +12,7 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
@@ -61,16 +62,20 @@ class TopNSwitchTest {
     static void check(Variant v, long seeds) throws Exception {
         Op stock = flink(v);
         Op ferry = ferry(v, 7);
+        // Flink 2.3 takes no canonical savepoint of async state ("Not supported yet",
+        // StreamOperatorStateHandler#snapshotState): a job with async state switches over a
+        // savepoint in the backend's native format
+        SavepointFormatType format = v.async() ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL;
         variants++;
         for (long seed = 0; seed < seeds; seed++) {
             List<Step> steps = steps(seed * 17 + 3, 500, v.upsert());
             long snapshots = steps.stream().filter(s -> s.kind() == 's').count();
             assertTrue(snapshots >= 2, "the stream switches at least twice");
-            List<String> want = run(List.of(stock), steps, true);
+            List<String> want = run(List.of(stock), steps, format);
             assertTrue(want.stream().anyMatch(s -> !s.startsWith("WM ")), v + ": stock produced no rows");
             String what = v + ", seed " + seed;
-            assertEquals(want, run(List.of(ferry, stock), steps, true), what + ": Ferry first");
-            assertEquals(want, run(List.of(stock, ferry), steps, true), what + ": Flink first");
+            assertEquals(want, run(List.of(ferry, stock), steps, format), what + ": Ferry first");
+            assertEquals(want, run(List.of(stock, ferry), steps, format), what + ": Flink first");
             rows += want.stream().filter(s -> !s.startsWith("WM ")).count();
         }
     }
@@ -96,7 +101,10 @@ class TopNSwitchTest {
         System.out.println("TopNSwitchTest: " + variants + " variants, " + rows + " of Flink's output rows, each equal twice");
     }
 
-    /** With async state on: Flink's async-state functions write the same states under the same names. */
+    /**
+     * With async state on: Flink's async-state functions write the same states under the same
+     * names; the switch goes through native savepoints (Flink takes no canonical one of async state).
+     */
     @Test
     void asyncStateCarriesFlinksState() throws Exception {
         for (boolean rocksdb : new boolean[] {false, true}) {

@@ -21,15 +21,22 @@ import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.ttl.TtlStateFactory;
 import org.apache.flink.runtime.state.ttl.TtlValue;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.data.writer.BinaryWriter;
+import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarBinaryType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.types.RowKind;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -304,32 +311,67 @@ public final class FlinkTopNState implements FlinkState {
         return out;
     }
 
-    /** Sort keys as Flink's sort key selector projects them: BinaryRowData of the sort fields. */
+    /**
+     * Sort keys as Flink's sort key selector projects them ({@code KeySelectorUtil}'s generated
+     * projection into a BinaryRowData): byte for byte, since Flink's map state finds its entries by
+     * the key's bytes. A NULL DECIMAL or TIMESTAMP too wide to be compact keeps its reserved
+     * variable-length space, as the generated code writes it ({@code
+     * CodeGenUtils#binaryWriterWriteNull}), unlike {@code RowDataSerializer#toBinaryRow}.
+     */
     private final class SortKeys {
-        final RowDataSerializer serializer = new RowDataSerializer(sortKeyType());
-        final RowData.FieldGetter[] getters = new RowData.FieldGetter[sortFields.length];
+        final LogicalType[] types = new LogicalType[sortFields.length];
+        /** The sort fields of an input row. */
+        final RowData.FieldGetter[] ofRow = new RowData.FieldGetter[sortFields.length];
+        /** The fields of a sort key. */
+        final RowData.FieldGetter[] ofKey = new RowData.FieldGetter[sortFields.length];
+        final TypeSerializer<?>[] serializers = new TypeSerializer<?>[sortFields.length];
 
         SortKeys() {
             for (int i = 0; i < sortFields.length; i++) {
-                getters[i] = RowData.createFieldGetter(inputType.getTypeAt(sortFields[i]), sortFields[i]);
+                types[i] = inputType.getTypeAt(sortFields[i]);
+                ofRow[i] = RowData.createFieldGetter(types[i], sortFields[i]);
+                ofKey[i] = RowData.createFieldGetter(types[i], i);
+                serializers[i] = InternalSerializers.create(types[i]);
             }
         }
 
-        /** The sort key of an input row, with Flink's projection's kind (+I). */
+        /** The sort key of an input row, as Flink's projection writes it (kind +I). */
         BinaryRowData of(RowData row) {
-            GenericRowData key = new GenericRowData(getters.length);
-            for (int i = 0; i < getters.length; i++) {
-                key.setField(i, getters[i].getFieldOrNull(row));
-            }
-            return serializer.toBinaryRow(key).copy();
+            return write(row, ofRow);
         }
 
         /** A stored sort key in binary form, its kind +I. */
         BinaryRowData binary(RowData key) {
-            BinaryRowData b = serializer.toBinaryRow(key).copy();
+            BinaryRowData b = key instanceof BinaryRowData ? ((BinaryRowData) key).copy() : write(key, ofKey);
             b.setRowKind(RowKind.INSERT);
             return b;
         }
+
+        private BinaryRowData write(RowData row, RowData.FieldGetter[] getters) {
+            BinaryRowData key = new BinaryRowData(types.length);
+            BinaryRowWriter writer = new BinaryRowWriter(key);
+            for (int i = 0; i < types.length; i++) {
+                Object value = getters[i].getFieldOrNull(row);
+                if (value != null) {
+                    BinaryWriter.write(writer, i, value, types[i], serializers[i]);
+                } else if (types[i].is(LogicalTypeRoot.DECIMAL) && !DecimalData.isCompact(LogicalTypeChecks.getPrecision(types[i]))) {
+                    writer.writeDecimal(i, null, LogicalTypeChecks.getPrecision(types[i]));
+                } else if ((types[i].is(LogicalTypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE)
+                                || types[i].is(LogicalTypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE))
+                        && !TimestampData.isCompact(LogicalTypeChecks.getPrecision(types[i]))) {
+                    writer.writeTimestamp(i, null, LogicalTypeChecks.getPrecision(types[i]));
+                } else {
+                    writer.setNullAt(i);
+                }
+            }
+            writer.complete();
+            return key;
+        }
+    }
+
+    /** The sort key of an input row as Flink's sort key selector writes it (for tests). */
+    BinaryRowData sortKeyOf(RowData row) {
+        return new SortKeys().of(row);
     }
 
     @Override

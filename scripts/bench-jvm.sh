@@ -2,7 +2,7 @@
 # The JVM side-by-side benchmark (jni/src/test/java/io/ferrystream/ferry/bench, run from the test
 # classpath): markdown tables on stdout, progress on stderr. Expects build/native (./build.sh
 # bench-jvm builds it first). Arguments pass through: a section (all, operator, sql, sql-2phase, exchange, split, call-cost,
-# interval-join, window-join, dedup: the deduplication's last row on row time (q18) and first row on processing time, ferry-only, state-size: bytes per key of the GROUP BY state, checkpoint: its checkpoint and restore durations, lookup-pg: its -rows are probe rows, a tenth of them through the delaying proxy) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
+# interval-join, window-join, dedup: the deduplication's last row on row time (q18) and first row on processing time, top-n: q19's Top-10 by price with the rank and the top 1, ferry-only, state-size: bytes per key of the GROUP BY state, checkpoint: its checkpoint and restore durations, lookup-pg: its -rows are probe rows, a tenth of them through the delaying proxy) and flags (-quick, -rows, -keys, -reps, -batch, -sql-rows, -sql-keys, -variants; -h
 # lists them). `scripts/bench-jvm.sh jfr [SECTION] [flags]` runs Ferry's operator alone
 # (ferry-only, the default), only the Ferry-on SQL jobs (sql-ferry), the two-phase SQL jobs of both
 # sides (sql-2phase, also printing the mini-batch assigner's share), only one-row-batch calls

@@ -13,7 +13,10 @@ import (
 //     rows of that sort key in its buffer;
 //   - FastTop1Function: ValueState Top1-Rank-State, the key's row;
 //   - AppendOnlyFirstNFunction: ValueState counterState, the number of rows the key emitted, with
-//     idle-state TTL wrapped in a TtlValue with its last write.
+//     idle-state TTL wrapped in a TtlValue with its last write;
+//   - RetractableTopNFunction: MapState data-state, sort key to the list of every row of the key of
+//     that sort key, and ValueState sorted-map, sort key to the length of that list (after a
+//     retraction of a row the state did not hold the two disagree; Ferry then writes no export).
 //
 // An import row is a stored row's fields (the input's, the key columns among them), or for
 // AppendOnlyFirstN the key's fields, the counter (INT) and with TTL the last write (ms). Every
@@ -82,7 +85,7 @@ func (t *TopN) ImportState(in *engine.Batch) error {
 		if t.state.Find(key, enc.Hash(i), kg) >= 0 {
 			return fmt.Errorf("%w: import row %d: a key that holds state already", engine.ErrData, i)
 		}
-		if seen[string(key)] && t.p.Function != AppendOnlyTopN {
+		if seen[string(key)] && (t.p.Function == FastTop1 || t.p.Function == AppendOnlyFirstN) {
 			return fmt.Errorf("%w: import row %d: a second row of a key, which Flink's %s never holds", engine.ErrData, i, t.p.Function)
 		}
 		seen[string(key)] = true
@@ -105,6 +108,9 @@ func (t *TopN) ImportState(in *engine.Batch) error {
 		}
 		t.row = t.layout.Encode(t.row[:0], in, i)
 		t.sk = t.sortKey.encode(t.sk[:0], t.row)
+		if t.bufs.retract {
+			t.bufs.bufs[id].groups[t.bufs.group(id, t.sk)].count++
+		}
 		t.bufs.put(id, t.sk, t.row)
 	}
 	return nil
@@ -130,6 +136,9 @@ func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 			continue
 		}
 		for _, g := range t.bufs.bufs[id].groups {
+			if t.bufs.retract && g.count != int64(len(g.rows)) {
+				return false, fmt.Errorf("%w: a key's Top-N state holds %d rows of a sort key its count says are %d (a retraction of a row it did not hold went before): Flink's form of it is not written", engine.ErrState, len(g.rows), g.count)
+			}
 			for _, r := range g.rows {
 				rows = append(rows, r)
 				keys = append(keys, id)

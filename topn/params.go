@@ -18,6 +18,9 @@ const (
 	AppendOnlyFirstN = "append_only_first_n"
 	// FastTop1 is FastTop1Function: rank 1 to 1 of an insert-only or upsert input.
 	FastTop1 = "fast_top1"
+	// RetractableTopN is RetractableTopNFunction: an input with retractions; every row of a key
+	// is kept.
+	RetractableTopN = "retractable_top_n"
 )
 
 // Params are the spec parameters of a top_n operator: the fields of Flink's StreamExecRank and
@@ -53,9 +56,9 @@ func (p *Params) validate(spec *engine.Spec) error {
 	}
 	in := &spec.Inputs[0]
 	switch p.Function {
-	case AppendOnlyTopN, AppendOnlyFirstN, FastTop1:
+	case AppendOnlyTopN, AppendOnlyFirstN, FastTop1, RetractableTopN:
 	default:
-		return engine.ParamError("function", "%q is none of %s, %s, %s", p.Function, AppendOnlyTopN, AppendOnlyFirstN, FastTop1)
+		return engine.ParamError("function", "%q is none of %s, %s, %s, %s", p.Function, AppendOnlyTopN, AppendOnlyFirstN, FastTop1, RetractableTopN)
 	}
 	if len(p.SortKeys) == 0 {
 		return engine.ParamError("sort_keys", "empty")
@@ -82,6 +85,16 @@ func (p *Params) validate(spec *engine.Spec) error {
 	}
 	if p.Function == AppendOnlyFirstN && (len(p.SortKeys) != 1 || !p.SortKeys[0].Ascending) {
 		return engine.ParamError("sort_keys", "%s orders by one processing-time field ascending", AppendOnlyFirstN)
+	}
+	if p.Function == RetractableTopN {
+		if p.RankStart > 1 && !p.OutputRankNumber {
+			return fmt.Errorf("%w: %s with an offset and no rank number: Flink's function then stores rows with the RowKind it emitted them with, which its retractions compare: not native", engine.ErrUnsupported, RetractableTopN)
+		}
+		for c, t := range in.Types {
+			if t.ID == engine.Float || t.ID == engine.Double {
+				return fmt.Errorf("%w: %s over a %s field (%d): Flink's equaliser compares it by value or by its bits, as the row arrives: not native", engine.ErrUnsupported, RetractableTopN, t, c)
+			}
+		}
 	}
 	if p.StateTTLMs < 0 {
 		return engine.ParamError("state_ttl_ms", "negative (%d)", p.StateTTLMs)

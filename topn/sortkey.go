@@ -36,41 +36,78 @@ type sortKeyEncoder struct {
 // encode appends the sort key of row (encoded with layout) to dst.
 func (e *sortKeyEncoder) encode(dst []byte, row []byte) []byte {
 	for _, k := range e.keys {
-		if e.layout.IsNull(row, k.Field) {
-			if k.NullsLast {
-				dst = append(dst, nullLast)
-			} else {
-				dst = append(dst, nullFirst)
-			}
-			continue
+		var v []byte
+		null := e.layout.IsNull(row, k.Field)
+		if !null {
+			v = e.layout.Field(row, k.Field)
 		}
-		dst = append(dst, notNull)
-		start := len(dst)
-		v := e.layout.Field(row, k.Field)
-		switch t := e.layout.Types()[k.Field]; t.ID {
-		case engine.Boolean:
-			dst = append(dst, v[0])
-		case engine.Varchar:
-			for _, b := range v {
-				if b == 0 {
-					dst = append(dst, 0, 0xFF)
-				} else {
-					dst = append(dst, b)
+		dst = e.appendField(dst, k, null, v)
+	}
+	return dst
+}
+
+// encodeRow appends the sort key of row i of in to dst: the bytes encode gives for the row
+// encoded.
+func (e *sortKeyEncoder) encodeRow(dst []byte, in *engine.Batch, i int) []byte {
+	for _, k := range e.keys {
+		col := &in.Cols[k.Field]
+		var v []byte
+		null := col.IsNull(i)
+		if !null {
+			switch e.layout.Types()[k.Field].ID {
+			case engine.Varchar:
+				v = col.Bytes(i)
+			case engine.Boolean:
+				v = falseTrue[:1]
+				if col.Bool(i) {
+					v = falseTrue[1:]
 				}
+			default:
+				v = col.Fixed(i)
 			}
-			dst = append(dst, 0, 1)
-		case engine.Timestamp:
-			dst = appendSigned(dst, v[:8])
-			if t.Precision > 3 {
-				dst = binary.BigEndian.AppendUint32(dst, binary.LittleEndian.Uint32(v[8:12]))
-			}
-		default: // integers, DATE, TIME (carried as INT), DECIMAL
-			dst = appendSigned(dst, v)
 		}
-		if !k.Ascending {
-			for i := start; i < len(dst); i++ {
-				dst[i] = ^dst[i]
+		dst = e.appendField(dst, k, null, v)
+	}
+	return dst
+}
+
+// falseTrue holds a BOOLEAN's byte for false and for true.
+var falseTrue = [2]byte{0, 1}
+
+// appendField appends sort field k of a value to dst: NULL, or v as joincore.RowLayout.Field
+// gives it.
+func (e *sortKeyEncoder) appendField(dst []byte, k SortKey, null bool, v []byte) []byte {
+	if null {
+		if k.NullsLast {
+			return append(dst, nullLast)
+		}
+		return append(dst, nullFirst)
+	}
+	dst = append(dst, notNull)
+	start := len(dst)
+	switch t := e.layout.Types()[k.Field]; t.ID {
+	case engine.Boolean:
+		dst = append(dst, v[0])
+	case engine.Varchar:
+		for _, b := range v {
+			if b == 0 {
+				dst = append(dst, 0, 0xFF)
+			} else {
+				dst = append(dst, b)
 			}
+		}
+		dst = append(dst, 0, 1)
+	case engine.Timestamp:
+		dst = appendSigned(dst, v[:8])
+		if t.Precision > 3 {
+			dst = binary.BigEndian.AppendUint32(dst, binary.LittleEndian.Uint32(v[8:12]))
+		}
+	default: // integers, DATE, TIME (carried as INT), DECIMAL
+		dst = appendSigned(dst, v)
+	}
+	if !k.Ascending {
+		for i := start; i < len(dst); i++ {
+			dst[i] = ^dst[i]
 		}
 	}
 	return dst

@@ -11,10 +11,14 @@ import (
 )
 
 // group is the rows of one sort key in a key's buffer, in arrival order: an entry of Flink's
-// TopNBuffer (TreeMap<sort key, List<row>>) and of its MapState data-state-with-append.
+// TopNBuffer (TreeMap<sort key, List<row>>) and of its MapState data-state-with-append. For
+// RetractableTopN it is the entries of one sort key in its two states, which only agree while no
+// retraction misses: count is the sorted-map's count (0: no entry), rows the data-state's list
+// (empty: no entry); the group exists while either does.
 type group struct {
 	sortKey []byte   // sortKeyEncoder's form
 	rows    [][]byte // encoded with the operator's layout; each its own allocation, never modified
+	count   int64    // RetractableTopN only
 }
 
 // buffer is one key's TopNBuffer: its groups ascending by sort key, and the rows in all of them
@@ -39,6 +43,7 @@ type bufferState struct {
 	sortKey *sortKeyEncoder
 	bufs    []buffer
 	counts  []int32 // AppendOnlyFirstN only; nil otherwise
+	retract bool    // RetractableTopN: groups carry counts, and snapshots their sort keys
 	bytes   int64   // the rows' and sort keys' bytes and their slices' headers
 }
 
@@ -81,17 +86,24 @@ func (s *bufferState) groupBytes(g *group) int64 {
 // returns the copy.
 func (s *bufferState) put(id int32, sortKey, row []byte) []byte {
 	b := &s.bufs[id]
-	i, ok := b.find(sortKey)
-	if !ok {
-		b.groups = slices.Insert(b.groups, i, group{sortKey: bytes.Clone(sortKey)})
-		s.bytes += int64(groupOverhead + len(sortKey))
-	}
-	g := &b.groups[i]
+	g := &b.groups[s.group(id, sortKey)]
 	stored := bytes.Clone(row)
 	g.rows = append(g.rows, stored)
 	s.bytes += int64(rowOverhead + len(row))
 	b.n++
 	return stored
+}
+
+// group returns the index of the group of sortKey in key id's buffer, creating it empty if
+// absent.
+func (s *bufferState) group(id int32, sortKey []byte) int {
+	b := &s.bufs[id]
+	i, ok := b.find(sortKey)
+	if !ok {
+		b.groups = slices.Insert(b.groups, i, group{sortKey: bytes.Clone(sortKey)})
+		s.bytes += int64(groupOverhead + len(sortKey))
+	}
+	return i
 }
 
 // dropGroupsFrom removes the groups from index i on of key id's buffer.
@@ -103,6 +115,27 @@ func (s *bufferState) dropGroupsFrom(id int32, i int) {
 	}
 	clear(b.groups[i:])
 	b.groups = b.groups[:i]
+}
+
+// removeRow removes row j of group gi of key id's buffer; the group stays, even when empty.
+func (s *bufferState) removeRow(id int32, gi, j int) {
+	b := &s.bufs[id]
+	g := &b.groups[gi]
+	s.bytes -= int64(rowOverhead + len(g.rows[j]))
+	g.rows = slices.Delete(g.rows, j, j+1)
+	b.n--
+}
+
+// dropIfEmpty removes group gi of key id's buffer when it holds neither rows nor a count, and
+// reports whether it did.
+func (s *bufferState) dropIfEmpty(id int32, gi int) bool {
+	b := &s.bufs[id]
+	if g := &b.groups[gi]; len(g.rows) > 0 || g.count > 0 {
+		return false
+	}
+	s.bytes -= groupOverhead + int64(len(b.groups[gi].sortKey))
+	b.groups = slices.Delete(b.groups, gi, gi+1)
+	return true
 }
 
 // dropLast removes the last row of key id's buffer (TopNBuffer.removeLast) and returns it.
@@ -126,14 +159,30 @@ func (s *bufferState) Bytes() int64 {
 	return s.bytes + int64(cap(s.bufs))*32 + int64(cap(s.counts))*4
 }
 
-// Save implements engine.PerKey: for AppendOnlyFirstN the counter as a uvarint; otherwise the
-// number of rows as a uvarint, then each row in buffer order as a uvarint length and its bytes
-// (the sort keys follow from the rows).
+// Save implements engine.PerKey: for AppendOnlyFirstN the counter as a uvarint; for
+// RetractableTopN the number of groups, then per group its sort key (a uvarint length and its
+// bytes), its count and its number of rows (uvarints) and each row; otherwise the number of rows
+// as a uvarint, then each row in buffer order (the sort keys follow from the rows). A row is a
+// uvarint length and its bytes.
 func (s *bufferState) Save(dst []byte, id int32) []byte {
 	if s.counts != nil {
 		return binary.AppendUvarint(dst, uint64(s.counts[id]))
 	}
 	b := &s.bufs[id]
+	if s.retract {
+		dst = binary.AppendUvarint(dst, uint64(len(b.groups)))
+		for _, g := range b.groups {
+			dst = binary.AppendUvarint(dst, uint64(len(g.sortKey)))
+			dst = append(dst, g.sortKey...)
+			dst = binary.AppendUvarint(dst, uint64(g.count))
+			dst = binary.AppendUvarint(dst, uint64(len(g.rows)))
+			for _, r := range g.rows {
+				dst = binary.AppendUvarint(dst, uint64(len(r)))
+				dst = append(dst, r...)
+			}
+		}
+		return dst
+	}
 	dst = binary.AppendUvarint(dst, uint64(b.n))
 	for _, g := range b.groups {
 		for _, r := range g.rows {
@@ -161,20 +210,15 @@ func (s *bufferState) Load(src []byte, id int32) ([]byte, error) {
 		return src, nil
 	}
 	if n == 0 || n > uint64(len(src)) {
-		return nil, fmt.Errorf("%w: top_n state: %d rows in %d bytes", engine.ErrData, n, len(src))
+		return nil, fmt.Errorf("%w: top_n state: %d rows or groups in %d bytes", engine.ErrData, n, len(src))
+	}
+	if s.retract {
+		return s.loadGroups(src, id, n)
 	}
 	var key, prev []byte
 	for range n {
-		var size uint64
-		if size, src, err = joincore.Uvarint(src, errTruncated); err != nil {
-			return nil, err
-		}
-		if size > uint64(len(src)) {
-			return nil, errTruncated
-		}
-		row := src[:size]
-		src = src[size:]
-		if err := s.layout.Check(row); err != nil {
+		var row []byte
+		if row, src, err = s.loadRow(src); err != nil {
 			return nil, err
 		}
 		key = s.sortKey.encode(key[:0], row)
@@ -183,6 +227,66 @@ func (s *bufferState) Load(src []byte, id int32) ([]byte, error) {
 		}
 		prev = append(prev[:0], key...)
 		s.put(id, key, row)
+	}
+	return src, nil
+}
+
+// loadRow reads one row of a payload, checked.
+func (s *bufferState) loadRow(src []byte) (row, rest []byte, err error) {
+	size, src, err := joincore.Uvarint(src, errTruncated)
+	if err != nil {
+		return nil, nil, err
+	}
+	if size > uint64(len(src)) {
+		return nil, nil, errTruncated
+	}
+	row = src[:size]
+	if err := s.layout.Check(row); err != nil {
+		return nil, nil, err
+	}
+	return row, src[size:], nil
+}
+
+// loadGroups reads n RetractableTopN groups into key id: ascending sort keys, each with a count
+// or rows, each row of its group's sort key.
+func (s *bufferState) loadGroups(src []byte, id int32, n uint64) ([]byte, error) {
+	var key []byte
+	for range n {
+		size, rest, err := joincore.Uvarint(src, errTruncated)
+		if err != nil {
+			return nil, err
+		}
+		if size > uint64(len(rest)) {
+			return nil, errTruncated
+		}
+		sortKey := rest[:size]
+		if b := &s.bufs[id]; len(b.groups) > 0 && bytes.Compare(b.last().sortKey, sortKey) >= 0 {
+			return nil, fmt.Errorf("%w: top_n state: sort keys out of order", engine.ErrData)
+		}
+		count, rest, err := joincore.Uvarint(rest[size:], errTruncated)
+		if err != nil {
+			return nil, err
+		}
+		rows, rest, err := joincore.Uvarint(rest, errTruncated)
+		if err != nil {
+			return nil, err
+		}
+		if (count == 0 && rows == 0) || count > 1<<62 || rows > uint64(len(rest)) {
+			return nil, fmt.Errorf("%w: top_n state: a group of count %d and %d rows", engine.ErrData, count, rows)
+		}
+		gi := s.group(id, sortKey)
+		s.bufs[id].groups[gi].count = int64(count)
+		src = rest
+		for range rows {
+			var row []byte
+			if row, src, err = s.loadRow(src); err != nil {
+				return nil, err
+			}
+			if key = s.sortKey.encode(key[:0], row); !bytes.Equal(key, sortKey) {
+				return nil, fmt.Errorf("%w: top_n state: a row under another sort key", engine.ErrData)
+			}
+			s.put(id, sortKey, row)
+		}
 	}
 	return src, nil
 }

@@ -72,7 +72,7 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 	}
 	t.out = joincore.NewPairOutput(t.layout, t.rankLayout, types, spec.ChunkRows)
 	t.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: t.enc.FixedSize(), TTL: engine.TTL{Ms: p.StateTTLMs}, Layout: p})
-	t.bufs = &bufferState{layout: t.layout, sortKey: t.sortKey}
+	t.bufs = &bufferState{layout: t.layout, sortKey: t.sortKey, retract: p.Function == RetractableTopN}
 	if p.Function == AppendOnlyFirstN {
 		t.bufs.counts = []int32{}
 		cols := make([]int, len(in.Keys))
@@ -137,29 +137,35 @@ func (t *TopN) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch)
 		if id < 0 {
 			id = t.state.Insert(t.enc.Key(i), t.enc.Hash(i), int(t.kgs[i]))
 		}
-		t.row = t.layout.Encode(t.row[:0], in, i)
 		switch t.p.Function {
 		case AppendOnlyTopN:
-			t.topN(id, t.row)
+			t.topN(id, in, i)
 		case AppendOnlyFirstN:
-			t.firstN(id, t.row, nowMs)
+			t.firstN(id, in, i, nowMs)
 		case FastTop1:
-			t.top1(id, t.row)
+			t.top1(id, in, i)
+		case RetractableTopN:
+			if err := t.retractable(id, in, i); err != nil {
+				return false, fmt.Errorf("row %d: %w", i, err)
+			}
+			if len(t.bufs.bufs[id].groups) == 0 {
+				t.state.Remove(id) // the key's last row retracted
+			}
 		}
 	}
 	t.state.Sweep(nowMs) // ends the batch
 	return t.out.Emit(out)
 }
 
-// topN is AppendOnlyTopNFunction.processElement for a row of key id.
-func (t *TopN) topN(id int32, row []byte) {
+// topN is AppendOnlyTopNFunction.processElement for row i of in, of key id.
+func (t *TopN) topN(id int32, in *engine.Batch, i int) {
 	b := &t.bufs.bufs[id]
-	t.sk = t.sortKey.encode(t.sk[:0], row)
+	t.sk = t.sortKey.encodeRow(t.sk[:0], in, i)
 	// checkSortKeyInBufferRange with the constant rank end as the top-N size
 	if b.n > 0 && bytes.Compare(t.sk, b.last().sortKey) >= 0 && int64(b.n) >= t.p.RankEnd {
 		return
 	}
-	stored := t.bufs.put(id, t.sk, row)
+	stored := t.bufs.put(id, t.sk, t.encode(in, i))
 	if t.p.OutputRankNumber || t.p.RankStart > 1 {
 		t.withRowNumber(id, t.sk)
 	} else {
@@ -217,9 +223,9 @@ func (t *TopN) withoutRowNumber(id int32, row []byte) {
 	t.out.AddKind(row, nil, engine.Insert)
 }
 
-// firstN is AppendOnlyFirstNFunction.processElement for a row of key id: the key's first N rows
-// go out as they come.
-func (t *TopN) firstN(id int32, row []byte, nowMs int64) {
+// firstN is AppendOnlyFirstNFunction.processElement for row i of in, of key id: the key's first
+// N rows go out as they come.
+func (t *TopN) firstN(id int32, in *engine.Batch, i int, nowMs int64) {
 	rank := int64(t.bufs.counts[id]) // 0 for a new (or expired) key
 	if rank >= t.p.RankEnd {
 		return
@@ -227,16 +233,16 @@ func (t *TopN) firstN(id int32, row []byte, nowMs int64) {
 	rank++
 	t.bufs.counts[id] = int32(rank)
 	t.state.Touch(id, nowMs)
-	t.emit(engine.Insert, bytes.Clone(row), rank)
+	t.emit(engine.Insert, bytes.Clone(t.encode(in, i)), rank)
 }
 
-// top1 is FastTop1Function.processElement for a row of key id: the key's first row goes out
-// (+I); a later row with a smaller sort key replaces it (-U, +U); the row's kind is not read.
-func (t *TopN) top1(id int32, row []byte) {
+// top1 is FastTop1Function.processElement for row i of in, of key id: the key's first row goes
+// out (+I); a later row with a smaller sort key replaces it (-U, +U); the row's kind is not read.
+func (t *TopN) top1(id int32, in *engine.Batch, i int) {
 	b := &t.bufs.bufs[id]
-	t.sk = t.sortKey.encode(t.sk[:0], row)
+	t.sk = t.sortKey.encodeRow(t.sk[:0], in, i)
 	if b.n == 0 {
-		t.emit(engine.Insert, t.bufs.put(id, t.sk, row), 1)
+		t.emit(engine.Insert, t.bufs.put(id, t.sk, t.encode(in, i)), 1)
 		return
 	}
 	if bytes.Compare(t.sk, b.groups[0].sortKey) >= 0 {
@@ -245,7 +251,13 @@ func (t *TopN) top1(id int32, row []byte) {
 	prev := b.groups[0].rows[0]
 	t.bufs.dropGroupsFrom(id, 0)
 	t.emit(engine.UpdateBefore, prev, 1)
-	t.emit(engine.UpdateAfter, t.bufs.put(id, t.sk, row), 1)
+	t.emit(engine.UpdateAfter, t.bufs.put(id, t.sk, t.encode(in, i)), 1)
+}
+
+// encode returns row i of in encoded (valid until the next call).
+func (t *TopN) encode(in *engine.Batch, i int) []byte {
+	t.row = t.layout.Encode(t.row[:0], in, i)
+	return t.row
 }
 
 // emit adds row at rank as Flink's collect{Insert,UpdateBefore,UpdateAfter}(out, row, rank,

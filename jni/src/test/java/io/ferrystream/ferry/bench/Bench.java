@@ -26,7 +26,9 @@ import java.util.Locale;
  *       WindowJoinBench}); {@code window-join-ferry}: only Ferry's;
  *   <li>{@code dedup}: the deduplication ({@code ROW_NUMBER() ... = 1}): q18's last row on row
  *       time and the first row on processing time, heap / RocksDB / Ferry interleaved ({@link
- *       DedupBench}; its defaults: {@code -rows 1M}, {@code -keys 1K,1M}, {@code -reps 5});
+ *       RankBench}; its defaults: {@code -rows 1M}, {@code -keys 1K,1M}, {@code -reps 5});
+ *   <li>{@code top-n}: the Top-N: q19's ten highest prices per auction with their rank, and the
+ *       highest price per auction, likewise ({@link RankBench}, the same defaults);
  *   <li>{@code ferry-only}: only Ferry's operator through the operator driver, for profiling
  *       (JFR); {@code sql-ferry}: only the Ferry-on SQL jobs, likewise; {@code one-row}: only
  *       Ferry calls of one-row batches (the fixed cost of a call from Java), likewise;
@@ -50,7 +52,7 @@ public final class Bench {
     private Bench() {}
 
     static final String USAGE =
-            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|dedup|lookup-pg|lookup-join|state-size|checkpoint] [-rows N] [-keys 10K,1M] [-reps N]"
+            "usage: bench-jvm [all|operator|sql|sql-2phase|exchange|split|interval-join|ferry-only|sql-ferry|one-row|call-cost|interval-join-ferry|window-join|window-join-ferry|dedup|top-n|lookup-pg|lookup-join|state-size|checkpoint] [-rows N] [-keys 10K,1M] [-reps N]"
                     + " [-batch N] [-sql-rows N] [-sql-keys N] [-sql-minibatch N] [-variants heap,rocksdb,ferry]"
                     + " [-values bigint,decimal,string] [-csv FILE] [-quick]";
 
@@ -112,7 +114,7 @@ public final class Bench {
             keys = new int[] {1_000, 100_000};
             reps = 5;
         }
-        if (section.equals("dedup")) {
+        if (section.equals("dedup") || section.equals("top-n")) {
             rows = 1_000_000;
             keys = new int[] {1_000, 1_000_000};
             reps = 5;
@@ -199,7 +201,8 @@ public final class Bench {
                 IntervalJoinBench.table(WindowJoinBench.SHAPE, out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));
                 break;
             case "dedup":
-                DedupBench.table(out, keys, rows, reps, batch, variants);
+            case "top-n":
+                RankBench.table(section, out, keys, rows, reps, batch, variants);
                 break;
             case "interval-join-ferry":
                 IntervalJoinBench.table(out, keys, rows, reps, batch, List.of(OperatorBench.Variant.FERRY));

@@ -269,7 +269,7 @@ final class OperatorBench {
      * the row kind): equal values give equal hashes from Flink's joined rows and Ferry's binary rows
      * alike. BIGINT, DECIMAL and STRING fields, the operator bench's output columns; TIMESTAMP and
      * TIMESTAMP_LTZ fields (milliseconds and nanoseconds of the millisecond), the deduplication
-     * bench's ({@link DedupBench}).
+     * bench's ({@link RankBench}).
      */
     static final class FieldReader {
         private final LogicalType[] types;

@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * The spec of one native Top-N (kind {@value #KIND}): Flink's {@code StreamExecRank} and the
- * function its translation picks for an insert-only or upsert input (docs/operators/top-n.md).
+ * function its translation picks (docs/operators/top-n.md).
  * The whole input row crosses into Go ({@link ArrowTypes#carriedFields}), keyed by the partition
  * keys; Go emits the input row, followed by the rank number (BIGINT NOT NULL) when the query
  * selects it. The parameters are the exec node's fields and the options its translation reads,
@@ -31,7 +31,9 @@ public final class TopNSpec extends NativeSpec {
         /** {@code AppendOnlyFirstNFunction}: ORDER BY the processing time ascending. */
         APPEND_ONLY_FIRST_N("append_only_first_n"),
         /** {@code FastTop1Function} (and its async-state twin): rank 1 to 1. */
-        FAST_TOP1("fast_top1");
+        FAST_TOP1("fast_top1"),
+        /** {@code RetractableTopNFunction}: an input with retractions. */
+        RETRACTABLE_TOP_N("retractable_top_n");
 
         private final String json;
 

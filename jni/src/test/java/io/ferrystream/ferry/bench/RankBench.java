@@ -5,7 +5,9 @@ import io.ferrystream.ferry.bench.OperatorBench.CountingOutput;
 import io.ferrystream.ferry.bench.OperatorBench.FieldReader;
 import io.ferrystream.ferry.bench.OperatorBench.Pass;
 import io.ferrystream.ferry.bench.OperatorBench.Variant;
-import io.ferrystream.ferry.kinds.deduplicate.FerryDeduplicateOperator;
+import io.ferrystream.ferry.kinds.deduplicate.DeduplicateSpec;
+import io.ferrystream.ferry.kinds.topn.TopNSpec;
+import io.ferrystream.ferry.operators.AbstractNativeOperator;
 import io.ferrystream.ferry.operators.HarnessMemory;
 import io.ferrystream.ferry.planner.Ferry;
 
@@ -32,6 +34,8 @@ import org.apache.flink.table.data.writer.BinaryRowWriter;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.operators.deduplicate.ProcTimeDeduplicateKeepFirstRowFunction;
 import org.apache.flink.table.runtime.operators.deduplicate.RowTimeDeduplicateFunction;
+import org.apache.flink.table.runtime.operators.rank.AppendOnlyTopNFunction;
+import org.apache.flink.table.runtime.operators.rank.FastTop1Function;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
@@ -46,22 +50,25 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 
 /**
- * The deduplication side by side ({@code bench-jvm dedup}): Flink's own {@code
- * StreamExecDeduplicate} operator ({@code KeyedProcessOperator} running {@code
- * RowTimeDeduplicateFunction} or {@code ProcTimeDeduplicateKeepFirstRowFunction}, planned with
- * Ferry off) on the heap and on the RocksDB backend ({@link OperatorBench#backendOf}), and
- * {@link FerryDeduplicateOperator} (planned with Ferry on), each in Flink's keyed one-input test
- * harness, driven like {@link OperatorBench}'s operators (the StreamTask's record processor, a
- * reused StreamRecord, a counting Output that reads every field of every output row). Planned
- * as {@code DeduplicateDifferentialTest} plans its queries, over Nexmark-shaped bids; two shapes
- * ({@link Shape}):
+ * The ranks side by side: the deduplication ({@code bench-jvm dedup}) and the Top-N ({@code
+ * bench-jvm top-n}). Flink's own operator ({@code KeyedProcessOperator} running the function of
+ * the shape, planned with Ferry off) on the heap and on the RocksDB backend ({@link
+ * OperatorBench#backendOf}), and Ferry's native operator of the kind (planned with Ferry on), each
+ * in Flink's keyed one-input test harness, driven like {@link OperatorBench}'s operators (the
+ * StreamTask's record processor, a reused StreamRecord, a counting Output that reads every field of
+ * every output row). Planned as the differential tests plan their queries, over Nexmark-shaped
+ * bids; the shapes ({@link Shape}):
  *
  * <ul>
  *   <li>q18's: the last row per key on row time ({@code ORDER BY dateTime DESC}), into a retract
  *       changelog, so every row of a live key emits -U of the key's previous row and +U of itself;
  *       row times rise by 1 ms a row, watermarks follow every {@link #WATERMARK_EVERY} rows;
  *   <li>the first row per key on processing time ({@code ORDER BY pt}), insert-only: once a key has
- *       its row, every later row of it is dropped. No watermarks.
+ *       its row, every later row of it is dropped. No watermarks;
+ *   <li>q19's: the ten highest prices per key with their rank ({@code AppendOnlyTopNFunction}): a
+ *       row that enters moves the rows below it down a rank (-U and +U per rank);
+ *   <li>the highest price per key ({@code FastTop1Function}): a higher price replaces the key's row
+ *       (-U, +U).
  * </ul>
  *
  * <p>The stream ({@link Events}): a prefill of one row per key (scrambled key order), then
@@ -77,8 +84,8 @@ import java.util.SplittableRandom;
  * the same checksum in the same pass, and the number expected of the shape (the prefill one +I per
  * key; then two rows per input row for the last row, none for the first row), or the run fails.
  */
-final class DedupBench {
-    private DedupBench() {}
+final class RankBench {
+    private RankBench() {}
 
     /** Input rows between two watermarks (row-time shapes). */
     static final int WATERMARK_EVERY = 1000;
@@ -86,36 +93,53 @@ final class DedupBench {
     static final int MIN_WARMUP = 2;
     static final int MAX_WARMUP = 4;
 
-    /** What the deduplication keeps and orders by. */
+    /** What the rank keeps and orders by. */
     enum Shape {
-        LAST_ROW_TIME("last row, row time (q18)", "`dateTime` DESC", true, 2),
-        FIRST_PROC_TIME("first row, processing time", "pt", false, 0);
+        LAST_ROW_TIME("dedup", "last row, row time (q18)", "`dateTime` DESC", 1, true, 2, RowTimeDeduplicateFunction.class),
+        FIRST_PROC_TIME("dedup", "first row, processing time", "pt", 1, false, 0, ProcTimeDeduplicateKeepFirstRowFunction.class),
+        TOP10_PRICE("top-n", "top 10 by price, with the rank (q19)", "price DESC", 10, false, -1, AppendOnlyTopNFunction.class),
+        TOP1_PRICE("top-n", "top 1 by price", "price DESC", 1, false, -1, FastTop1Function.class);
 
+        /** The bench-jvm section that runs the shape. */
+        final String section;
         final String title;
         final String order;
+        /** The rank end: 1 selects no rank number (a deduplication, a top 1), more selects it. */
+        final int rankEnd;
         final boolean rowtime;
-        /** Output rows per input row once every key holds its row. */
+        /** Output rows per input row once every key holds its row; -1: it varies. */
         final int outputsPerRow;
+        /** The function Flink's own operator must run. */
+        final Class<?> flinkFunction;
 
-        Shape(String title, String order, boolean rowtime, int outputsPerRow) {
+        Shape(String section, String title, String order, int rankEnd, boolean rowtime, int outputsPerRow,
+                Class<?> flinkFunction) {
+            this.section = section;
             this.title = title;
             this.order = order;
+            this.rankEnd = rankEnd;
             this.rowtime = rowtime;
             this.outputsPerRow = outputsPerRow;
+            this.flinkFunction = flinkFunction;
+        }
+
+        /** The library's kind that runs the shape natively. */
+        String ferryKind() {
+            return section.equals("dedup") ? DeduplicateSpec.KIND : TopNSpec.KIND;
+        }
+
+        boolean rankNumber() {
+            return rankEnd > 1;
         }
 
         String query() {
-            return "SELECT auction, bidder, price, channel, CAST(`dateTime` AS TIMESTAMP(3)) AS dt FROM (SELECT *,"
-                    + " ROW_NUMBER() OVER (PARTITION BY auction ORDER BY " + order + ") AS rn FROM bid) WHERE rn = 1";
-        }
-
-        /** The function Flink's own operator must run. */
-        Class<?> flinkFunction() {
-            return rowtime ? RowTimeDeduplicateFunction.class : ProcTimeDeduplicateKeepFirstRowFunction.class;
+            return "SELECT auction, bidder, price, channel, CAST(`dateTime` AS TIMESTAMP(3)) AS dt" + (rankNumber() ? ", rn" : "")
+                    + " FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY " + order + ") AS rn FROM bid)"
+                    + (rankEnd == 1 ? " WHERE rn = 1" : " WHERE rn <= " + rankEnd);
         }
     }
 
-    /** A planned deduplication with its state key selector and row types. */
+    /** A planned rank with its state key selector and row types. */
     record Planned(
             OneInputStreamOperator<RowData, RowData> operator,
             KeySelector<RowData, RowData> keySelector,
@@ -123,7 +147,7 @@ final class DedupBench {
             RowType inputType,
             RowType outputType) {}
 
-    /** The deduplication's input: the bid's columns, then the processing time when it orders by it. */
+    /** The rank's input: the bid's columns, then the processing time when it orders by it. */
     static final LogicalTypeRoot[] BID = {LogicalTypeRoot.BIGINT, LogicalTypeRoot.BIGINT, LogicalTypeRoot.BIGINT,
         LogicalTypeRoot.VARCHAR, LogicalTypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE};
 
@@ -131,8 +155,8 @@ final class DedupBench {
      * Plans {@link Shape#query} over {@code bid(auction, bidder, price, channel, dateTime, pt AS
      * PROCTIME())} with {@code WATERMARK FOR dateTime AS dateTime}, mini-batch off, into a retract
      * changelog (so {@code generate_update_before} is on), with Ferry off or on, and returns the
-     * deduplication of the StreamGraph; its input must be the bid's columns (and pt, unmaterialized:
-     * NULL), the rows {@link Events} writes.
+     * rank of the StreamGraph; its input must be the bid's columns (and pt, unmaterialized: NULL),
+     * the rows {@link Events} writes, its output the same (and the rank number if selected).
      */
     static Planned plan(Shape shape, boolean ferry, int batchSize) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -157,22 +181,23 @@ final class DedupBench {
         tEnv.createTemporaryView("bid", tEnv.fromDataStream(source, schema));
         tEnv.toChangelogStream(tEnv.sqlQuery(shape.query())).print();
         StreamNode node = OperatorBench.node(env.getStreamGraph(),
-                op -> isFlinkDeduplicate(op, shape) || op instanceof FerryDeduplicateOperator, ferry,
-                FerryDeduplicateOperator.class);
+                op -> isFlinkOperator(op, shape) || isFerryOperator(op, shape), ferry, AbstractNativeOperator.class);
         if (node == null) {
-            throw new IllegalStateException("no " + shape.flinkFunction().getSimpleName() + " deduplication in the plan of "
+            throw new IllegalStateException("no " + shape.flinkFunction.getSimpleName() + " rank in the plan of "
                     + shape.query());
         }
         RowType in = OperatorBench.rowType(node.getTypeSerializersIn()[0]);
         RowType out = OperatorBench.rowType(node.getTypeSerializerOut());
-        boolean same = in.getFieldCount() == BID.length + (shape.rowtime ? 0 : 1) && in.equals(out);
-        for (int i = 0; same && i < in.getFieldCount(); i++) {
-            same = in.getTypeAt(i).getTypeRoot()
-                    == (i < BID.length ? BID[i] : LogicalTypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE);
+        int arity = BID.length + (shape.rowtime ? 0 : 1);
+        boolean same = in.getFieldCount() == arity && out.getFieldCount() == arity + (shape.rankNumber() ? 1 : 0);
+        for (int i = 0; same && i < out.getFieldCount(); i++) {
+            same = out.getTypeAt(i).getTypeRoot() == (i < BID.length ? BID[i]
+                    : i < arity ? LogicalTypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE : LogicalTypeRoot.BIGINT)
+                    && (i >= arity || in.getTypeAt(i).equals(out.getTypeAt(i)));
         }
         if (!same) {
-            throw new IllegalStateException("the deduplication reads " + in + " and emits " + out
-                    + ", not the bid's columns" + (shape.rowtime ? "" : " and pt"));
+            throw new IllegalStateException("the rank reads " + in + " and emits " + out + ", not the bid's columns"
+                    + (shape.rowtime ? "" : " and pt") + (shape.rankNumber() ? " (and the rank number)" : ""));
         }
         @SuppressWarnings("unchecked")
         KeySelector<RowData, RowData> selector = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];
@@ -181,10 +206,16 @@ final class DedupBench {
         return new Planned(operator, selector, ((RowDataKeySelector) selector).getProducedType(), in, out);
     }
 
-    /** Flink's own operator of the shape: a KeyedProcessOperator running its deduplicate function. */
-    static boolean isFlinkDeduplicate(Object op, Shape shape) {
+    /** Flink's own operator of the shape: a KeyedProcessOperator running its function. */
+    static boolean isFlinkOperator(Object op, Shape shape) {
         return op instanceof KeyedProcessOperator
-                && shape.flinkFunction().isInstance(((KeyedProcessOperator<?, ?, ?>) op).getUserFunction());
+                && shape.flinkFunction.isInstance(((KeyedProcessOperator<?, ?, ?>) op).getUserFunction());
+    }
+
+    /** Ferry's operator of the shape: a native operator of its kind. */
+    static boolean isFerryOperator(Object op, Shape shape) {
+        return op instanceof AbstractNativeOperator
+                && ((AbstractNativeOperator<?>) op).spec().kind().equals(shape.ferryKind());
     }
 
     /**
@@ -281,7 +312,7 @@ final class DedupBench {
         }
     }
 
-    /** One deduplication operator in the keyed one-input harness, fed through the StreamTask's record processor. */
+    /** One rank operator in the keyed one-input harness, fed through the StreamTask's record processor. */
     static final class Driver implements AutoCloseable {
         final Variant variant;
         final OneInputStreamOperator<RowData, RowData> op;
@@ -294,8 +325,8 @@ final class DedupBench {
         Driver(Variant variant, Planned p, Shape shape) throws Exception {
             this.variant = variant;
             op = InstantiationUtil.clone(p.operator());
-            boolean ferry = op instanceof FerryDeduplicateOperator;
-            if (ferry != (variant == Variant.FERRY) || (!ferry && !isFlinkDeduplicate(op, shape))) {
+            boolean ferry = isFerryOperator(op, shape);
+            if (ferry != (variant == Variant.FERRY) || (!ferry && !isFlinkOperator(op, shape))) {
                 throw new IllegalStateException(variant + " would run " + op.getClass().getName());
             }
             harness = new KeyedOneInputStreamOperatorTestHarness<>(op, p.keySelector(), p.keyType(),
@@ -358,11 +389,11 @@ final class DedupBench {
     }
 
     /**
-     * Fails unless {@code p} emitted {@code want} rows and what the first variant's same pass
-     * ({@code first[0]}, set by the first) did.
+     * Fails unless {@code p} emitted {@code want} rows (unless negative: the shape's output varies)
+     * and what the first variant's same pass ({@code first[0]}, set by the first) did.
      */
     private static void check(Pass[] first, Pass p, long want, String what) {
-        if (p.outputs() != want) {
+        if (want >= 0 && p.outputs() != want) {
             throw new IllegalStateException(String.format(Locale.ROOT, "%s: %s emitted %d rows, want %d", what,
                     p.variant(), p.outputs(), want));
         }
@@ -380,7 +411,7 @@ final class DedupBench {
         Planned stock = plan(shape, false, batchSize);
         Planned ferry = plan(shape, true, batchSize);
         if (!stock.inputType().equals(ferry.inputType())) {
-            throw new IllegalStateException("Flink's deduplication reads " + stock.inputType() + ", Ferry's "
+            throw new IllegalStateException("Flink's rank reads " + stock.inputType() + ", Ferry's "
                     + ferry.inputType());
         }
         Events events = new Events(keys, shape, stock.inputType().getFieldCount());
@@ -421,7 +452,7 @@ final class DedupBench {
                     Pass p = d.run(seg);
                     Bench.log("warm-up %d %-24s %s: %s rows/s (cpu share %.2f, %d outputs, checksum %016x)", warmups,
                             d.variant.label, what, Bench.rate(p.rowsPerSecond()), p.cpuShare(), p.outputs(), p.checksum());
-                    check(first, p, (long) shape.outputsPerRow * rows, what + ", warm-up " + warmups);
+                    check(first, p, shape.outputsPerRow < 0 ? -1 : (long) shape.outputsPerRow * rows, what + ", warm-up " + warmups);
                     stable &= Math.abs(p.rowsPerSecond() - last[i]) <= 0.1 * p.rowsPerSecond();
                     last[i] = p.rowsPerSecond();
                 }
@@ -435,7 +466,7 @@ final class DedupBench {
                     passes.add(p);
                     Bench.log("rep %d %-24s %s: %s rows/s (cpu share %.2f, %d outputs, checksum %016x)", rep,
                             d.variant.label, what, Bench.rate(p.rowsPerSecond()), p.cpuShare(), p.outputs(), p.checksum());
-                    check(first, p, (long) shape.outputsPerRow * rows, what + ", timed pass " + rep);
+                    check(first, p, shape.outputsPerRow < 0 ? -1 : (long) shape.outputsPerRow * rows, what + ", timed pass " + rep);
                 }
             }
         } finally {
@@ -446,27 +477,34 @@ final class DedupBench {
         return new Result(shape, keys, rows, passes, warmups, prefillChecksum, operators);
     }
 
-    /** The section's table: each shape at each key count. */
-    static void table(StringBuilder out, int[] keys, int rows, int reps, int batch, List<Variant> variants)
+    /** The table of {@code section} ({@code dedup} or {@code top-n}): each of its shapes at each key count. */
+    static void table(String section, StringBuilder out, int[] keys, int rows, int reps, int batch, List<Variant> variants)
             throws Exception {
-        List<Result> results = new ArrayList<>();
+        List<Shape> shapes = new ArrayList<>();
         for (Shape shape : Shape.values()) {
+            if (shape.section.equals(section)) {
+                shapes.add(shape);
+            }
+        }
+        List<Result> results = new ArrayList<>();
+        for (Shape shape : shapes) {
             for (int k : keys) {
                 results.add(run(shape, k, rows, reps, batch, variants));
             }
         }
         out.append(String.format(Locale.ROOT,
-                "### Deduplication side by side (%s input rows per pass after a prefill of one row per key, batch %d,"
+                "### %s side by side (%s input rows per pass after a prefill of one row per key, batch %d,"
                         + " median of %d interleaved passes after warm-up; min–max)%n%n",
-                Bench.count(rows), batch, reps));
-        for (Shape shape : Shape.values()) {
+                section.equals("dedup") ? "Deduplication" : "Top-N", Bench.count(rows), batch, reps));
+        for (Shape shape : shapes) {
             // double backticks: the query quotes `dateTime`
             out.append("- ").append(shape.title).append(": `` ").append(shape.query()).append(" ``")
                     .append(shape.rowtime ? ", watermarks every " + WATERMARK_EVERY + " rows" : "").append('\n');
         }
         out.append("\nEvery pass of every variant (prefill, warm-up and timed) checksummed from every field of its output"
                 + " rows: equal pass for pass, or the run fails. Rows/s counts input rows.\n\n");
-        StringBuilder head = new StringBuilder("| deduplication | keys | warm-up passes | output rows per input row |");
+        StringBuilder head = new StringBuilder("| " + (section.equals("dedup") ? "deduplication" : "Top-N")
+                + " | keys | warm-up passes | output rows per input row |");
         StringBuilder rule = new StringBuilder("|---|---:|---:|---:|");
         for (Variant v : variants) {
             head.append(' ').append(v.label).append(": rows/s |");
@@ -483,8 +521,9 @@ final class DedupBench {
         rule.append("---|");
         out.append(head).append('\n').append(rule).append('\n');
         for (Result r : results) {
-            out.append(String.format(Locale.ROOT, "| %s | %s | %d | %d |", r.shape().title, Bench.count(r.keys()),
-                    r.warmups(), r.shape().outputsPerRow));
+            long outputs = r.passes().stream().mapToLong(Pass::outputs).sum();
+            out.append(String.format(Locale.ROOT, "| %s | %s | %d | %.2f |", r.shape().title, Bench.count(r.keys()),
+                    r.warmups(), (double) outputs / r.passes().stream().mapToLong(Pass::rows).sum()));
             for (Variant v : variants) {
                 out.append(' ').append(Bench.spread(r.median(v), r.rates(v))).append(" |");
             }

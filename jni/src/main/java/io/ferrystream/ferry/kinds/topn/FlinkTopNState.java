@@ -8,13 +8,13 @@ import io.ferrystream.ferry.operators.FlinkState;
 
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.state.State;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
@@ -28,8 +28,13 @@ import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
 import org.apache.flink.table.data.writer.BinaryWriter;
+import org.apache.flink.table.planner.codegen.sort.ComparatorCodeGenerator;
+import org.apache.flink.table.planner.plan.nodes.exec.spec.SortSpec;
+import org.apache.flink.table.runtime.generated.GeneratedRecordComparator;
+import org.apache.flink.table.runtime.operators.rank.ComparableRecordComparator;
 import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.runtime.typeutils.SortedMapSerializer;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -45,10 +50,14 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import javax.annotation.Nullable;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
@@ -79,9 +88,18 @@ import java.util.stream.Stream;
  *       key so far; with idle-state TTL a {@code TtlValue} with its last write. Import rows: the key
  *       fields, the counter (INT NOT NULL), with TTL the last write (BIGINT NOT NULL, ms). Export
  *       rows: the key's bytes, the counter, with TTL the last write.
+ *   <li>{@link TopNSpec.Function#RETRACTABLE_TOP_N} ({@code RetractableTopNFunction}): the {@code
+ *       MapState} {@value #RETRACT_DATA_STATE}, sort key to the list of every row of the key with
+ *       that sort key (as for the append-only top-N), and the {@code ValueState} {@value
+ *       #SORTED_MAP_STATE}, a {@code SortedMap} from sort key to the length of that list ({@code
+ *       SortedMapTypeInfo} with the {@code ComparableRecordComparator} {@code StreamExecRank}
+ *       builds, whose equality decides the serializers' compatibility). Rows cross as for the
+ *       append-only top-N; Go derives each count from its list, so a key whose counts and lists
+ *       disagree (a retraction of a row Flink's lenient function did not hold went before) is
+ *       refused. Export writes both states: the lists, and each sort key's list length.
  * </ul>
  *
- * <p>Idle-state TTL is carried for the first-N function only: the other two run natively only
+ * <p>Idle-state TTL is carried for the first-N function only: the others run natively only
  * without it ({@code TopNKind}). A state holding what Flink never writes (an empty or NULL list, a
  * row under another sort key than its own, a counter below 1) is refused with an {@link
  * IllegalStateException}, and so is an export that breaks the contract's order.
@@ -95,6 +113,10 @@ public final class FlinkTopNState implements FlinkState {
     public static final String TOP1_STATE = "Top1-Rank-State";
     /** {@code AppendOnlyFirstNFunction}'s state. */
     public static final String COUNTER_STATE = "counterState";
+    /** {@code RetractableTopNFunction}'s rows per sort key. */
+    public static final String RETRACT_DATA_STATE = "data-state";
+    /** {@code RetractableTopNFunction}'s counts per sort key. */
+    public static final String SORTED_MAP_STATE = "sorted-map";
 
     private static final int BATCH = 4096;
 
@@ -104,10 +126,26 @@ public final class FlinkTopNState implements FlinkState {
     private final TopNSpec.Function function;
     private final int[] sortFields;
     private final boolean ttl;
+    /** The sorted map's comparator, as {@code StreamExecRank} builds it; retracting Top-N only. */
+    private final @Nullable ComparableRecordComparator comparator;
+
+    /**
+     * The state of {@link TopNSpec.Function#APPEND_ONLY_TOP_N}, {@link
+     * TopNSpec.Function#FAST_TOP1} or {@link TopNSpec.Function#APPEND_ONLY_FIRST_N}: {@link
+     * #FlinkTopNState(RowType, int[], TopNSpec.Function, int[], boolean[], boolean[], boolean)}
+     * without the sort directions, which only the retracting Top-N's state needs.
+     *
+     * @throws IllegalArgumentException for {@link TopNSpec.Function#RETRACTABLE_TOP_N}
+     */
+    public FlinkTopNState(RowType inputType, int[] keys, TopNSpec.Function function, int[] sortFields, boolean ttl) {
+        this(inputType, keys, function, sortFields, null, null, ttl);
+    }
 
     /**
      * The state of the function {@code StreamExecRank} runs for the node; what the planner's kind
-     * passes to {@code importingFlinkState} for every native Top-N.
+     * passes to {@code importingFlinkState} for every native Top-N. Call it where the planner is
+     * (the retracting Top-N's comparator is generated here, as {@code StreamExecRank} generates
+     * it).
      *
      * @param inputType the node's input row type, exactly as Flink's exec node has it (Flink's
      *     serializers are checked against the savepoint's: a processing-time attribute keeps its
@@ -115,17 +153,23 @@ public final class FlinkTopNState implements FlinkState {
      * @param keys the partition keys, input columns (the state key)
      * @param function the function the spec runs ({@link TopNSpec#function()})
      * @param sortFields the sort fields, input columns, in order ({@link TopNSpec#sortFields()}):
-     *     the sort key {@link TopNSpec.Function#APPEND_ONLY_TOP_N} maps from
+     *     the sort key the map states map from
+     * @param ascending per sort field: ascending (the exec node's SortSpec); needed for {@link
+     *     TopNSpec.Function#RETRACTABLE_TOP_N} only, null allowed otherwise
+     * @param nullsLast per sort field: NULLs last; as {@code ascending}
      * @param ttl whether idle-state TTL is on ({@link TopNSpec#stateTtlMs()} {@code > 0}); only
      *     {@link TopNSpec.Function#APPEND_ONLY_FIRST_N} runs natively with it
-     * @throws IllegalArgumentException with TTL for another function
+     * @throws IllegalArgumentException with TTL for another function, without sort fields for a
+     *     map state, without directions for the retracting Top-N
      */
-    public FlinkTopNState(RowType inputType, int[] keys, TopNSpec.Function function, int[] sortFields, boolean ttl) {
+    public FlinkTopNState(RowType inputType, int[] keys, TopNSpec.Function function, int[] sortFields,
+            @Nullable boolean[] ascending, @Nullable boolean[] nullsLast, boolean ttl) {
         if (ttl && function != TopNSpec.Function.APPEND_ONLY_FIRST_N) {
             throw new IllegalArgumentException("idle-state TTL is carried for " + TopNSpec.Function.APPEND_ONLY_FIRST_N.json()
                     + " only, not for " + function.json() + " (it runs natively only without TTL)");
         }
-        if (function == TopNSpec.Function.APPEND_ONLY_TOP_N && sortFields.length == 0) {
+        if ((function == TopNSpec.Function.APPEND_ONLY_TOP_N || function == TopNSpec.Function.RETRACTABLE_TOP_N)
+                && sortFields.length == 0) {
             throw new IllegalArgumentException(function.json() + " needs its sort fields");
         }
         this.inputType = inputType;
@@ -133,16 +177,41 @@ public final class FlinkTopNState implements FlinkState {
         this.function = function;
         this.sortFields = sortFields.clone();
         this.ttl = ttl;
+        if (function == TopNSpec.Function.RETRACTABLE_TOP_N) {
+            if (ascending == null || nullsLast == null || ascending.length != sortFields.length
+                    || nullsLast.length != sortFields.length) {
+                throw new IllegalArgumentException(function.json() + "'s state needs one direction and one NULL order per sort field");
+            }
+            this.comparator = comparator(inputType, sortFields, ascending, nullsLast);
+        } else {
+            this.comparator = null;
+        }
     }
 
-    /** The state of a spec's function: {@code new FlinkTopNState(inputType, keys, …)} from the spec's fields. */
-    public static FlinkTopNState of(TopNSpec spec, int[] keys) {
-        return new FlinkTopNState(spec.inputType(), keys, spec.function(), spec.sortFields(), spec.stateTtlMs() > 0);
+    /**
+     * The {@code ComparableRecordComparator} of {@code StreamExecRank#translateToPlanInternal}
+     * for the retracting Top-N: the comparator generated over the sort key's row, the sort key's
+     * positions, the sort fields' types, directions and NULL orders (what its equality compares).
+     */
+    static ComparableRecordComparator comparator(RowType inputType, int[] sortFields, boolean[] ascending, boolean[] nullsLast) {
+        int n = sortFields.length;
+        LogicalType[] types = new LogicalType[n];
+        int[] positions = new int[n];
+        SortSpec.SortSpecBuilder builder = SortSpec.builder();
+        for (int i = 0; i < n; i++) {
+            types[i] = inputType.getTypeAt(sortFields[i]);
+            positions[i] = i;
+            builder.addField(i, ascending[i], nullsLast[i]);
+        }
+        ClassLoader cl = Thread.currentThread().getContextClassLoader();
+        GeneratedRecordComparator generated = ComparatorCodeGenerator.gen(new Configuration(),
+                cl == null ? FlinkTopNState.class.getClassLoader() : cl, "StreamExecSortComparator", RowType.of(types), builder.build());
+        return new ComparableRecordComparator(generated, positions, types, ascending.clone(), nullsLast.clone());
     }
 
     @Override
     public List<String> names() {
-        return List.of(name());
+        return function == TopNSpec.Function.RETRACTABLE_TOP_N ? List.of(RETRACT_DATA_STATE, SORTED_MAP_STATE) : List.of(name());
     }
 
     private String name() {
@@ -150,6 +219,7 @@ public final class FlinkTopNState implements FlinkState {
             case APPEND_ONLY_TOP_N -> DATA_STATE;
             case FAST_TOP1 -> TOP1_STATE;
             case APPEND_ONLY_FIRST_N -> COUNTER_STATE;
+            case RETRACTABLE_TOP_N -> RETRACT_DATA_STATE;
         };
     }
 
@@ -207,21 +277,35 @@ public final class FlinkTopNState implements FlinkState {
         return RowType.of(types);
     }
 
+    /** Whether the function's state maps sort keys to lists of rows. */
+    private boolean lists() {
+        return function == TopNSpec.Function.APPEND_ONLY_TOP_N || function == TopNSpec.Function.RETRACTABLE_TOP_N;
+    }
+
     @Override
     @SuppressWarnings("unchecked")
     public long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
-        State state = state(keyed);
+        States states = new States(keyed);
+        // every key of any of the states, once
+        Set<RowData> seen = new HashSet<>();
         List<RowData> all = new ArrayList<>();
-        try (Stream<RowData> stream = keyed.getKeys(name(), VoidNamespace.INSTANCE)) {
-            stream.forEach(k -> all.add(keyed.getKeySerializer().copy(k)));
+        for (String name : names()) {
+            try (Stream<RowData> stream = keyed.getKeys(name, VoidNamespace.INSTANCE)) {
+                stream.forEach(k -> {
+                    RowData key = keyed.getKeySerializer().copy(k);
+                    if (seen.add(key)) {
+                        all.add(key);
+                    }
+                });
+            }
         }
         RowType type = importType();
         RowData.FieldGetter[] fields = new RowData.FieldGetter[counter() ? keys.length : inputType.getFieldCount()];
         for (int f = 0; f < fields.length; f++) {
             fields[f] = RowData.createFieldGetter(type.getTypeAt(f), f);
         }
-        SortKeys sortKeys = function == TopNSpec.Function.APPEND_ONLY_TOP_N ? new SortKeys() : null;
+        SortKeys sortKeys = lists() ? new SortKeys() : null;
         Object current = backend.getCurrentKey();
         try (RowDataArrowWriter writer = RowDataArrowWriter.create(type, allocator, BATCH)) {
             writer.reset();
@@ -230,36 +314,48 @@ public final class FlinkTopNState implements FlinkState {
                 keyed.setCurrentKey(key);
                 rows.clear();
                 switch (function) {
-                    case APPEND_ONLY_TOP_N -> {
-                        MapState<RowData, List<RowData>> map = (MapState<RowData, List<RowData>>) state;
-                        for (Map.Entry<RowData, List<RowData>> e : map.entries()) {
+                    case APPEND_ONLY_TOP_N, RETRACTABLE_TOP_N -> {
+                        String data = name();
+                        Map<BinaryRowData, Long> counts = function == TopNSpec.Function.RETRACTABLE_TOP_N ? counts(states) : null;
+                        for (Map.Entry<RowData, List<RowData>> e : states.map.entries()) {
                             List<RowData> list = e.getValue();
                             if (list == null || list.isEmpty()) {
-                                throw new IllegalStateException("Flink's " + DATA_STATE + " holds " + (list == null ? "no" : "an empty")
+                                throw new IllegalStateException("Flink's " + data + " holds " + (list == null ? "no" : "an empty")
                                         + " list for a sort key, which Flink never writes");
                             }
                             BinaryRowData sortKey = sortKeys.binary(e.getKey());
+                            if (counts != null) {
+                                Long count = counts.remove(sortKey);
+                                if (count == null || count != list.size()) {
+                                    throw new IllegalStateException(disagree((count == null ? "no count" : count + " rows") + " of a sort key in "
+                                            + SORTED_MAP_STATE + ", " + list.size() + " in " + data));
+                                }
+                            }
                             for (RowData row : list) {
                                 if (row == null) {
-                                    throw new IllegalStateException("Flink's " + DATA_STATE + " holds a NULL row, which Flink never writes");
+                                    throw new IllegalStateException("Flink's " + data + " holds a NULL row, which Flink never writes");
                                 }
                                 if (!sortKey.equals(sortKeys.of(row))) {
-                                    throw new IllegalStateException("Flink's " + DATA_STATE + " holds a row under a sort key other than"
+                                    throw new IllegalStateException("Flink's " + data + " holds a row under a sort key other than"
                                             + " its own, which Flink never writes");
                                 }
                                 rows.add(fieldsOf(row, fields));
                             }
                         }
+                        if (counts != null && !counts.isEmpty()) {
+                            throw new IllegalStateException(disagree(counts.size() + " sort keys with a count in " + SORTED_MAP_STATE
+                                    + " and no rows in " + data));
+                        }
                     }
                     case FAST_TOP1 -> {
-                        RowData row = ((ValueState<RowData>) state).value();
+                        RowData row = (RowData) states.value.value();
                         if (row == null) { // listed by getKeys, gone once read (expired)
                             break;
                         }
                         rows.add(fieldsOf(row, fields));
                     }
                     case APPEND_ONLY_FIRST_N -> {
-                        Object value = ((ValueState<Object>) state).value();
+                        Object value = states.value.value();
                         if (value == null) {
                             break;
                         }
@@ -280,7 +376,7 @@ public final class FlinkTopNState implements FlinkState {
                         rows.add(row);
                     }
                 }
-                // a key's rows in one call: flush what came before when the batch is full
+                // a key's rows in one call (Go takes a key once): flush what came before when the batch is full
                 if (writer.count() > 0 && writer.count() + rows.size() > BATCH) {
                     writer.finish();
                     op.importState(writer.root());
@@ -289,7 +385,7 @@ public final class FlinkTopNState implements FlinkState {
                 for (GenericRowData row : rows) {
                     writer.write(row);
                 }
-                state.clear();
+                states.clear();
             }
             if (writer.count() > 0) {
                 writer.finish();
@@ -301,6 +397,28 @@ public final class FlinkTopNState implements FlinkState {
             }
         }
         return all.size();
+    }
+
+    /** The retracting Top-N's counts of the current key, by the sort key's bytes. */
+    private Map<BinaryRowData, Long> counts(States states) throws Exception {
+        Map<BinaryRowData, Long> counts = new HashMap<>();
+        SortedMap<RowData, Long> sorted = states.sorted.value();
+        if (sorted != null) {
+            SortKeys sortKeys = new SortKeys();
+            for (Map.Entry<RowData, Long> e : sorted.entrySet()) {
+                if (e.getValue() == null || e.getValue() < 1) {
+                    throw new IllegalStateException("Flink's " + SORTED_MAP_STATE + " holds a count of " + e.getValue()
+                            + " for a sort key, which Flink never writes");
+                }
+                counts.put(sortKeys.binary(e.getKey()), e.getValue());
+            }
+        }
+        return counts;
+    }
+
+    private static String disagree(String what) {
+        return "Flink's " + SORTED_MAP_STATE + " and " + RETRACT_DATA_STATE + " disagree for a key (" + what + "): stale state,"
+                + " left by a retraction of a row Flink's function did not hold; not carried";
     }
 
     private static GenericRowData fieldsOf(RowData row, RowData.FieldGetter[] fields) {
@@ -379,7 +497,7 @@ public final class FlinkTopNState implements FlinkState {
     public void exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator, List<RowData> written)
             throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
-        State state = state(keyed);
+        States states = new States(keyed);
         RowType type = exportType();
         int valueFields = type.getFieldCount() - 1;
         RowData.FieldGetter[] fields = new RowData.FieldGetter[valueFields];
@@ -387,9 +505,7 @@ public final class FlinkTopNState implements FlinkState {
             fields[f] = RowData.createFieldGetter(type.getTypeAt(1 + f), 1 + f);
         }
         RowDataSerializer rows = new RowDataSerializer(inputType);
-        Lists lists = function == TopNSpec.Function.APPEND_ONLY_TOP_N
-                ? new Lists(keyed, (MapState<RowData, List<RowData>>) state, new SortKeys())
-                : null;
+        Lists lists = lists() ? new Lists(keyed, states, new SortKeys()) : null;
         Set<BinaryRowData> seen = new HashSet<>();
         Object current = backend.getCurrentKey();
         try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
@@ -416,10 +532,10 @@ public final class FlinkTopNState implements FlinkState {
                         }
                         keyed.setCurrentKey(key);
                         if (function == TopNSpec.Function.FAST_TOP1) {
-                            ((ValueState<RowData>) state).update(stored(rows, fields, row));
+                            states.value.update(stored(rows, fields, row));
                         } else {
                             Integer count = row.getInt(1);
-                            ((ValueState<Object>) state).update(ttl ? new TtlValue<>(count, row.getLong(2)) : count);
+                            states.value.update(ttl ? new TtlValue<>(count, row.getLong(2)) : count);
                         }
                     } catch (Exception e) {
                         throw new IllegalStateException("writing Flink's " + name() + " of a key: " + e, e);
@@ -447,20 +563,22 @@ public final class FlinkTopNState implements FlinkState {
 
     /**
      * Rebuilds Flink's map of one key at a time from the export's rows: consecutive rows whose
-     * sort keys are byte-equal form one list, put when the next sort key or key begins.
+     * sort keys are byte-equal form one list; a key's lists are written when the next key begins,
+     * for the retracting Top-N with its sorted map of their lengths.
      */
-    private static final class Lists {
+    private final class Lists {
         private final KeyedStateBackend<RowData> keyed;
-        private final MapState<RowData, List<RowData>> map;
+        private final States states;
         private final SortKeys sortKeys;
         private BinaryRowData key;
         private BinaryRowData sortKey;
         private List<RowData> list;
-        private final Set<BinaryRowData> sortKeysOfKey = new HashSet<>();
+        /** The current key's lists, in buffer order. */
+        private final Map<BinaryRowData, List<RowData>> ofKey = new LinkedHashMap<>();
 
-        Lists(KeyedStateBackend<RowData> keyed, MapState<RowData, List<RowData>> map, SortKeys sortKeys) {
+        Lists(KeyedStateBackend<RowData> keyed, States states, SortKeys sortKeys) {
             this.keyed = keyed;
-            this.map = map;
+            this.states = states;
             this.sortKeys = sortKeys;
         }
 
@@ -472,7 +590,6 @@ public final class FlinkTopNState implements FlinkState {
         void start(BinaryRowData k, BinaryRowData row) throws Exception {
             flush();
             key = k;
-            sortKeysOfKey.clear();
             add(row);
         }
 
@@ -482,31 +599,39 @@ public final class FlinkTopNState implements FlinkState {
                 list.add(row);
                 return;
             }
-            try {
-                put();
-            } catch (Exception e) {
-                throw new IllegalStateException("writing Flink's " + DATA_STATE + " of a key: " + e, e);
-            }
-            if (!sortKeysOfKey.add(s)) {
+            if (ofKey.containsKey(s)) {
                 throw new IllegalStateException("the native Top-N exported the rows of one sort key of a key apart,"
                         + " not consecutively");
             }
             sortKey = s;
             list = new ArrayList<>();
             list.add(row);
-        }
-
-        private void put() throws Exception {
-            if (sortKey != null) {
-                keyed.setCurrentKey(key);
-                map.put(sortKey, list);
-                sortKey = null;
-                list = null;
-            }
+            ofKey.put(s, list);
         }
 
         void flush() throws Exception {
-            put();
+            if (key == null) {
+                return;
+            }
+            keyed.setCurrentKey(key);
+            try {
+                SortedMap<RowData, Long> sorted = states.sorted != null ? new TreeMap<>(comparator) : null;
+                for (Map.Entry<BinaryRowData, List<RowData>> e : ofKey.entrySet()) {
+                    states.map.put(e.getKey(), e.getValue());
+                    if (sorted != null) {
+                        sorted.put(e.getKey(), (long) e.getValue().size());
+                    }
+                }
+                if (sorted != null) {
+                    states.sorted.update(sorted);
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException("writing Flink's " + String.join(", ", names()) + " of a key: " + e, e);
+            }
+            ofKey.clear();
+            key = null;
+            sortKey = null;
+            list = null;
         }
     }
 
@@ -514,12 +639,12 @@ public final class FlinkTopNState implements FlinkState {
     @SuppressWarnings("unchecked")
     public void clear(KeyedStateBackend<?> backend, List<RowData> written) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
-        State state = state(keyed);
+        States states = new States(keyed);
         Object current = backend.getCurrentKey();
         try {
             for (RowData key : written) {
                 keyed.setCurrentKey(key);
-                state.clear();
+                states.clear();
             }
         } finally {
             if (current != null) {
@@ -529,27 +654,64 @@ public final class FlinkTopNState implements FlinkState {
     }
 
     /**
-     * Flink's state of the function, with the serializers Flink's function writes it with ({@code
-     * AppendOnlyTopNFunction#open}: the sort key selector's produced type and a {@code
-     * ListTypeInfo} of the input; {@code FastTop1Function#open}: the input's; {@code
-     * AppendOnlyFirstNFunction#open}: {@code Types.INT}, with TTL wrapped in Flink's {@code
-     * TtlSerializer}).
+     * Flink's states of the function, with the serializers Flink's function writes them with
+     * ({@code AppendOnlyTopNFunction#open} and {@code RetractableTopNFunction#open}: the sort key
+     * selector's produced type and a {@code ListTypeInfo} of the input, the latter's sorted map a
+     * {@code SortedMapTypeInfo} of the sort key and {@code Long} under the comparator; {@code
+     * FastTop1Function#open}: the input's; {@code AppendOnlyFirstNFunction#open}: {@code
+     * Types.INT}, with TTL wrapped in Flink's {@code TtlSerializer}).
      */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private State state(KeyedStateBackend<RowData> keyed) throws Exception {
-        return switch (function) {
-            case APPEND_ONLY_TOP_N -> keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
-                    new MapStateDescriptor<>(DATA_STATE, new RowDataSerializer(sortKeyType()),
-                            new ListSerializer<>(new RowDataSerializer(inputType))));
-            case FAST_TOP1 -> keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
-                    new ValueStateDescriptor<>(TOP1_STATE, (TypeSerializer<RowData>) new RowDataSerializer(inputType)));
-            case APPEND_ONLY_FIRST_N -> {
-                TypeSerializer<Object> serializer = ttl
-                        ? new TtlStateFactory.TtlSerializer(LongSerializer.INSTANCE, IntSerializer.INSTANCE)
-                        : (TypeSerializer) IntSerializer.INSTANCE;
-                yield keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
-                        new ValueStateDescriptor<>(COUNTER_STATE, serializer));
+    private final class States {
+        /** The map of sort keys to lists (append-only and retracting Top-N). */
+        final MapState<RowData, List<RowData>> map;
+        /** The row (top-1) or counter (first-N). */
+        final ValueState<Object> value;
+        /** The sorted map of counts (retracting Top-N). */
+        final ValueState<SortedMap<RowData, Long>> sorted;
+
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        States(KeyedStateBackend<RowData> keyed) throws Exception {
+            MapState<RowData, List<RowData>> m = null;
+            ValueState<Object> v = null;
+            ValueState<SortedMap<RowData, Long>> s = null;
+            switch (function) {
+                case APPEND_ONLY_TOP_N, RETRACTABLE_TOP_N -> {
+                    m = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                            new MapStateDescriptor<>(name(), new RowDataSerializer(sortKeyType()),
+                                    new ListSerializer<>(new RowDataSerializer(inputType))));
+                    if (function == TopNSpec.Function.RETRACTABLE_TOP_N) {
+                        TypeSerializer<SortedMap<RowData, Long>> serializer = new SortedMapSerializer(comparator,
+                                new RowDataSerializer(sortKeyType()), LongSerializer.INSTANCE);
+                        s = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                                new ValueStateDescriptor<>(SORTED_MAP_STATE, serializer));
+                    }
+                }
+                case FAST_TOP1 -> v = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                        new ValueStateDescriptor<Object>(TOP1_STATE, (TypeSerializer) new RowDataSerializer(inputType)));
+                case APPEND_ONLY_FIRST_N -> {
+                    TypeSerializer<Object> serializer = ttl
+                            ? new TtlStateFactory.TtlSerializer(LongSerializer.INSTANCE, IntSerializer.INSTANCE)
+                            : (TypeSerializer) IntSerializer.INSTANCE;
+                    v = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                            new ValueStateDescriptor<>(COUNTER_STATE, serializer));
+                }
             }
-        };
+            map = m;
+            value = v;
+            sorted = s;
+        }
+
+        /** Clears the current key's states. */
+        void clear() {
+            if (map != null) {
+                map.clear();
+            }
+            if (value != null) {
+                value.clear();
+            }
+            if (sorted != null) {
+                sorted.clear();
+            }
+        }
     }
 }

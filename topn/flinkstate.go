@@ -1,7 +1,9 @@
 package topn
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -14,12 +16,16 @@ import (
 //   - FastTop1Function: ValueState Top1-Rank-State, the key's row;
 //   - AppendOnlyFirstNFunction: ValueState counterState, the number of rows the key emitted, with
 //     idle-state TTL wrapped in a TtlValue with its last write;
+//   - UpdatableTopNFunction: MapState data-state-with-update, row key to the row and its inner
+//     rank (its 1-based position among the rows of its sort key, the order the buffer is rebuilt
+//     in);
 //   - RetractableTopNFunction: MapState data-state, sort key to the list of every row of the key of
 //     that sort key, and ValueState sorted-map, sort key to the length of that list (after a
 //     retraction of a row the state did not hold the two disagree; Ferry then writes no export).
 //
 // An import row is a stored row's fields (the input's, the key columns among them), or for
-// AppendOnlyFirstN the key's fields, the counter (INT) and with TTL the last write (ms). Every
+// AppendOnlyFirstN the key's fields, the counter (INT) and with TTL the last write (ms), for
+// UpdatableTopN followed by its inner rank (INT). Every
 // row of a key comes in one call, those of one sort key in the order of Flink's list; the order
 // of the sort keys does not matter. An export row is the key as the bytes of Flink's
 // BinaryRowData, then what follows the key fields in the import row (for the row forms: the whole
@@ -42,7 +48,7 @@ func (t *TopN) ImportTypes() ([]engine.Type, error) {
 	if t.bufs.counts != nil {
 		return append(t.keyTypes(), t.tail()...), nil
 	}
-	return t.layout.Types(), nil
+	return t.rowTypes(), nil
 }
 
 // ExportTypes implements engine.FlinkState.
@@ -51,7 +57,17 @@ func (t *TopN) ExportTypes() ([]engine.Type, error) {
 	if t.bufs.counts != nil {
 		return append(ts, t.tail()...), nil
 	}
-	return append(ts, t.layout.Types()...), nil
+	return append(ts, t.rowTypes()...), nil
+}
+
+// rowTypes are the columns of a stored row's import row: its fields, then for UpdatableTopN its
+// inner rank.
+func (t *TopN) rowTypes() []engine.Type {
+	ts := t.layout.Types()
+	if t.bufs.rowKey != nil {
+		ts = append(slices.Clone(ts), engine.Type{ID: engine.Int})
+	}
+	return ts
 }
 
 // ImportState implements engine.FlinkState: every key must be new to the operator, and hold a
@@ -65,8 +81,14 @@ func (t *TopN) ImportState(in *engine.Batch) error {
 	if err := enc.Encode(in); err != nil {
 		return err
 	}
-	var counts []int32
+	var counts, innerRanks []int32
 	var lastWrites []int64
+	if t.bufs.rowKey != nil {
+		innerRanks = engine.Values[int32](&in.Cols[len(t.layout.Types())], in.Len)
+		if err := t.checkInnerRanks(in, innerRanks); err != nil {
+			return err
+		}
+	}
 	if t.bufs.counts != nil {
 		counts = engine.Values[int32](&in.Cols[len(t.keyCols)], in.Len)
 		if t.ttl {
@@ -93,7 +115,14 @@ func (t *TopN) ImportState(in *engine.Batch) error {
 			return fmt.Errorf("%w: import row %d: counter %d outside 1 to the rank end %d, which Flink never writes", engine.ErrData, i, counts[i], t.p.RankEnd)
 		}
 	}
-	for i := range in.Len {
+	order := make([]int, in.Len) // the rows in import order; for UpdatableTopN by inner rank
+	for i := range order {
+		order[i] = i
+	}
+	if innerRanks != nil {
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(innerRanks[a], innerRanks[b]) })
+	}
+	for _, i := range order {
 		key, hash, kg := enc.Key(i), enc.Hash(i), int(t.kgs[i])
 		id := t.state.Find(key, hash, kg)
 		if id < 0 {
@@ -116,6 +145,35 @@ func (t *TopN) ImportState(in *engine.Batch) error {
 	return nil
 }
 
+// checkInnerRanks checks UpdatableTopN import rows: per key, the row keys distinct and the inner
+// ranks of each sort key exactly 1 to its number of rows (Flink's rebuild of its buffer otherwise
+// loses or misplaces rows).
+func (t *TopN) checkInnerRanks(in *engine.Batch, innerRanks []int32) error {
+	type keyed struct{ key, sub string }
+	rowKeys := map[keyed]bool{}
+	ranks := map[keyed][]int32{}
+	for i := range in.Len {
+		t.row = t.layout.Encode(t.row[:0], in, i)
+		key := string(t.enc.Key(i))
+		rk := keyed{key, string(t.bufs.rowKey.encode(nil, t.row))}
+		if rowKeys[rk] {
+			return fmt.Errorf("%w: import row %d: a second row of a row key, which Flink's data-state-with-update never holds", engine.ErrData, i)
+		}
+		rowKeys[rk] = true
+		sk := keyed{key, string(t.sortKey.encode(nil, t.row))}
+		ranks[sk] = append(ranks[sk], innerRanks[i])
+	}
+	for _, rs := range ranks {
+		slices.Sort(rs)
+		for j, r := range rs {
+			if r != int32(j+1) {
+				return fmt.Errorf("%w: import: inner ranks %v of a sort key are not 1 to %d, which Flink's buffer is rebuilt from", engine.ErrData, rs, len(rs))
+			}
+		}
+	}
+	return nil
+}
+
 // ExportState implements engine.FlinkState: the keys of the next exportChunk key ids.
 func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	st := t.state
@@ -124,7 +182,8 @@ func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	}
 	t.sel = t.sel[:0]
 	var rows [][]byte
-	var keys []int32 // per export row: its key id
+	var keys []int32       // per export row: its key id
+	var innerRanks []int32 // per export row: its inner rank (UpdatableTopN)
 	for ; t.exportNext < int32(st.Cap()) && len(t.sel) < exportChunk; t.exportNext++ {
 		id := t.exportNext
 		if !st.Live(id) {
@@ -139,9 +198,10 @@ func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 			if t.bufs.retract && g.count != int64(len(g.rows)) {
 				return false, fmt.Errorf("%w: a key's Top-N state holds %d rows of a sort key its count says are %d (a retraction of a row it did not hold went before): Flink's form of it is not written", engine.ErrState, len(g.rows), g.count)
 			}
-			for _, r := range g.rows {
+			for j, r := range g.rows {
 				rows = append(rows, r)
 				keys = append(keys, id)
+				innerRanks = append(innerRanks, int32(j+1))
 			}
 		}
 	}
@@ -181,6 +241,9 @@ func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	} else {
 		for f := range t.layout.Types() {
 			t.layout.WriteColumn(&out.Cols[1+f], rows, f)
+		}
+		if t.bufs.rowKey != nil {
+			copy(engine.OutValues[int32](&out.Cols[1+len(t.layout.Types())]), innerRanks)
 		}
 	}
 	out.Finish()

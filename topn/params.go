@@ -21,6 +21,9 @@ const (
 	// RetractableTopN is RetractableTopNFunction: an input with retractions; every row of a key
 	// is kept.
 	RetractableTopN = "retractable_top_n"
+	// UpdatableTopN is UpdatableTopNFunction: an upsert input (RowKeys its upsert key) whose sort
+	// keys only improve, any constant rank range but 1 to 1.
+	UpdatableTopN = "updatable_top_n"
 )
 
 // Params are the spec parameters of a top_n operator: the fields of Flink's StreamExecRank and
@@ -29,6 +32,9 @@ type Params struct {
 	Function string `json:"function"`
 	// SortKeys are the ORDER BY fields (input columns), in order.
 	SortKeys []SortKey `json:"sort_keys"`
+	// RowKeys are UpdatableTopN's row key: the input's upsert key (UpdateFastStrategy's primary
+	// keys), input columns.
+	RowKeys []int `json:"row_keys,omitempty"`
 	// RankStart and RankEnd are the constant rank range, 1-based and inclusive.
 	RankStart int64 `json:"rank_start"`
 	RankEnd   int64 `json:"rank_end"`
@@ -56,9 +62,20 @@ func (p *Params) validate(spec *engine.Spec) error {
 	}
 	in := &spec.Inputs[0]
 	switch p.Function {
-	case AppendOnlyTopN, AppendOnlyFirstN, FastTop1, RetractableTopN:
+	case AppendOnlyTopN, AppendOnlyFirstN, FastTop1, RetractableTopN, UpdatableTopN:
 	default:
-		return engine.ParamError("function", "%q is none of %s, %s, %s, %s", p.Function, AppendOnlyTopN, AppendOnlyFirstN, FastTop1, RetractableTopN)
+		return engine.ParamError("function", "%q is none of %s, %s, %s, %s, %s", p.Function, AppendOnlyTopN, AppendOnlyFirstN, FastTop1, RetractableTopN, UpdatableTopN)
+	}
+	if (p.Function == UpdatableTopN) != (len(p.RowKeys) > 0) {
+		return engine.ParamError("row_keys", "%d row keys with %s: %s takes them, and only it", len(p.RowKeys), p.Function, UpdatableTopN)
+	}
+	for i, c := range p.RowKeys {
+		if c < 0 || c >= len(in.Types) {
+			return engine.ParamError("row_keys", "[%d]: column %d out of range (input has %d columns)", i, c, len(in.Types))
+		}
+		if t := in.Types[c]; t.ID == engine.Float || t.ID == engine.Double {
+			return fmt.Errorf("%w: row_keys[%d] (%s): a FLOAT/DOUBLE upsert key: not native", engine.ErrUnsupported, i, t)
+		}
 	}
 	if len(p.SortKeys) == 0 {
 		return engine.ParamError("sort_keys", "empty")

@@ -19,6 +19,7 @@ type group struct {
 	sortKey []byte   // sortKeyEncoder's form
 	rows    [][]byte // encoded with the operator's layout; each its own allocation, never modified
 	count   int64    // RetractableTopN only
+	rowKeys [][]byte // UpdatableTopN only: per row its row key, in sortKeyEncoder's form
 }
 
 // buffer is one key's TopNBuffer: its groups ascending by sort key, and the rows in all of them
@@ -42,9 +43,10 @@ type bufferState struct {
 	layout  *joincore.RowLayout
 	sortKey *sortKeyEncoder
 	bufs    []buffer
-	counts  []int32 // AppendOnlyFirstN only; nil otherwise
-	retract bool    // RetractableTopN: groups carry counts, and snapshots their sort keys
-	bytes   int64   // the rows' and sort keys' bytes and their slices' headers
+	rowKey  *sortKeyEncoder // UpdatableTopN only: its row keys' encoder (ascending fields); nil otherwise
+	counts  []int32         // AppendOnlyFirstN only; nil otherwise
+	retract bool            // RetractableTopN: groups carry counts, and snapshots their sort keys
+	bytes   int64           // the rows' and sort keys' bytes and their slices' headers
 }
 
 // rowOverhead is what a stored row costs besides its bytes: its slice header.
@@ -79,6 +81,9 @@ func (s *bufferState) groupBytes(g *group) int64 {
 	for _, r := range g.rows {
 		n += int64(rowOverhead + len(r))
 	}
+	for _, k := range g.rowKeys {
+		n += int64(rowOverhead + len(k))
+	}
 	return n
 }
 
@@ -90,8 +95,22 @@ func (s *bufferState) put(id int32, sortKey, row []byte) []byte {
 	stored := bytes.Clone(row)
 	g.rows = append(g.rows, stored)
 	s.bytes += int64(rowOverhead + len(row))
+	if s.rowKey != nil {
+		k := s.rowKey.encode(nil, stored)
+		g.rowKeys = append(g.rowKeys, k)
+		s.bytes += int64(rowOverhead + len(k))
+	}
 	b.n++
 	return stored
+}
+
+// replace stores a copy of row in place of row j of group gi of key id's buffer (of the same sort
+// key and row key) and returns the copy.
+func (s *bufferState) replace(id int32, gi, j int, row []byte) []byte {
+	g := &s.bufs[id].groups[gi]
+	s.bytes += int64(len(row) - len(g.rows[j]))
+	g.rows[j] = bytes.Clone(row)
+	return g.rows[j]
 }
 
 // group returns the index of the group of sortKey in key id's buffer, creating it empty if
@@ -123,6 +142,10 @@ func (s *bufferState) removeRow(id int32, gi, j int) {
 	g := &b.groups[gi]
 	s.bytes -= int64(rowOverhead + len(g.rows[j]))
 	g.rows = slices.Delete(g.rows, j, j+1)
+	if g.rowKeys != nil {
+		s.bytes -= int64(rowOverhead + len(g.rowKeys[j]))
+		g.rowKeys = slices.Delete(g.rowKeys, j, j+1)
+	}
 	b.n--
 }
 
@@ -141,16 +164,11 @@ func (s *bufferState) dropIfEmpty(id int32, gi int) bool {
 // dropLast removes the last row of key id's buffer (TopNBuffer.removeLast) and returns it.
 func (s *bufferState) dropLast(id int32) []byte {
 	b := &s.bufs[id]
-	g := b.last()
+	gi := len(b.groups) - 1
+	g := &b.groups[gi]
 	row := g.rows[len(g.rows)-1]
-	if len(g.rows) == 1 {
-		s.dropGroupsFrom(id, len(b.groups)-1)
-		return row
-	}
-	g.rows[len(g.rows)-1] = nil
-	g.rows = g.rows[:len(g.rows)-1]
-	s.bytes -= int64(rowOverhead + len(row))
-	b.n--
+	s.removeRow(id, gi, len(g.rows)-1)
+	s.dropIfEmpty(id, gi)
 	return row
 }
 

@@ -43,6 +43,7 @@ type TopN struct {
 	kgs []int32 // per row of the call: its key group
 	row []byte  // scratch: one encoded input row
 	sk  []byte  // scratch: its sort key
+	rk  []byte  // scratch: its row key (UpdatableTopN)
 	sel []int32 // scratch: the keys of an export chunk
 }
 
@@ -73,6 +74,13 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 	t.out = joincore.NewPairOutput(t.layout, t.rankLayout, types, spec.ChunkRows)
 	t.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: t.enc.FixedSize(), TTL: engine.TTL{Ms: p.StateTTLMs}, Layout: p})
 	t.bufs = &bufferState{layout: t.layout, sortKey: t.sortKey, retract: p.Function == RetractableTopN}
+	if p.Function == UpdatableTopN {
+		var keys []SortKey
+		for _, c := range p.RowKeys {
+			keys = append(keys, SortKey{Field: c, Ascending: true})
+		}
+		t.bufs.rowKey = &sortKeyEncoder{layout: t.layout, keys: keys}
+	}
 	if p.Function == AppendOnlyFirstN {
 		t.bufs.counts = []int32{}
 		cols := make([]int, len(in.Keys))
@@ -144,6 +152,10 @@ func (t *TopN) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch)
 			t.firstN(id, in, i, nowMs)
 		case FastTop1:
 			t.top1(id, in, i)
+		case UpdatableTopN:
+			if err := t.updatable(id, in, i); err != nil {
+				return false, fmt.Errorf("row %d: %w", i, err)
+			}
 		case RetractableTopN:
 			if err := t.retractable(id, in, i); err != nil {
 				return false, fmt.Errorf("row %d: %w", i, err)

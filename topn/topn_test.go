@@ -74,15 +74,25 @@ func cmpInt(a, b int64) int {
 // transcribed from their Java sources (with AppendOnlyTopNHelper, FastTop1Helper, TopNBuffer and
 // AbstractTopNFunction's collect methods), over row values and Flink's generated comparator.
 type model struct {
-	p       Params
-	buffers map[string]*mbuffer           // the TopNBuffer per key (FastTop1: its one row)
-	counts  map[string]mcount             // AppendOnlyFirstN's counterState
-	sorted  map[string]*msorted           // RetractableTopN's sorted-map
-	lists   map[string]map[string][][]any // RetractableTopN's data-state: sort key (rendered) to rows
-	now     int64
-	out     []string
-	failed  bool    // Flink's function threw (RetractableTopN's IndexOutOfBoundsException)
-	live    [][]any // RetractableTopN: the rows inserted and not retracted, for change
+	p        Params
+	buffers  map[string]*mbuffer           // the TopNBuffer per key (FastTop1: its one row)
+	counts   map[string]mcount             // AppendOnlyFirstN's counterState
+	sorted   map[string]*msorted           // RetractableTopN's sorted-map
+	lists    map[string]map[string][][]any // RetractableTopN's data-state: sort key (rendered) to rows
+	now      int64
+	out      []string
+	upd      map[string]*mupdatable // UpdatableTopN's buffer and rowKeyMap
+	failed   bool                   // Flink's function threw (RetractableTopN's IndexOutOfBoundsException)
+	live     [][]any                // RetractableTopN: the rows inserted and not retracted, for change
+	upserted map[string][]any       // UpdatableTopN: the last row of each row key, for upsert
+}
+
+// mupdatable is UpdatableTopN's TopNBuffer of row keys and its rowKeyMap.
+type mupdatable struct {
+	keys    [][]any    // sort keys, ascending
+	rowKeys [][]string // per sort key: its row keys in LinkedHashSet order
+	rows    map[string][]any
+	n       int
 }
 
 // msorted is RetractableTopN's sorted-map: sort keys ascending, each with its count.
@@ -180,6 +190,8 @@ func (m *model) collectRanked(kind engine.RowKind, row []any, rank int64) {
 
 func (m *model) element(key string, row []any, kind engine.RowKind) {
 	switch m.p.Function {
+	case UpdatableTopN:
+		m.updatable(key, row)
 	case RetractableTopN:
 		m.retractable(key, row, kind)
 	case AppendOnlyTopN:
@@ -561,6 +573,237 @@ func (m *model) retractWithoutRowNumber(sm *msorted, ds map[string][][]any, sort
 	return found
 }
 
+// rowKey renders row's row key (UpdatableTopN's RowKeys).
+func (m *model) rowKey(row []any) string {
+	var k []any
+	for _, c := range m.p.RowKeys {
+		k = append(k, row[c])
+	}
+	return fmt.Sprint(k)
+}
+
+// upsert turns a drawn row into an upsert changelog row: +I for a new row key, +U for a known one,
+// whose sort key mostly improves (as the planner's monotonicity promises), sometimes stays and
+// rarely gets worse.
+func (m *model) upsert(rng *rand.Rand, row []any) ([]any, engine.RowKind) {
+	rk := m.rowKey(row)
+	prev, ok := m.upserted[rk]
+	if !ok {
+		m.upserted[rk] = row
+		return row, engine.Insert
+	}
+	want := -1
+	if r := rng.IntN(10); r == 0 {
+		want = 1
+	} else if r < 3 {
+		want = 0
+	}
+	for range 30 {
+		c := randomRow(rng, nil)
+		for _, k := range m.p.RowKeys {
+			c[k] = row[k]
+		}
+		if got := m.compare(m.sortKey(c), m.sortKey(prev)); got == want || (want != 0 && got*want > 0) {
+			row = c
+			break
+		}
+	}
+	if want == 0 {
+		for _, f := range m.p.SortKeys {
+			row[f.Field] = prev[f.Field]
+		}
+	}
+	m.upserted[rk] = row
+	return row, engine.UpdateAfter
+}
+
+// updatable is UpdatableTopNFunction.processElement (lenient).
+func (m *model) updatable(key string, input []any) {
+	b := m.upd[key]
+	if b == nil {
+		b = &mupdatable{rows: map[string][]any{}}
+		m.upd[key] = b
+	}
+	sortKey, rowKey := m.sortKey(input), m.rowKey(input)
+	put := func() {
+		b.n++
+		for i, k := range b.keys {
+			if m.compare(k, sortKey) == 0 {
+				b.rowKeys[i] = append(b.rowKeys[i], rowKey)
+				return
+			}
+		}
+		i := 0
+		for i < len(b.keys) && m.compare(b.keys[i], sortKey) < 0 {
+			i++
+		}
+		b.keys = slices.Insert(b.keys, i, sortKey)
+		b.rowKeys = slices.Insert(b.rowKeys, i, []string{rowKey})
+	}
+	remove := func(sk []any, rk string) {
+		for i, k := range b.keys {
+			if m.compare(k, sk) == 0 {
+				if j := slices.Index(b.rowKeys[i], rk); j >= 0 {
+					b.rowKeys[i] = slices.Delete(slices.Clone(b.rowKeys[i]), j, j+1)
+					b.n--
+				}
+				if len(b.rowKeys[i]) == 0 {
+					b.keys, b.rowKeys = slices.Delete(b.keys, i, i+1), slices.Delete(b.rowKeys, i, i+1)
+				}
+				return
+			}
+		}
+	}
+	rowNumber := func(sk []any, rk string) int64 {
+		rank := int64(1)
+		for i, k := range b.keys {
+			if reflect.DeepEqual(k, sk) {
+				for _, r := range b.rowKeys[i] {
+					if r == rk {
+						return rank
+					}
+					rank++
+				}
+			} else {
+				rank += int64(len(b.rowKeys[i]))
+			}
+		}
+		panic("rowNumber: not found")
+	}
+	inRange := func() bool {
+		return len(b.keys) == 0 || m.compare(sortKey, b.keys[len(b.keys)-1]) < 0 || int64(b.n) < m.p.RankEnd
+	}
+	old, known := b.rows[rowKey]
+	if !(m.p.OutputRankNumber || m.p.RankStart > 1) { // processElementWithoutRowNumber
+		if known {
+			oldSortKey := m.sortKey(old)
+			if !reflect.DeepEqual(oldSortKey, sortKey) {
+				remove(oldSortKey, rowKey)
+				put()
+			}
+			b.rows[rowKey] = input
+			if m.p.GenerateUpdateBefore {
+				m.collect(engine.UpdateBefore, old, 0, false)
+			}
+			m.collect(engine.UpdateAfter, input, 0, false)
+		} else if inRange() {
+			put()
+			b.rows[rowKey] = input
+			if int64(b.n) > m.p.RankEnd {
+				last := len(b.keys) - 1
+				lastRowKey := b.rowKeys[last][len(b.rowKeys[last])-1]
+				remove(b.keys[last], lastRowKey)
+				m.collect(engine.Delete, b.rows[lastRowKey], 0, false)
+				delete(b.rows, lastRowKey)
+			}
+			m.collect(engine.Insert, input, 0, false)
+		}
+		return
+	}
+	if !known {
+		if inRange() {
+			put()
+			b.rows[rowKey] = input
+			m.updatableEmit(b, sortKey, input, nil, nil, -1)
+		}
+		return
+	}
+	oldSortKey := m.sortKey(old)
+	c := m.compare(sortKey, oldSortKey)
+	if c == 0 {
+		rank := rowNumber(sortKey, rowKey)
+		b.rows[rowKey] = input
+		m.collectRanked(engine.UpdateBefore, old, rank)
+		m.collectRanked(engine.UpdateAfter, input, rank)
+		return
+	}
+	oldRank := rowNumber(oldSortKey, rowKey)
+	remove(oldSortKey, rowKey)
+	put()
+	b.rows[rowKey] = input
+	if c < 0 {
+		m.updatableEmit(b, sortKey, input, oldSortKey, old, oldRank)
+		return
+	}
+	newRank := rowNumber(sortKey, rowKey)
+	// emitRecordsWithRowNumberIgnoreStateError
+	m.collectRanked(engine.UpdateBefore, old, oldRank)
+	rank := int64(0)
+affected:
+	for i := range b.keys {
+		for _, rk := range b.rowKeys[i] {
+			rank++
+			cur := b.rows[rk]
+			if rank == newRank {
+				break affected
+			}
+			if oldRank <= rank {
+				m.collectRanked(engine.UpdateBefore, cur, rank+1)
+				m.collectRanked(engine.UpdateAfter, cur, rank)
+			}
+		}
+	}
+	m.collectRanked(engine.UpdateAfter, input, newRank)
+}
+
+// updatableEmit is UpdatableTopNFunction.emitRecordsWithRowNumber.
+func (m *model) updatableEmit(b *mupdatable, sortKey, input, oldSortKey, oldRow []any, oldRank int64) {
+	rank, found, oldRetracted := int64(0), false, false
+	var cur []any
+	curIsInput := false
+	i := 0
+	for i < len(b.keys) && rank <= m.p.RankEnd {
+		curSortKey, rowKeys := b.keys[i], b.rowKeys[i]
+		i++
+		if !found && reflect.DeepEqual(curSortKey, sortKey) {
+			rank += int64(len(rowKeys))
+			cur, curIsInput, found = input, true, true
+		} else if found {
+			if oldSortKey != nil && m.compare(curSortKey, oldSortKey) > 0 {
+				break
+			}
+			for _, rk := range rowKeys {
+				if (oldSortKey == nil && rank > m.p.RankEnd) || (oldSortKey != nil && rank >= oldRank) {
+					break
+				}
+				prev := b.rows[rk]
+				m.collectRanked(engine.UpdateBefore, prev, rank)
+				if curIsInput && oldRow != nil && !oldRetracted {
+					m.collectRanked(engine.UpdateBefore, oldRow, oldRank)
+					oldRetracted = true
+				}
+				m.collectRanked(engine.UpdateAfter, cur, rank)
+				cur, curIsInput = prev, false
+				rank++
+			}
+		} else {
+			rank += int64(len(rowKeys))
+		}
+	}
+	if rank <= m.p.RankEnd {
+		if oldRow == nil {
+			m.collectRanked(engine.Insert, cur, rank)
+		} else {
+			if rank != oldRank {
+				m.failed = true
+				return
+			}
+			if !oldRetracted {
+				m.collectRanked(engine.UpdateBefore, oldRow, oldRank)
+			}
+			m.collectRanked(engine.UpdateAfter, cur, rank)
+		}
+		return
+	}
+	for j := i; j < len(b.keys); j++ {
+		for _, rk := range b.rowKeys[j] {
+			delete(b.rows, rk)
+			b.n--
+		}
+	}
+	b.keys, b.rowKeys = b.keys[:i], b.rowKeys[:i]
+}
+
 // variants are the params every random test runs: each function, directions and NULL orders,
 // one and several sort fields, rank ranges with and without an offset, with and without the rank
 // number and -U, TTL for the first N.
@@ -590,6 +833,14 @@ func variants() []Params {
 					continue // refused: Flink's stored rows take the kinds it emits them with
 				}
 				ps = append(ps, Params{Function: RetractableTopN, SortKeys: sk, RankStart: r[0], RankEnd: r[1], OutputRankNumber: flags[0], GenerateUpdateBefore: flags[1]})
+			}
+		}
+	}
+	for _, sk := range sorts {
+		for _, r := range [][2]int64{{1, 2}, {1, 4}, {2, 4}} {
+			for _, flags := range [][2]bool{{false, true}, {true, true}, {true, false}, {false, false}} {
+				ps = append(ps, Params{Function: UpdatableTopN, SortKeys: sk, RowKeys: []int{0, 2}, RankStart: r[0], RankEnd: r[1],
+					OutputRankNumber: flags[0], GenerateUpdateBefore: flags[1]})
 			}
 		}
 	}
@@ -642,7 +893,8 @@ func runModel(t *testing.T, p Params, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var h sessiontest.Host
 	s := h.Open(t, specJSON(t, p))
-	m := &model{p: p, buffers: map[string]*mbuffer{}, counts: map[string]mcount{}, sorted: map[string]*msorted{}, lists: map[string]map[string][][]any{}}
+	m := &model{p: p, buffers: map[string]*mbuffer{}, counts: map[string]mcount{}, sorted: map[string]*msorted{}, lists: map[string]map[string][][]any{},
+		upd: map[string]*mupdatable{}, upserted: map[string][]any{}}
 	enc := engine.NewKeyEncoder([]int{0}, types)
 	var earlier [][]any
 	for step := range 50 {
@@ -655,8 +907,11 @@ func runModel(t *testing.T, p Params, seed uint64) {
 		kinds := make([]engine.RowKind, len(rows))
 		for i := range rows {
 			rows[i] = randomRow(rng, earlier)
-			if p.Function == RetractableTopN {
+			switch p.Function {
+			case RetractableTopN:
 				rows[i], kinds[i] = m.change(rng, rows[i])
+			case UpdatableTopN:
+				rows[i], kinds[i] = m.upsert(rng, rows[i])
 			}
 			earlier = append(earlier, rows[i])
 		}
@@ -667,7 +922,7 @@ func runModel(t *testing.T, p Params, seed uint64) {
 		for i := range rows {
 			m.element(string(enc.Key(i)), rows[i], kinds[i])
 			if m.failed {
-				if _, err := s.Process([]*engine.CArray{enginetest.CArray(b)}, nil, m.now, nil); err == nil || !strings.Contains(err.Error(), "IndexOutOfBounds") && !strings.Contains(err.Error(), "fewer rows than its sorted-map count") {
+				if _, err := s.Process([]*engine.CArray{enginetest.CArray(b)}, nil, m.now, nil); err == nil || !strings.Contains(err.Error(), "fails on this row") {
 					t.Fatalf("seed %d step %d: %+v: Flink's function fails on row %d, Ferry: %v", seed, step, p, i, err)
 				}
 				return
@@ -720,6 +975,9 @@ func TestRefusals(t *testing.T) {
 		{top(Params{RankStart: 1, RankEnd: 2, StateTTLMs: 10}), "state_ttl_ms with append_only_top_n"},
 		{top(Params{RankStart: 1, RankEnd: 2, StateTTLMs: -1}), "params.state_ttl_ms: negative"},
 		{top(Params{Function: RetractableTopN, RankStart: 2, RankEnd: 4}), "retractable_top_n with an offset and no rank number"},
+		{top(Params{Function: UpdatableTopN, RankStart: 1, RankEnd: 3}), "params.row_keys: 0 row keys with updatable_top_n"},
+		{top(Params{RowKeys: []int{0}, RankStart: 1, RankEnd: 3}), "params.row_keys: 1 row keys with append_only_top_n"},
+		{top(Params{Function: UpdatableTopN, RowKeys: []int{9}, RankStart: 1, RankEnd: 3}), "params.row_keys: [0]: column 9 out of range"},
 	} {
 		parsed, err := engine.ParseSpec(specJSON(t, c.p))
 		if err == nil {
@@ -839,6 +1097,15 @@ func TestFlinkStateRoundTrip(t *testing.T) {
 	top1 := Params{Function: FastTop1, SortKeys: []SortKey{{Field: 6}}, RankStart: 1, RankEnd: 1}
 	if err := importInto(top1, [][]any{row, row}); err == nil || !strings.Contains(err.Error(), "a second row of a key") {
 		t.Fatalf("two rows of a top-1 key: %v", err)
+	}
+	updatable := Params{Function: UpdatableTopN, SortKeys: []SortKey{{Field: 6}}, RowKeys: []int{0, 2}, RankStart: 1, RankEnd: 3}
+	for _, rows := range [][][]any{
+		{{int64(1), nil, int64(1), nil, nil, nil, int64(5), int64(1)}, {int64(1), nil, int64(2), nil, nil, nil, int64(5), int64(3)}},
+		{{int64(1), nil, int64(1), nil, nil, nil, int64(5), int64(1)}, {int64(1), nil, int64(1), nil, nil, nil, int64(6), int64(1)}},
+	} {
+		if err := importInto(updatable, rows); err == nil || !strings.Contains(err.Error(), "which Flink's") {
+			t.Fatalf("updatable import %v: %v", rows, err)
+		}
 	}
 	firstN := Params{Function: AppendOnlyFirstN, SortKeys: []SortKey{{Field: 4, Ascending: true}}, RankStart: 1, RankEnd: 3}
 	for _, n := range []int64{0, 4} {

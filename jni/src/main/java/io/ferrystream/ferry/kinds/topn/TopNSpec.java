@@ -33,7 +33,9 @@ public final class TopNSpec extends NativeSpec {
         /** {@code FastTop1Function} (and its async-state twin): rank 1 to 1. */
         FAST_TOP1("fast_top1"),
         /** {@code RetractableTopNFunction}: an input with retractions. */
-        RETRACTABLE_TOP_N("retractable_top_n");
+        RETRACTABLE_TOP_N("retractable_top_n"),
+        /** {@code UpdatableTopNFunction}: an upsert input whose sort keys improve, not top-1. */
+        UPDATABLE_TOP_N("updatable_top_n");
 
         private final String json;
 
@@ -51,6 +53,7 @@ public final class TopNSpec extends NativeSpec {
     private final RowType outputType;
     private final Function function;
     private final int[] sortFields;
+    private final int[] rowKeys;
     private final boolean[] ascending;
     private final boolean[] nullsLast;
     private final long rankStart;
@@ -65,6 +68,8 @@ public final class TopNSpec extends NativeSpec {
      *     outputRankNumber}
      * @param keys the partition keys, the state key
      * @param sortFields the ORDER BY fields, input columns, in order
+     * @param rowKeys {@link Function#UPDATABLE_TOP_N}'s row key (the input's upsert key, {@code
+     *     UpdateFastStrategy}'s primary keys), input columns; empty for the other functions
      * @param ascending per sort field: ascending
      * @param nullsLast per sort field: NULLs sort after every value (in either direction)
      * @param rankStart the constant rank range's start (1-based)
@@ -79,6 +84,7 @@ public final class TopNSpec extends NativeSpec {
             int[] keys,
             Function function,
             int[] sortFields,
+            int[] rowKeys,
             boolean[] ascending,
             boolean[] nullsLast,
             long rankStart,
@@ -96,6 +102,7 @@ public final class TopNSpec extends NativeSpec {
         this.outputType = outputType;
         this.function = function;
         this.sortFields = sortFields.clone();
+        this.rowKeys = rowKeys.clone();
         this.ascending = ascending.clone();
         this.nullsLast = nullsLast.clone();
         this.rankStart = rankStart;
@@ -129,6 +136,10 @@ public final class TopNSpec extends NativeSpec {
         return sortFields.clone();
     }
 
+    public int[] rowKeys() {
+        return rowKeys.clone();
+    }
+
     public long rankStart() {
         return rankStart;
     }
@@ -151,6 +162,12 @@ public final class TopNSpec extends NativeSpec {
         ArrayNode keys = params.putArray("sort_keys");
         for (int i = 0; i < sortFields.length; i++) {
             keys.addObject().put("field", sortFields[i]).put("ascending", ascending[i]).put("nulls_last", nullsLast[i]);
+        }
+        if (rowKeys.length > 0) {
+            ArrayNode rk = params.putArray("row_keys");
+            for (int c : rowKeys) {
+                rk.add(c);
+            }
         }
         params.put("rank_start", rankStart);
         params.put("rank_end", rankEnd);

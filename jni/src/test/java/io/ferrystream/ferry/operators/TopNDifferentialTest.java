@@ -42,6 +42,7 @@ import org.apache.flink.table.runtime.operators.rank.FastTop1Function;
 import org.apache.flink.table.runtime.operators.rank.RankRange;
 import org.apache.flink.table.runtime.operators.rank.RankType;
 import org.apache.flink.table.runtime.operators.rank.RetractableTopNFunction;
+import org.apache.flink.table.runtime.operators.rank.UpdatableTopNFunction;
 import org.apache.flink.table.runtime.operators.rank.async.AbstractAsyncStateTopNFunction;
 import org.apache.flink.table.runtime.operators.rank.async.AsyncStateAppendOnlyTopNFunction;
 import org.apache.flink.table.runtime.operators.rank.async.AsyncStateFastTop1Function;
@@ -167,10 +168,13 @@ class TopNDifferentialTest {
      * @param upsert whether input rows are +I and +U (an upsert input, top-1 only), else +I
      * @param cacheSize {@code table.exec.rank.topn.cache-size}
      */
+    static final int[] NO_ROW_KEYS = new int[0];
+
     record Variant(
             Function function,
             int[] keys,
             Sort sort,
+            int[] rowKeys,
             long rankStart,
             long rankEnd,
             boolean rankNumber,
@@ -182,53 +186,62 @@ class TopNDifferentialTest {
             boolean rocksdb) {
 
         static Variant topN(Sort sort, long start, long end) {
-            return new Variant(Function.APPEND_ONLY_TOP_N, new int[] {0}, sort, start, end, false, true, false, 10000, 0, false, false);
+            return new Variant(Function.APPEND_ONLY_TOP_N, new int[] {0}, sort, NO_ROW_KEYS, start, end, false, true, false, 10000, 0, false, false);
         }
 
         static Variant top1(Sort sort) {
-            return new Variant(Function.FAST_TOP1, new int[] {0}, sort, 1, 1, false, true, false, 10000, 0, false, false);
+            return new Variant(Function.FAST_TOP1, new int[] {0}, sort, NO_ROW_KEYS, 1, 1, false, true, false, 10000, 0, false, false);
         }
 
         /** The retracting Top-N: its input a changelog with retractions ({@code upsert} here: -U, +U and -D). */
         static Variant retract(Sort sort, long start, long end) {
-            return new Variant(Function.RETRACTABLE_TOP_N, new int[] {0}, sort, start, end, false, true, true, 10000, 0, false, false);
+            return new Variant(Function.RETRACTABLE_TOP_N, new int[] {0}, sort, NO_ROW_KEYS, start, end, false, true, true, 10000, 0, false, false);
+        }
+
+        /**
+         * The updatable Top-N: an upsert input keyed by (k, s) whose updates keep or improve the
+         * row's sort key (now and then, with {@code stale} streams, worsen it: Flink's lenient path).
+         */
+        static Variant updatable(Sort sort, long start, long end) {
+            return new Variant(Function.UPDATABLE_TOP_N, new int[] {0}, sort, new int[] {0, 3}, start, end, false, true, true, 10000, 0,
+                    false, false);
         }
 
         static Variant firstN(long start, long end) {
-            return new Variant(Function.APPEND_ONLY_FIRST_N, new int[] {0}, Sort.of("pt"), start, end, false, true, false, 10000, 0, false,
+            return new Variant(Function.APPEND_ONLY_FIRST_N, new int[] {0}, Sort.of("pt"), NO_ROW_KEYS, start, end, false, true, false, 10000, 0, false,
                     false);
         }
 
         Variant partitionBy(int... k) {
-            return new Variant(function, k, sort, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, ttlMs, async, rocksdb);
+            return new Variant(function, k, sort, rowKeys, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, ttlMs, async, rocksdb);
         }
 
         Variant rankNumber(boolean rn) {
-            return new Variant(function, keys, sort, rankStart, rankEnd, rn, updateBefore, upsert, cacheSize, ttlMs, async, rocksdb);
+            return new Variant(function, keys, sort, rowKeys, rankStart, rankEnd, rn, updateBefore, upsert, cacheSize, ttlMs, async, rocksdb);
         }
 
         Variant updateBefore(boolean ub) {
-            return new Variant(function, keys, sort, rankStart, rankEnd, rankNumber, ub, upsert, cacheSize, ttlMs, async, rocksdb);
+            return new Variant(function, keys, sort, rowKeys, rankStart, rankEnd, rankNumber, ub, upsert, cacheSize, ttlMs, async, rocksdb);
         }
 
         Variant upsert(boolean u) {
-            return new Variant(function, keys, sort, rankStart, rankEnd, rankNumber, updateBefore, u, cacheSize, ttlMs, async, rocksdb);
+            return new Variant(function, keys, sort, rowKeys, rankStart, rankEnd, rankNumber, updateBefore, u, cacheSize, ttlMs, async, rocksdb);
         }
 
         Variant cacheSize(long c) {
-            return new Variant(function, keys, sort, rankStart, rankEnd, rankNumber, updateBefore, upsert, c, ttlMs, async, rocksdb);
+            return new Variant(function, keys, sort, rowKeys, rankStart, rankEnd, rankNumber, updateBefore, upsert, c, ttlMs, async, rocksdb);
         }
 
         Variant ttlMs(long t) {
-            return new Variant(function, keys, sort, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, t, async, rocksdb);
+            return new Variant(function, keys, sort, rowKeys, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, t, async, rocksdb);
         }
 
         Variant async(boolean a) {
-            return new Variant(function, keys, sort, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, ttlMs, a, rocksdb);
+            return new Variant(function, keys, sort, rowKeys, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, ttlMs, a, rocksdb);
         }
 
         Variant rocksdb(boolean r) {
-            return new Variant(function, keys, sort, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, ttlMs, async, r);
+            return new Variant(function, keys, sort, rowKeys, rankStart, rankEnd, rankNumber, updateBefore, upsert, cacheSize, ttlMs, async, r);
         }
 
         RowType outputType() {
@@ -245,6 +258,12 @@ class TopNDifferentialTest {
             StringBuilder b = new StringBuilder(function.json()).append(" PARTITION BY [");
             for (int i = 0; i < keys.length; i++) {
                 b.append(i == 0 ? "" : ", ").append(NAMES[keys[i]]);
+            }
+            if (rowKeys.length > 0) {
+                b.append("] ROW KEY [");
+                for (int i = 0; i < rowKeys.length; i++) {
+                    b.append(i == 0 ? "" : ", ").append(NAMES[rowKeys[i]]);
+                }
             }
             b.append("] ORDER BY ").append(sort).append(", rank ").append(rankStart).append("..").append(rankEnd)
                     .append(rankNumber ? ", rank number" : "").append(updateBefore ? "" : ", no UPDATE_BEFORE")
@@ -303,6 +322,9 @@ class TopNDifferentialTest {
                 yield new RetractableTopNFunction(ttl, inputRowType, comparable, sortKeySelector, RankType.ROW_NUMBER, range,
                         equaliser, v.updateBefore(), v.rankNumber());
             }
+            case UPDATABLE_TOP_N -> new UpdatableTopNFunction(ttl, inputRowType,
+                    KeySelectorUtil.getRowDataSelector(cl, v.rowKeys(), inputRowType), comparator, sortKeySelector, RankType.ROW_NUMBER,
+                    range, v.updateBefore(), v.rankNumber(), v.cacheSize());
             case APPEND_ONLY_TOP_N -> v.async()
                     ? new AsyncStateAppendOnlyTopNFunction(ttl, inputRowType, comparator, sortKeySelector, RankType.ROW_NUMBER,
                             range, v.updateBefore(), v.rankNumber(), v.cacheSize())
@@ -328,7 +350,7 @@ class TopNDifferentialTest {
     /** The spec of the variant: what the planner's kind builds for the node. */
     static TopNSpec spec(Variant v) {
         return new TopNSpec("TopN-" + SPECS.incrementAndGet() + "[" + v + "]", INPUT, v.outputType(), v.keys(), v.function(),
-                v.sort().fields(), v.sort().ascending(), v.sort().nullsLast(), v.rankStart(), v.rankEnd(), v.rankNumber(),
+                v.sort().fields(), v.rowKeys(), v.sort().ascending(), v.sort().nullsLast(), v.rankStart(), v.rankEnd(), v.rankNumber(),
                 v.updateBefore(), v.ttlMs());
     }
 
@@ -337,7 +359,7 @@ class TopNDifferentialTest {
         TopNSpec spec = spec(v);
         OneInputNativeOperator<TopNSpec> operator = new OneInputNativeOperator<>(spec, spec.outputType(), Batching.of(batch, 3_600_000L));
         operator.importingFlinkState(new FlinkTopNState(INPUT, v.keys(), v.function(), v.sort().fields(), v.sort().ascending(),
-                v.sort().nullsLast(), v.ttlMs() > 0));
+                v.sort().nullsLast(), v.rowKeys(), v.ttlMs() > 0));
         RowDataKeySelector selector = KeySelectorUtil.getRowDataSelector(classLoader(), v.keys(), InternalTypeInfo.of(INPUT));
         return new Op(operator, selector, selector.getProducedType(), v.outputType(), v.rocksdb());
     }
@@ -413,22 +435,7 @@ class TopNDifferentialTest {
                 if (!earlier.isEmpty() && r.nextInt(6) == 0) {
                     row = copy(earlier.get(r.nextInt(earlier.size()))); // the same row again
                 } else {
-                    row = new GenericRowData(INPUT.getFieldCount());
-                    row.setField(0, key);
-                    row.setField(1, pick(r, new StringData[] {null, StringData.fromString("x"), StringData.fromString("y")}));
-                    row.setField(2, r.nextInt(8) == 0 ? null : r.nextInt(narrow == 0 ? 2 : 6) - 1);
-                    row.setField(3, pick(r, narrow == 0 ? Arrays.copyOf(STRINGS, 3) : STRINGS));
-                    row.setField(4, r.nextInt(7) == 0 ? null
-                            : DecimalData.fromBigDecimal(new BigDecimal(pick(r, new String[] {"-1.50", "0.00", "1.25", "99.99"})), 10, 2));
-                    row.setField(5, r.nextInt(7) == 0 ? null
-                            : TimestampData.fromEpochMillis(pick(r, new Long[] {-5000L, 0L, 1000L, 1001L})));
-                    row.setField(6, r.nextInt(7) == 0 ? null
-                            : TimestampData.fromEpochMillis(pick(r, new Long[] {-1L, 0L, 1000L}), pick(r, new Integer[] {0, 1, 999_999})));
-                    row.setField(7, r.nextInt(7) == 0 ? null
-                            : DecimalData.fromBigDecimal(new BigDecimal(pick(r, new String[] {
-                                "-10000000000", "0", "3.1415", "123456789012345678.1234"})), 22, 4));
-                    row.setField(8, (long) i);
-                    row.setField(9, null); // Flink does not materialize the processing time in the row
+                    row = randomRow(r, key, narrow, i);
                     earlier.add(row);
                 }
                 if (retract) {
@@ -452,6 +459,105 @@ class TopNDifferentialTest {
         }
         steps.add(new Step('w', null, Long.MAX_VALUE));
         return steps;
+    }
+
+    /** A new row of partition {@code key}: each field from its small domain, seq {@code seq}. */
+    static GenericRowData randomRow(Random r, Long key, int narrow, long seq) {
+        GenericRowData row = new GenericRowData(INPUT.getFieldCount());
+        row.setField(0, key);
+        row.setField(1, pick(r, new StringData[] {null, StringData.fromString("x"), StringData.fromString("y")}));
+        row.setField(2, r.nextInt(8) == 0 ? null : r.nextInt(narrow == 0 ? 2 : 6) - 1);
+        row.setField(3, pick(r, narrow == 0 ? Arrays.copyOf(STRINGS, 3) : STRINGS));
+        row.setField(4, r.nextInt(7) == 0 ? null
+                : DecimalData.fromBigDecimal(new BigDecimal(pick(r, new String[] {"-1.50", "0.00", "1.25", "99.99"})), 10, 2));
+        row.setField(5, r.nextInt(7) == 0 ? null
+                : TimestampData.fromEpochMillis(pick(r, new Long[] {-5000L, 0L, 1000L, 1001L})));
+        row.setField(6, r.nextInt(7) == 0 ? null
+                : TimestampData.fromEpochMillis(pick(r, new Long[] {-1L, 0L, 1000L}), pick(r, new Integer[] {0, 1, 999_999})));
+        row.setField(7, r.nextInt(7) == 0 ? null
+                : DecimalData.fromBigDecimal(new BigDecimal(pick(r, new String[] {
+                    "-10000000000", "0", "3.1415", "123456789012345678.1234"})), 22, 4));
+        row.setField(8, seq);
+        row.setField(9, null); // Flink does not materialize the processing time in the row
+        return row;
+    }
+
+    /**
+     * An upsert stream for the updatable Top-N, keyed by the variant's row key (k, s): +I of a
+     * new row key, +U of a known one whose sort key is the same or better by Flink's comparator
+     * (the monotonic input {@code UpdateFastStrategy} needs); with {@code stale} now and then a
+     * worse one (Flink's lenient path). Watermarks, clock steps and snapshots as {@link #steps}.
+     */
+    static List<Step> updatableSteps(long seed, int n, Variant v, boolean stale) throws Exception {
+        Random r = new Random(seed);
+        RowDataSerializer serializer = new RowDataSerializer(INPUT);
+        ClassLoader cl = classLoader();
+        RowDataKeySelector sortKey = KeySelectorUtil.getRowDataSelector(cl, v.sort().fields(), InternalTypeInfo.of(INPUT));
+        SortSpec.SortSpecBuilder builder = SortSpec.builder();
+        LogicalType[] sortTypes = new LogicalType[v.sort().fields().length];
+        for (int i = 0; i < sortTypes.length; i++) {
+            builder.addField(i, v.sort().ascending()[i], v.sort().nullsLast()[i]);
+            sortTypes[i] = INPUT.getTypeAt(v.sort().fields()[i]);
+        }
+        java.util.Comparator<RowData> comparator = ComparatorCodeGenerator.gen(new Configuration(), cl, "StreamExecSortComparator",
+                RowType.of(sortTypes), builder.build()).newInstance(cl);
+        List<Step> steps = new ArrayList<>();
+        Map<List<Object>, GenericRowData> current = new HashMap<>();
+        int keys = 1 + r.nextInt(6);
+        int narrow = r.nextInt(3);
+        long wm = 0;
+        long now = 0;
+        for (int i = 0; i < n; i++) {
+            int x = r.nextInt(100);
+            if (x < 84) {
+                int k = r.nextInt(keys + 1);
+                Long key = k == keys ? null : (long) k * 1_000_003L;
+                StringData id = pick(r, STRINGS);
+                List<Object> rowKey = Arrays.asList(key, id);
+                GenericRowData old = current.get(rowKey);
+                GenericRowData row = null;
+                if (old != null) {
+                    boolean worse = stale && r.nextInt(12) == 0;
+                    for (int t = 0; t < 12 && row == null; t++) {
+                        GenericRowData c = randomRow(r, key, narrow, i);
+                        c.setField(3, id);
+                        if (worse || comparator.compare(sortKey.getKey(serializer.toBinaryRow(c).copy()),
+                                sortKey.getKey(serializer.toBinaryRow(old).copy())) <= 0) {
+                            row = c;
+                        }
+                    }
+                    if (row == null) { // the same sort key, other fields changed
+                        row = copy(old);
+                        row.setField(1, pick(r, new StringData[] {null, StringData.fromString("x"), StringData.fromString("y")}));
+                        row.setField(8, (long) i);
+                    }
+                    row.setRowKind(RowKind.UPDATE_AFTER);
+                } else {
+                    row = randomRow(r, key, narrow, i);
+                    row.setField(3, id);
+                    row.setRowKind(RowKind.INSERT);
+                }
+                current.put(rowKey, copy(row));
+                steps.add(new Step('r', serializer.toBinaryRow(row).copy(), 0));
+            } else if (x < 88) {
+                wm += 1 + r.nextInt(3);
+                steps.add(new Step('w', null, wm));
+            } else if (x < 98) {
+                now += r.nextInt(40);
+                steps.add(new Step('t', null, now));
+            } else {
+                steps.add(new Step('s', null, 0));
+            }
+        }
+        steps.add(new Step('w', null, Long.MAX_VALUE));
+        return steps;
+    }
+
+    /** The stream for the variant: {@link #updatableSteps}, or {@link #steps(long, int, boolean, boolean, boolean)}. */
+    static List<Step> steps(long seed, int n, Variant v, boolean stale) throws Exception {
+        return v.function() == Function.UPDATABLE_TOP_N
+                ? updatableSteps(seed, n, v, stale)
+                : steps(seed, n, v.upsert(), v.function() == Function.RETRACTABLE_TOP_N, stale);
     }
 
     static GenericRowData copy(GenericRowData row) {
@@ -577,7 +683,7 @@ class TopNDifferentialTest {
         for (int batch : batchSizes) {
             Op ferry = ferry(v, batch);
             for (long seed = 0; seed < seeds; seed++) {
-                List<Step> steps = steps(seed * 131 + batch, 400, v.upsert(), v.function() == Function.RETRACTABLE_TOP_N, true);
+                List<Step> steps = steps(seed * 131 + batch, 400, v, true);
                 List<String> want = run(stock, steps);
                 List<String> got = run(ferry, steps);
                 assertSame(want, got, v + ", seed " + seed + ", batch " + batch);
@@ -733,6 +839,32 @@ class TopNDifferentialTest {
         checks.check(Variant.retract(Sort.of("s"), 1, 2).partitionBy(0, 1), 2, 1);
         checks.check(Variant.retract(Sort.of("i"), 1, 3).partitionBy(), 2, 1);
         checks.verify("retractable_top_n");
+    }
+
+    /**
+     * {@code UpdatableTopNFunction} ({@code UpdateFastStrategy}, not top-1): upsert streams keyed
+     * by (k, s) whose updates keep or improve a row's sort key, and now and then worsen it
+     * (Flink's lenient path); every ORDER BY, rank ranges with and without an offset, with and
+     * without the rank number and UPDATE_BEFORE, Flink's cache down to one partition (evicted
+     * buffers are flushed to its state and read back), heap and RocksDB.
+     */
+    @Test
+    void updatableTopN() throws Exception {
+        Checks checks = new Checks();
+        for (Sort sort : SORTS) {
+            for (long[] range : RANGES) {
+                for (boolean rn : new boolean[] {false, true}) {
+                    Variant v = Variant.updatable(sort, range[0], range[1]).rankNumber(rn);
+                    checks.check(v, 2, 1, 64);
+                    checks.check(v.updateBefore(false).cacheSize(1), 1, 7);
+                }
+            }
+        }
+        for (Sort sort : new Sort[] {Sort.of("i DESC NULLS FIRST", "d"), Sort.of("t9 DESC"), Sort.of("dw")}) {
+            checks.check(Variant.updatable(sort, 1, 3).rocksdb(true), 2, 1, 16);
+            checks.check(Variant.updatable(sort, 2, 4).rankNumber(true).cacheSize(1).rocksdb(true), 2, 7);
+        }
+        checks.verify("updatable_top_n");
     }
 
     /** RocksDB for the top-N and top-1 (the state serialized; the map's entries in byte order). */

@@ -70,7 +70,7 @@ class TopNSwitchTest {
         variants++;
         for (long seed = 0; seed < seeds; seed++) {
             // valid changelogs only: Flink's form of a stale retracting state is not carried
-            List<Step> steps = steps(seed * 17 + 3, 500, v.upsert(), v.function() == TopNSpec.Function.RETRACTABLE_TOP_N, false);
+            List<Step> steps = TopNDifferentialTest.steps(seed * 17 + 3, 500, v, false);
             long snapshots = steps.stream().filter(s -> s.kind() == 's').count();
             assertTrue(snapshots >= 2, "the stream switches at least twice");
             List<String> want = run(List.of(stock), steps, format);
@@ -100,6 +100,10 @@ class TopNSwitchTest {
                 check(Variant.retract(sort, 2, 4).rankNumber(true).updateBefore(false).rocksdb(rocksdb), 2);
             }
             check(Variant.retract(Sort.of("s"), 1, 1).partitionBy(0, 1).rocksdb(rocksdb), 2);
+            for (Sort sort : new Sort[] {Sort.of("i DESC NULLS FIRST", "d"), Sort.of("t9 DESC"), Sort.of("dw")}) {
+                check(Variant.updatable(sort, 1, 3).rocksdb(rocksdb), 2);
+                check(Variant.updatable(sort, 2, 4).rankNumber(true).cacheSize(1).rocksdb(rocksdb), 2);
+            }
             for (long ttl : new long[] {0, 50}) {
                 check(Variant.firstN(1, 3).ttlMs(ttl).rocksdb(rocksdb), 2);
                 check(Variant.firstN(2, 4).rankNumber(true).ttlMs(ttl).partitionBy(1, 0).rocksdb(rocksdb), 2);

@@ -14,6 +14,8 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.api.java.typeutils.runtime.TupleSerializer;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.runtime.state.KeyedStateBackend;
@@ -97,7 +99,20 @@ import java.util.stream.Stream;
  *       append-only top-N; Go derives each count from its list, so a key whose counts and lists
  *       disagree (a retraction of a row Flink's lenient function did not hold went before) is
  *       refused. Export writes both states: the lists, and each sort key's list length.
+ *   <li>{@link TopNSpec.Function#UPDATABLE_TOP_N} ({@code UpdatableTopNFunction}): the {@code
+ *       MapState} {@value #UPDATE_STATE} from the row key (the row key selector's projection of the
+ *       row) to the row and its inner rank (its place among the rows of its sort key, from 1),
+ *       written from Flink's cache at every snapshot. Import rows: the row's fields, then the inner
+ *       rank (INT NOT NULL); Go checks that each sort key's inner ranks are 1 to n. Export rows:
+ *       the key's bytes, the row's fields, the inner rank; each is put under its row key.
  * </ul>
+ *
+ * <p>Stored rows are written in {@code RowDataSerializer}'s binary form (a row as it arrives
+ * over the network from an operator emitting non-binary rows). Flink's retracting Top-N finds the
+ * row a retraction names by its bytes when both are binary, so after a switch to Flink a
+ * retraction arriving in another binary form (a NULL DECIMAL wider than 18 digits or a NULL
+ * TIMESTAMP with more than 3 fractional digits, written by generated code with its reserved
+ * space) would not find the row Ferry wrote.
  *
  * <p>Idle-state TTL is carried for the first-N function only: the others run natively only
  * without it ({@code TopNKind}). A state holding what Flink never writes (an empty or NULL list, a
@@ -115,6 +130,8 @@ public final class FlinkTopNState implements FlinkState {
     public static final String COUNTER_STATE = "counterState";
     /** {@code RetractableTopNFunction}'s rows per sort key. */
     public static final String RETRACT_DATA_STATE = "data-state";
+    /** {@code UpdatableTopNFunction}'s rows with their inner ranks, by row key. */
+    public static final String UPDATE_STATE = "data-state-with-update";
     /** {@code RetractableTopNFunction}'s counts per sort key. */
     public static final String SORTED_MAP_STATE = "sorted-map";
 
@@ -125,6 +142,8 @@ public final class FlinkTopNState implements FlinkState {
     private final int[] keys;
     private final TopNSpec.Function function;
     private final int[] sortFields;
+    /** The updatable Top-N's row key (the input's upsert key), input columns; empty otherwise. */
+    private final int[] rowKeys;
     private final boolean ttl;
     /** The sorted map's comparator, as {@code StreamExecRank} builds it; retracting Top-N only. */
     private final @Nullable ComparableRecordComparator comparator;
@@ -132,13 +151,15 @@ public final class FlinkTopNState implements FlinkState {
     /**
      * The state of {@link TopNSpec.Function#APPEND_ONLY_TOP_N}, {@link
      * TopNSpec.Function#FAST_TOP1} or {@link TopNSpec.Function#APPEND_ONLY_FIRST_N}: {@link
-     * #FlinkTopNState(RowType, int[], TopNSpec.Function, int[], boolean[], boolean[], boolean)}
-     * without the sort directions, which only the retracting Top-N's state needs.
+     * #FlinkTopNState(RowType, int[], TopNSpec.Function, int[], boolean[], boolean[], int[],
+     * boolean)} without the sort directions and row keys, which only the retracting and the
+     * updatable Top-N's states need.
      *
-     * @throws IllegalArgumentException for {@link TopNSpec.Function#RETRACTABLE_TOP_N}
+     * @throws IllegalArgumentException for {@link TopNSpec.Function#RETRACTABLE_TOP_N} and {@link
+     *     TopNSpec.Function#UPDATABLE_TOP_N}
      */
     public FlinkTopNState(RowType inputType, int[] keys, TopNSpec.Function function, int[] sortFields, boolean ttl) {
-        this(inputType, keys, function, sortFields, null, null, ttl);
+        this(inputType, keys, function, sortFields, null, null, new int[0], ttl);
     }
 
     /**
@@ -157,25 +178,32 @@ public final class FlinkTopNState implements FlinkState {
      * @param ascending per sort field: ascending (the exec node's SortSpec); needed for {@link
      *     TopNSpec.Function#RETRACTABLE_TOP_N} only, null allowed otherwise
      * @param nullsLast per sort field: NULLs last; as {@code ascending}
+     * @param rowKeys {@link TopNSpec.Function#UPDATABLE_TOP_N}'s row key ({@link TopNSpec#rowKeys()},
+     *     {@code UpdateFastStrategy#getPrimaryKeys()}), input columns; empty for the others
      * @param ttl whether idle-state TTL is on ({@link TopNSpec#stateTtlMs()} {@code > 0}); only
      *     {@link TopNSpec.Function#APPEND_ONLY_FIRST_N} runs natively with it
      * @throws IllegalArgumentException with TTL for another function, without sort fields for a
-     *     map state, without directions for the retracting Top-N
+     *     map state, without directions for the retracting Top-N, without row keys for the
+     *     updatable one
      */
     public FlinkTopNState(RowType inputType, int[] keys, TopNSpec.Function function, int[] sortFields,
-            @Nullable boolean[] ascending, @Nullable boolean[] nullsLast, boolean ttl) {
+            @Nullable boolean[] ascending, @Nullable boolean[] nullsLast, int[] rowKeys, boolean ttl) {
+        if ((function == TopNSpec.Function.UPDATABLE_TOP_N) != (rowKeys.length > 0)) {
+            throw new IllegalArgumentException("row keys are " + TopNSpec.Function.UPDATABLE_TOP_N.json() + "'s, and it needs them, not "
+                    + function.json() + " with " + rowKeys.length);
+        }
         if (ttl && function != TopNSpec.Function.APPEND_ONLY_FIRST_N) {
             throw new IllegalArgumentException("idle-state TTL is carried for " + TopNSpec.Function.APPEND_ONLY_FIRST_N.json()
                     + " only, not for " + function.json() + " (it runs natively only without TTL)");
         }
-        if ((function == TopNSpec.Function.APPEND_ONLY_TOP_N || function == TopNSpec.Function.RETRACTABLE_TOP_N)
-                && sortFields.length == 0) {
+        if (function != TopNSpec.Function.APPEND_ONLY_FIRST_N && sortFields.length == 0) {
             throw new IllegalArgumentException(function.json() + " needs its sort fields");
         }
         this.inputType = inputType;
         this.keys = keys.clone();
         this.function = function;
         this.sortFields = sortFields.clone();
+        this.rowKeys = rowKeys.clone();
         this.ttl = ttl;
         if (function == TopNSpec.Function.RETRACTABLE_TOP_N) {
             if (ascending == null || nullsLast == null || ascending.length != sortFields.length
@@ -220,6 +248,7 @@ public final class FlinkTopNState implements FlinkState {
             case FAST_TOP1 -> TOP1_STATE;
             case APPEND_ONLY_FIRST_N -> COUNTER_STATE;
             case RETRACTABLE_TOP_N -> RETRACT_DATA_STATE;
+            case UPDATABLE_TOP_N -> UPDATE_STATE;
         };
     }
 
@@ -236,7 +265,7 @@ public final class FlinkTopNState implements FlinkState {
         return function == TopNSpec.Function.APPEND_ONLY_FIRST_N;
     }
 
-    /** First-N: the key fields, the counter, [the last write]. Otherwise the row's fields. */
+    /** First-N: the key fields, the counter, [the last write]. Otherwise the row's fields, [the inner rank]. */
     RowType importType() {
         List<LogicalType> types = new ArrayList<>();
         if (counter()) {
@@ -249,8 +278,15 @@ public final class FlinkTopNState implements FlinkState {
             }
         } else {
             types.addAll(carried().getChildren());
+            if (updatable()) {
+                types.add(new IntType(false));
+            }
         }
         return RowType.of(types.toArray(new LogicalType[0]));
+    }
+
+    private boolean updatable() {
+        return function == TopNSpec.Function.UPDATABLE_TOP_N;
     }
 
     /** The key's BinaryRowData bytes, then the import row after the key fields (first-N) or the row's fields. */
@@ -264,8 +300,20 @@ public final class FlinkTopNState implements FlinkState {
             }
         } else {
             types.addAll(carried().getChildren());
+            if (updatable()) {
+                types.add(new IntType(false));
+            }
         }
         return RowType.of(types.toArray(new LogicalType[0]));
+    }
+
+    /** The row key's row type: the row-key columns' types, as {@code KeySelectorUtil} projects them. */
+    RowType rowKeyType() {
+        LogicalType[] types = new LogicalType[rowKeys.length];
+        for (int i = 0; i < rowKeys.length; i++) {
+            types[i] = inputType.getTypeAt(rowKeys[i]);
+        }
+        return RowType.of(types);
     }
 
     /** The sort key's row type: the sort fields' types, as {@code KeySelectorUtil} projects them. */
@@ -305,7 +353,8 @@ public final class FlinkTopNState implements FlinkState {
         for (int f = 0; f < fields.length; f++) {
             fields[f] = RowData.createFieldGetter(type.getTypeAt(f), f);
         }
-        SortKeys sortKeys = lists() ? new SortKeys() : null;
+        Projection sortKeys = lists() ? new Projection() : null;
+        Projection rowKeyProjection = updatable() ? new Projection(rowKeys) : null;
         Object current = backend.getCurrentKey();
         try (RowDataArrowWriter writer = RowDataArrowWriter.create(type, allocator, BATCH)) {
             writer.reset();
@@ -345,6 +394,25 @@ public final class FlinkTopNState implements FlinkState {
                         if (counts != null && !counts.isEmpty()) {
                             throw new IllegalStateException(disagree(counts.size() + " sort keys with a count in " + SORTED_MAP_STATE
                                     + " and no rows in " + data));
+                        }
+                    }
+                    case UPDATABLE_TOP_N -> {
+                        for (Map.Entry<RowData, Tuple2<RowData, Integer>> e : states.updates.entries()) {
+                            Tuple2<RowData, Integer> v = e.getValue();
+                            if (v == null || v.f0 == null || v.f1 == null) {
+                                throw new IllegalStateException("Flink's " + UPDATE_STATE + " holds " + v
+                                        + " for a row key, which Flink never writes");
+                            }
+                            if (!rowKeyProjection.binary(e.getKey()).equals(rowKeyProjection.of(v.f0))) {
+                                throw new IllegalStateException("Flink's " + UPDATE_STATE + " holds a row under a row key other than"
+                                        + " its own, which Flink never writes");
+                            }
+                            GenericRowData row = new GenericRowData(type.getFieldCount());
+                            for (int f = 0; f < fields.length; f++) {
+                                row.setField(f, fields[f].getFieldOrNull(v.f0));
+                            }
+                            row.setField(fields.length, v.f1);
+                            rows.add(row);
                         }
                     }
                     case FAST_TOP1 -> {
@@ -404,7 +472,7 @@ public final class FlinkTopNState implements FlinkState {
         Map<BinaryRowData, Long> counts = new HashMap<>();
         SortedMap<RowData, Long> sorted = states.sorted.value();
         if (sorted != null) {
-            SortKeys sortKeys = new SortKeys();
+            Projection sortKeys = new Projection();
             for (Map.Entry<RowData, Long> e : sorted.entrySet()) {
                 if (e.getValue() == null || e.getValue() < 1) {
                     throw new IllegalStateException("Flink's " + SORTED_MAP_STATE + " holds a count of " + e.getValue()
@@ -430,30 +498,40 @@ public final class FlinkTopNState implements FlinkState {
     }
 
     /**
-     * Sort keys as Flink's sort key selector projects them ({@code KeySelectorUtil}'s generated
-     * projection into a BinaryRowData): byte for byte, since Flink's map state finds its entries by
-     * the key's bytes. A NULL DECIMAL or TIMESTAMP too wide to be compact keeps its reserved
+     * Sort keys (and the updatable Top-N's row keys) as Flink's key selectors project them ({@code
+     * KeySelectorUtil}'s generated projection into a BinaryRowData): byte for byte, since Flink's
+     * map states and its buffers' hash maps find their entries by the key's bytes. A NULL DECIMAL or TIMESTAMP too wide to be compact keeps its reserved
      * variable-length space, as the generated code writes it ({@code
      * CodeGenUtils#binaryWriterWriteNull}), unlike {@code RowDataSerializer#toBinaryRow}.
      */
-    private final class SortKeys {
-        final LogicalType[] types = new LogicalType[sortFields.length];
-        /** The sort fields of an input row. */
-        final RowData.FieldGetter[] ofRow = new RowData.FieldGetter[sortFields.length];
-        /** The fields of a sort key. */
-        final RowData.FieldGetter[] ofKey = new RowData.FieldGetter[sortFields.length];
-        final TypeSerializer<?>[] serializers = new TypeSerializer<?>[sortFields.length];
+    private final class Projection {
+        final LogicalType[] types;
+        /** The projected fields of an input row. */
+        final RowData.FieldGetter[] ofRow;
+        /** The fields of a projected key. */
+        final RowData.FieldGetter[] ofKey;
+        final TypeSerializer<?>[] serializers;
 
-        SortKeys() {
-            for (int i = 0; i < sortFields.length; i++) {
-                types[i] = inputType.getTypeAt(sortFields[i]);
-                ofRow[i] = RowData.createFieldGetter(types[i], sortFields[i]);
+        /** The projection of the sort fields. */
+        Projection() {
+            this(sortFields);
+        }
+
+        Projection(int[] fields) {
+            int n = fields.length;
+            types = new LogicalType[n];
+            ofRow = new RowData.FieldGetter[n];
+            ofKey = new RowData.FieldGetter[n];
+            serializers = new TypeSerializer<?>[n];
+            for (int i = 0; i < n; i++) {
+                types[i] = inputType.getTypeAt(fields[i]);
+                ofRow[i] = RowData.createFieldGetter(types[i], fields[i]);
                 ofKey[i] = RowData.createFieldGetter(types[i], i);
                 serializers[i] = InternalSerializers.create(types[i]);
             }
         }
 
-        /** The sort key of an input row, as Flink's projection writes it (kind +I). */
+        /** The projection of an input row, as Flink's projection writes it (kind +I). */
         BinaryRowData of(RowData row) {
             return write(row, ofRow);
         }
@@ -489,7 +567,7 @@ public final class FlinkTopNState implements FlinkState {
 
     /** The sort key of an input row as Flink's sort key selector writes it (for tests). */
     BinaryRowData sortKeyOf(RowData row) {
-        return new SortKeys().of(row);
+        return new Projection().of(row);
     }
 
     @Override
@@ -499,13 +577,17 @@ public final class FlinkTopNState implements FlinkState {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         States states = new States(keyed);
         RowType type = exportType();
-        int valueFields = type.getFieldCount() - 1;
+        int valueFields = type.getFieldCount() - 1 - (updatable() ? 1 : 0);
         RowData.FieldGetter[] fields = new RowData.FieldGetter[valueFields];
         for (int f = 0; f < fields.length; f++) {
             fields[f] = RowData.createFieldGetter(type.getTypeAt(1 + f), 1 + f);
         }
         RowDataSerializer rows = new RowDataSerializer(inputType);
-        Lists lists = lists() ? new Lists(keyed, states, new SortKeys()) : null;
+        Lists lists = lists() ? new Lists(keyed, states, new Projection()) : null;
+        Projection rowKeyProjection = updatable() ? new Projection(rowKeys) : null;
+        int innerRank = 1 + valueFields;
+        BinaryRowData[] last = new BinaryRowData[1];
+        Set<BinaryRowData> rowKeysOfKey = new HashSet<>();
         Set<BinaryRowData> seen = new HashSet<>();
         Object current = backend.getCurrentKey();
         try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
@@ -521,6 +603,10 @@ public final class FlinkTopNState implements FlinkState {
                         lists.add(stored(rows, fields, row));
                         continue;
                     }
+                    if (rowKeyProjection != null && key.equals(last[0])) { // the updatable Top-N: the key's next row
+                        update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
+                        continue;
+                    }
                     if (!seen.add(key)) {
                         throw new IllegalStateException("the native Top-N exported the rows of a key apart, not consecutively");
                     }
@@ -531,7 +617,11 @@ public final class FlinkTopNState implements FlinkState {
                             continue;
                         }
                         keyed.setCurrentKey(key);
-                        if (function == TopNSpec.Function.FAST_TOP1) {
+                        if (rowKeyProjection != null) {
+                            last[0] = key;
+                            rowKeysOfKey.clear();
+                            update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
+                        } else if (function == TopNSpec.Function.FAST_TOP1) {
                             states.value.update(stored(rows, fields, row));
                         } else {
                             Integer count = row.getInt(1);
@@ -552,6 +642,20 @@ public final class FlinkTopNState implements FlinkState {
         }
     }
 
+    /** Writes one row of the current key into Flink's {@code data-state-with-update}. */
+    private static void update(States states, Projection rowKeyProjection, Set<BinaryRowData> rowKeysOfKey, BinaryRowData row,
+            int innerRank) {
+        BinaryRowData rowKey = rowKeyProjection.of(row);
+        if (!rowKeysOfKey.add(rowKey)) {
+            throw new IllegalStateException("the native Top-N exported two rows of one row key of a key");
+        }
+        try {
+            states.updates.put(rowKey, Tuple2.of(row, innerRank));
+        } catch (Exception e) {
+            throw new IllegalStateException("writing Flink's " + UPDATE_STATE + " of a key: " + e, e);
+        }
+    }
+
     /** The stored row of an export row: its input fields, as Flink's serializer writes them, +I. */
     private static BinaryRowData stored(RowDataSerializer rows, RowData.FieldGetter[] fields, RowData row) {
         GenericRowData stored = new GenericRowData(fields.length);
@@ -569,14 +673,14 @@ public final class FlinkTopNState implements FlinkState {
     private final class Lists {
         private final KeyedStateBackend<RowData> keyed;
         private final States states;
-        private final SortKeys sortKeys;
+        private final Projection sortKeys;
         private BinaryRowData key;
         private BinaryRowData sortKey;
         private List<RowData> list;
         /** The current key's lists, in buffer order. */
         private final Map<BinaryRowData, List<RowData>> ofKey = new LinkedHashMap<>();
 
-        Lists(KeyedStateBackend<RowData> keyed, States states, SortKeys sortKeys) {
+        Lists(KeyedStateBackend<RowData> keyed, States states, Projection sortKeys) {
             this.keyed = keyed;
             this.states = states;
             this.sortKeys = sortKeys;
@@ -659,7 +763,9 @@ public final class FlinkTopNState implements FlinkState {
      * selector's produced type and a {@code ListTypeInfo} of the input, the latter's sorted map a
      * {@code SortedMapTypeInfo} of the sort key and {@code Long} under the comparator; {@code
      * FastTop1Function#open}: the input's; {@code AppendOnlyFirstNFunction#open}: {@code
-     * Types.INT}, with TTL wrapped in Flink's {@code TtlSerializer}).
+     * Types.INT}, with TTL wrapped in Flink's {@code TtlSerializer}; {@code
+     * UpdatableTopNFunction#open}: the row key selector's produced type and a {@code
+     * TupleTypeInfo} of the input and {@code Types.INT}).
      */
     private final class States {
         /** The map of sort keys to lists (append-only and retracting Top-N). */
@@ -668,13 +774,22 @@ public final class FlinkTopNState implements FlinkState {
         final ValueState<Object> value;
         /** The sorted map of counts (retracting Top-N). */
         final ValueState<SortedMap<RowData, Long>> sorted;
+        /** Rows and inner ranks by row key (updatable Top-N). */
+        final MapState<RowData, Tuple2<RowData, Integer>> updates;
 
         @SuppressWarnings({"unchecked", "rawtypes"})
         States(KeyedStateBackend<RowData> keyed) throws Exception {
             MapState<RowData, List<RowData>> m = null;
             ValueState<Object> v = null;
             ValueState<SortedMap<RowData, Long>> s = null;
+            MapState<RowData, Tuple2<RowData, Integer>> u = null;
             switch (function) {
+                case UPDATABLE_TOP_N -> {
+                    TypeSerializer<Tuple2<RowData, Integer>> tuple = new TupleSerializer<>((Class<Tuple2<RowData, Integer>>) (Class) Tuple2.class,
+                            new TypeSerializer[] {new RowDataSerializer(inputType), IntSerializer.INSTANCE});
+                    u = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                            new MapStateDescriptor<>(UPDATE_STATE, new RowDataSerializer(rowKeyType()), tuple));
+                }
                 case APPEND_ONLY_TOP_N, RETRACTABLE_TOP_N -> {
                     m = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
                             new MapStateDescriptor<>(name(), new RowDataSerializer(sortKeyType()),
@@ -699,6 +814,7 @@ public final class FlinkTopNState implements FlinkState {
             map = m;
             value = v;
             sorted = s;
+            updates = u;
         }
 
         /** Clears the current key's states. */
@@ -711,6 +827,9 @@ public final class FlinkTopNState implements FlinkState {
             }
             if (sorted != null) {
                 sorted.clear();
+            }
+            if (updates != null) {
+                updates.clear();
             }
         }
     }

@@ -11,7 +11,10 @@ import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.api.java.typeutils.runtime.TupleSerializer;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
@@ -146,6 +149,20 @@ class TopNSwitchTest {
                 MapState<RowData, List<RowData>> map = state(backend, data);
                 put(map, GenericRowData.of(7, StringData.fromString("a")), new ArrayList<>(List.of(row)));
             });
+            refused(Variant.updatable(sort, 1, 3).rocksdb(rocksdb), "a row under a row key other than its own", (backend, row) -> {
+                @SuppressWarnings({"unchecked", "rawtypes"})
+                MapStateDescriptor<RowData, Tuple2<RowData, Integer>> updates = new MapStateDescriptor<>(FlinkTopNState.UPDATE_STATE,
+                        new RowDataSerializer(RowType.of(new LogicalType[] {new BigIntType(), new VarCharType(VarCharType.MAX_LENGTH)})),
+                        new TupleSerializer<>((Class<Tuple2<RowData, Integer>>) (Class) Tuple2.class,
+                                new TypeSerializer[] {new RowDataSerializer(INPUT), IntSerializer.INSTANCE}));
+                MapState<RowData, Tuple2<RowData, Integer>> map = state(backend, updates);
+                try {
+                    map.put(new RowDataSerializer(RowType.of(new LogicalType[] {new BigIntType(), new VarCharType(VarCharType.MAX_LENGTH)}))
+                            .toBinaryRow(GenericRowData.of(5L, StringData.fromString("zz"))).copy(), Tuple2.of(row, 1));
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
             ValueStateDescriptor<Integer> counter = new ValueStateDescriptor<>(FlinkTopNState.COUNTER_STATE, IntSerializer.INSTANCE);
             refused(Variant.firstN(1, 3).rocksdb(rocksdb), "holds 0 for a key", (backend, row) -> {
                 ValueState<Integer> state = state(backend, counter);
@@ -248,6 +265,6 @@ class TopNSwitchTest {
         }
         String m = messages.toString();
         assertTrue(m.contains("which Flink never writes") && m.contains(why) && m.contains("Flink's " + new FlinkTopNState(INPUT,
-                v.keys(), v.function(), v.sort().fields(), false).names().get(0)), v + ": " + m);
+                v.keys(), v.function(), v.sort().fields(), v.sort().ascending(), v.sort().nullsLast(), v.rowKeys(), false).names().get(0)), v + ": " + m);
     }
 }

@@ -264,15 +264,13 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 		c.next = 0
 	}
 	c.ids = c.ids[:0]
-	keyBytes := 0
 	for ; c.next < int32(st.Cap()) && len(c.ids) < exportChunk; c.next++ {
 		if st.Live(c.next) {
 			c.ids = append(c.ids, c.next)
-			keyBytes += len(st.Key(c.next))
 		}
 	}
 	vb := make([]int, len(types))
-	vb[0] = keyBytes
+	vb[0] = st.KeyBytes(c.ids)
 	l.varBytes(g.calls, nil, c.ids, vb[1:])
 	for k, acc := range g.calls {
 		if v, ok := acc.(kernels.ViewState); ok {
@@ -285,13 +283,7 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	if err := out.Init(types, len(c.ids), vb); err != nil || len(c.ids) == 0 {
 		return false, err
 	}
-	keys := &out.Cols[0]
-	at := 0
-	for j, id := range c.ids {
-		keys.Offs[j] = int32(at)
-		at += copy(keys.Data[at:], st.Key(id))
-	}
-	keys.Offs[len(c.ids)] = int32(at)
+	st.WriteKeys(&out.Cols[0], c.ids)
 	for k, acc := range g.calls {
 		from := 1 + l.first[k] - l.start
 		if v, ok := acc.(kernels.ViewState); ok {

@@ -127,16 +127,14 @@ func (d *Dedup) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 		d.exportNext = 0
 	}
 	d.sel = d.sel[:0]
-	keyBytes := 0
 	for ; d.exportNext < int32(st.Cap()) && len(d.sel) < exportChunk; d.exportNext++ {
 		if st.Live(d.exportNext) {
 			d.sel = append(d.sel, d.exportNext)
-			keyBytes += len(st.Key(d.exportNext))
 		}
 	}
 	types, _ := d.ExportTypes()
 	vars := make([]int, len(types))
-	vars[0] = keyBytes
+	vars[0] = st.KeyBytes(d.sel)
 	var rows [][]byte
 	if d.rows != nil {
 		for _, id := range d.sel {
@@ -151,13 +149,7 @@ func (d *Dedup) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	if err := out.Init(types, len(d.sel), vars); err != nil || len(d.sel) == 0 {
 		return false, err
 	}
-	kc := &out.Cols[0]
-	pos := int32(0)
-	for j, id := range d.sel {
-		kc.Offs[j] = pos
-		pos += int32(copy(kc.Data[pos:], st.Key(id)))
-	}
-	kc.Offs[len(d.sel)] = pos
+	st.WriteKeys(&out.Cols[0], d.sel)
 	c := 1
 	if d.rows != nil {
 		for f := range d.layout.Types() {

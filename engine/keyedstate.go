@@ -248,6 +248,31 @@ func (s *KeyedState) Live(id int32) bool {
 // Key returns the encoded key of a live id.
 func (s *KeyedState) Key(id int32) []byte { return s.keys.Key(id) }
 
+// KeyBytes is the size of the keys of ids, live ids or below 0 (which count nothing).
+func (s *KeyedState) KeyBytes(ids []int32) int {
+	n := 0
+	for _, id := range ids {
+		if id >= 0 {
+			n += len(s.keys.Key(id))
+		}
+	}
+	return n
+}
+
+// WriteKeys writes the key of each of ids (its encoded bytes, Flink's BinaryRowData; an empty
+// value for an id below 0) into out, a BINARY column Init laid out for len(ids) rows and
+// KeyBytes(ids) bytes: the key column of a FlinkState export.
+func (s *KeyedState) WriteKeys(out *OutColumn, ids []int32) {
+	at := int32(0)
+	for j, id := range ids {
+		out.Offs[j] = at
+		if id >= 0 {
+			at += int32(copy(out.Data[at:], s.keys.Key(id)))
+		}
+	}
+	out.Offs[len(ids)] = at
+}
+
 // Expired reports whether key id's state is expired at nowMs: it then reads as absent, and the
 // operator removes it (NeverReturnExpired). Always false without TTL.
 func (s *KeyedState) Expired(id int32, nowMs int64) bool {

@@ -431,17 +431,18 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 	nl := len(j.layouts[0].Types())
 	var sideRows [2][][]byte
 	sideRows[0], sideRows[1] = make([][]byte, n), make([][]byte, n)
-	keyBytes := 0
+	keyIDs := make([]int32, n) // per row: its key's id on a key row, else -1 (no key bytes)
 	for k, e := range rows {
+		keyIDs[k] = -1
 		if e.part == partKey {
-			keyBytes += len(st.Key(e.id))
+			keyIDs[k] = e.id
 		}
 		if e.part == partLeft || e.part == partRight {
 			sideRows[e.part-partLeft][k] = e.b.rows[e.r]
 		}
 	}
 	vb := make([]int, len(types))
-	vb[0] = keyBytes
+	vb[0] = st.KeyBytes(keyIDs)
 	for side := range 2 {
 		for c, t := range j.layouts[side].Types() {
 			if t.ID == engine.Varchar {
@@ -452,15 +453,7 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 	if err := out.Init(types, n, vb); err != nil || n == 0 {
 		return false, err
 	}
-	keys := &out.Cols[0]
-	at := 0
-	for k, e := range rows {
-		keys.Offs[k] = int32(at)
-		if e.part == partKey {
-			at += copy(keys.Data[at:], st.Key(e.id))
-		}
-	}
-	keys.Offs[n] = int32(at)
+	st.WriteKeys(&out.Cols[0], keyIDs)
 	c := func(x int) *engine.OutColumn { return &out.Cols[1+x] }
 	putI64 := func(x, k int, v int64) { binary.LittleEndian.PutUint64(c(x).Data[8*k:], uint64(v)) }
 	for k, e := range rows {

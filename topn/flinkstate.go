@@ -207,9 +207,7 @@ func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	}
 	types, _ := t.ExportTypes()
 	vars := make([]int, len(types))
-	for _, id := range keys {
-		vars[0] += len(st.Key(id))
-	}
+	vars[0] = st.KeyBytes(keys)
 	if t.bufs.counts == nil {
 		for c, ty := range t.layout.Types() {
 			if ty.Variable() {
@@ -220,13 +218,7 @@ func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	if err := out.Init(types, len(keys), vars); err != nil || len(keys) == 0 {
 		return false, err
 	}
-	kc := &out.Cols[0]
-	pos := int32(0)
-	for j, id := range keys {
-		kc.Offs[j] = pos
-		pos += int32(copy(kc.Data[pos:], st.Key(id)))
-	}
-	kc.Offs[len(keys)] = pos
+	st.WriteKeys(&out.Cols[0], keys)
 	if t.bufs.counts != nil {
 		counts := engine.OutValues[int32](&out.Cols[1])
 		for j, id := range keys {

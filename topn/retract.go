@@ -79,15 +79,7 @@ func (t *TopN) emitWithRowNumber(id int32, row []byte) {
 				gi = t.stale(id, gi)
 				continue
 			}
-			for _, prev := range g.rows {
-				if rank > t.p.RankEnd {
-					break
-				}
-				t.emit(engine.UpdateBefore, prev, rank)
-				t.emit(engine.UpdateAfter, cur, rank)
-				cur = prev
-				rank++
-			}
+			cur, rank = t.shift(g.rows, cur, rank, true)
 		default:
 			rank += g.count
 		}
@@ -177,15 +169,7 @@ func (t *TopN) retractWithRowNumber(id int32, row []byte) bool {
 				gi = t.stale(id, gi)
 				continue
 			}
-			for _, cur := range g.rows {
-				if rank > t.p.RankEnd {
-					break
-				}
-				t.emit(engine.UpdateBefore, prev, rank)
-				t.emit(engine.UpdateAfter, cur, rank)
-				prev = cur
-				rank++
-			}
+			prev, rank = t.shift(g.rows, prev, rank, false)
 		default:
 			rank += g.count
 		}

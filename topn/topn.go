@@ -201,15 +201,7 @@ func (t *TopN) withRowNumber(id int32, sk []byte) {
 			rank += int64(len(g.rows))
 			cur, found = g.rows[len(g.rows)-1], true
 		case found:
-			for _, prev := range g.rows {
-				if rank > t.p.RankEnd {
-					break
-				}
-				t.emit(engine.UpdateBefore, prev, rank)
-				t.emit(engine.UpdateAfter, cur, rank)
-				cur = prev
-				rank++
-			}
+			cur, rank = t.shift(g.rows, cur, rank, true)
 		default:
 			rank += int64(len(g.rows))
 		}
@@ -218,6 +210,27 @@ func (t *TopN) withRowNumber(id int32, sk []byte) {
 		t.emit(engine.Insert, cur, rank)
 	}
 	t.bufs.dropGroupsFrom(id, gi)
+}
+
+// shift emits rows, a group's rows, each moving one rank while rank is within the rank end: -U
+// of the row that held the rank, +U of the row that takes it. They move down behind a row that
+// entered above them (down: carried, the row before, takes the first rank) or up behind one that
+// left (carried held it). It returns the last row moved, carried on, and the next rank.
+func (t *TopN) shift(rows [][]byte, carried []byte, rank int64, down bool) ([]byte, int64) {
+	for _, r := range rows {
+		if rank > t.p.RankEnd {
+			break
+		}
+		held, takes := carried, r
+		if down {
+			held, takes = r, carried
+		}
+		t.emit(engine.UpdateBefore, held, rank)
+		t.emit(engine.UpdateAfter, takes, rank)
+		carried = r
+		rank++
+	}
+	return carried, rank
 }
 
 // withoutRowNumber is AppendOnlyTopNHelper.processElementWithoutRowNumber, after row went into

@@ -90,6 +90,20 @@ public abstract class NativeSpec implements Serializable {
             return new Input(projection.clone(), javaStringSources.clone(), new RowType(false, fields), keys.clone());
         }
 
+        /** Every field of {@code flinkType} crosses into Go, in order, without Java-String flags. */
+        public static Input whole(RowType flinkType, int[] keys) {
+            return of(flinkType, firstFields(flinkType.getFieldCount()), keys, new int[0]);
+        }
+
+        /** The field indices 0 to {@code n - 1}. */
+        public static int[] firstFields(int n) {
+            int[] p = new int[n];
+            for (int i = 0; i < n; i++) {
+                p[i] = i;
+            }
+            return p;
+        }
+
         /** The input fields that cross into Go, as indices into Flink's input row. */
         public int[] projection() {
             return projection.clone();

@@ -80,7 +80,7 @@ class NativeFrameRoutingTest {
         List<LogicalType> inputTypes = new ArrayList<>(keyTypes);
         inputTypes.add(new IntType());
         RowType inputType = RowType.of(inputTypes.toArray(new LogicalType[0]));
-        int[] grouping = GlobalGroupAggregateSpec.identity(keys);
+        int[] grouping = NativeSpec.Input.firstFields(keys);
         List<GroupAggregateSpec.Call> calls = List.of(
                 new GroupAggregateSpec.Call("COUNT", new int[0], false, "n"),
                 new GroupAggregateSpec.Call("SUM", new int[] {keys}, false, "s"));
@@ -121,7 +121,7 @@ class NativeFrameRoutingTest {
                 new GroupAggregateSpec.Call("COUNT", new int[0], false, "n"),
                 new GroupAggregateSpec.Call("SUM", new int[] {keys + 1}, false, "s"));
         LocalGroupAggregateSpec local = new LocalGroupAggregateSpec(
-                "frame routing local", inputType, GlobalGroupAggregateSpec.identity(keys + 1), calls, false);
+                "frame routing local", inputType, NativeSpec.Input.firstFields(keys + 1), calls, false);
         List<RowData> input = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
             GenericRowData row = new GenericRowData(RowKind.INSERT, keys + 2);
@@ -139,7 +139,7 @@ class NativeFrameRoutingTest {
         partialTypes.add(new IntType());
         IncrementalGroupAggregateSpec incremental = new IncrementalGroupAggregateSpec("frame routing incremental",
                 RowType.of(partialTypes.toArray(new LogicalType[0])), keys + 1, inputType, calls,
-                GlobalGroupAggregateSpec.identity(keys), false, 0);
+                NativeSpec.Input.firstFields(keys), false, 0);
         List<RowData> out = run(incremental.open(128, 0, 127, allocator), incremental.batchType(0), partials, allocator, null);
         List<FerryFrame> frames = new ArrayList<>();
         run(incremental.forExchange(p, maxP).open(128, 0, 127, allocator), incremental.batchType(0), partials, allocator, frames);
@@ -173,7 +173,7 @@ class NativeFrameRoutingTest {
     static void checkRouting(List<LogicalType> keyTypes, RowType inputType, List<GroupAggregateSpec.Call> calls,
             List<RowData> partials, List<FerryFrame> frames, int maxP, int p, BufferAllocator allocator) throws Exception {
         int keys = keyTypes.size();
-        int[] grouping = GlobalGroupAggregateSpec.identity(keys);
+        int[] grouping = NativeSpec.Input.firstFields(keys);
         RowType partialType = partialType(keyTypes);
         RowDataKeySelector selector =
                 KeySelectorUtil.getRowDataSelector(NativeFrameRoutingTest.class.getClassLoader(), grouping, InternalTypeInfo.of(partialType));

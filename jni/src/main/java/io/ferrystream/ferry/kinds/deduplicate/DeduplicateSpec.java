@@ -65,7 +65,7 @@ public final class DeduplicateSpec extends NativeSpec {
             long stateTtlMs) {
         // carried: TIMESTAMP_LTZ as TIMESTAMP, TIME as INT, a processing-time attribute nullable
         // (its rows hold NULL: Flink does not materialize it)
-        super(KIND, name, List.of(Input.of(ArrowTypes.carriedFields(type), identity(type.getFieldCount()), keys, new int[0])));
+        super(KIND, name, List.of(Input.whole(ArrowTypes.carriedFields(type), keys)));
         this.type = type;
         this.keepLastRow = keepLastRow;
         this.rowtime = rowtime;
@@ -79,13 +79,6 @@ public final class DeduplicateSpec extends NativeSpec {
         this.stateTtlMs = stateTtlMs;
     }
 
-    private static int[] identity(int n) {
-        int[] p = new int[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = i;
-        }
-        return p;
-    }
 
     /** This spec with {@code storedRowKeepsKind} set as given. */
     public DeduplicateSpec withStoredRowKeepsKind(boolean keeps) {

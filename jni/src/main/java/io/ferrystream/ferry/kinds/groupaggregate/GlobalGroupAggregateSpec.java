@@ -62,7 +62,7 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
             boolean countStarInserted,
             boolean generateUpdateBefore,
             long stateTtlMs) {
-        super(KIND, name, List.of(Input.of(inputType, identity(inputType.getFieldCount()), identity(keyFields), new int[0])));
+        super(KIND, name, List.of(Input.whole(inputType, Input.firstFields(keyFields))));
         List<Call> unfiltered = new ArrayList<>(calls.size());
         for (Call c : calls) {
             unfiltered.add(new Call(c.function, c.args, c.retract, c.name, c.distinct, -1));
@@ -91,15 +91,6 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
     @Override
     public GlobalGroupAggregateSpec withFrames(long bundleSize) {
         return new GlobalGroupAggregateSpec(this, FrameReadingSpec.checkBundleSize(bundleSize));
-    }
-
-    /** 0, 1, …, n - 1. */
-    public static int[] identity(int n) {
-        int[] a = new int[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = i;
-        }
-        return a;
     }
 
     /**

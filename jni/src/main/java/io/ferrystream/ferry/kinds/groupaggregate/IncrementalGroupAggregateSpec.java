@@ -62,8 +62,7 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
             int[] finalKeys,
             boolean needRetraction,
             long stateTtlMs) {
-        super(KIND, name, List.of(Input.of(inputType, GlobalGroupAggregateSpec.identity(inputType.getFieldCount()),
-                GlobalGroupAggregateSpec.identity(keyFields), new int[0])));
+        super(KIND, name, List.of(Input.whole(inputType, Input.firstFields(keyFields))));
         List<Call> unfiltered = new ArrayList<>(calls.size());
         for (Call c : calls) {
             unfiltered.add(new Call(c.function, c.args, c.retract, c.name, c.distinct, -1));

@@ -100,16 +100,9 @@ public final class IntervalJoinSpec extends NativeSpec {
 
     /** Every field of the input crosses: the output carries the whole row. */
     private static Input allFields(RowType type, int[] keys) {
-        return Input.of(type, identity(type.getFieldCount()), keys, new int[0]);
+        return Input.whole(type, keys);
     }
 
-    private static int[] identity(int n) {
-        int[] p = new int[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = i;
-        }
-        return p;
-    }
 
     public boolean rowTime() {
         return rowTime;

@@ -94,7 +94,7 @@ public final class TopNSpec extends NativeSpec {
             long stateTtlMs) {
         // carried: TIMESTAMP_LTZ as TIMESTAMP, TIME as INT, a processing-time attribute nullable
         // (its rows hold NULL: Flink does not materialize it)
-        super(KIND, name, List.of(Input.of(ArrowTypes.carriedFields(inputType), identity(inputType.getFieldCount()), keys, new int[0])));
+        super(KIND, name, List.of(Input.whole(ArrowTypes.carriedFields(inputType), keys)));
         if (sortFields.length != ascending.length || sortFields.length != nullsLast.length) {
             throw new IllegalArgumentException("one direction and one NULL order per sort field");
         }
@@ -112,13 +112,6 @@ public final class TopNSpec extends NativeSpec {
         this.stateTtlMs = stateTtlMs;
     }
 
-    private static int[] identity(int n) {
-        int[] p = new int[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = i;
-        }
-        return p;
-    }
 
     public RowType inputType() {
         return inputType;

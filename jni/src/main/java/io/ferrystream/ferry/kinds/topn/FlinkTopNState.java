@@ -64,9 +64,9 @@ import java.util.stream.Stream;
 
 /**
  * The keyed state Flink's own Top-N functions keep where Ferry's native Top-N ({@value
- * TopNSpec#KIND}) runs (docs/state.md, "Switching Ferry on or off"), one state per function, of the
- * same name and serializers with and without async state (the async-state twins register state
- * v2 descriptors of the same names):
+ * TopNSpec#KIND}) runs (docs/state.md, "The Top-N"): the states of the function {@code StreamExecRank}
+ * picks, of the same names and serializers with and without async state (the async-state twins
+ * register state v2 descriptors of the same names):
  *
  * <ul>
  *   <li>{@link TopNSpec.Function#APPEND_ONLY_TOP_N} ({@code AppendOnlyTopNFunction}): the {@code
@@ -116,8 +116,9 @@ import java.util.stream.Stream;
  *
  * <p>Idle-state TTL is carried for the first-N function only: the others run natively only
  * without it ({@code TopNKind}). A state holding what Flink never writes (an empty or NULL list, a
- * row under another sort key than its own, a counter below 1) is refused with an {@link
- * IllegalStateException}, and so is an export that breaks the contract's order.
+ * row under another sort key or row key than its own, a counter or count below 1) is refused with
+ * an {@link IllegalStateException} naming the state, and so is an export that breaks the
+ * contract's order.
  */
 public final class FlinkTopNState implements FlinkState {
     private static final long serialVersionUID = 1L;

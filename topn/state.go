@@ -16,6 +16,7 @@ import (
 // retraction misses: count is the sorted-map's count (0: no entry), rows the data-state's list
 // (empty: no entry); the group exists while either does.
 type group struct {
+	prefix  uint64   // keyPrefix(sortKey): most comparisons end here, without reading sortKey
 	sortKey []byte   // sortKeyEncoder's form
 	rows    [][]byte // encoded with the operator's layout; each its own allocation, never modified
 	count   int64    // RetractableTopN only
@@ -29,9 +30,48 @@ type buffer struct {
 	n      int
 }
 
+// keyPrefix is the first 8 bytes of a sort key, big-endian, zero-padded: two keys whose prefixes
+// differ order as their prefixes do.
+func keyPrefix(k []byte) uint64 {
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// compareKey orders g's sort key against k, of prefix p, as bytes.Compare does.
+func (g *group) compareKey(k []byte, p uint64) int {
+	switch {
+	case g.prefix < p:
+		return -1
+	case g.prefix > p:
+		return 1
+	}
+	return bytes.Compare(g.sortKey, k)
+}
+
 // find returns the index of the group of sortKey, or where it would go, and whether it is there.
 func (b *buffer) find(sortKey []byte) (int, bool) {
-	return slices.BinarySearchFunc(b.groups, sortKey, func(g group, k []byte) int { return bytes.Compare(g.sortKey, k) })
+	p := keyPrefix(sortKey)
+	lo, hi := 0, len(b.groups)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		c := b.groups[m].compareKey(sortKey, p)
+		if c == 0 {
+			return m, true
+		}
+		if c < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, false
+}
+
+// admits is TopNBuffer.checkSortKeyInBufferRange with the top-N size n: whether a row of sort key
+// sk enters the buffer (it is empty, sk is better than its worst, or it holds fewer than n rows).
+func (b *buffer) admits(sk []byte, n int64) bool {
+	return b.n == 0 || b.last().compareKey(sk, keyPrefix(sk)) > 0 || int64(b.n) < n
 }
 
 // last returns the buffer's last (worst) group; the buffer is not empty.
@@ -119,7 +159,7 @@ func (s *bufferState) group(id int32, sortKey []byte) int {
 	b := &s.bufs[id]
 	i, ok := b.find(sortKey)
 	if !ok {
-		b.groups = slices.Insert(b.groups, i, group{sortKey: bytes.Clone(sortKey)})
+		b.groups = slices.Insert(b.groups, i, group{prefix: keyPrefix(sortKey), sortKey: bytes.Clone(sortKey)})
 		s.bytes += int64(groupOverhead + len(sortKey))
 	}
 	return i

@@ -173,8 +173,7 @@ func (t *TopN) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch)
 func (t *TopN) topN(id int32, in *engine.Batch, i int) {
 	b := &t.bufs.bufs[id]
 	t.sk = t.sortKey.encodeRow(t.sk[:0], in, i)
-	// checkSortKeyInBufferRange with the constant rank end as the top-N size
-	if b.n > 0 && bytes.Compare(t.sk, b.last().sortKey) >= 0 && int64(b.n) >= t.p.RankEnd {
+	if !b.admits(t.sk, t.p.RankEnd) { // the constant rank end is the top-N size
 		return
 	}
 	stored := t.bufs.put(id, t.sk, t.encode(in, i))
@@ -270,7 +269,7 @@ func (t *TopN) top1(id int32, in *engine.Batch, i int) {
 		t.emit(engine.Insert, t.bufs.put(id, t.sk, t.encode(in, i)), 1)
 		return
 	}
-	if bytes.Compare(t.sk, b.groups[0].sortKey) >= 0 {
+	if b.groups[0].compareKey(t.sk, keyPrefix(t.sk)) <= 0 {
 		return
 	}
 	prev := b.groups[0].rows[0]

@@ -75,8 +75,8 @@ func (t *TopN) updatableWithRowNumber(id int32, row []byte) error {
 	b := &t.bufs.bufs[id]
 	gi, j, ok := t.findRowKey(id, t.rk)
 	if !ok {
-		if b.n > 0 && bytes.Compare(t.sk, b.last().sortKey) >= 0 && int64(b.n) >= t.p.RankEnd {
-			return nil // checkSortKeyInBufferRange
+		if !b.admits(t.sk, t.p.RankEnd) {
+			return nil
 		}
 		stored := t.bufs.put(id, t.sk, row)
 		return t.updatableEmit(id, stored, nil, nil, -1)
@@ -205,7 +205,7 @@ func (t *TopN) updatableWithoutRowNumber(id int32, row []byte) {
 		t.out.AddKind(stored, nil, engine.UpdateAfter)
 		return
 	}
-	if b.n > 0 && bytes.Compare(t.sk, b.last().sortKey) >= 0 && int64(b.n) >= t.p.RankEnd {
+	if !b.admits(t.sk, t.p.RankEnd) {
 		return
 	}
 	stored := t.bufs.put(id, t.sk, row)

@@ -132,6 +132,11 @@ final class RankBench {
             return rankEnd > 1;
         }
 
+        /** Whether the rank reads the processing time (its input then carries pt). */
+        boolean readsPt() {
+            return order.equals("pt");
+        }
+
         String query() {
             return "SELECT auction, bidder, price, channel, CAST(`dateTime` AS TIMESTAMP(3)) AS dt" + (rankNumber() ? ", rn" : "")
                     + " FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY " + order + ") AS rn FROM bid)"
@@ -188,7 +193,7 @@ final class RankBench {
         }
         RowType in = OperatorBench.rowType(node.getTypeSerializersIn()[0]);
         RowType out = OperatorBench.rowType(node.getTypeSerializerOut());
-        int arity = BID.length + (shape.rowtime ? 0 : 1);
+        int arity = BID.length + (shape.readsPt() ? 1 : 0);
         boolean same = in.getFieldCount() == arity && out.getFieldCount() == arity + (shape.rankNumber() ? 1 : 0);
         for (int i = 0; same && i < out.getFieldCount(); i++) {
             same = out.getTypeAt(i).getTypeRoot() == (i < BID.length ? BID[i]
@@ -197,7 +202,7 @@ final class RankBench {
         }
         if (!same) {
             throw new IllegalStateException("the rank reads " + in + " and emits " + out + ", not the bid's columns"
-                    + (shape.rowtime ? "" : " and pt") + (shape.rankNumber() ? " (and the rank number)" : ""));
+                    + (shape.readsPt() ? " and pt" : "") + (shape.rankNumber() ? " (and the rank number)" : ""));
         }
         @SuppressWarnings("unchecked")
         KeySelector<RowData, RowData> selector = (KeySelector<RowData, RowData>) node.getStatePartitioners()[0];

@@ -114,10 +114,9 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
         }
         // Flink's function emits per row; a batch boundary changes nothing
         OneInputNativeOperator<TopNSpec> operator = new OneInputNativeOperator<>(spec, spec.outputType(), t.batching(false));
-        // FLINK-STATE-IMPORT: Flink's state of the node, imported from a savepoint taken with Ferry off. One line to
-        // add once kinds/topn/FlinkTopNState.java (written on its own branch) is merged:
-        // operator.importingFlinkState(new FlinkTopNState(input, keys, spec.function(), sortSpec.getFieldIndices(),
-        //         sortSpec.getAscendingOrders(), sortSpec.getNullsIsLast(), spec.rowKeys(), spec.stateTtlMs() > 0));
+        // Flink's state of the node (its function's), imported from a savepoint taken with Ferry off
+        operator.importingFlinkState(new FlinkTopNState(input, keys, spec.function(), sortSpec.getFieldIndices(),
+                sortSpec.getAscendingOrders(), sortSpec.getNullsIsLast(), spec.rowKeys(), spec.stateTtlMs() > 0));
         return t.oneInput(StreamExecRank.RANK_TRANSFORMATION, operator, keys);
     }
 

@@ -1,10 +1,12 @@
 // Package topn is the top_n operator kind: Flink 2.3's StreamExecRank, ROW_NUMBER() OVER
-// (PARTITION BY … ORDER BY …) with a constant rank range, in the functions Flink's translation
-// picks for an input without retractions (docs/operators/top-n.md):
+// (PARTITION BY … ORDER BY …) with a constant rank range, in every function Flink's translation
+// picks (docs/operators/top-n.md):
 //
 //   - AppendOnlyTopNFunction (and its async-state twin): an insert-only input;
 //   - AppendOnlyFirstNFunction: an insert-only input ordered by its processing time ascending;
-//   - FastTop1Function (and its async-state twin): rank 1 to 1 of an insert-only or upsert input.
+//   - FastTop1Function (and its async-state twin): rank 1 to 1 of an insert-only or upsert input;
+//   - UpdatableTopNFunction: an upsert input whose sort keys improve (updatable.go);
+//   - RetractableTopNFunction: an input with retractions (retract.go).
 //
 // Each is a transcription of Flink's processElement: the same buffer per key (TopNBuffer: rows
 // grouped by sort key, groups in the comparator's order, rows in arrival order), the same rows
@@ -115,7 +117,9 @@ func (t *TopN) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
 func (t *TopN) Continue(out *engine.OutBatch) (bool, error) { return t.out.Emit(out) }
 
 // Process implements engine.KeyedOperator: the rows of the one input, in order. Every row is
-// checked before any state changes.
+// checked before any state changes, except where Flink's function itself fails midway (the
+// updatable and retracting Top-N on a state only an invalid changelog leads to): the task then
+// fails as Flink's does, and restarts from its last checkpoint.
 func (t *TopN) Process(inputs *engine.Inputs, nowMs int64, out *engine.OutBatch) (bool, error) {
 	in := inputs.Batches[0]
 	if t.p.Function == AppendOnlyFirstN {

@@ -16,7 +16,6 @@ import org.apache.flink.table.catalog.ResolvedCatalogBaseTable;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalMiniBatchAssigner;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRank;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalTableSourceScan;
 import org.apache.flink.table.planner.plan.schema.TableSourceTable;
@@ -26,7 +25,6 @@ import org.apache.flink.table.planner.plan.trait.MiniBatchIntervalTraitDef;
 import org.apache.flink.table.planner.plan.trait.MiniBatchMode;
 import org.apache.flink.table.planner.plan.utils.ChangelogPlanUtils;
 import org.apache.flink.table.planner.plan.utils.FlinkRelOptUtil;
-import org.apache.flink.table.planner.plan.utils.RankUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 
 import org.apache.flink.util.TimeUtils;
@@ -46,7 +44,7 @@ import java.util.Set;
  * <ul>
  *   <li>its <b>candidate nodes</b>: the nodes a registered native kind decided ({@link
  *       NativeCandidate}), native or with the reason they stay Flink's;
- *   <li>its <b>other stateful operators</b> (joins, windows, Top-N, ...):
+ *   <li>its <b>other stateful operators</b> (joins, windows, OVER, ...):
  *       nodes no native kind replaces yet, each with that as its reason; with the candidates they
  *       make the operators whose native share {@code ferry qualify} estimates;
  *   <li>why the changelog it produces is <b>not deterministic</b>, at three levels: its order
@@ -160,7 +158,7 @@ final class PlanAnalysis {
                         + "): a bundle also closes on the wall clock");
             }
         }
-        if (TIME_DRIVEN.contains(op) && readsProcessingTime(node) && !isDeduplication(node)) {
+        if (TIME_DRIVEN.contains(op) && readsProcessingTime(node)) {
             resultReasons.add(op + " fires on processing time");
         }
         if (node instanceof StreamPhysicalTableSourceScan scan) {
@@ -185,11 +183,15 @@ final class PlanAnalysis {
         return name.startsWith("StreamPhysical") ? name.substring("StreamPhysical".length()) : name;
     }
 
-    /** Operators whose output depends on time attributes (windows, time-bounded joins, OVER, time sort, CEP). */
+    /**
+     * Operators whose output depends on time attributes (windows, time-bounded joins, OVER, time
+     * sort, CEP). Not a Rank: a deduplication or Top-N ordered by processing time keeps rows in
+     * arrival order and reads no clock (its idle-state TTL counts on its own).
+     */
     private static final Set<String> TIME_DRIVEN = Set.of(
             "GroupWindowAggregate", "GroupWindowTableAggregate", "WindowAggregate", "LocalWindowAggregate",
             "GlobalWindowAggregate", "WindowTableFunction", "WindowJoin", "WindowRank", "WindowDeduplicate",
-            "IntervalJoin", "TemporalJoin", "OverAggregate", "TemporalSort", "Match", "Rank");
+            "IntervalJoin", "TemporalJoin", "OverAggregate", "TemporalSort", "Match");
 
     /**
      * Why a stateful operator that no native kind replaces stays Flink's, or null for a node that
@@ -206,8 +208,6 @@ final class PlanAnalysis {
             case "GroupWindowAggregate", "WindowAggregate", "GlobalWindowAggregate" ->
                     "window aggregate: no native operator kind yet";
             case "GroupTableAggregate", "GroupWindowTableAggregate" -> "table aggregate: no native operator kind yet";
-            // a Rank that is a deduplication is a candidate of the deduplicate kind
-            case "Rank" -> "Top-N (ROW_NUMBER, RANK): no native operator kind yet";
             case "WindowRank" -> "window Top-N: no native operator kind yet";
             case "WindowDeduplicate" -> "window deduplication: no native operator kind yet";
             case "OverAggregate" -> "OVER aggregate: no native operator kind yet";
@@ -219,15 +219,6 @@ final class PlanAnalysis {
                     "Python aggregate: not native";
             default -> null;
         };
-    }
-
-    /**
-     * A rank Flink runs as a deduplication ({@code RankUtil.canConvertToDeduplicate}): on
-     * processing time it keeps the first or last row in arrival order and reads no clock (its
-     * idle-state TTL and a processing-time mini-batch count on their own).
-     */
-    private static boolean isDeduplication(RelNode node) {
-        return node instanceof StreamPhysicalRank rank && RankUtil.canConvertToDeduplicate(rank);
     }
 
     private static boolean readsProcessingTime(RelNode node) {

@@ -274,7 +274,7 @@ final class Qualify {
             return "Planned with Ferry on (native kinds: " + String.join(", ", kinds) + ") and Flink 2.3.0"
                     + (plans == 0 ? "" : "; compiled plans decided as EXECUTE PLAN decides them") + "; nothing was run."
                     + " Stateful operators: the candidate nodes of Ferry's native kinds and the stateful operators no kind"
-                    + " replaces yet (joins, windows, Top-N, the incremental aggregate, ...). The native share counts"
+                    + " replaces yet (joins, windows, OVER, ...). The native share counts"
                     + " operators; it is not a cost model.";
         }
 

@@ -240,6 +240,30 @@ class FerryCliCompareTest {
     }
 
     /**
+     * Top-N, every function Flink's StreamExecRank runs (the top N with and without the rank
+     * number, offsets, several sort keys with NULLs, the top 1 over an insert-only and over an
+     * upsert input, the updatable and the retracting Top-N, the first N by processing time, no
+     * key): all native, identical to Flink's row for row at parallelism 1, and as the final result
+     * at 4.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 4})
+    void topN(int parallelism) {
+        Cli.Result r = Cli.run("sql", Cli.example("top-n.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native", "--parallelism", Integer.toString(parallelism));
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(13, n[1], r.toString()); // 10 ranks and the GROUP BYs under three
+        assertEquals(13, n[0], r.toString());
+        assertEquals(parallelism == 1 ? 13 : 12 * 4 + 1, n[2], r.toString()); // no key: one subtask
+        assertEquals(10, r.count("  native    Rank(strategy=["), r.toString());
+        if (parallelism == 1) {
+            assertEquals(10, r.count("changelog rows, equal row for row (the plan is deterministic)"), r.toString());
+        }
+    }
+
+    /**
      * A GROUP BY Ferry leaves to Flink (COLLECT and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */

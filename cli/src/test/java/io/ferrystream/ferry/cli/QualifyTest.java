@@ -129,7 +129,7 @@ class QualifyTest {
         String out = r.out();
         assertTrue(out.startsWith("# Ferry qualification report"), r.toString());
         // 23 Nexmark queries (q0-q22) and 5 GROUP BYs, none failing to plan
-        assertTrue(out.contains("28 queries from 2 scripts: 11 of 31 stateful operators would run natively (35 %)."), r.toString());
+        assertTrue(out.contains("28 queries from 2 scripts: 14 of 31 stateful operators would run natively (45 %)."), r.toString());
         for (int q = 0; q <= 22; q++) {
             assertTrue(out.contains(" q" + q + ": "), "q" + q + " missing:\n" + r);
         }
@@ -143,10 +143,12 @@ class QualifyTest {
         assertTrue(Pattern.compile("q4: .*\\| GroupAggregate ×2 \\(native\\), Join \\| 2 of 3 \\| 67 % \\| regular join").matcher(out).find(),
                 r.toString());
         assertTrue(Pattern.compile("q0: .*\\| none \\| 0 of 0 \\| – \\|").matcher(out).find(), r.toString());
-        // q18 deduplicates natively; q19's Top-N stays Flink's Rank, not a candidate
+        // q18 deduplicates natively; q19's Top-N and the top-1 after q6's and q9's joins are native Top-Ns
         assertTrue(Pattern.compile("q18: .*\\| Rank \\(native\\) \\| 1 of 1 \\| 100 % \\|").matcher(out).find(), r.toString());
-        assertTrue(Pattern.compile("q19: .*\\| Rank \\| 0 of 1 \\| 0 % \\| Top-N \\(ROW_NUMBER, RANK\\): no native operator kind yet \\|")
-                .matcher(out).find(), r.toString());
+        assertTrue(Pattern.compile("q19: .*\\| Rank \\(native\\) \\| 1 of 1 \\| 100 % \\|  \\| top_n: ").matcher(out).find(),
+                r.toString());
+        assertTrue(Pattern.compile("q9: .*\\| Rank \\(native\\), Join \\| 1 of 2 \\| 50 % \\| regular join").matcher(out).find(),
+                r.toString());
         // q5 and q8 join windows natively (docs/operators/window-join.md)
         assertTrue(Pattern.compile("q8: .*\\| WindowJoin \\(native\\), GlobalWindowAggregate ×2 \\| 1 of 3 \\| 33 % \\|").matcher(out).find(),
                 r.toString());

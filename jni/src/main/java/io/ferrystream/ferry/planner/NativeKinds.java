@@ -7,6 +7,7 @@ import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinKind;
 import io.ferrystream.ferry.kinds.lookupjoin.LookupJoinKind;
+import io.ferrystream.ferry.kinds.topn.TopNKind;
 import io.ferrystream.ferry.kinds.windowjoin.WindowJoinKind;
 
 import org.apache.calcite.rel.RelNode;
@@ -36,7 +37,8 @@ public final class NativeKinds {
             new IntervalJoinKind(),
             new WindowJoinKind(),
             new LookupJoinKind(),
-            new DeduplicateKind());
+            new DeduplicateKind(),
+            new TopNKind());
 
     private static final Map<Class<?>, List<NativeKind<?, ?>>> BY_PHYSICAL_CLASS = new HashMap<>();
     private static final Map<Class<?>, NativeKind<?, ?>> BY_EXEC_CLASS = new HashMap<>();

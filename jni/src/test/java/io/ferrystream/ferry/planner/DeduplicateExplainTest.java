@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.ferrystream.ferry.kinds.deduplicate.DeduplicateCandidate;
 import io.ferrystream.ferry.kinds.deduplicate.DeduplicateKind;
 import io.ferrystream.ferry.kinds.deduplicate.DeduplicateSpec;
+import io.ferrystream.ferry.kinds.topn.TopNCandidate;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.table.api.TableEnvironment;
@@ -22,8 +23,8 @@ import java.util.Map;
 
 /**
  * EXPLAIN of deduplications with Ferry installed: the ranks Flink translates to a deduplication
- * are the kind's candidates, native or with the reason; every other rank (Top-N) is left exactly
- * as Flink plans it, with no term and no count.
+ * are the kind's candidates, native or with the reason; every other rank (Top-N) is the Top-N
+ * kind's ({@link TopNExplainTest}), never the deduplication's.
  */
 class DeduplicateExplainTest {
     static final String TABLE =
@@ -105,10 +106,11 @@ class DeduplicateExplainTest {
 
     /**
      * A Top-N, a rank number, an ORDER BY that is no time attribute or more than one, a
-     * ROW_NUMBER over an updating input: Flink's Rank, untouched: no term, not counted.
+     * ROW_NUMBER over an updating input: Flink's Rank, which the Top-N kind takes (its
+     * candidate, its term), not the deduplication: not counted for it.
      */
     @Test
-    void topNStaysFlinksWithoutATerm() {
+    void topNIsNotTheDeduplications() {
         List<String> topN = List.of(
                 rank("D", "k, s, v", "k", "rt DESC", 3, false),
                 rank("D", "k, s, v", "k", "rt DESC", 3, true),
@@ -117,13 +119,28 @@ class DeduplicateExplainTest {
                 rank("C", "k, v", "k", "ts DESC", 1, false));
         for (String sql : topN) {
             long planned = Ferry.nativeNodesPlanned(DeduplicateSpec.KIND);
-            String explained = env(true, Map.of()).explainSql(sql);
+            String explained;
+            List<RelNode> plans;
+            try (Ferry.PlanCapture capture = Ferry.capturePlans()) {
+                explained = env(true, Map.of()).explainSql(sql);
+                plans = capture.plans();
+            }
             assertEquals(env(false, Map.of()).explainSql(sql), withoutFerryTerms(explained).stripTrailing() + "\n", sql);
             List<String> ranks = rankLines(physicalPlan(explained));
             assertEquals(1, ranks.size(), explained);
-            assertTrue(!ranks.get(0).contains("ferry="), ranks.get(0));
+            assertTrue(ranks.get(0).contains("ferry="), ranks.get(0));
+            List<DeduplicateCandidate> dedups = new ArrayList<>();
+            for (RelNode root : plans) {
+                collect(root, dedups);
+            }
+            assertEquals(List.of(), dedups, sql);
+            assertTrue(plans.stream().anyMatch(DeduplicateExplainTest::holdsTopN), sql);
             assertEquals(planned, Ferry.nativeNodesPlanned(DeduplicateSpec.KIND), sql);
         }
+    }
+
+    private static boolean holdsTopN(RelNode node) {
+        return node instanceof TopNCandidate || node.getInputs().stream().anyMatch(DeduplicateExplainTest::holdsTopN);
     }
 
     /** The plan's Rank lines. */
@@ -181,7 +198,7 @@ class DeduplicateExplainTest {
             into.add(c);
         }
         assertTrue(!(node instanceof StreamPhysicalRank) || node instanceof DeduplicateCandidate
-                || node.getClass() == StreamPhysicalRank.class, node.getClass().getName());
+                || node instanceof TopNCandidate, node.getClass().getName());
         for (RelNode input : node.getInputs()) {
             collect(input, into);
         }

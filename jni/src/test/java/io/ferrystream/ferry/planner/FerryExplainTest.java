@@ -41,11 +41,11 @@ class FerryExplainTest {
         return explain(sql, Map.of());
     }
 
-    /** The ferry terms of the plan's GroupAggregates; each GroupAggregate must have one. */
+    /** The ferry terms of the plan's GroupAggregates and Ranks; each must have one. */
     private static List<String> decisions(String sql, Map<String, String> options) {
         String plan = explain(sql, options);
         List<String> terms = ferryTerms(plan);
-        assertEquals(groupAggregateLines(plan).size(), terms.size(), plan);
+        assertEquals(groupAggregateLines(plan).size() + DeduplicateExplainTest.rankLines(plan).size(), terms.size(), plan);
         assertFalse(terms.isEmpty(), plan);
         return terms;
     }

@@ -11,6 +11,8 @@ import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateSpec;
 import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinSpec;
 import io.ferrystream.ferry.kinds.lookupjoin.FerryLookupJoinOperator;
+import io.ferrystream.ferry.kinds.topn.TopNKind;
+import io.ferrystream.ferry.kinds.topn.TopNSpec;
 import io.ferrystream.ferry.kinds.windowjoin.WindowJoinSpec;
 
 import static io.ferrystream.ferry.planner.PlannerTests.ferryTerms;
@@ -26,6 +28,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecDeduplica
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecRank;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
@@ -43,7 +46,7 @@ class NativeKindsTest {
         assertEquals(
                 List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND,
                         IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND, WindowJoinSpec.KIND,
-                        FerryLookupJoinOperator.KIND, DeduplicateSpec.KIND),
+                        FerryLookupJoinOperator.KIND, DeduplicateSpec.KIND, TopNSpec.KIND),
                 Ferry.operatorKinds());
         NativeKind<?, ?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.physicalClass());
@@ -76,29 +79,35 @@ class NativeKindsTest {
 
     /**
      * Every kind is one descriptor in the registry: Flink's exec class of its own (one kind per
-     * class, found by exact class), its name as its spec says it, its kill switch. Today every
-     * kind has a physical class of its own too (the registry would let kinds that claim disjoint
-     * nodes of one class share it); the deduplication claims only some of Flink's ranks.
+     * class, found by exact class), its name as its spec says it, its kill switch. Every kind has
+     * a physical class of its own too, but the deduplication and the Top-N, which claim disjoint
+     * nodes of Flink's {@code StreamPhysicalRank} (as Flink translates them to different exec
+     * nodes).
      */
     @Test
     void everyKindIsOneDescriptor() {
         Set<Class<?>> physical = new HashSet<>();
         Set<Class<?>> exec = new HashSet<>();
         for (NativeKind<?, ?> k : NativeKinds.all()) {
-            assertTrue(physical.add(k.physicalClass()), "one kind for " + k.physicalClass());
+            assertTrue(physical.add(k.physicalClass()) || k.name().equals(TopNSpec.KIND), "one kind for " + k.physicalClass());
             assertTrue(exec.add(k.execClass()), "one kind for " + k.execClass());
             assertEquals("ferry." + k.name().replace('_', '-') + ".enabled", k.killSwitch().key());
             assertTrue(k.killSwitch().defaultValue(), k.name());
             assertSame(k, NativeKinds.ofKind(k.name()));
         }
         assertEquals(Ferry.operatorKinds(), NativeKinds.names());
-        assertEquals(8, NativeKinds.all().size());
+        assertEquals(9, NativeKinds.all().size());
         assertEquals(null, NativeKinds.ofKind("no_such_kind"));
         NativeKind<?, ?> dedup = NativeKinds.ofKind(DeduplicateSpec.KIND);
         assertSame(StreamPhysicalRank.class, dedup.physicalClass());
         assertSame(StreamExecDeduplicate.class, dedup.execClass());
         assertSame(DeduplicateKind.ENABLED, dedup.killSwitch());
         assertEquals("ferry.deduplicate.enabled", dedup.killSwitch().key());
+        NativeKind<?, ?> topN = NativeKinds.ofKind(TopNSpec.KIND);
+        assertSame(StreamPhysicalRank.class, topN.physicalClass());
+        assertSame(StreamExecRank.class, topN.execClass());
+        assertSame(TopNKind.ENABLED, topN.killSwitch());
+        assertEquals("ferry.top-n.enabled", topN.killSwitch().key());
     }
 
     /** A node planned native counts for its kind and in the total; a fallback counts nowhere. */

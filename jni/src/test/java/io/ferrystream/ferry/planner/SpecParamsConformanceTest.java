@@ -74,6 +74,10 @@ class SpecParamsConformanceTest {
     private static final String DEDUP =
             "SELECT k, s, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY %s) AS rn FROM L) WHERE rn = 1";
 
+    /** A Top-N of L by k, ordered as given, the rank number selected. */
+    private static final String TOP_N =
+            "SELECT k, s, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY %s) AS rn FROM L) WHERE %s";
+
     private static final Map<String, String[]> CORPUS = new java.util.LinkedHashMap<>();
 
     static {
@@ -96,6 +100,14 @@ class SpecParamsConformanceTest {
                 new String[] {DEDUP.formatted("rt DESC"), DEDUP.formatted("rt"), DEDUP.formatted("pt DESC")});
         CORPUS.put("table.exec.mini-batch.enabled=true,table.exec.mini-batch.allow-latency=1 s,table.exec.mini-batch.size=100,"
                 + "table.exec.deduplicate.mini-batch.compact-changes-enabled=true", new String[] {DEDUP.formatted("rt DESC")});
+        CORPUS.put("table.exec.rank.topn-cache-size=100", new String[] {TOP_N.formatted("v DESC, s NULLS LAST", "rn BETWEEN 2 AND 5"),
+                TOP_N.formatted("v DESC", "rn = 1"),
+                // the updatable Top-N (its row keys) and the retracting one, over aggregates
+                "SELECT k, s, mx, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY mx DESC) AS rn"
+                        + " FROM (SELECT k, s, MAX(v) AS mx FROM L GROUP BY k, s)) WHERE rn <= 3",
+                "SELECT k, sm, rn FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY sm DESC) AS rn"
+                        + " FROM (SELECT k, SUM(v) AS sm FROM L GROUP BY k)) WHERE rn <= 3"});
+        CORPUS.put("table.exec.state.ttl=1 h,table.exec.rank.topn-cache-size=100", new String[] {TOP_N.formatted("pt", "rn <= 3")});
     }
 
 

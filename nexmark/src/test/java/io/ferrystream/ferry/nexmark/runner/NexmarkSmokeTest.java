@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class NexmarkSmokeTest {
     /** Queries with a native operator on the Ferry side today (docs/nexmark.md#what-runs-natively). */
-    private static final Set<String> NATIVE = Set.of("q4", "q5", "q6", "q8", "q13", "q15", "q16", "q17", "q18");
+    private static final Set<String> NATIVE = Set.of("q4", "q5", "q6", "q8", "q9", "q13", "q15", "q16", "q17", "q18", "q19");
 
     @Test
     void everyQueryEndsWithTheSameTableOnEverySide(@TempDir Path out) throws Exception {

@@ -137,10 +137,11 @@ func (t *TopN) ImportState(in *engine.Batch) error {
 		}
 		t.row = t.layout.Encode(t.row[:0], in, i)
 		t.sk = t.sortKey.encode(t.sk[:0], t.row)
+		gi := t.bufs.group(id, t.sk)
 		if t.bufs.retract {
-			t.bufs.bufs[id].groups[t.bufs.group(id, t.sk)].count++
+			t.bufs.bufs[id].groups[gi].count++
 		}
-		t.bufs.put(id, t.sk, t.row)
+		t.bufs.putAt(id, gi, t.row)
 	}
 	return nil
 }

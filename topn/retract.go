@@ -25,10 +25,11 @@ func (t *TopN) retractable(id int32, in *engine.Batch, i int) error {
 	withRowNumber := t.p.OutputRankNumber || t.p.RankStart > 1
 	s := t.bufs
 	if k := in.Kinds[i]; k == engine.Insert || k == engine.UpdateAfter {
-		s.bufs[id].groups[s.group(id, t.sk)].count++
+		gi := s.group(id, t.sk)
+		s.bufs[id].groups[gi].count++
 		// Flink adds the row to its list after emitting, which never reads the list of the row's
 		// own sort key: the same when added before
-		stored := s.put(id, t.sk, row)
+		stored := s.putAt(id, gi, row)
 		if withRowNumber {
 			t.emitWithRowNumber(id, stored)
 			return nil

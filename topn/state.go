@@ -130,8 +130,13 @@ func (s *bufferState) groupBytes(g *group) int64 {
 // put appends a copy of row, of sort key sortKey, to key id's buffer (TopNBuffer.put) and
 // returns the copy.
 func (s *bufferState) put(id int32, sortKey, row []byte) []byte {
+	return s.putAt(id, s.group(id, sortKey), row)
+}
+
+// putAt appends a copy of row to group gi of key id's buffer and returns the copy.
+func (s *bufferState) putAt(id int32, gi int, row []byte) []byte {
 	b := &s.bufs[id]
-	g := &b.groups[s.group(id, sortKey)]
+	g := &b.groups[gi]
 	stored := bytes.Clone(row)
 	g.rows = append(g.rows, stored)
 	s.bytes += int64(rowOverhead + len(row))

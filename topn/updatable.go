@@ -22,11 +22,15 @@ var errRank = fmt.Errorf("%w: Flink's UpdatableTopNFunction fails on this row: i
 func (t *TopN) updatable(id int32, in *engine.Batch, i int) error {
 	t.sk = t.sortKey.encodeRow(t.sk[:0], in, i)
 	t.rk = t.bufs.rowKey.encodeRow(t.rk[:0], in, i)
+	gi, j, known := t.findRowKey(id, t.rk)
+	if !known && !t.bufs.bufs[id].admits(t.sk, t.p.RankEnd) {
+		return nil // checkSortKeyInBufferRange: a new row key behind a full buffer; never encoded
+	}
 	row := t.encode(in, i)
 	if t.p.OutputRankNumber || t.p.RankStart > 1 {
-		return t.updatableWithRowNumber(id, row)
+		return t.updatableWithRowNumber(id, row, gi, j, known)
 	}
-	t.updatableWithoutRowNumber(id, row)
+	t.updatableWithoutRowNumber(id, row, gi, j, known)
 	return nil
 }
 
@@ -70,14 +74,11 @@ func (t *TopN) move(id int32, gi, j int, row []byte) []byte {
 	return t.bufs.put(id, t.sk, row)
 }
 
-// updatableWithRowNumber is processElementWithRowNumber.
-func (t *TopN) updatableWithRowNumber(id int32, row []byte) error {
+// updatableWithRowNumber is processElementWithRowNumber for row, whose row key is at (gi, j) of
+// key id's buffer when known (else it was admitted).
+func (t *TopN) updatableWithRowNumber(id int32, row []byte, gi, j int, known bool) error {
 	b := &t.bufs.bufs[id]
-	gi, j, ok := t.findRowKey(id, t.rk)
-	if !ok {
-		if !b.admits(t.sk, t.p.RankEnd) {
-			return nil
-		}
+	if !known {
 		stored := t.bufs.put(id, t.sk, row)
 		return t.updatableEmit(id, stored, nil, nil, -1)
 	}
@@ -187,11 +188,11 @@ loop:
 
 // updatableWithoutRowNumber is processElementWithoutRowNumber: a known row key's row is replaced
 // (moved when its sort key changed) and goes out as -U and +U; a new one enters if in range, the
-// buffer's last row leaving as -D when it then holds more than N (the new row itself too).
-func (t *TopN) updatableWithoutRowNumber(id int32, row []byte) {
+// buffer's last row leaving as -D when it then holds more than N (the new row itself too). The
+// row's row key is at (gi, j) of key id's buffer when known (else it was admitted).
+func (t *TopN) updatableWithoutRowNumber(id int32, row []byte, gi, j int, known bool) {
 	b := &t.bufs.bufs[id]
-	gi, j, ok := t.findRowKey(id, t.rk)
-	if ok {
+	if known {
 		old := b.groups[gi].rows[j]
 		var stored []byte
 		if bytes.Equal(b.groups[gi].sortKey, t.sk) {
@@ -203,9 +204,6 @@ func (t *TopN) updatableWithoutRowNumber(id int32, row []byte) {
 			t.out.AddKind(old, nil, engine.UpdateBefore)
 		}
 		t.out.AddKind(stored, nil, engine.UpdateAfter)
-		return
-	}
-	if !b.admits(t.sk, t.p.RankEnd) {
 		return
 	}
 	stored := t.bufs.put(id, t.sk, row)

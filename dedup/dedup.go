@@ -39,7 +39,7 @@ type Dedup struct {
 	rows       *rowState          // nil for the keep-first processing-time forms, whose state is the key alone
 	watermark  int64              // the current watermark (ms), math.MinInt64 before the first
 	keyCols    []int              // the input's key columns
-	importEnc  *engine.KeyEncoder // the key of an import row of the keep-first processing-time forms
+	importEnc  *engine.KeyEncoder // the key of an import row of the forms whose import rows start with the key's fields
 	exportNext int32              // ExportState's next key id
 
 	kgs  []int32 // per row of the call: its key group
@@ -88,14 +88,15 @@ func open(spec *engine.Spec, p *Params) (engine.Keyed, error) {
 	if p.KeepLastRow || p.Rowtime {
 		d.rows = &rowState{layout: d.layout}
 		d.state.Register(d.rows)
-	} else {
+	}
+	if d.rows == nil || p.OutputInsertOnly {
 		cols := make([]int, len(in.Keys))
 		for i := range cols {
 			cols[i] = i
 		}
 		d.importEnc = engine.NewKeyEncoder(cols, d.keyTypes())
 	}
-	return engine.Keyed{Operator: d, FlinkState: d.flinkState()}, nil
+	return engine.Keyed{Operator: d, FlinkState: d}, nil
 }
 
 // Output implements engine.KeyedOperator: the input's fields.

@@ -31,8 +31,8 @@ import java.util.Locale;
  * {@code StreamPhysicalRank} (ROW_NUMBER, rank 1 to 1, no rank number, one ORDER BY on a time
  * attribute, insert-only input: {@code RankUtil.canConvertToDeduplicate}); the kind claims only
  * those ranks, and every other one (a Top-N) stays Flink's node, untouched. Flink's operator
- * otherwise, with the reason (docs/operators/deduplicate.md). Flink's own state of the node is not
- * imported: restoring it fails loudly ({@code ForeignStateGuard}).
+ * otherwise, with the reason (docs/operators/deduplicate.md). Flink's own state of the node crosses
+ * savepoints both ways ({@link FlinkDeduplicateState}).
  */
 public final class DeduplicateKind extends NativeKind<StreamPhysicalRank, StreamExecDeduplicate> {
     /** The kill switch of the native deduplication. */
@@ -90,9 +90,9 @@ public final class DeduplicateKind extends NativeKind<StreamPhysicalRank, Stream
         }
         // mini-batch: a batch is a bundle of Flink's count trigger, cut by size, watermark, barrier
         FerryDeduplicateOperator operator = new FerryDeduplicateOperator(spec, t.batching(spec.miniBatch()));
-        if (!spec.outputInsertOnly()) { // Flink's deduplicate-state, a Boolean for the processing-time first row
-            operator.importingFlinkState(new FlinkDeduplicateState(input, keys, !rowtime && !keepLastRow, spec.stateTtlMs() > 0));
-        }
+        FlinkDeduplicateState.Form form = spec.outputInsertOnly() ? FlinkDeduplicateState.Form.WAITING
+                : !rowtime && !keepLastRow ? FlinkDeduplicateState.Form.FLAG : FlinkDeduplicateState.Form.ROW;
+        operator.importingFlinkState(new FlinkDeduplicateState(input, keys, form, spec.stateTtlMs() > 0));
         return t.oneInput(StreamExecDeduplicate.DEDUPLICATE_TRANSFORMATION, operator, keys);
     }
 

@@ -5,6 +5,7 @@ import io.ferrystream.ferry.operators.OneInputNativeOperator;
 
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.TestableKeyedStateBackend;
 import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
 import org.apache.flink.streaming.api.watermark.Watermark;
@@ -54,6 +55,28 @@ public class FerryDeduplicateOperator extends OneInputNativeOperator<Deduplicate
         }
         rowtimeIndex = spec.rowtimeIndex();
         rowtimePrecision = spec.rowtime() ? LogicalTypeChecks.getPrecision(spec.type().getTypeAt(rowtimeIndex)) : 3;
+    }
+
+    /** Flink's deduplicate state this operator imports and writes into savepoints, or null. */
+    private FlinkDeduplicateState flinkDeduplicateState;
+
+    /**
+     * Declares Flink's deduplicate state ({@link FlinkDeduplicateState}), which reads and writes
+     * Flink's timers (the insert-only first row's) through this operator's timer service. Returns
+     * this operator.
+     */
+    public FerryDeduplicateOperator importingFlinkState(FlinkDeduplicateState state) {
+        super.importingFlinkState(state);
+        this.flinkDeduplicateState = state;
+        return this;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        if (flinkDeduplicateState != null) {
+            flinkDeduplicateState.attach(this);
+        }
+        super.initializeState(context);
     }
 
     @Override

@@ -29,6 +29,9 @@ import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
  *       ({@code Long.MIN_VALUE} until the first one, also after a restore, as Flink's timer
  *       service's). Go drops them; this operator counts them on arrival in Flink's metric
  *       {@value AbstractRowTimeUnboundedPrecedingOver#LATE_ELEMENTS_DROPPED_METRIC_NAME}.
+ *   <li>Flink's state across a savepoint ({@link FlinkDeduplicateState}): the insert-only first
+ *       row's timers are read and written through this operator's timer service {@value
+ *       FlinkDeduplicateState#TIMERS}, as Flink's {@code KeyedProcessOperator} keeps them.
  * </ul>
  */
 public class FerryDeduplicateOperator extends OneInputNativeOperator<DeduplicateSpec> {

@@ -63,7 +63,7 @@ import java.util.stream.Stream;
  *       event-time timer per waiting row, at its row time, in the timer service {@value #TIMERS}.
  * </ul>
  *
- * With idle-state TTL {@code deduplicate-state} and {@code already-emitted-state-boolean} hold a
+ * <p>With idle-state TTL {@code deduplicate-state} and {@code already-emitted-state-boolean} hold a
  * {@code TtlValue} with the last write.
  *
  * <p>Import rows ({@code dedup/flinkstate.go}): the key fields (keep-first processing time) or the

@@ -42,6 +42,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
@@ -99,6 +100,9 @@ public final class FlinkDeduplicateState implements FlinkState {
 
     private static final int BATCH = 4096;
 
+    /** Keys imported in this JVM, for tests and logs. */
+    private static final AtomicLong IMPORTED = new AtomicLong();
+
     /** The input row as Flink's serializer writes it. */
     private final RowType inputType;
     private final int[] keys;
@@ -139,6 +143,11 @@ public final class FlinkDeduplicateState implements FlinkState {
     @Override
     public @Nullable String refusal() {
         return null;
+    }
+
+    /** Keys imported by every operator of this JVM so far. */
+    public static long importedKeys() {
+        return IMPORTED.get();
     }
 
     private RowType carried() {
@@ -213,7 +222,7 @@ public final class FlinkDeduplicateState implements FlinkState {
     public long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         if (form == Form.WAITING) {
-            return importWaiting(op, keyed, allocator);
+            return counted(importWaiting(op, keyed, allocator));
         }
         ValueState<Object> state = state(keyed);
         List<RowData> all = new ArrayList<>();
@@ -259,7 +268,12 @@ public final class FlinkDeduplicateState implements FlinkState {
                 keyed.setCurrentKey((RowData) current);
             }
         }
-        return all.size();
+        return counted(all.size());
+    }
+
+    private static long counted(long keys) {
+        IMPORTED.addAndGet(keys);
+        return keys;
     }
 
     @Override

@@ -264,6 +264,23 @@ class FerryCliCompareTest {
     }
 
     /**
+     * {@code SET 'state.backend.type'} in a script picks RocksDB and ForSt as in Flink's SQL client
+     * (the command's class path carries both backends): Ferry's GROUP BY, Top-N and deduplication
+     * run natively on them and produce what Flink's produce there.
+     */
+    @Test
+    void stateBackends() {
+        Cli.Result r = Cli.run("sql", Cli.example("state-backends.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(4, r.count("changelog rows, equal row for row (the plan is deterministic)"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(4, n[1], r.toString());
+        assertEquals(4, n[0], r.toString());
+    }
+
+    /**
      * A GROUP BY Ferry leaves to Flink (COLLECT and others) still compares identical, but
      * --require-native fails the run with exit code 3 and says which node fell back and why.
      */

@@ -90,11 +90,8 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 			map[bool]string{true: ", distinct maps"}[len(g.sets) > 0],
 			map[bool]string{true: ", record count"}[g.counter != nil], map[bool]string{true: ", last write"}[g.ttl])
 	}
-	for k, t := range types {
-		if got := in.Cols[k].Type; got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
-			got.Nullable, t.Nullable = true, true
-			return fmt.Errorf("%w: import column %d is %s, want %s", engine.ErrInvalid, k, got, t)
-		}
+	if err := in.CheckTypes(0, types, "import"); err != nil {
+		return err
 	}
 	n := in.Len
 	if n == 0 {

@@ -410,7 +410,7 @@ func checkPartialInput(in []engine.Type, keys int, want []engine.Type) error {
 	}
 	for k, t := range want {
 		got := in[keys+k]
-		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
+		if !got.SameAs(t) {
 			got.Nullable = true
 			return engine.SpecError(fmt.Sprintf("inputs[0].fields[%d]", keys+k), "%s, want %s: the calls' partial state is %s",
 				got, t, typeList(want))

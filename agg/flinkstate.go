@@ -260,12 +260,7 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	if first {
 		c.next = 0
 	}
-	c.ids = c.ids[:0]
-	for ; c.next < int32(st.Cap()) && len(c.ids) < exportChunk; c.next++ {
-		if st.Live(c.next) {
-			c.ids = append(c.ids, c.next)
-		}
-	}
+	c.ids = st.LiveIDs(c.ids[:0], &c.next, exportChunk)
 	vb := make([]int, len(types))
 	vb[0] = st.KeyBytes(c.ids)
 	l.varBytes(g.calls, nil, c.ids, vb[1:])

@@ -49,7 +49,6 @@ type GlobalGroupAggregate struct {
 	scratch   []bool  // the state merge's changed flags (unused)
 	partials  engine.OutBatch
 	view      engine.Batch
-	vb        []int
 }
 
 var _ engine.KeyedOperator = (*GlobalGroupAggregate)(nil)
@@ -181,17 +180,9 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	for j, k := range b.order {
 		g.order[j], g.stateGids[j] = k, b.keys[k].gid
 	}
-	g.vb = scratch.Resize(g.vb, len(g.layout.all))
-	clear(g.vb)
-	g.layout.varBytes(g.buf.accs, g.buf.sets, g.order, g.vb)
-	if err := g.partials.Init(g.layout.all, rows, g.vb); err != nil {
+	if err := g.buf.write(&g.layout, g.order, &g.partials, &g.view); err != nil {
 		return err
 	}
-	if err := g.layout.writePartials(g.buf.accs, g.buf.sets, &g.partials, 0, g.order); err != nil {
-		return err
-	}
-	g.partials.Finish()
-	viewOf(&g.partials, &g.view)
 	g.changed = scratch.Resize(g.changed, rows)
 	for c, acc := range g.calls {
 		if g.buf.inner[c] {

@@ -393,17 +393,9 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 // into the map's DISTINCT calls.
 func (g *IncrementalGroupAggregate) mergeFinal() error {
 	n := len(g.seqP)
-	g.vb = scratch.Resize(g.vb, len(g.layout.all))
-	clear(g.vb)
-	g.layout.varBytes(g.buf.accs, g.buf.sets, g.seqP, g.vb)
-	if err := g.partials.Init(g.layout.all, n, g.vb); err != nil {
+	if err := g.buf.write(&g.layout, g.seqP, &g.partials, &g.view); err != nil {
 		return err
 	}
-	if err := g.layout.writePartials(g.buf.accs, g.buf.sets, &g.partials, 0, g.seqP); err != nil {
-		return err
-	}
-	g.partials.Finish()
-	viewOf(&g.partials, &g.view)
 	defer g.view.Forget()
 	finals := len(g.outOrder)
 	g.scratch = scratch.Resize(g.scratch, n)

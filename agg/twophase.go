@@ -428,6 +428,24 @@ type partialBuffer struct {
 	sets    []*distinct.Set       // one per DISTINCT argument, in the layout's order
 	inner   []bool                // per call: DISTINCT
 	changed []bool                // scratch: the merges' changed flags (unused)
+	vb      []int                 // scratch: the partial columns' variable bytes
+}
+
+// write writes the partial state of groups, laid out by l, to out (one row per group) and makes
+// view a view of out's columns.
+func (p *partialBuffer) write(l *partialLayout, groups []int32, out *engine.OutBatch, view *engine.Batch) error {
+	p.vb = scratch.Resize(p.vb, len(l.all))
+	clear(p.vb)
+	l.varBytes(p.accs, p.sets, groups, p.vb)
+	if err := out.Init(l.all, len(groups), p.vb); err != nil {
+		return err
+	}
+	if err := l.writePartials(p.accs, p.sets, out, 0, groups); err != nil {
+		return err
+	}
+	out.Finish()
+	viewOf(out, view)
+	return nil
 }
 
 // merge resets the buffer to keys fresh groups and merges every row of in, laid out by l, into

@@ -209,14 +209,7 @@ func (g *GlobalGroupAggregate) mergeViews(d *distinct.Set, rows *distinct.Rows, 
 		rows.Anchor(gid)
 		d.MergeView(col.Bytes(j), gid, rows)
 	}
-	b := &g.viewBatch
-	b.Len = len(rows.Gids)
-	b.Cols[d.Col()] = rows.Keys.Col
-	g.scratch = scratch.Resize(g.scratch, b.Len)
-	for k, c := range d.Calls() {
-		g.calls[c].Fold(b, rows.Gids, rows.Acts[k], g.scratch)
-	}
-	b.Cols[d.Col()] = engine.Column{}
+	foldRows(d, rows, g.calls, &g.viewBatch, &g.scratch)
 }
 
 // remapped is a DISTINCT call of the global aggregate as emission reads it: its values were

@@ -422,14 +422,7 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 				r.Gids[i] = g.seqF[j] // the entry folds into its final key's accumulators
 			}
 		}
-		vb := &g.viewBatch
-		vb.Len = len(r.Gids)
-		vb.Cols[d.Col()] = r.Keys.Col
-		g.scratch = scratch.Resize(g.scratch, vb.Len)
-		for k, c := range d.Calls() {
-			g.final[c].Fold(vb, r.Gids, r.Acts[k], g.scratch)
-		}
-		vb.Cols[d.Col()] = engine.Column{}
+		foldRows(d, r, g.final, &g.viewBatch, &g.scratch)
 	}
 	return nil
 }

@@ -482,6 +482,18 @@ func (p *partialBuffer) merge(in *engine.Batch, l *partialLayout, rowKey []int32
 	return nil
 }
 
+// foldRows folds the rows of a merge into set d into d's calls (of calls): b is a batch laid out
+// as the aggregate's input, whose column d.Col() holds the rows' keys for the folds.
+func foldRows(d *distinct.Set, rows *distinct.Rows, calls []kernels.Accumulator, b *engine.Batch, changed *[]bool) {
+	b.Len = len(rows.Gids)
+	b.Cols[d.Col()] = rows.Keys.Col
+	*changed = scratch.Resize(*changed, b.Len)
+	for k, c := range d.Calls() {
+		calls[c].Fold(b, rows.Gids, rows.Acts[k], *changed)
+	}
+	b.Cols[d.Col()] = engine.Column{}
+}
+
 // rollbackBundle undoes a bundle's key resolution after its batch was refused: the groups it
 // created in st go.
 func rollbackBundle(b *bundleKeys, st *engine.KeyedState) {

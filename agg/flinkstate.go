@@ -90,11 +90,8 @@ func (g *groupAgg) ImportState(in *engine.Batch) error {
 			map[bool]string{true: ", distinct maps"}[len(g.sets) > 0],
 			map[bool]string{true: ", record count"}[g.counter != nil], map[bool]string{true: ", last write"}[g.ttl])
 	}
-	for k, t := range types {
-		if got := in.Cols[k].Type; got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
-			got.Nullable, t.Nullable = true, true
-			return fmt.Errorf("%w: import column %d is %s, want %s", engine.ErrInvalid, k, got, t)
-		}
+	if err := in.CheckTypes(0, types, "import"); err != nil {
+		return err
 	}
 	n := in.Len
 	if n == 0 {
@@ -263,12 +260,7 @@ func (g *groupAgg) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	if first {
 		c.next = 0
 	}
-	c.ids = c.ids[:0]
-	for ; c.next < int32(st.Cap()) && len(c.ids) < exportChunk; c.next++ {
-		if st.Live(c.next) {
-			c.ids = append(c.ids, c.next)
-		}
-	}
+	c.ids = st.LiveIDs(c.ids[:0], &c.next, exportChunk)
 	vb := make([]int, len(types))
 	vb[0] = st.KeyBytes(c.ids)
 	l.varBytes(g.calls, nil, c.ids, vb[1:])

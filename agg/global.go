@@ -49,7 +49,6 @@ type GlobalGroupAggregate struct {
 	scratch   []bool  // the state merge's changed flags (unused)
 	partials  engine.OutBatch
 	view      engine.Batch
-	vb        []int
 }
 
 var _ engine.KeyedOperator = (*GlobalGroupAggregate)(nil)
@@ -181,17 +180,9 @@ func (g *GlobalGroupAggregate) mergeState() error {
 	for j, k := range b.order {
 		g.order[j], g.stateGids[j] = k, b.keys[k].gid
 	}
-	g.vb = scratch.Resize(g.vb, len(g.layout.all))
-	clear(g.vb)
-	g.layout.varBytes(g.buf.accs, g.buf.sets, g.order, g.vb)
-	if err := g.partials.Init(g.layout.all, rows, g.vb); err != nil {
+	if err := g.buf.write(&g.layout, g.order, &g.partials, &g.view); err != nil {
 		return err
 	}
-	if err := g.layout.writePartials(g.buf.accs, g.buf.sets, &g.partials, 0, g.order); err != nil {
-		return err
-	}
-	g.partials.Finish()
-	viewOf(&g.partials, &g.view)
 	g.changed = scratch.Resize(g.changed, rows)
 	for c, acc := range g.calls {
 		if g.buf.inner[c] {
@@ -218,14 +209,7 @@ func (g *GlobalGroupAggregate) mergeViews(d *distinct.Set, rows *distinct.Rows, 
 		rows.Anchor(gid)
 		d.MergeView(col.Bytes(j), gid, rows)
 	}
-	b := &g.viewBatch
-	b.Len = len(rows.Gids)
-	b.Cols[d.Col()] = rows.Keys.Col
-	g.scratch = scratch.Resize(g.scratch, b.Len)
-	for k, c := range d.Calls() {
-		g.calls[c].Fold(b, rows.Gids, rows.Acts[k], g.scratch)
-	}
-	b.Cols[d.Col()] = engine.Column{}
+	foldRows(d, rows, g.calls, &g.viewBatch, &g.scratch)
 }
 
 // remapped is a DISTINCT call of the global aggregate as emission reads it: its values were

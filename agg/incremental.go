@@ -393,17 +393,9 @@ func (g *IncrementalGroupAggregate) groupFinalKeys() {
 // into the map's DISTINCT calls.
 func (g *IncrementalGroupAggregate) mergeFinal() error {
 	n := len(g.seqP)
-	g.vb = scratch.Resize(g.vb, len(g.layout.all))
-	clear(g.vb)
-	g.layout.varBytes(g.buf.accs, g.buf.sets, g.seqP, g.vb)
-	if err := g.partials.Init(g.layout.all, n, g.vb); err != nil {
+	if err := g.buf.write(&g.layout, g.seqP, &g.partials, &g.view); err != nil {
 		return err
 	}
-	if err := g.layout.writePartials(g.buf.accs, g.buf.sets, &g.partials, 0, g.seqP); err != nil {
-		return err
-	}
-	g.partials.Finish()
-	viewOf(&g.partials, &g.view)
 	defer g.view.Forget()
 	finals := len(g.outOrder)
 	g.scratch = scratch.Resize(g.scratch, n)
@@ -430,14 +422,7 @@ func (g *IncrementalGroupAggregate) mergeFinal() error {
 				r.Gids[i] = g.seqF[j] // the entry folds into its final key's accumulators
 			}
 		}
-		vb := &g.viewBatch
-		vb.Len = len(r.Gids)
-		vb.Cols[d.Col()] = r.Keys.Col
-		g.scratch = scratch.Resize(g.scratch, vb.Len)
-		for k, c := range d.Calls() {
-			g.final[c].Fold(vb, r.Gids, r.Acts[k], g.scratch)
-		}
-		vb.Cols[d.Col()] = engine.Column{}
+		foldRows(d, r, g.final, &g.viewBatch, &g.scratch)
 	}
 	return nil
 }

@@ -410,7 +410,7 @@ func checkPartialInput(in []engine.Type, keys int, want []engine.Type) error {
 	}
 	for k, t := range want {
 		got := in[keys+k]
-		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
+		if !got.SameAs(t) {
 			got.Nullable = true
 			return engine.SpecError(fmt.Sprintf("inputs[0].fields[%d]", keys+k), "%s, want %s: the calls' partial state is %s",
 				got, t, typeList(want))
@@ -428,6 +428,24 @@ type partialBuffer struct {
 	sets    []*distinct.Set       // one per DISTINCT argument, in the layout's order
 	inner   []bool                // per call: DISTINCT
 	changed []bool                // scratch: the merges' changed flags (unused)
+	vb      []int                 // scratch: the partial columns' variable bytes
+}
+
+// write writes the partial state of groups, laid out by l, to out (one row per group) and makes
+// view a view of out's columns.
+func (p *partialBuffer) write(l *partialLayout, groups []int32, out *engine.OutBatch, view *engine.Batch) error {
+	p.vb = scratch.Resize(p.vb, len(l.all))
+	clear(p.vb)
+	l.varBytes(p.accs, p.sets, groups, p.vb)
+	if err := out.Init(l.all, len(groups), p.vb); err != nil {
+		return err
+	}
+	if err := l.writePartials(p.accs, p.sets, out, 0, groups); err != nil {
+		return err
+	}
+	out.Finish()
+	viewOf(out, view)
+	return nil
 }
 
 // merge resets the buffer to keys fresh groups and merges every row of in, laid out by l, into
@@ -462,6 +480,18 @@ func (p *partialBuffer) merge(in *engine.Batch, l *partialLayout, rowKey []int32
 		}
 	}
 	return nil
+}
+
+// foldRows folds the rows of a merge into set d into d's calls (of calls): b is a batch laid out
+// as the aggregate's input, whose column d.Col() holds the rows' keys for the folds.
+func foldRows(d *distinct.Set, rows *distinct.Rows, calls []kernels.Accumulator, b *engine.Batch, changed *[]bool) {
+	b.Len = len(rows.Gids)
+	b.Cols[d.Col()] = rows.Keys.Col
+	*changed = scratch.Resize(*changed, b.Len)
+	for k, c := range d.Calls() {
+		calls[c].Fold(b, rows.Gids, rows.Acts[k], *changed)
+	}
+	b.Cols[d.Col()] = engine.Column{}
 }
 
 // rollbackBundle undoes a bundle's key resolution after its batch was refused: the groups it

@@ -163,12 +163,7 @@ func (d *Dedup) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	if first {
 		d.exportNext = 0
 	}
-	d.sel = d.sel[:0]
-	for ; d.exportNext < int32(st.Cap()) && len(d.sel) < exportChunk; d.exportNext++ {
-		if st.Live(d.exportNext) {
-			d.sel = append(d.sel, d.exportNext)
-		}
-	}
+	d.sel = st.LiveIDs(d.sel[:0], &d.exportNext, exportChunk)
 	if d.p.OutputInsertOnly {
 		if err := d.exportWaiting(out); err != nil || len(d.sel) == 0 {
 			return false, err

@@ -110,6 +110,19 @@ func (b *Batch) Forget() {
 	b.Kinds = nil
 }
 
+// CheckTypes checks that b's columns from first on are of types, nullability aside (the caller
+// checked that they exist); a mismatch is an ErrInvalid "<what> column <index> is <type>, want
+// <type>".
+func (b *Batch) CheckTypes(first int, types []Type, what string) error {
+	for k, t := range types {
+		if got := b.Cols[first+k].Type; !got.SameAs(t) {
+			got.Nullable, t.Nullable = true, true
+			return fmt.Errorf("%w: %s column %d is %s, want %s", ErrInvalid, what, first+k, got, t)
+		}
+	}
+	return nil
+}
+
 // Slice makes dst a view of n rows of b from row from (0 <= from, from+n <= b.Len): the same
 // buffers, every column's Offset moved on. dst's column slice is reused.
 func (b *Batch) Slice(dst *Batch, from, n int) {

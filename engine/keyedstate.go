@@ -245,6 +245,19 @@ func (s *KeyedState) Live(id int32) bool {
 	return live
 }
 
+// LiveIDs appends to ids the live ids from *next on, moving *next past them, until ids holds n
+// ids or the ids run out: one chunk of a walk over the keys in id order.
+func (s *KeyedState) LiveIDs(ids []int32, next *int32, n int) []int32 {
+	id := *next
+	for ; id < int32(s.Cap()) && len(ids) < n; id++ {
+		if s.Live(id) {
+			ids = append(ids, id)
+		}
+	}
+	*next = id
+	return ids
+}
+
 // Key returns the encoded key of a live id.
 func (s *KeyedState) Key(id int32) []byte { return s.keys.Key(id) }
 

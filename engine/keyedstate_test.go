@@ -430,3 +430,24 @@ func TestKeyedStateEntryTTL(t *testing.T) {
 		t.Fatal("entries only: a key without live entries goes")
 	}
 }
+
+// TestKeyedStateLiveIDs: a walk in chunks visits every live id once, in id order, and skips
+// removed ones.
+func TestKeyedStateLiveIDs(t *testing.T) {
+	s := NewKeyedState(testSpec(t, ""), StateConfig{KeySize: 16})
+	for k := range int64(5) {
+		key := bigintKey(k)
+		h := HashRow(key)
+		s.Insert(key, h, KeyGroup(h, 128))
+	}
+	s.Remove(1)
+	s.Remove(3)
+	var next int32
+	var chunks [][]int32
+	for ids := s.LiveIDs(nil, &next, 2); len(ids) > 0; ids = s.LiveIDs(nil, &next, 2) {
+		chunks = append(chunks, ids)
+	}
+	if fmt.Sprint(chunks) != "[[0 2] [4]]" || next != int32(s.Cap()) {
+		t.Fatalf("chunks %v, next %d of %d", chunks, next, s.Cap())
+	}
+}

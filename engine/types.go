@@ -88,6 +88,11 @@ func (t Type) Compact() bool {
 	return true
 }
 
+// SameAs reports whether t and o are the same type, nullability aside.
+func (t Type) SameAs(o Type) bool {
+	return t.ID == o.ID && t.Precision == o.Precision && t.Scale == o.Scale
+}
+
 // Variable reports whether values of t have variable length: VARCHAR and VARBINARY, laid out
 // as validity, int32 offsets and data.
 func (t Type) Variable() bool { return t.ID == Varchar || t.ID == Binary }

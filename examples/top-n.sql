@@ -46,10 +46,15 @@ FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY ts DESC, price,
 WHERE rn > 1 AND rn <= 2;
 
 -- the top 1 (FastTop1Function): each bidder's best price, replaced by +U (this command's sink
--- needs no -U here; the changelog is an upsert one, so it is compared per bidder, whose rows
--- keep their order at any parallelism)
+-- needs no -U here: the changelog is an upsert one, materialized by its key, the bidder)
 SELECT bidder, auction, price, fee
 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder ORDER BY price DESC, fee, id) AS rn FROM bid)
+WHERE rn = 1;
+
+-- the same per auction: at parallelism 4 an auction's rows arrive in another order in every run,
+-- so its intermediate best prices differ, and only the final one per auction is compared
+SELECT auction, bidder, price
+FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC, id) AS rn FROM bid)
 WHERE rn = 1;
 
 -- the top 1 over an upsert input (UpdateFastStrategy): each auction's bidder with the most bids,

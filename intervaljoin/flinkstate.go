@@ -144,11 +144,8 @@ func (j *IntervalJoin) ImportState(in *engine.Batch) error {
 	if len(in.Cols) != len(types) {
 		return fmt.Errorf("%w: an import batch has %d columns, want %d (key fields, %d state columns, left and right fields)", engine.ErrInvalid, len(in.Cols), len(types), flinkColumns)
 	}
-	for k, t := range types {
-		if got := in.Cols[k].Type; got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
-			got.Nullable, t.Nullable = true, true
-			return fmt.Errorf("%w: import column %d is %s, want %s", engine.ErrInvalid, k, got, t)
-		}
+	if err := in.CheckTypes(0, types, "import"); err != nil {
+		return err
 	}
 	n := in.Len
 	if n == 0 {

@@ -116,17 +116,10 @@ func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 	if p.AllowedLateness < 0 {
 		return jt, engine.ParamError("allowed_lateness", "%d, want >= 0", p.AllowedLateness)
 	}
-	l, r := &spec.Inputs[0], &spec.Inputs[1]
-	if len(l.Keys) != len(r.Keys) {
-		return jt, engine.SpecError("inputs[1].keys", "%d keys, the left input has %d", len(r.Keys), len(l.Keys))
+	if err := joincore.CheckKeys(spec); err != nil {
+		return jt, err
 	}
-	for k := range l.Keys {
-		a, b := l.Types[l.Keys[k]], r.Types[r.Keys[k]]
-		a.Nullable, b.Nullable = false, false
-		if a != b {
-			return jt, engine.SpecError(fmt.Sprintf("inputs[1].keys[%d]", k), "type %s differs from the left key's %s", b, a)
-		}
-	}
+	l := &spec.Inputs[0]
 	switch p.EarlyFireTimeMode {
 	case "", "proctime":
 	case "rowtime":

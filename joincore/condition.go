@@ -504,17 +504,11 @@ func compileCast(e *Expr, a compiled) (compiled, error) {
 	switch {
 	case isInteger(a.t) && isInteger(t) && t.ID >= a.t.ID:
 		return compiled{t, ea}, nil
-	case isInteger(a.t) && t.ID == engine.Double, a.t.ID == engine.Float && t.ID == engine.Double:
+	case isInteger(a.t) && (t.ID == engine.Double || t.ID == engine.Float), a.t.ID == engine.Float && t.ID == engine.Double:
 		conv := floatOf(a.t)
-		return compiled{t, func(l, r []byte) scalar {
-			v := ea(l, r)
-			if v.null {
-				return v
-			}
-			return scalar{f: conv(v)}
-		}}, nil
-	case isInteger(a.t) && t.ID == engine.Float:
-		conv := float32Of(a.t)
+		if t.ID == engine.Float {
+			conv = float32Of(a.t)
+		}
 		return compiled{t, func(l, r []byte) scalar {
 			v := ea(l, r)
 			if v.null {

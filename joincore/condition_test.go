@@ -122,10 +122,11 @@ func TestConditionSemantics(t *testing.T) {
 		{"nan", op("eq", `"l.i"`, `"r.f"`), true},  // 16777217 as float is 16777216
 		{"nan", op("gt", `"l.i"`, `"r.i"`), false}, // but as int it is smaller than MAX_INT
 		{"nan", op("eq", op("cast", `"l.i"`), `"r.f"`), false},
-		{"nan", op("gt", `"l.c"`, `"r.c"`), false}, // -0.01 = -0.010
+		{"nan", op("eq", typedOp("cast", "FLOAT", `"l.i"`), `"r.f"`), true}, // rounded as Java's (float) rounds
+		{"nan", op("gt", `"l.c"`, `"r.c"`), false},                          // -0.01 = -0.010
 		{"nan", op("eq", `"l.c"`, `"r.c"`), true},
-		{"nan", op("lt", `"l.s"`, `"r.s"`), true},   // unsigned UTF-8 bytes
-		{"nan", op("eq", `"l.ts"`, `"r.ts"`), true}, // same millis and nanos
+		{"nan", op("lt", `"l.s"`, `"r.s"`), true},                                                                   // unsigned UTF-8 bytes
+		{"nan", op("eq", `"l.ts"`, `"r.ts"`), true},                                                                 // same millis and nanos
 		{"nan", op("eq", typedOp("plus", "BIGINT", `"l.b"`, `"r.b"`), lit("BIGINT", "-9223372036854775808")), true}, // long overflow
 	}
 	for _, c := range cases {

@@ -36,6 +36,23 @@ func FilteredPositions(filterNulls []bool) []int {
 	return ps
 }
 
+// CheckKeys checks that a join's left and right inputs (0 and 1) have as many equi-join keys,
+// of the same types but for nullability.
+func CheckKeys(spec *engine.Spec) error {
+	l, r := &spec.Inputs[0], &spec.Inputs[1]
+	if len(l.Keys) != len(r.Keys) {
+		return engine.SpecError("inputs[1].keys", "%d keys, the left input has %d", len(r.Keys), len(l.Keys))
+	}
+	for k := range l.Keys {
+		a, b := l.Types[l.Keys[k]], r.Types[r.Keys[k]]
+		a.Nullable, b.Nullable = false, false
+		if a != b {
+			return engine.SpecError(fmt.Sprintf("inputs[1].keys[%d]", k), "type %s differs from the left key's %s", b, a)
+		}
+	}
+	return nil
+}
+
 // Varint reads a varint from src, failing with errTruncated.
 func Varint(src []byte, errTruncated error) (int64, []byte, error) {
 	v, n := binary.Varint(src)

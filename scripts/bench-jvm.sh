@@ -16,18 +16,12 @@ mvn_ -pl jni -DskipTests test-compile dependency:build-classpath \
   -DexcludeArtifactIds=slf4j-simple
 cp="$ROOT/jni/target/test-classes:$ROOT/jni/target/classes:$(cat "$ROOT/jni/target/test-classpath.txt")"
 
-# The JDK 17 module openings of ./ferry (Flink's; java.nio to the class path is Arrow's); a heap that holds 1 M keys of
+# Flink's JDK 17 module openings (JDK17_OPENS); a heap that holds 1 M keys of
 # Flink heap state next to the input rows without GC thrashing, touched at startup: otherwise
 # the first use of each heap page (a 2 MiB clear with transparent huge pages) lands in whichever
 # variant happens to be running, slowing it several times over for seconds.
 opts=(
-  --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED
-  --add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
-  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
-  --add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED
-  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
-  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
-  --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
+  "${JDK17_OPENS[@]}"
   -Xms6g -Xmx6g -XX:+AlwaysPreTouch -Dlog4j2.level=WARN
   -Dferry.commit="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 )

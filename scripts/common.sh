@@ -17,6 +17,18 @@ SHIM_JAR=$ROOT/shim/target/ferry-flink-shim.jar
 DIST_JAR=$ROOT/dist/target/ferry-flink-$FERRY_VERSION.jar
 DIST_DIR=$ROOT/dist/target/ferry-$FERRY_VERSION
 
+# The JDK 17 module openings Flink's launch scripts pass (java.nio also for Arrow on the class
+# path), for the JVMs the scripts start.
+JDK17_OPENS=(
+  --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED
+  --add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
+  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED
+  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
+)
+
 log() { printf '\n== %s\n' "$*"; }
 
 # Maven on the reactor of the root pom.xml (select modules with -pl, profiles with -P), online

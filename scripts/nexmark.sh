@@ -42,16 +42,10 @@ if [ -n "$home" ]; then
 fi
 
 heap=${FERRY_NEXMARK_HEAP:-4g}
-# Flink's JDK 17 module openings (java.nio for Arrow); a heap touched at startup, so the first use
+# Flink's JDK 17 module openings (JDK17_OPENS); a heap touched at startup, so the first use
 # of each page does not land in whichever side happens to run.
 opts=(
-  --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED
-  --add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
-  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
-  --add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED
-  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
-  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
-  --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
+  "${JDK17_OPENS[@]}"
   "-Xms$heap" "-Xmx$heap" -XX:+AlwaysPreTouch
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err
   -Dorg.slf4j.simpleLogger.log.org.apache.flink=error

@@ -181,16 +181,11 @@ func (t *TopN) ExportState(out *engine.OutBatch, first bool) (bool, error) {
 	if first {
 		t.exportNext = 0
 	}
-	t.sel = t.sel[:0]
+	t.sel = st.LiveIDs(t.sel[:0], &t.exportNext, exportChunk)
 	var rows [][]byte
 	var keys []int32       // per export row: its key id
 	var innerRanks []int32 // per export row: its inner rank (UpdatableTopN)
-	for ; t.exportNext < int32(st.Cap()) && len(t.sel) < exportChunk; t.exportNext++ {
-		id := t.exportNext
-		if !st.Live(id) {
-			continue
-		}
-		t.sel = append(t.sel, id)
+	for _, id := range t.sel {
 		if t.bufs.counts != nil {
 			keys = append(keys, id)
 			continue

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/joincore"
 )
 
 // Kind is the operator kind name of the window join.
@@ -88,17 +89,10 @@ func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 			return jt, engine.ParamError(field, "column %d is %s, want TIMESTAMP(p <= 3) NOT NULL", idx, t)
 		}
 	}
-	l, r := &spec.Inputs[0], &spec.Inputs[1]
-	if len(l.Keys) != len(r.Keys) {
-		return jt, engine.SpecError("inputs[1].keys", "%d keys, the left input has %d", len(r.Keys), len(l.Keys))
+	if err := joincore.CheckKeys(spec); err != nil {
+		return jt, err
 	}
-	for k := range l.Keys {
-		a, b := l.Types[l.Keys[k]], r.Types[r.Keys[k]]
-		a.Nullable, b.Nullable = false, false
-		if a != b {
-			return jt, engine.SpecError(fmt.Sprintf("inputs[1].keys[%d]", k), "type %s differs from the left key's %s", b, a)
-		}
-	}
+	l := &spec.Inputs[0]
 	if len(p.FilterNulls) != len(l.Keys) {
 		return jt, engine.ParamError("filter_nulls", "%d flags for %d keys", len(p.FilterNulls), len(l.Keys))
 	}

@@ -311,11 +311,7 @@ func (d *Set) compact() {
 // Save implements engine.PerKey: group g's entries, their number, then each key
 // (length-prefixed; length -1 for the NULL key), its values and, with TTL, its last write.
 func (d *Set) Save(dst []byte, g int32) []byte {
-	n := 0
-	for e := d.table.Head[g]; e >= 0; e = d.table.Next[e] {
-		n++
-	}
-	dst = values.PutVarint(dst, int64(n))
+	dst = values.PutVarint(dst, int64(d.table.Entries(g)))
 	k := len(d.calls)
 	for e := d.table.Head[g]; e >= 0; e = d.table.Next[e] {
 		dst = values.PutVarint(dst, int64(d.entLen[e]))

@@ -26,12 +26,8 @@ func checkPartial(in *engine.Batch, first int, types []engine.Type, notNull ...i
 	if first < 0 || first+len(types) > len(in.Cols) {
 		return fmt.Errorf("%w: partial state columns [%d, %d) outside the batch's %d columns", engine.ErrInvalid, first, first+len(types), len(in.Cols))
 	}
-	for k, t := range types {
-		got := in.Cols[first+k].Type
-		if got.ID != t.ID || got.Precision != t.Precision || got.Scale != t.Scale {
-			got.Nullable, t.Nullable = true, true
-			return fmt.Errorf("%w: partial state column %d is %s, want %s", engine.ErrInvalid, first+k, got, t)
-		}
+	if err := in.CheckTypes(first, types, "partial state"); err != nil {
+		return err
 	}
 	for _, k := range notNull {
 		c := &in.Cols[first+k]

@@ -125,7 +125,7 @@ func (p *Params) parse(spec *engine.Spec) (cfg pg.Config, out []engine.Field, er
 			return cfg, nil, err
 		}
 		w, _ := KeyWire(c.Type)
-		if got := in.Types[i]; got.ID != w.ID || got.Precision != w.Precision || got.Scale != w.Scale {
+		if got := in.Types[i]; !got.SameAs(w) {
 			return cfg, nil, engine.SpecError(fmt.Sprintf("inputs[0].fields[%d].type", i), "%s, but key %s of type %s crosses as %s", got, k.Name, k.Type, w)
 		}
 		cfg.Keys = append(cfg.Keys, c)

@@ -143,13 +143,7 @@ func (l *Lookuper) PerKeySQL() string { return l.perKey }
 func perKeySQL(cfg Config, types []string) string {
 	var b strings.Builder
 	b.WriteString("SELECT ")
-	for i, f := range cfg.Fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(f.Name)
-	}
-	b.WriteString(" FROM " + cfg.Table + " WHERE ")
+	selectFrom(&b, cfg)
 	for i, k := range cfg.Keys {
 		if i > 0 {
 			b.WriteString(" AND ")
@@ -160,6 +154,18 @@ func perKeySQL(cfg Config, types []string) string {
 		}
 	}
 	return b.String()
+}
+
+// selectFrom writes the body of the SELECT of cfg's fields from its table, up to the keys'
+// conditions: "f1, f2 FROM t WHERE ".
+func selectFrom(b *strings.Builder, cfg Config) {
+	for i, f := range cfg.Fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f.Name)
+	}
+	b.WriteString(" FROM " + cfg.Table + " WHERE ")
 }
 
 func (l *Lookuper) describe(ctx context.Context) error {
@@ -224,13 +230,7 @@ func batchSQL(cfg Config, params []keyParam) string {
 		fmt.Fprintf(&b, "__k%d, ", i)
 	}
 	b.WriteString("__ord) CROSS JOIN LATERAL (SELECT ")
-	for i, f := range cfg.Fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(f.Name)
-	}
-	b.WriteString(" FROM " + cfg.Table + " WHERE ")
+	selectFrom(&b, cfg)
 	for i, k := range cfg.Keys {
 		if i > 0 {
 			b.WriteString(" AND ")

@@ -138,29 +138,21 @@ func (p *keyParam) checkKey(v any) error {
 	want := ""
 	switch p.t.Kind {
 	case Boolean:
-		_, ok := v.(bool)
-		want = pick(ok, "bool")
+		want = expect[bool](v, "bool")
 	case TinyInt:
-		_, ok := v.(int8)
-		want = pick(ok, "int8")
+		want = expect[int8](v, "int8")
 	case SmallInt:
-		_, ok := v.(int16)
-		want = pick(ok, "int16")
+		want = expect[int16](v, "int16")
 	case Int:
-		_, ok := v.(int32)
-		want = pick(ok, "int32")
+		want = expect[int32](v, "int32")
 	case BigInt:
-		_, ok := v.(int64)
-		want = pick(ok, "int64")
+		want = expect[int64](v, "int64")
 	case Float:
-		_, ok := v.(float32)
-		want = pick(ok, "float32")
+		want = expect[float32](v, "float32")
 	case Double:
-		_, ok := v.(float64)
-		want = pick(ok, "float64")
+		want = expect[float64](v, "float64")
 	case Decimal:
-		_, ok := v.(DecimalValue)
-		want = pick(ok, "DecimalValue")
+		want = expect[DecimalValue](v, "DecimalValue")
 	case Char, Varchar:
 		s, ok := v.(string)
 		want = pick(ok, "string")
@@ -168,8 +160,7 @@ func (p *keyParam) checkKey(v any) error {
 			return fmt.Errorf("key %s: a string with a NUL character cannot be sent to PostgreSQL", p.name)
 		}
 	case Bytes:
-		_, ok := v.([]byte)
-		want = pick(ok, "[]byte")
+		want = expect[[]byte](v, "[]byte")
 	case Date:
 		d, ok := v.(int32)
 		want = pick(ok, "int32 (epoch days)")
@@ -208,6 +199,12 @@ func pick(ok bool, want string) string {
 		return ""
 	}
 	return want
+}
+
+// expect is "" when v is a T, else want (the name of T).
+func expect[T any](v any, want string) string {
+	_, ok := v.(T)
+	return pick(ok, want)
 }
 
 func containsNUL(s string) bool {

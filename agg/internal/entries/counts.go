@@ -43,15 +43,6 @@ func (m *Counts[V]) Remove(e int32) V {
 	return v
 }
 
-// Entries is the number of entries of group g.
-func (m *Counts[V]) Entries(g int32) int {
-	n := 0
-	for e := m.Head[g]; e >= 0; e = m.Next[e] {
-		n++
-	}
-	return n
-}
-
 // Bytes is the memory the multiset holds (not its values' bytes, which the owner's ops hold).
 func (m *Counts[V]) Bytes() int64 {
 	var zero V

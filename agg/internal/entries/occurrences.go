@@ -75,15 +75,6 @@ func (m *Occurrences[V]) Oldest(g int32, v V, h uint64, equal func(a, b V) bool,
 	return best
 }
 
-// Entries is the number of entries of group g.
-func (m *Occurrences[V]) Entries(g int32) int {
-	n := 0
-	for e := m.Head[g]; e >= 0; e = m.Next[e] {
-		n++
-	}
-	return n
-}
-
 // Bytes is the memory the list holds (not its values' bytes, which the owner's ops hold).
 func (m *Occurrences[V]) Bytes() int64 {
 	var zero V

@@ -168,6 +168,15 @@ func (x *Table) Remove(e int32, hash func(e int32) uint64) {
 	x.free = e
 }
 
+// Entries is the number of entries of group g.
+func (x *Table) Entries(g int32) int {
+	n := 0
+	for e := x.Head[g]; e >= 0; e = x.Next[e] {
+		n++
+	}
+	return n
+}
+
 // Bytes is the memory the table holds.
 func (x *Table) Bytes() int64 {
 	return int64(cap(x.Group))*(4+4+4) + int64(cap(x.At))*8 + int64(cap(x.Head))*4 + x.index.Bytes()

@@ -2,18 +2,12 @@ package io.ferrystream.ferry.cli;
 
 import io.ferrystream.ferry.FerryOptions;
 
-import org.apache.flink.types.Row;
-import org.apache.flink.types.RowKind;
-
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.function.Consumer;
 
 /**
  * {@code ferry bench FILE.sql}: each query of the script on stock Flink and on Ferry, side by side
@@ -97,10 +91,10 @@ final class BenchRun {
                 out.print(line);
                 out.flush();
                 line.setLength(0);
-                Materializer m = new Materializer();
-                Session.Run r = s.run(st.sql(), false, m);
+                Changelogs.Materializer[] m = new Changelogs.Materializer[1]; // made once the plan is known
+                Session.Run r = s.run(st.sql(), false, plan -> m[0] = new Changelogs.Materializer(plan.upsertKey));
                 int side = s.ferry ? 1 : 0;
-                String sum = Changelogs.checksum(m.table);
+                String sum = Changelogs.checksum(m[0].table());
                 if (sums[side] == null) {
                     sums[side] = sum;
                 } else if (!sums[side].equals(sum)) {
@@ -162,20 +156,6 @@ final class BenchRun {
         out.println(ok ? "checksums: every run of both sides produced the same final result"
                 : "DIFFERENT: the runs' final results differ (see the checksums above)");
         return ok ? FerryCli.OK : FerryCli.DIFFERENT;
-    }
-
-    /** Folds a changelog into the table it materializes to, without keeping the changelog. */
-    static final class Materializer implements Consumer<Row> {
-        final Map<String, Integer> table = new TreeMap<>();
-
-        @Override
-        public void accept(Row r) {
-            RowKind kind = r.getKind();
-            r.setKind(RowKind.INSERT);
-            String key = r.toString();
-            table.merge(key, kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER ? 1 : -1, Integer::sum);
-            table.remove(key, 0);
-        }
     }
 
     static String rate(double perSecond) {

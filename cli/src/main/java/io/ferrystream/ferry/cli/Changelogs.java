@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * Comparing two changelogs of the same query (stock Flink's and Ferry's) at the level the plan
@@ -103,9 +105,10 @@ final class Changelogs {
      */
     static Verdict compare(List<Row> stock, List<Row> ferry, PlanAnalysis plan, boolean nativeRan) {
         Level level = Level.of(plan);
+        int[] upsertKey = plan.upsertKey;
         String ordered = firstDifference(stock, ferry);
         String multiset = multisetDifference(stock, ferry);
-        String fin = finalResultDifference(stock, ferry);
+        String fin = finalResultDifference(stock, ferry, upsertKey);
         String rows = String.format("%d/%d changelog rows", stock.size(), ferry.size());
         if (level == Level.STRICT) {
             return ordered == null
@@ -128,7 +131,7 @@ final class Changelogs {
             return new Verdict(level, true, false,
                     "IDENTICAL final result (" + rows + ": " + held + "; compared as the final result, since " + why + ")");
         }
-        if (finalResultDifferenceBeyondRounding(stock, ferry) == null) {
+        if (finalResultDifferenceBeyondRounding(stock, ferry, upsertKey) == null) {
             return new Verdict(level, true, false, "IDENTICAL final result up to floating-point rounding (" + rows
                     + ": FLOAT/DOUBLE fields differ by at most " + ROUNDING + " relative, as a floating-point sum added in"
                     + " another order does; compared as the final result, since " + why + ")");
@@ -171,9 +174,9 @@ final class Changelogs {
         return d == null ? null : "changelog row " + d;
     }
 
-    /** Compares the tables the two changelogs materialize to; null when equal. */
-    static String finalResultDifference(List<Row> stock, List<Row> ferry) {
-        String d = difference(materialize(stock), materialize(ferry));
+    /** Compares the tables the two changelogs materialize to ({@link #materialize}); null when equal. */
+    static String finalResultDifference(List<Row> stock, List<Row> ferry, int[] upsertKey) {
+        String d = difference(materialize(stock, upsertKey), materialize(ferry, upsertKey));
         return d == null ? null : "final row " + d;
     }
 
@@ -182,9 +185,9 @@ final class Changelogs {
      * null when equal so. Rows that are not equal exactly are grouped by their other fields and
      * paired in the order of their floating-point fields.
      */
-    static String finalResultDifferenceBeyondRounding(List<Row> stock, List<Row> ferry) {
-        Map<String, Integer> stockTable = materialize(stock);
-        Map<String, Integer> ferryTable = materialize(ferry);
+    static String finalResultDifferenceBeyondRounding(List<Row> stock, List<Row> ferry, int[] upsertKey) {
+        Map<String, Integer> stockTable = materialize(stock, upsertKey);
+        Map<String, Integer> ferryTable = materialize(ferry, upsertKey);
         Map<String, List<Row>> a = unmatchedByShape(stock, stockTable, ferryTable);
         Map<String, List<Row>> b = unmatchedByShape(ferry, ferryTable, stockTable);
         Set<String> shapes = new TreeSet<>(a.keySet());
@@ -288,19 +291,72 @@ final class Changelogs {
         return "(differ)";
     }
 
-    /** The table a retract changelog leaves: each row (as +I) with its multiplicity, zero counts dropped. */
-    static Map<String, Integer> materialize(List<Row> rows) {
-        Map<String, Integer> table = new TreeMap<>();
-        for (Row r : rows) {
-            Row v = Row.copy(r);
-            RowKind kind = v.getKind();
-            v.setKind(RowKind.INSERT);
-            int delta = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER ? 1 : -1;
-            String key = v.toString();
-            table.merge(key, delta, Integer::sum);
-            table.remove(key, 0);
+    /** The table {@code rows} leave, materialized by {@link Materializer}. */
+    static Map<String, Integer> materialize(List<Row> rows, int[] upsertKey) {
+        Materializer m = new Materializer(upsertKey);
+        rows.forEach(r -> m.accept(Row.copy(r)));
+        return m.table();
+    }
+
+    /**
+     * Folds a changelog into the table it leaves, without keeping the changelog: each row (as
+     * {@code +I}) with its multiplicity, zero counts dropped.
+     *
+     * <ul>
+     *   <li>A retract or insert-only changelog: {@code +I}/{@code +U} add a row, {@code -U}/{@code
+     *       -D} retract it. A changelog with a {@code -U}, or without a {@code +U}, is one of these.
+     *   <li>An upsert changelog, {@code +U} without {@code -U}, by the result's upsert key ({@link
+     *       PlanAnalysis#upsertKey}): {@code +I}/{@code +U} replace the key's row, {@code -D}
+     *       deletes it. Counted as a retract changelog, it would keep every intermediate version of
+     *       a key, and those differ between runs whose intermediate updates are not deterministic.
+     * </ul>
+     *
+     * It takes ownership of the rows it accepts (it resets their kind).
+     */
+    static final class Materializer implements Consumer<Row> {
+        private final int[] upsertKey;
+        private final Map<String, Integer> counts = new TreeMap<>();
+        /** The row of each upsert key, while no {@code -U} has come (null without an upsert key). */
+        private Map<String, String> byKey;
+        private boolean updates;
+
+        /** @param upsertKey the result's upsert key, or null when it has none */
+        Materializer(int[] upsertKey) {
+            this.upsertKey = upsertKey;
+            byKey = upsertKey == null ? null : new HashMap<>();
         }
-        return table;
+
+        @Override
+        public void accept(Row r) {
+            RowKind kind = r.getKind();
+            boolean add = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER;
+            if (kind == RowKind.UPDATE_BEFORE) {
+                byKey = null;
+            }
+            updates |= kind == RowKind.UPDATE_AFTER;
+            r.setKind(RowKind.INSERT);
+            String text = r.toString();
+            counts.merge(text, add ? 1 : -1, Integer::sum);
+            counts.remove(text, 0);
+            if (byKey != null) {
+                String key = Row.project(r, upsertKey).toString();
+                if (add) {
+                    byKey.put(key, text);
+                } else {
+                    byKey.remove(key);
+                }
+            }
+        }
+
+        /** The table folded so far. */
+        Map<String, Integer> table() {
+            if (byKey == null || !updates) {
+                return counts;
+            }
+            Map<String, Integer> t = new TreeMap<>();
+            byKey.values().forEach(text -> t.merge(text, 1, Integer::sum));
+            return t;
+        }
     }
 
     /** A short checksum of a materialized result (SHA-256 over its sorted rows and counts, 16 hex digits). */

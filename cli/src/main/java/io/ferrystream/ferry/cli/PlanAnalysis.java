@@ -9,14 +9,17 @@ import org.apache.calcite.rex.RexCall;
 import org.apache.calcite.rex.RexNode;
 import org.apache.calcite.rex.RexShuttle;
 import org.apache.calcite.sql.SqlExplainLevel;
+import org.apache.calcite.util.ImmutableBitSet;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedCatalogBaseTable;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.metadata.FlinkRelMetadataQuery;
 import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalMiniBatchAssigner;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalSink;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalTableSourceScan;
 import org.apache.flink.table.planner.plan.schema.TableSourceTable;
 import org.apache.flink.table.planner.plan.trait.MiniBatchInterval;
@@ -31,6 +34,7 @@ import org.apache.flink.util.TimeUtils;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -73,6 +77,12 @@ final class PlanAnalysis {
     final Set<String> resultReasons = new LinkedHashSet<>();
     /** The plan as EXPLAIN prints its "Optimized Physical Plan" section. */
     final String planText;
+    /**
+     * The result's upsert key (field indexes), or null when it has none. A changelog of updates
+     * without {@code -U} (an upsert changelog: the collecting sink takes the changelog its input
+     * produces) materializes by this key ({@link Changelogs.Materializer}).
+     */
+    final int[] upsertKey;
 
     private final ReadableConfig config;
     private final int parallelism;
@@ -87,6 +97,7 @@ final class PlanAnalysis {
         for (RelNode root : roots) {
             visit(root);
         }
+        upsertKey = roots.size() == 1 ? upsertKey(roots.get(0)) : null;
         if (parallelism > 1) {
             orderReasons.add("parallelism " + parallelism + ": the subtasks' rows reach the result interleaved by arrival");
             if (!candidates.isEmpty() || !others.isEmpty()) {
@@ -100,6 +111,20 @@ final class PlanAnalysis {
             resultReasons.add("idle state TTL (" + ExecutionConfigOptions.IDLE_STATE_RETENTION.key() + " = " + TimeUtils.formatWithHighestUnit(ttl)
                     + ") expires state on the wall clock");
         }
+    }
+
+    /**
+     * The narrowest upsert key of the result {@code root} produces (of its sink's input, where the
+     * plan ends in a sink), as Flink's metadata gives it; null when it has none.
+     */
+    private static int[] upsertKey(RelNode root) {
+        RelNode result = root instanceof StreamPhysicalSink ? root.getInput(0) : root;
+        Set<ImmutableBitSet> keys = FlinkRelMetadataQuery.reuseOrCreate(result.getCluster().getMetadataQuery()).getUpsertKeys(result);
+        if (keys == null || keys.isEmpty()) {
+            return null;
+        }
+        return keys.stream().min(Comparator.comparingInt(ImmutableBitSet::cardinality).thenComparing(ImmutableBitSet::toString))
+                .orElseThrow().toArray();
     }
 
     /** Analyses the plans of one statement (usually one root). */

@@ -30,6 +30,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * One side of a run, stock Flink ({@code ferry.enabled = false}) or Ferry ({@code ferry.enabled =
@@ -181,10 +182,10 @@ final class Session {
     }
 
     /**
-     * Runs a query (its changelog collected, or only folded by {@code sink} when not null) or an
-     * INSERT, and waits for its job to end.
+     * Runs a query (its changelog collected, or, when {@code sink} is not null, only folded by the
+     * consumer it makes of the query's plan) or an INSERT, and waits for its job to end.
      */
-    Run run(String sql, boolean insert, Consumer<Row> sink) throws Exception {
+    Run run(String sql, boolean insert, Function<PlanAnalysis, Consumer<Row>> sink) throws Exception {
         if (cluster == null) {
             throw new IllegalStateException("a planning session runs no jobs");
         }
@@ -204,16 +205,13 @@ final class Session {
         } finally {
             tEnv = null; // the job copied the table configuration into the environment
         }
+        PlanAnalysis plan = analyse(plans, config, parallelism);
         if (!insert) {
+            Consumer<Row> fold = sink == null ? rows::add : sink.apply(plan);
             try (CloseableIterator<Row> it = result.collect()) {
                 while (it.hasNext()) {
-                    Row r = it.next();
                     count++;
-                    if (sink == null) {
-                        rows.add(r);
-                    } else {
-                        sink.accept(r);
-                    }
+                    fold.accept(it.next());
                 }
             }
         } else {
@@ -229,7 +227,7 @@ final class Session {
                 opened.put(node, d);
             }
         });
-        return new Run(analyse(plans, config, parallelism), rows, count, wall, done.getNetRuntime(), opened, cluster.executionGraph(job.getJobID()));
+        return new Run(plan, rows, count, wall, done.getNetRuntime(), opened, cluster.executionGraph(job.getJobID()));
     }
 
     private static PlanAnalysis analyse(List<RelNode> plans, ReadableConfig config, int parallelism) {

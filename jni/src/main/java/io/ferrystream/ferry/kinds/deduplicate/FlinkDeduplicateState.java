@@ -2,15 +2,14 @@ package io.ferrystream.ferry.kinds.deduplicate;
 
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
-import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
+import io.ferrystream.ferry.operators.FlinkStates;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.BooleanSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
-import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -32,7 +31,6 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import javax.annotation.Nullable;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * The keyed state Flink's own deduplicate functions keep where Ferry's native deduplication runs
@@ -54,8 +52,6 @@ public final class FlinkDeduplicateState implements FlinkState {
 
     /** The name of Flink's state (SyncStateDeduplicateFunctionBase, MiniBatchDeduplicateFunctionBase). */
     public static final String NAME = "deduplicate-state";
-
-    private static final int BATCH = 4096;
 
     /** The input row as Flink's serializer writes it. */
     private final RowType inputType;
@@ -129,49 +125,33 @@ public final class FlinkDeduplicateState implements FlinkState {
     public long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         ValueState<Object> state = state(keyed);
-        List<RowData> all = new ArrayList<>();
-        try (Stream<RowData> stream = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
-            stream.forEach(k -> all.add(keyed.getKeySerializer().copy(k)));
-        }
+        List<RowData> all = FlinkStates.keys(keyed, List.of(NAME));
         RowType type = importType();
         RowData.FieldGetter[] fields = new RowData.FieldGetter[flag ? keys.length : inputType.getFieldCount()];
         for (int f = 0; f < fields.length; f++) {
             fields[f] = RowData.createFieldGetter(type.getTypeAt(f), f);
         }
-        Object current = backend.getCurrentKey();
-        try (RowDataArrowWriter writer = RowDataArrowWriter.create(type, allocator, BATCH)) {
-            for (int from = 0; from < all.size(); from += BATCH) {
-                writer.reset();
-                for (RowData key : all.subList(from, Math.min(all.size(), from + BATCH))) {
-                    keyed.setCurrentKey(key);
-                    Object value = state.value();
-                    Object user = ttl ? ((TtlValue<Object>) value).getUserValue() : value;
-                    GenericRowData row = new GenericRowData(type.getFieldCount());
-                    RowData source = flag ? key : (RowData) user;
-                    if (flag && !Boolean.TRUE.equals(user)) {
-                        throw new IllegalStateException("Flink's " + NAME + " holds " + user + " for a key, which Flink never writes");
-                    }
-                    int f = 0;
-                    for (RowData.FieldGetter g : fields) {
-                        row.setField(f++, g.getFieldOrNull(source));
-                    }
-                    if (!flag) {
-                        row.setField(f++, source.getRowKind().toByteValue());
-                    }
-                    if (ttl) {
-                        row.setField(f, ((TtlValue<Object>) value).getLastAccessTimestamp());
-                    }
-                    writer.write(row);
-                    state.clear();
-                }
-                writer.finish();
-                op.importState(writer.root());
+        FlinkStates.importKeys(op, keyed, all, type, allocator, (key, rows) -> {
+            Object value = state.value();
+            Object user = ttl ? ((TtlValue<Object>) value).getUserValue() : value;
+            GenericRowData row = new GenericRowData(type.getFieldCount());
+            RowData source = flag ? key : (RowData) user;
+            if (flag && !Boolean.TRUE.equals(user)) {
+                throw new IllegalStateException("Flink's " + NAME + " holds " + user + " for a key, which Flink never writes");
             }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
+            int f = 0;
+            for (RowData.FieldGetter g : fields) {
+                row.setField(f++, g.getFieldOrNull(source));
             }
-        }
+            if (!flag) {
+                row.setField(f++, source.getRowKind().toByteValue());
+            }
+            if (ttl) {
+                row.setField(f, ((TtlValue<Object>) value).getLastAccessTimestamp());
+            }
+            rows.add(row);
+            state.clear();
+        });
         return all.size();
     }
 
@@ -189,16 +169,14 @@ public final class FlinkDeduplicateState implements FlinkState {
         }
         int kind = 1 + fields.length;
         int lastWrite = type.getFieldCount() - 1;
-        Object current = backend.getCurrentKey();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed);
+                VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(root, type);
             op.exportState(root, chunk -> {
                 reader.load();
                 for (int i = 0; i < reader.rowCount(); i++) {
                     RowData row = reader.read(i);
-                    byte[] bytes = row.getBinary(0);
-                    BinaryRowData key = new BinaryRowData(keys.length);
-                    key.pointTo(MemorySegmentFactory.wrap(bytes), 0, bytes.length);
+                    BinaryRowData key = FlinkStates.exportedKey(row, keys.length);
                     keyed.setCurrentKey(key);
                     written.add(key);
                     Object value = Boolean.TRUE;
@@ -218,10 +196,6 @@ public final class FlinkDeduplicateState implements FlinkState {
                     }
                 }
             });
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
         }
     }
 
@@ -230,17 +204,7 @@ public final class FlinkDeduplicateState implements FlinkState {
     public void clear(KeyedStateBackend<?> backend, List<RowData> written) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         ValueState<Object> state = state(keyed);
-        Object current = backend.getCurrentKey();
-        try {
-            for (RowData key : written) {
-                keyed.setCurrentKey(key);
-                state.clear();
-            }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
-        }
+        FlinkStates.forEachKey(keyed, written, key -> state.clear());
     }
 
     /**

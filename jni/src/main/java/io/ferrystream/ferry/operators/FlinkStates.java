@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.operators;
 
+import io.ferrystream.ferry.arrow.ArrowRowDataReader;
+import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
@@ -11,6 +13,7 @@ import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.types.logical.RowType;
 
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,7 +24,7 @@ import java.util.stream.Stream;
 /**
  * What the {@link FlinkState} forms share: the keys of Flink's states, the backend's current key
  * given back after switching keys, a key's import rows written into the native operator in
- * batches, and the key of an export row.
+ * batches, the rows it exports and the key of an export row.
  */
 public final class FlinkStates {
     /** Import rows per batch; a key's rows are never split across two. */
@@ -37,6 +40,11 @@ public final class FlinkStates {
     /** A form's import rows of one key, current in the backend, added to {@code into}. */
     public interface KeyRows {
         void rows(RowData key, List<RowData> into) throws Exception;
+    }
+
+    /** What a form does with one export row, row {@code i} of the chunk in {@code root}. */
+    public interface ExportRow {
+        void accept(RowData row, VectorSchemaRoot root, int i);
     }
 
     /**
@@ -120,6 +128,22 @@ public final class FlinkStates {
                 writer.finish();
                 op.importState(writer.root());
             }
+        }
+    }
+
+    /**
+     * Hands every row {@code op} exports (of {@code type}) to {@code each}, in order; with {@code
+     * binaryRows}, nested rows are read as Flink's binary rows ({@link ArrowRowDataReader#readBinary}).
+     */
+    public static void exportRows(NativeOperator op, RowType type, BufferAllocator allocator, boolean binaryRows, ExportRow each) {
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
+            ArrowRowDataReader reader = new ArrowRowDataReader(root, type);
+            op.exportState(root, chunk -> {
+                reader.load();
+                for (int i = 0; i < reader.rowCount(); i++) {
+                    each.accept(binaryRows ? reader.readBinary(i) : reader.read(i), root, i);
+                }
+            });
         }
     }
 

@@ -1,6 +1,5 @@
 package io.ferrystream.ferry.kinds.deduplicate;
 
-import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
@@ -26,7 +25,6 @@ import org.apache.flink.table.types.logical.TinyIntType;
 import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.types.RowKind;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 import java.util.ArrayList;
@@ -169,31 +167,25 @@ public final class FlinkDeduplicateState implements FlinkState {
         }
         int kind = 1 + fields.length;
         int lastWrite = type.getFieldCount() - 1;
-        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed);
-                VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
-            ArrowRowDataReader reader = new ArrowRowDataReader(root, type);
-            op.exportState(root, chunk -> {
-                reader.load();
-                for (int i = 0; i < reader.rowCount(); i++) {
-                    RowData row = reader.read(i);
-                    BinaryRowData key = FlinkStates.exportedKey(row, keys.length);
-                    keyed.setCurrentKey(key);
-                    written.add(key);
-                    Object value = Boolean.TRUE;
-                    if (!flag) {
-                        GenericRowData stored = new GenericRowData(fields.length);
-                        for (int f = 0; f < fields.length; f++) {
-                            stored.setField(f, fields[f].getFieldOrNull(row));
-                        }
-                        BinaryRowData binary = rows.toBinaryRow(stored).copy();
-                        binary.setRowKind(RowKind.fromByteValue(row.getByte(kind)));
-                        value = binary;
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
+            FlinkStates.exportRows(op, type, allocator, false, (row, root, i) -> {
+                BinaryRowData key = FlinkStates.exportedKey(row, keys.length);
+                keyed.setCurrentKey(key);
+                written.add(key);
+                Object value = Boolean.TRUE;
+                if (!flag) {
+                    GenericRowData stored = new GenericRowData(fields.length);
+                    for (int f = 0; f < fields.length; f++) {
+                        stored.setField(f, fields[f].getFieldOrNull(row));
                     }
-                    try {
-                        state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
-                    } catch (Exception e) {
-                        throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
-                    }
+                    BinaryRowData binary = rows.toBinaryRow(stored).copy();
+                    binary.setRowKind(RowKind.fromByteValue(row.getByte(kind)));
+                    value = binary;
+                }
+                try {
+                    state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
+                } catch (Exception e) {
+                    throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
                 }
             });
         }

@@ -1,7 +1,5 @@
 package io.ferrystream.ferry.kinds.groupaggregate;
 
-import io.ferrystream.ferry.arrow.ArrowRowDataReader;
-import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.DistinctViews;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
@@ -34,7 +32,6 @@ import org.apache.flink.table.types.logical.VarBinaryType;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarBinaryVector;
-import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 
@@ -324,44 +321,39 @@ public final class FlinkAccState implements FlinkState {
             accFields[m.field] = null; // a VARBINARY column: MinMaxView.write
         }
         int keyArity = keyType.getFieldCount();
-        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed);
-                VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(exportType()), allocator)) {
-            ArrowRowDataReader reader = new ArrowRowDataReader(root, exportType());
-            op.exportState(root, chunk -> {
-                reader.load();
-                for (int i = 0; i < reader.rowCount(); i++) {
-                    RowData row = reader.readBinary(i); // nested accumulator rows too; copied below
-                    BinaryRowData key = FlinkStates.exportedKey(row, keyArity);
-                    keyed.setCurrentKey(key);
-                    keys.add(key);
-                    GenericRowData acc = new GenericRowData(accTypes.length);
-                    for (int f = 0; f < callFields; f++) {
-                        if (accFields[f] != null) {
-                            acc.setField(f, accFields[f].getFieldOrNull(row));
-                        }
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
+            // nested accumulator rows read as binary rows too; copied below
+            FlinkStates.exportRows(op, exportType(), allocator, true, (row, root, i) -> {
+                BinaryRowData key = FlinkStates.exportedKey(row, keyArity);
+                keyed.setCurrentKey(key);
+                keys.add(key);
+                GenericRowData acc = new GenericRowData(accTypes.length);
+                for (int f = 0; f < callFields; f++) {
+                    if (accFields[f] != null) {
+                        acc.setField(f, accFields[f].getFieldOrNull(row));
                     }
-                    if (aggFields > callFields) { // the count1 Flink inserted: the record count
-                        acc.setField(callFields, row.getLong(1 + callFields + distinct.size()));
+                }
+                if (aggFields > callFields) { // the count1 Flink inserted: the record count
+                    acc.setField(callFields, row.getLong(1 + callFields + distinct.size()));
+                }
+                for (int d = 0; d < distinct.size(); d++) {
+                    acc.setField(aggFields + d, BinaryRawValueData.fromBytes(new byte[] {0})); // NullSerializer's byte
+                }
+                try {
+                    for (MinMaxView v : views) {
+                        VarBinaryVector col = (VarBinaryVector) root.getVector(1 + v.state.field);
+                        acc.setField(v.state.field, v.write(col, i));
                     }
+                    BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
+                    state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
                     for (int d = 0; d < distinct.size(); d++) {
-                        acc.setField(aggFields + d, BinaryRawValueData.fromBytes(new byte[] {0})); // NullSerializer's byte
+                        VarBinaryVector v = (VarBinaryVector) root.getVector(1 + callFields + d);
+                        MapState<Object, Object> map = maps[d];
+                        codecs[d].forEachEntry(v.getDataBuffer(), v.getStartOffset(i), v.getValueLength(i), ttl,
+                                (k, x, at) -> put(map, k, ttl ? new TtlValue<>(x, at) : x));
                     }
-                    try {
-                        for (MinMaxView v : views) {
-                            VarBinaryVector col = (VarBinaryVector) root.getVector(1 + v.state.field);
-                            acc.setField(v.state.field, v.write(col, i));
-                        }
-                        BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
-                        state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
-                        for (int d = 0; d < distinct.size(); d++) {
-                            VarBinaryVector v = (VarBinaryVector) root.getVector(1 + callFields + d);
-                            MapState<Object, Object> map = maps[d];
-                            codecs[d].forEachEntry(v.getDataBuffer(), v.getStartOffset(i), v.getValueLength(i), ttl,
-                                    (k, x, at) -> put(map, k, ttl ? new TtlValue<>(x, at) : x));
-                        }
-                    } catch (Exception e) {
-                        throw new IllegalStateException("writing Flink's " + String.join(", ", names()) + " of a key: " + e, e);
-                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException("writing Flink's " + String.join(", ", names()) + " of a key: " + e, e);
                 }
             });
         }

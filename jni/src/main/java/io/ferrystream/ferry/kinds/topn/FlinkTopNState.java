@@ -1,6 +1,5 @@
 package io.ferrystream.ferry.kinds.topn;
 
-import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
@@ -46,7 +45,6 @@ import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.types.RowKind;
 
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 
@@ -548,45 +546,39 @@ public final class FlinkTopNState implements FlinkState {
         BinaryRowData[] last = new BinaryRowData[1];
         Set<BinaryRowData> rowKeysOfKey = new HashSet<>();
         Set<BinaryRowData> seen = new HashSet<>();
-        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed);
-                VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
-            ArrowRowDataReader reader = new ArrowRowDataReader(root, type);
-            op.exportState(root, chunk -> {
-                reader.load();
-                for (int i = 0; i < reader.rowCount(); i++) {
-                    RowData row = reader.read(i);
-                    BinaryRowData key = FlinkStates.exportedKey(row, keys.length);
-                    if (lists != null && lists.continues(key)) {
-                        lists.add(stored(rows, fields, row));
-                        continue;
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
+            FlinkStates.exportRows(op, type, allocator, false, (row, root, i) -> {
+                BinaryRowData key = FlinkStates.exportedKey(row, keys.length);
+                if (lists != null && lists.continues(key)) {
+                    lists.add(stored(rows, fields, row));
+                    return;
+                }
+                if (rowKeyProjection != null && key.equals(last[0])) { // the updatable Top-N: the key's next row
+                    update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
+                    return;
+                }
+                if (!seen.add(key)) {
+                    throw new IllegalStateException("the native Top-N exported the rows of a key apart, not consecutively");
+                }
+                written.add(key);
+                try {
+                    if (lists != null) {
+                        lists.start(key, stored(rows, fields, row));
+                        return;
                     }
-                    if (rowKeyProjection != null && key.equals(last[0])) { // the updatable Top-N: the key's next row
+                    keyed.setCurrentKey(key);
+                    if (rowKeyProjection != null) {
+                        last[0] = key;
+                        rowKeysOfKey.clear();
                         update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
-                        continue;
+                    } else if (function == TopNSpec.Function.FAST_TOP1) {
+                        states.value.update(stored(rows, fields, row));
+                    } else {
+                        Integer count = row.getInt(1);
+                        states.value.update(ttl ? new TtlValue<>(count, row.getLong(2)) : count);
                     }
-                    if (!seen.add(key)) {
-                        throw new IllegalStateException("the native Top-N exported the rows of a key apart, not consecutively");
-                    }
-                    written.add(key);
-                    try {
-                        if (lists != null) {
-                            lists.start(key, stored(rows, fields, row));
-                            continue;
-                        }
-                        keyed.setCurrentKey(key);
-                        if (rowKeyProjection != null) {
-                            last[0] = key;
-                            rowKeysOfKey.clear();
-                            update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
-                        } else if (function == TopNSpec.Function.FAST_TOP1) {
-                            states.value.update(stored(rows, fields, row));
-                        } else {
-                            Integer count = row.getInt(1);
-                            states.value.update(ttl ? new TtlValue<>(count, row.getLong(2)) : count);
-                        }
-                    } catch (Exception e) {
-                        throw new IllegalStateException("writing Flink's " + name() + " of a key: " + e, e);
-                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException("writing Flink's " + name() + " of a key: " + e, e);
                 }
             });
             if (lists != null) {

@@ -23,7 +23,9 @@ public interface AccumulatorCodec {
     RowDataSerializer rowSerializer();
 
     /** The number of fields of the nested row. */
-    int arity();
+    default int arity() {
+        return rowSerializer().getArity();
+    }
 
     /** The codec of an accumulator type; UnsupportedOperationException for other types. */
     static AccumulatorCodec of(LogicalType type) {

@@ -74,11 +74,6 @@ public final class MinMaxAccumulators {
         }
 
         @Override
-        public int arity() {
-            return 3;
-        }
-
-        @Override
         public ByteBuffer encode(RowData acc) {
             RawValueData<MapView<Object, Object>> raw = acc.getRawValue(2);
             long mapSize = acc.isNullAt(1) ? 0 : acc.getLong(1);

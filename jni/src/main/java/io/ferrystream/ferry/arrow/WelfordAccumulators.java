@@ -66,10 +66,5 @@ public final class WelfordAccumulators {
         public RowDataSerializer rowSerializer() {
             return rowSerializer;
         }
-
-        @Override
-        public int arity() {
-            return 3;
-        }
     }
 }

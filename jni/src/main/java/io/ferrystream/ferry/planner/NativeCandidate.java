@@ -1,6 +1,6 @@
 package io.ferrystream.ferry.planner;
 
-import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
+import org.apache.calcite.rel.RelNode;
 
 import java.util.Optional;
 
@@ -10,11 +10,13 @@ import java.util.Optional;
  * the reason it stays Flink's ({@code ferry=[reason]}). Being Flink's class, every {@code
  * instanceof} check and metadata handler of the planner still treats it as Flink's node.
  *
- * <p>Each kind has one candidate class for Flink's node class it takes, and it holds no logic:
- * a constructor from Flink's node, {@code copy} (which keeps the candidate: the planner copies
- * nodes after Ferry's program, and the inherited copy would silently build Flink's plain class),
- * {@code explainTerms} and {@code translateToExecNode} forwarding to the verdict, and {@code
- * getRelTypeName} returning Flink's name, so EXPLAIN and descriptions stay Flink's.
+ * <p>There is one candidate class per Flink node class (package {@code planner.candidates}), shared
+ * by every kind of that class (a {@code RankCandidate} is a deduplication or a Top-N, as its
+ * verdict's kind says), and it holds no logic: a constructor from Flink's node, {@code copy}
+ * (which keeps the candidate: the planner copies nodes after Ferry's program, and the inherited
+ * copy would silently build Flink's plain class), {@code explainTerms} and {@code
+ * translateToExecNode} forwarding to the verdict, and {@code getRelTypeName} returning Flink's
+ * name, so EXPLAIN and descriptions stay Flink's. What differs by kind, the kind answers.
  *
  * <p>Tools read plans through this interface (the {@code ferry} CLI counts candidates and lists
  * fallback reasons with it) instead of parsing EXPLAIN text.
@@ -35,9 +37,10 @@ public interface NativeCandidate {
 
     /**
      * The node's description as its native operator's spec names it ({@code NativeSpec#name()}),
-     * the key of {@link Ferry#nativeOperatorsOpenedForNode}: the node's detailed description.
+     * the key of {@link Ferry#nativeOperatorsOpenedForNode}: its exec node's, as the verdict's kind
+     * says ({@link NativeKind#candidateDescription}).
      */
     default String nativeDescription() {
-        return ((FlinkRelNode) this).getRelDetailedDescription();
+        return verdict().kind().candidateDescriptionOf((RelNode) this);
     }
 }

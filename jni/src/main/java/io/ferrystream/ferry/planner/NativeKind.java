@@ -10,7 +10,6 @@ import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.ReadableConfig;
-import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRel;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
@@ -44,8 +43,9 @@ import java.util.function.BiFunction;
  * </ul>
  *
  * <p>A kind registers one instance in {@link NativeKinds}. Its package holds, side by side, this
- * descriptor, its candidate class, its spec and, only where the kind behaves differently from the
- * generic operator of its shape, its operator.
+ * descriptor, its spec and, only where the kind behaves differently from the generic operator of
+ * its shape, its operator; its candidate is the one of its Flink node class, in {@code
+ * planner.candidates}.
  *
  * @param <R> Flink's physical node class the kind replaces
  * @param <E> Flink's exec node class that node translates to
@@ -63,7 +63,8 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
      *     the kinds' own candidates among them, are not matched)
      * @param execClass Flink's exec node of {@code physicalClass} (exactly this class, in loaded plans)
      * @param killSwitch the kind's switch, {@code ferry.<kind>.enabled} ({@link FerryOptions#killSwitch})
-     * @param candidates the constructor of the kind's candidate: Flink's node with a verdict
+     * @param candidates the constructor of the candidate of {@code physicalClass}, Flink's node with a
+     *     verdict, shared by the kinds of the class ({@code planner.candidates})
      */
     protected NativeKind(String name, Class<R> physicalClass, Class<E> execClass, ConfigOption<Boolean> killSwitch,
             BiFunction<R, Verdict, RelNode> candidates) {
@@ -164,12 +165,31 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
     }
 
     /**
-     * The description the exec node of {@code node}'s native candidate gets (its detailed
-     * description, {@code ferry=[native]} included): the spec's name, so a spec checked while
-     * planning is byte for byte the spec translation checks again, from the cache.
+     * The description the exec node of {@code node}'s native candidate gets ({@link
+     * #candidateDescription}): the spec's name, so a spec checked while planning is byte for byte
+     * the spec translation checks again, from the cache.
      */
     protected final String nativeDescription(R node) {
-        return ((FlinkRelNode) candidate(node, Decision.nativeNode())).getRelDetailedDescription();
+        return candidateDescription(physicalClass.cast(candidate(node, Decision.nativeNode())));
+    }
+
+    /**
+     * The description of the exec node {@code candidate} translates to: by default its detailed
+     * description ({@code ferry=[…]} included), which Flink's node hands to its exec node; a kind
+     * whose exec node Flink describes otherwise (the deduplication's {@code Deduplicate(…)})
+     * overrides it.
+     */
+    protected String candidateDescription(R candidate) {
+        return candidate.getRelDetailedDescription();
+    }
+
+    /**
+     * The verdict of {@code copy}, made by Flink's planner after Ferry's program from a candidate
+     * with {@code verdict} and a changed parameter ({@link Verdict#ofCopy}): {@code verdict} by
+     * default. The lookup join turns it into a fallback for a copy Flink made upsert-materialized.
+     */
+    protected Verdict verdictOfCopy(R copy, Verdict verdict) {
+        return verdict;
     }
 
     /**
@@ -251,6 +271,14 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
 
     final RelNode candidateOf(RelNode node, Decision decision) {
         return candidate(physicalClass.cast(node), decision);
+    }
+
+    final String candidateDescriptionOf(RelNode candidate) {
+        return candidateDescription(physicalClass.cast(candidate));
+    }
+
+    final Verdict verdictOfCopyOf(RelNode copy, Verdict verdict) {
+        return verdictOfCopy(physicalClass.cast(copy), verdict);
     }
 
     final RelWriter explain(RelNode candidate, Verdict verdict, RelWriter pw) {

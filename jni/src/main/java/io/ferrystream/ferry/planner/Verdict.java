@@ -53,6 +53,15 @@ public final class Verdict {
         return new Verdict(kind, Decision.fallback(reason), payload);
     }
 
+    /**
+     * The verdict of {@code copy}, a copy of a candidate with this verdict that Flink's planner
+     * made with a changed parameter after Ferry's program ({@code StreamPhysicalRank#copy(strategy)},
+     * {@code StreamPhysicalLookupJoin#copy(upsertMaterialize)}): the kind's ({@link NativeKind#verdictOfCopy}).
+     */
+    public Verdict ofCopy(RelNode copy) {
+        return kind.verdictOfCopyOf(copy, this);
+    }
+
     /** The value of the node's {@code ferry} term in EXPLAIN: {@code native} or the reason. */
     public String term() {
         return decision.toString();

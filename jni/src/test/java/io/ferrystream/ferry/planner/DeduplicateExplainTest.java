@@ -7,10 +7,10 @@ import static io.ferrystream.ferry.planner.PlannerTests.withoutFerryTerms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ferrystream.ferry.kinds.deduplicate.DeduplicateCandidate;
 import io.ferrystream.ferry.kinds.deduplicate.DeduplicateKind;
 import io.ferrystream.ferry.kinds.deduplicate.DeduplicateSpec;
-import io.ferrystream.ferry.kinds.topn.TopNCandidate;
+import io.ferrystream.ferry.kinds.topn.TopNSpec;
+import io.ferrystream.ferry.planner.candidates.RankCandidate;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.table.api.TableEnvironment;
@@ -129,7 +129,7 @@ class DeduplicateExplainTest {
             List<String> ranks = rankLines(physicalPlan(explained));
             assertEquals(1, ranks.size(), explained);
             assertTrue(ranks.get(0).contains("ferry="), ranks.get(0));
-            List<DeduplicateCandidate> dedups = new ArrayList<>();
+            List<NativeCandidate> dedups = new ArrayList<>();
             for (RelNode root : plans) {
                 collect(root, dedups);
             }
@@ -140,7 +140,12 @@ class DeduplicateExplainTest {
     }
 
     private static boolean holdsTopN(RelNode node) {
-        return node instanceof TopNCandidate || node.getInputs().stream().anyMatch(DeduplicateExplainTest::holdsTopN);
+        return kindOf(node).equals(TopNSpec.KIND) || node.getInputs().stream().anyMatch(DeduplicateExplainTest::holdsTopN);
+    }
+
+    /** The kind of {@code node}'s verdict, or "" when it is no candidate. */
+    private static String kindOf(RelNode node) {
+        return node instanceof NativeCandidate c ? c.nativeKind() : "";
     }
 
     /** The plan's Rank lines. */
@@ -180,25 +185,24 @@ class DeduplicateExplainTest {
                 explained = tEnv.explainSql(sql);
                 plans = capture.plans();
             }
-            List<DeduplicateCandidate> found = new ArrayList<>();
+            List<NativeCandidate> found = new ArrayList<>();
             for (RelNode root : plans) {
                 collect(root, found);
             }
             assertTrue(!found.isEmpty(), sql);
             String exec = explained.substring(explained.indexOf("== Optimized Execution Plan =="));
-            for (DeduplicateCandidate c : found) {
+            for (NativeCandidate c : found) {
                 assertTrue(c.nativeDescription().startsWith("Deduplicate(keep=["), c.nativeDescription());
                 assertTrue(exec.contains(c.nativeDescription() + "\n"), c.nativeDescription() + "\n" + exec);
             }
         }
     }
 
-    private static void collect(RelNode node, List<DeduplicateCandidate> into) {
-        if (node instanceof DeduplicateCandidate c) {
-            into.add(c);
+    private static void collect(RelNode node, List<NativeCandidate> into) {
+        if (kindOf(node).equals(DeduplicateSpec.KIND)) {
+            into.add((NativeCandidate) node);
         }
-        assertTrue(!(node instanceof StreamPhysicalRank) || node instanceof DeduplicateCandidate
-                || node instanceof TopNCandidate, node.getClass().getName());
+        assertTrue(!(node instanceof StreamPhysicalRank) || node instanceof RankCandidate, node.getClass().getName());
         for (RelNode input : node.getInputs()) {
             collect(input, into);
         }

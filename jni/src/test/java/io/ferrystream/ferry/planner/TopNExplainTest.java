@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrystream.ferry.kinds.deduplicate.DeduplicateSpec;
-import io.ferrystream.ferry.kinds.topn.TopNCandidate;
 import io.ferrystream.ferry.kinds.topn.TopNKind;
 import io.ferrystream.ferry.kinds.topn.TopNSpec;
 
@@ -99,13 +98,13 @@ class TopNExplainTest {
             assertEquals(flinks.getMessage(), ferrys.getMessage());
             plans = capture.plans();
         }
-        List<TopNCandidate> found = new ArrayList<>();
+        List<NativeCandidate> found = new ArrayList<>();
         for (RelNode root : plans) {
             collect(root, found);
         }
         assertTrue(!found.isEmpty(), sql);
         List<String> reasons = new ArrayList<>();
-        for (TopNCandidate c : found) {
+        for (NativeCandidate c : found) {
             reasons.add(c.fallbackReason().orElse("native"));
         }
         return reasons.stream().distinct().toList();
@@ -260,7 +259,7 @@ class TopNExplainTest {
         long topN = Ferry.nativeNodesPlanned(TopNSpec.KIND);
         TableEnvironment tEnv = env(true, Map.of());
         List<String> sqls = List.of(rank("R", "k, s, v", "k", "rt DESC", "rn = 1"), topN("rt DESC", false));
-        List<Class<?>> kinds = new ArrayList<>();
+        List<String> kinds = new ArrayList<>();
         for (String sql : sqls) {
             try (Ferry.PlanCapture capture = Ferry.capturePlans()) {
                 tEnv.explainSql(sql);
@@ -269,14 +268,14 @@ class TopNExplainTest {
                 }
             }
         }
-        assertEquals(List.of("DeduplicateCandidate", "TopNCandidate"), kinds.stream().map(Class::getSimpleName).distinct().toList());
+        assertEquals(List.of(DeduplicateSpec.KIND, TopNSpec.KIND), kinds.stream().distinct().toList());
         assertEquals(1, Ferry.nativeNodesPlanned(TopNSpec.KIND) - topN);
         assertTrue(Ferry.nativeNodesPlanned(DeduplicateSpec.KIND) - dedup >= 1);
     }
 
-    private static void collectRanks(RelNode node, List<Class<?>> into) {
+    private static void collectRanks(RelNode node, List<String> into) {
         if (node.getRelTypeName().equals("StreamPhysicalRank")) {
-            into.add(node.getClass());
+            into.add(node instanceof NativeCandidate c ? c.nativeKind() : node.getClass().getName());
         }
         for (RelNode input : node.getInputs()) {
             collectRanks(input, into);
@@ -298,13 +297,13 @@ class TopNExplainTest {
                 explained = tEnv.explainSql(sql);
                 plans = capture.plans();
             }
-            List<TopNCandidate> found = new ArrayList<>();
+            List<NativeCandidate> found = new ArrayList<>();
             for (RelNode root : plans) {
                 collect(root, found);
             }
             assertTrue(!found.isEmpty(), sql);
             String exec = explained.substring(explained.indexOf("== Optimized Execution Plan =="));
-            for (TopNCandidate c : found) {
+            for (NativeCandidate c : found) {
                 assertTrue(c.nativeDescription().startsWith("Rank(strategy=["), c.nativeDescription());
                 assertTrue(c.nativeDescription().contains("ferry=[native]"), c.nativeDescription());
                 assertTrue(exec.contains(c.nativeDescription() + "\n"), c.nativeDescription() + "\n" + exec);
@@ -312,8 +311,8 @@ class TopNExplainTest {
         }
     }
 
-    private static void collect(RelNode node, List<TopNCandidate> into) {
-        if (node instanceof TopNCandidate c) {
+    private static void collect(RelNode node, List<NativeCandidate> into) {
+        if (node instanceof NativeCandidate c && c.nativeKind().equals(TopNSpec.KIND)) {
             into.add(c);
         }
         for (RelNode input : node.getInputs()) {

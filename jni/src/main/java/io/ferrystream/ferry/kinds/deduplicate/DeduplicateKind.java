@@ -6,6 +6,7 @@ import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
+import io.ferrystream.ferry.planner.candidates.RankCandidate;
 
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
@@ -39,7 +40,13 @@ public final class DeduplicateKind extends NativeKind<StreamPhysicalRank, Stream
     public static final ConfigOption<Boolean> ENABLED = FerryOptions.killSwitch("deduplicate", "the native deduplication");
 
     public DeduplicateKind() {
-        super(DeduplicateSpec.KIND, StreamPhysicalRank.class, StreamExecDeduplicate.class, ENABLED, DeduplicateCandidate::new);
+        super(DeduplicateSpec.KIND, StreamPhysicalRank.class, StreamExecDeduplicate.class, ENABLED, RankCandidate::new);
+    }
+
+    /** {@code StreamExecDeduplicate}'s description ({@link #description}), not the rank's. */
+    @Override
+    protected String candidateDescription(StreamPhysicalRank rank) {
+        return description(rank);
     }
 
     /** The ranks Flink translates to {@code StreamExecDeduplicate}, as {@code StreamPhysicalRank} decides. */

@@ -5,6 +5,7 @@ import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
+import io.ferrystream.ferry.operators.FlinkStates;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -225,49 +226,33 @@ public final class FlinkDeduplicateState implements FlinkState {
             return counted(importWaiting(op, keyed, allocator));
         }
         ValueState<Object> state = state(keyed);
-        List<RowData> all = new ArrayList<>();
-        try (Stream<RowData> stream = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
-            stream.forEach(k -> all.add(keyed.getKeySerializer().copy(k)));
-        }
+        List<RowData> all = FlinkStates.keys(keyed, List.of(NAME));
         RowType type = importType();
         RowData.FieldGetter[] fields = new RowData.FieldGetter[flag ? keys.length : inputType.getFieldCount()];
         for (int f = 0; f < fields.length; f++) {
             fields[f] = RowData.createFieldGetter(type.getTypeAt(f), f);
         }
-        Object current = backend.getCurrentKey();
-        try (RowDataArrowWriter writer = RowDataArrowWriter.create(type, allocator, BATCH)) {
-            for (int from = 0; from < all.size(); from += BATCH) {
-                writer.reset();
-                for (RowData key : all.subList(from, Math.min(all.size(), from + BATCH))) {
-                    keyed.setCurrentKey(key);
-                    Object value = state.value();
-                    Object user = ttl ? ((TtlValue<Object>) value).getUserValue() : value;
-                    GenericRowData row = new GenericRowData(type.getFieldCount());
-                    RowData source = flag ? key : (RowData) user;
-                    if (flag && !Boolean.TRUE.equals(user)) {
-                        throw new IllegalStateException("Flink's " + NAME + " holds " + user + " for a key, which Flink never writes");
-                    }
-                    int f = 0;
-                    for (RowData.FieldGetter g : fields) {
-                        row.setField(f++, g.getFieldOrNull(source));
-                    }
-                    if (!flag) {
-                        row.setField(f++, source.getRowKind().toByteValue());
-                    }
-                    if (ttl) {
-                        row.setField(f, ((TtlValue<Object>) value).getLastAccessTimestamp());
-                    }
-                    writer.write(row);
-                    state.clear();
-                }
-                writer.finish();
-                op.importState(writer.root());
+        FlinkStates.importKeys(op, keyed, all, type, allocator, (key, rows) -> {
+            Object value = state.value();
+            Object user = ttl ? ((TtlValue<Object>) value).getUserValue() : value;
+            GenericRowData row = new GenericRowData(type.getFieldCount());
+            RowData source = flag ? key : (RowData) user;
+            if (flag && !Boolean.TRUE.equals(user)) {
+                throw new IllegalStateException("Flink's " + NAME + " holds " + user + " for a key, which Flink never writes");
             }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
+            int f = 0;
+            for (RowData.FieldGetter g : fields) {
+                row.setField(f++, g.getFieldOrNull(source));
             }
-        }
+            if (!flag) {
+                row.setField(f++, source.getRowKind().toByteValue());
+            }
+            if (ttl) {
+                row.setField(f, ((TtlValue<Object>) value).getLastAccessTimestamp());
+            }
+            rows.add(row);
+            state.clear();
+        });
         return counted(all.size());
     }
 
@@ -294,39 +279,27 @@ public final class FlinkDeduplicateState implements FlinkState {
         }
         int kind = 1 + fields.length;
         int lastWrite = type.getFieldCount() - 1;
-        Object current = backend.getCurrentKey();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
-            ArrowRowDataReader reader = new ArrowRowDataReader(root, type);
-            op.exportState(root, chunk -> {
-                reader.load();
-                for (int i = 0; i < reader.rowCount(); i++) {
-                    RowData row = reader.read(i);
-                    byte[] bytes = row.getBinary(0);
-                    BinaryRowData key = new BinaryRowData(keys.length);
-                    key.pointTo(MemorySegmentFactory.wrap(bytes), 0, bytes.length);
-                    keyed.setCurrentKey(key);
-                    written.add(key);
-                    Object value = Boolean.TRUE;
-                    if (!flag) {
-                        GenericRowData stored = new GenericRowData(fields.length);
-                        for (int f = 0; f < fields.length; f++) {
-                            stored.setField(f, fields[f].getFieldOrNull(row));
-                        }
-                        BinaryRowData binary = rows.toBinaryRow(stored).copy();
-                        binary.setRowKind(RowKind.fromByteValue(row.getByte(kind)));
-                        value = binary;
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
+            FlinkStates.exportRows(op, type, allocator, false, (row, root, i) -> {
+                BinaryRowData key = FlinkStates.exportedKey(row, keys.length);
+                keyed.setCurrentKey(key);
+                written.add(key);
+                Object value = Boolean.TRUE;
+                if (!flag) {
+                    GenericRowData stored = new GenericRowData(fields.length);
+                    for (int f = 0; f < fields.length; f++) {
+                        stored.setField(f, fields[f].getFieldOrNull(row));
                     }
-                    try {
-                        state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
-                    } catch (Exception e) {
-                        throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
-                    }
+                    BinaryRowData binary = rows.toBinaryRow(stored).copy();
+                    binary.setRowKind(RowKind.fromByteValue(row.getByte(kind)));
+                    value = binary;
+                }
+                try {
+                    state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
+                } catch (Exception e) {
+                    throw new IllegalStateException("writing Flink's " + NAME + " of a key: " + e, e);
                 }
             });
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
         }
     }
 
@@ -335,27 +308,17 @@ public final class FlinkDeduplicateState implements FlinkState {
     public void clear(KeyedStateBackend<?> backend, List<RowData> written) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         List<ValueState<?>> states = form == Form.WAITING ? List.of(waiting(keyed), emitted(keyed)) : List.of(state(keyed));
-        Object current = backend.getCurrentKey();
-        try {
-            for (RowData key : written) {
-                keyed.setCurrentKey(key);
-                for (ValueState<?> state : states) {
-                    state.clear();
-                }
-            }
-            if (exportedTimers != null) {
-                InternalTimerService<VoidNamespace> service = timers();
+        FlinkStates.forEachKey(keyed, written, key -> states.forEach(ValueState::clear));
+        if (exportedTimers != null) {
+            InternalTimerService<VoidNamespace> service = timers();
+            try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
                 for (Map.Entry<RowData, Long> t : exportedTimers) {
                     keyed.setCurrentKey(t.getKey());
                     service.deleteEventTimeTimer(VoidNamespace.INSTANCE, t.getValue());
                 }
             }
-            exportedTimers = null;
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
         }
+        exportedTimers = null;
     }
 
     /**

@@ -1,11 +1,9 @@
 package io.ferrystream.ferry.kinds.groupaggregate;
 
-import io.ferrystream.ferry.arrow.ArrowRowDataReader;
-import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.arrow.DistinctViews;
-import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
+import io.ferrystream.ferry.operators.FlinkStates;
 
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -18,7 +16,6 @@ import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.ttl.TtlStateFactory;
 import org.apache.flink.runtime.state.ttl.TtlValue;
-import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRawValueData;
@@ -35,7 +32,6 @@ import org.apache.flink.table.types.logical.VarBinaryType;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VarBinaryVector;
-import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 
@@ -45,7 +41,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 /**
  * The keyed state Flink's own group aggregate keeps where a native group aggregate runs, and its
@@ -83,8 +78,6 @@ public final class FlinkAccState implements FlinkState {
 
     /** The name of Flink's state (GroupAggFunction and its mini-batch forms). */
     public static final String NAME = "accState";
-
-    private static final int BATCH = 4096;
 
     /** Keys imported in this JVM, for tests and logs. */
     private static final AtomicLong IMPORTED = new AtomicLong();
@@ -223,54 +216,38 @@ public final class FlinkAccState implements FlinkState {
         MapState<Object, Object>[] maps = maps(keyed);
         ValueState<Object>[] nulls = nullStates(keyed);
         MinMaxView[] views = minMaxViews(keyed);
-        List<RowData> keys = new ArrayList<>();
-        try (Stream<RowData> all = keyed.getKeys(NAME, VoidNamespace.INSTANCE)) {
-            all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
-        }
+        List<RowData> keys = FlinkStates.keys(keyed, List.of(NAME));
         RowData.FieldGetter[] keyFields = getters(keyType.getChildren().toArray(new LogicalType[0]), keyType.getFieldCount());
         RowData.FieldGetter[] accFields = getters(accTypes, callFields);
         int width = importType().getFieldCount();
-        Object current = backend.getCurrentKey();
-        try (RowDataArrowWriter writer = RowDataArrowWriter.create(importType(), allocator, BATCH)) {
-            for (int from = 0; from < keys.size(); from += BATCH) {
-                writer.reset();
-                for (RowData key : keys.subList(from, Math.min(keys.size(), from + BATCH))) {
-                    keyed.setCurrentKey(key);
-                    Object value = state.value();
-                    RowData acc = ttl ? ((TtlValue<RowData>) value).getUserValue() : (RowData) value;
-                    GenericRowData row = new GenericRowData(width);
-                    int f = 0;
-                    for (RowData.FieldGetter g : keyFields) {
-                        row.setField(f++, g.getFieldOrNull(key));
-                    }
-                    for (RowData.FieldGetter g : accFields) {
-                        row.setField(f++, g.getFieldOrNull(acc));
-                    }
-                    for (MinMaxView v : views) {
-                        row.setField(keyFields.length + v.state.field, v.read(acc));
-                    }
-                    for (int d = 0; d < maps.length; d++) {
-                        row.setField(f++, bytes(codecs[d].encodeState(maps[d].entries(), ttl)));
-                        maps[d].clear();
-                        nulls[d].clear();
-                    }
-                    if (recordCountField >= 0) {
-                        row.setField(f++, acc.getLong(recordCountField));
-                    }
-                    if (ttl) {
-                        row.setField(f, ((TtlValue<RowData>) value).getLastAccessTimestamp());
-                    }
-                    writer.write(row);
-                    state.clear();
-                }
-                writer.finish();
-                op.importState(writer.root());
+        FlinkStates.importKeys(op, keyed, keys, importType(), allocator, (key, rows) -> {
+            Object value = state.value();
+            RowData acc = ttl ? ((TtlValue<RowData>) value).getUserValue() : (RowData) value;
+            GenericRowData row = new GenericRowData(width);
+            int f = 0;
+            for (RowData.FieldGetter g : keyFields) {
+                row.setField(f++, g.getFieldOrNull(key));
             }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
+            for (RowData.FieldGetter g : accFields) {
+                row.setField(f++, g.getFieldOrNull(acc));
             }
-        }
+            for (MinMaxView v : views) {
+                row.setField(keyFields.length + v.state.field, v.read(acc));
+            }
+            for (int d = 0; d < maps.length; d++) {
+                row.setField(f++, bytes(codecs[d].encodeState(maps[d].entries(), ttl)));
+                maps[d].clear();
+                nulls[d].clear();
+            }
+            if (recordCountField >= 0) {
+                row.setField(f++, acc.getLong(recordCountField));
+            }
+            if (ttl) {
+                row.setField(f, ((TtlValue<RowData>) value).getLastAccessTimestamp());
+            }
+            rows.add(row);
+            state.clear();
+        });
         clearOrphans(keyed, views);
         IMPORTED.addAndGet(keys.size());
         return keys.size();
@@ -299,11 +276,7 @@ public final class FlinkAccState implements FlinkState {
             clears.add(v.map::clear);
         }
         for (int s = 0; s < left.size(); s++) {
-            List<RowData> keys = new ArrayList<>();
-            try (Stream<RowData> all = keyed.getKeys(left.get(s), VoidNamespace.INSTANCE)) {
-                all.forEach(k -> keys.add(keyed.getKeySerializer().copy(k)));
-            }
-            for (RowData key : keys) {
+            for (RowData key : FlinkStates.keys(keyed, List.of(left.get(s)))) {
                 keyed.setCurrentKey(key);
                 clears.get(s).run();
             }
@@ -348,52 +321,41 @@ public final class FlinkAccState implements FlinkState {
             accFields[m.field] = null; // a VARBINARY column: MinMaxView.write
         }
         int keyArity = keyType.getFieldCount();
-        Object current = backend.getCurrentKey();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(exportType()), allocator)) {
-            ArrowRowDataReader reader = new ArrowRowDataReader(root, exportType());
-            op.exportState(root, chunk -> {
-                reader.load();
-                for (int i = 0; i < reader.rowCount(); i++) {
-                    RowData row = reader.readBinary(i); // nested accumulator rows too; copied below
-                    byte[] bytes = row.getBinary(0);
-                    BinaryRowData key = new BinaryRowData(keyArity);
-                    key.pointTo(MemorySegmentFactory.wrap(bytes), 0, bytes.length);
-                    keyed.setCurrentKey(key);
-                    keys.add(key);
-                    GenericRowData acc = new GenericRowData(accTypes.length);
-                    for (int f = 0; f < callFields; f++) {
-                        if (accFields[f] != null) {
-                            acc.setField(f, accFields[f].getFieldOrNull(row));
-                        }
-                    }
-                    if (aggFields > callFields) { // the count1 Flink inserted: the record count
-                        acc.setField(callFields, row.getLong(1 + callFields + distinct.size()));
-                    }
-                    for (int d = 0; d < distinct.size(); d++) {
-                        acc.setField(aggFields + d, BinaryRawValueData.fromBytes(new byte[] {0})); // NullSerializer's byte
-                    }
-                    try {
-                        for (MinMaxView v : views) {
-                            VarBinaryVector col = (VarBinaryVector) root.getVector(1 + v.state.field);
-                            acc.setField(v.state.field, v.write(col, i));
-                        }
-                        BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
-                        state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
-                        for (int d = 0; d < distinct.size(); d++) {
-                            VarBinaryVector v = (VarBinaryVector) root.getVector(1 + callFields + d);
-                            MapState<Object, Object> map = maps[d];
-                            codecs[d].forEachEntry(v.getDataBuffer(), v.getStartOffset(i), v.getValueLength(i), ttl,
-                                    (k, x, at) -> put(map, k, ttl ? new TtlValue<>(x, at) : x));
-                        }
-                    } catch (Exception e) {
-                        throw new IllegalStateException("writing Flink's " + String.join(", ", names()) + " of a key: " + e, e);
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
+            // nested accumulator rows read as binary rows too; copied below
+            FlinkStates.exportRows(op, exportType(), allocator, true, (row, root, i) -> {
+                BinaryRowData key = FlinkStates.exportedKey(row, keyArity);
+                keyed.setCurrentKey(key);
+                keys.add(key);
+                GenericRowData acc = new GenericRowData(accTypes.length);
+                for (int f = 0; f < callFields; f++) {
+                    if (accFields[f] != null) {
+                        acc.setField(f, accFields[f].getFieldOrNull(row));
                     }
                 }
+                if (aggFields > callFields) { // the count1 Flink inserted: the record count
+                    acc.setField(callFields, row.getLong(1 + callFields + distinct.size()));
+                }
+                for (int d = 0; d < distinct.size(); d++) {
+                    acc.setField(aggFields + d, BinaryRawValueData.fromBytes(new byte[] {0})); // NullSerializer's byte
+                }
+                try {
+                    for (MinMaxView v : views) {
+                        VarBinaryVector col = (VarBinaryVector) root.getVector(1 + v.state.field);
+                        acc.setField(v.state.field, v.write(col, i));
+                    }
+                    BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
+                    state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
+                    for (int d = 0; d < distinct.size(); d++) {
+                        VarBinaryVector v = (VarBinaryVector) root.getVector(1 + callFields + d);
+                        MapState<Object, Object> map = maps[d];
+                        codecs[d].forEachEntry(v.getDataBuffer(), v.getStartOffset(i), v.getValueLength(i), ttl,
+                                (k, x, at) -> put(map, k, ttl ? new TtlValue<>(x, at) : x));
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException("writing Flink's " + String.join(", ", names()) + " of a key: " + e, e);
+                }
             });
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
         }
     }
 
@@ -404,23 +366,15 @@ public final class FlinkAccState implements FlinkState {
         ValueState<Object> state = state(keyed);
         MapState<Object, Object>[] maps = maps(keyed);
         MinMaxView[] views = minMaxViews(keyed);
-        Object current = backend.getCurrentKey();
-        try {
-            for (RowData key : keys) {
-                keyed.setCurrentKey(key);
-                state.clear();
-                for (MapState<Object, Object> map : maps) {
-                    map.clear();
-                }
-                for (MinMaxView v : views) {
-                    v.map.clear();
-                }
+        FlinkStates.forEachKey(keyed, keys, key -> {
+            state.clear();
+            for (MapState<Object, Object> map : maps) {
+                map.clear();
             }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
+            for (MinMaxView v : views) {
+                v.map.clear();
             }
-        }
+        });
     }
 
     /**

@@ -7,6 +7,7 @@ import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
+import io.ferrystream.ferry.planner.candidates.GlobalGroupAggregateCandidate;
 
 import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.api.dag.Transformation;

@@ -14,7 +14,6 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -63,11 +62,7 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
             boolean needRetraction,
             long stateTtlMs) {
         super(KIND, name, List.of(Input.whole(inputType, Input.firstFields(keyFields))));
-        List<Call> unfiltered = new ArrayList<>(calls.size());
-        for (Call c : calls) {
-            unfiltered.add(new Call(c.function, c.args, c.retract, c.name, c.distinct, -1));
-        }
-        ProjectedCalls local = ProjectedCalls.of(localInputType, new int[0], unfiltered, false);
+        ProjectedCalls local = ProjectedCalls.ofLocalInput(localInputType, calls);
         this.localInput = local.input;
         this.calls = local.calls;
         this.finalKeys = finalKeys.clone();

@@ -28,6 +28,19 @@ final class ProjectedCalls {
         return of(fullInputType, grouping, calls, true);
     }
 
+    /**
+     * The calls of a merging aggregate (global, incremental) over the local aggregate's output
+     * {@code localInputType}: without their FILTERs, which the local aggregate applied; no grouping
+     * fields, no Java-String flags.
+     */
+    static ProjectedCalls ofLocalInput(RowType localInputType, List<Call> calls) {
+        List<Call> unfiltered = new ArrayList<>(calls.size());
+        for (Call c : calls) {
+            unfiltered.add(new Call(c.function, c.args, c.retract, c.name, c.distinct, -1));
+        }
+        return of(localInputType, new int[0], unfiltered, false);
+    }
+
     static ProjectedCalls of(RowType fullInputType, int[] grouping, List<Call> calls, boolean javaStringFlags) {
         List<Integer> used = new ArrayList<>();
         for (int g : grouping) {

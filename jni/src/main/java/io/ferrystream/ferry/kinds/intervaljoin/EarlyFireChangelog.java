@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.kinds.intervaljoin;
 
+import io.ferrystream.ferry.planner.Verdict;
+import io.ferrystream.ferry.planner.candidates.IntervalJoinCandidate;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.table.api.TableException;
@@ -47,8 +49,7 @@ final class EarlyFireChangelog {
     }
 
     private static RelNode visit(RelNode node) {
-        if (node instanceof IntervalJoinCandidate
-                && ((IntervalJoinCandidate) node).producesEarlyFireUpdates()) {
+        if (node instanceof IntervalJoinCandidate join && producesUpdates(join)) {
             return updating(node, node.getInputs());
         }
         List<RelNode> inputs = new ArrayList<>(node.getInputs().size());
@@ -74,6 +75,16 @@ final class EarlyFireChangelog {
                 + " EARLY_FIRE hint; Ferry runs such a join only under Calc nodes, into a sink or as the query's"
                 + " result. Remove the EARLY_FIRE hint, or write the join's result into a sink and read it from"
                 + " there.");
+    }
+
+    /**
+     * Whether {@code join} runs with early fire and so produces updates: natively, as an interval
+     * join with the hint on an outer join with a non-negative window (master ignores it elsewhere).
+     */
+    private static boolean producesUpdates(IntervalJoinCandidate join) {
+        Verdict verdict = join.verdict();
+        return verdict.isNative() && verdict.kind() instanceof IntervalJoinKind
+                && EarlyFireHint.producesUpdates(join, verdict.payload());
     }
 
     private static RelNode updating(RelNode node, List<RelNode> inputs) {

@@ -1,5 +1,7 @@
 package io.ferrystream.ferry.kinds.intervaljoin;
 
+import io.ferrystream.ferry.planner.candidates.IntervalJoinCandidate;
+
 import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.RelShuttleImpl;
 import org.apache.calcite.rel.core.Join;
@@ -210,7 +212,7 @@ public final class EarlyFireHint {
         if (hint == null) {
             return null;
         }
-        WindowBounds bounds = IntervalJoinSpecs.windowBounds(join);
+        WindowBounds bounds = IntervalJoinCandidate.windowBounds(join);
         TimeMode own = bounds.isEventTime() ? TimeMode.ROWTIME : TimeMode.PROCTIME;
         if (hint.timeMode() == TimeMode.ROWTIME && own == TimeMode.PROCTIME) {
             throw new ValidationException(
@@ -225,7 +227,7 @@ public final class EarlyFireHint {
      * non-negative window; on others the hint is accepted and ignored (the join stays insert-only).
      */
     static boolean producesUpdates(StreamPhysicalIntervalJoin join, Resolved hint) {
-        return producesUpdates(join.getJoinType() != JoinRelType.INNER, IntervalJoinSpecs.windowBounds(join), hint);
+        return producesUpdates(join.getJoinType() != JoinRelType.INNER, IntervalJoinCandidate.windowBounds(join), hint);
     }
 
     /** {@link #producesUpdates(StreamPhysicalIntervalJoin, Resolved)} of an outer join or not, with these bounds. */

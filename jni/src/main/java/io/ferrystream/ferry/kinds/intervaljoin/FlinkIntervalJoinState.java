@@ -2,9 +2,9 @@ package io.ferrystream.ferry.kinds.intervaljoin;
 
 import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
-import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
+import io.ferrystream.ferry.operators.FlinkStates;
 
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -16,7 +16,6 @@ import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.api.java.typeutils.runtime.TupleSerializer;
-import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -94,7 +93,6 @@ public final class FlinkIntervalJoinState implements FlinkState {
     /** The state columns after the key, before the left and right fields. */
     private static final int COLUMNS = 8;
 
-    private static final int BATCH = 4096;
 
     /** Keys imported in this JVM, for tests and logs. */
     private static final AtomicLong IMPORTED = new AtomicLong();
@@ -331,8 +329,7 @@ public final class FlinkIntervalJoinState implements FlinkState {
         }
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         RowDataSerializer keySerializer = (RowDataSerializer) keyed.getKeySerializer();
-        Object current = backend.getCurrentKey();
-        try {
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
             // Flink's timers, in the queue's order, then deleted (they would fire into nothing).
             InternalTimerService<VoidNamespace> service = timers();
             Map<BinaryRowData, List<long[]>> timersOf = new HashMap<>();
@@ -375,75 +372,57 @@ public final class FlinkIntervalJoinState implements FlinkState {
             RowData.FieldGetter[] keyFields = getters(keyType, 0);
             RowData.FieldGetter[] leftFields = getters(leftType, 0);
             RowData.FieldGetter[] rightFields = getters(rightType, 0);
-            try (RowDataArrowWriter writer = RowDataArrowWriter.create(type, allocator, BATCH)) {
-                writer.reset();
-                int rows = 0;
-                for (BinaryRowData key : keys) {
-                    if (rows >= BATCH) {
-                        writer.finish();
-                        op.importState(writer.root());
-                        writer.reset();
-                        rows = 0;
+            FlinkStates.importKeys(op, keyed, new ArrayList<>(keys), type, allocator, (key, rows) -> {
+                GenericRowData head = new GenericRowData(width);
+                for (int f = 0; f < keyArity; f++) {
+                    head.setField(f, keyFields[f].getFieldOrNull(key));
+                }
+                head.setField(keyArity, KEY);
+                head.setField(keyArity + 4, states.leftTimer.value());
+                head.setField(keyArity + 5, states.rightTimer.value());
+                Map<Long, List<Tuple2<RowData, Boolean>>> left = heapMap(states.leftCache);
+                Map<Long, List<Tuple2<RowData, Boolean>>> right = heapMap(states.rightCache);
+                head.setField(keyArity + 6, left == null ? null : capacity(left));
+                head.setField(keyArity + 7, right == null ? null : capacity(right));
+                rows.add(head);
+                for (int side = 0; side < 2; side++) {
+                    Map<Long, List<Tuple2<RowData, Boolean>>> heap = side == 0 ? left : right;
+                    Iterable<Map.Entry<Long, List<Tuple2<RowData, Boolean>>>> entries =
+                            heap != null ? heap.entrySet() : (side == 0 ? states.leftCache : states.rightCache).entries();
+                    RowData.FieldGetter[] fields = side == 0 ? leftFields : rightFields;
+                    int at = side == 0 ? first : first + leftType.getFieldCount();
+                    for (Map.Entry<Long, List<Tuple2<RowData, Boolean>>> e : entries) {
+                        if (e.getValue() == null || e.getValue().isEmpty()) {
+                            throw new IllegalStateException("Flink's " + (side == 0 ? LEFT_CACHE : RIGHT_CACHE)
+                                    + " holds no rows at time " + e.getKey() + ", which Flink's operator never writes");
+                        }
+                        for (Tuple2<RowData, Boolean> t : e.getValue()) {
+                            GenericRowData row = new GenericRowData(width);
+                            for (int f = 0; f < keyArity; f++) {
+                                row.setField(f, head.getField(f));
+                            }
+                            row.setField(keyArity, side == 0 ? LEFT : RIGHT);
+                            row.setField(keyArity + 1, e.getKey());
+                            row.setField(keyArity + 2, t.f1);
+                            for (int f = 0; f < fields.length; f++) {
+                                row.setField(at + f, fields[f].getFieldOrNull(t.f0));
+                            }
+                            rows.add(row);
+                        }
                     }
-                    keyed.setCurrentKey(key);
-                    GenericRowData head = new GenericRowData(width);
+                }
+                for (long[] t : timersOf.getOrDefault(key, List.of())) {
+                    GenericRowData row = new GenericRowData(width);
                     for (int f = 0; f < keyArity; f++) {
-                        head.setField(f, keyFields[f].getFieldOrNull(key));
+                        row.setField(f, head.getField(f));
                     }
-                    head.setField(keyArity, KEY);
-                    head.setField(keyArity + 4, states.leftTimer.value());
-                    head.setField(keyArity + 5, states.rightTimer.value());
-                    Map<Long, List<Tuple2<RowData, Boolean>>> left = heapMap(states.leftCache);
-                    Map<Long, List<Tuple2<RowData, Boolean>>> right = heapMap(states.rightCache);
-                    head.setField(keyArity + 6, left == null ? null : capacity(left));
-                    head.setField(keyArity + 7, right == null ? null : capacity(right));
-                    writer.write(head);
-                    rows++;
-                    for (int side = 0; side < 2; side++) {
-                        Map<Long, List<Tuple2<RowData, Boolean>>> heap = side == 0 ? left : right;
-                        Iterable<Map.Entry<Long, List<Tuple2<RowData, Boolean>>>> entries =
-                                heap != null ? heap.entrySet() : (side == 0 ? states.leftCache : states.rightCache).entries();
-                        RowData.FieldGetter[] fields = side == 0 ? leftFields : rightFields;
-                        int at = side == 0 ? first : first + leftType.getFieldCount();
-                        for (Map.Entry<Long, List<Tuple2<RowData, Boolean>>> e : entries) {
-                            if (e.getValue() == null || e.getValue().isEmpty()) {
-                                throw new IllegalStateException("Flink's " + (side == 0 ? LEFT_CACHE : RIGHT_CACHE)
-                                        + " holds no rows at time " + e.getKey() + ", which Flink's operator never writes");
-                            }
-                            for (Tuple2<RowData, Boolean> t : e.getValue()) {
-                                GenericRowData row = new GenericRowData(width);
-                                for (int f = 0; f < keyArity; f++) {
-                                    row.setField(f, head.getField(f));
-                                }
-                                row.setField(keyArity, side == 0 ? LEFT : RIGHT);
-                                row.setField(keyArity + 1, e.getKey());
-                                row.setField(keyArity + 2, t.f1);
-                                for (int f = 0; f < fields.length; f++) {
-                                    row.setField(at + f, fields[f].getFieldOrNull(t.f0));
-                                }
-                                writer.write(row);
-                                rows++;
-                            }
-                        }
-                    }
-                    for (long[] t : timersOf.getOrDefault(key, List.of())) {
-                        GenericRowData row = new GenericRowData(width);
-                        for (int f = 0; f < keyArity; f++) {
-                            row.setField(f, head.getField(f));
-                        }
-                        row.setField(keyArity, TIMER);
-                        row.setField(keyArity + 1, t[0]);
-                        row.setField(keyArity + 3, t[1]);
-                        writer.write(row);
-                        rows++;
-                    }
-                    states.clear();
+                    row.setField(keyArity, TIMER);
+                    row.setField(keyArity + 1, t[0]);
+                    row.setField(keyArity + 3, t[1]);
+                    rows.add(row);
                 }
-                if (rows > 0) {
-                    writer.finish();
-                    op.importState(writer.root());
-                }
-            }
+                states.clear();
+            });
             for (Map.Entry<BinaryRowData, List<long[]>> e : timersOf.entrySet()) {
                 keyed.setCurrentKey(e.getKey());
                 for (long[] t : e.getValue()) {
@@ -456,10 +435,6 @@ public final class FlinkIntervalJoinState implements FlinkState {
             }
             IMPORTED.addAndGet(keys.size());
             return keys.size();
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
         }
     }
 
@@ -481,8 +456,8 @@ public final class FlinkIntervalJoinState implements FlinkState {
         RowData.FieldGetter[] rightFields = getters(nullable(rightType), first + leftType.getFieldCount());
         List<long[]> timers = new ArrayList<>(); // position, key index, time
         exportedTimers = new ArrayList<>();
-        Object current = backend.getCurrentKey();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed);
+                VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
             ArrowRowDataReader reader = new ArrowRowDataReader(root, type);
             op.exportState(root, chunk -> {
                 reader.load();
@@ -493,9 +468,7 @@ public final class FlinkIntervalJoinState implements FlinkState {
                         byte part = row.getByte(1);
                         if (part == KEY) {
                             write(states, caches);
-                            byte[] bytes = row.getBinary(0);
-                            BinaryRowData key = new BinaryRowData(keyArity);
-                            key.pointTo(MemorySegmentFactory.wrap(bytes), 0, bytes.length);
+                            BinaryRowData key = FlinkStates.exportedKey(row, keyArity);
                             keyed.setCurrentKey(key);
                             keys.add(key);
                             if (!row.isNullAt(1 + 4)) {
@@ -539,10 +512,6 @@ public final class FlinkIntervalJoinState implements FlinkState {
                 }
                 exportedTimers.add(Tuple2.of(key, t[2]));
             }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
         }
     }
 
@@ -562,8 +531,7 @@ public final class FlinkIntervalJoinState implements FlinkState {
     public void clear(KeyedStateBackend<?> backend, List<RowData> keys) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         States states = new States(keyed);
-        Object current = backend.getCurrentKey();
-        try {
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
             for (RowData key : keys) {
                 keyed.setCurrentKey(key);
                 states.clear();
@@ -580,10 +548,6 @@ public final class FlinkIntervalJoinState implements FlinkState {
                 }
             }
             exportedTimers = null;
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
         }
     }
 

@@ -8,6 +8,7 @@ import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
 import io.ferrystream.ferry.planner.Verdict;
+import io.ferrystream.ferry.planner.candidates.IntervalJoinCandidate;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.RelWriter;
@@ -102,7 +103,7 @@ public final class IntervalJoinKind extends NativeKind<StreamPhysicalIntervalJoi
 
     @Override
     protected Decision match(StreamPhysicalIntervalJoin join, ReadableConfig config) {
-        WindowBounds bounds = IntervalJoinSpecs.windowBounds(join);
+        WindowBounds bounds = IntervalJoinCandidate.windowBounds(join);
         JoinSpec joinSpec = join.joinSpec();
         String reason = shapeReason(joinSpec, bounds, join.getRowType().getFieldNames());
         if (reason != null) {

@@ -2,12 +2,10 @@ package io.ferrystream.ferry.kinds.intervaljoin;
 
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.arrow.ArrowTypes;
-import io.ferrystream.ferry.planner.FlinkFields;
 
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIntervalJoin;
 import org.apache.flink.table.types.logical.RowType;
 
 import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec.WindowBounds;
@@ -60,13 +58,5 @@ final class IntervalJoinSpecs {
     /** {@code table.exec.interval-join.min-cleanup-interval}, as StreamExecIntervalJoin reads it. */
     static long minCleanUpIntervalMs(ReadableConfig config) {
         return config.get(ExecutionConfigOptions.TABLE_EXEC_INTERVAL_JOIN_MIN_CLEAN_UP_INTERVAL).toMillis();
-    }
-
-    /**
-     * The window bounds of Flink's physical node, a constructor parameter its Scala class keeps in
-     * a private field without an accessor.
-     */
-    static WindowBounds windowBounds(StreamPhysicalIntervalJoin join) {
-        return FlinkFields.read(join, StreamPhysicalIntervalJoin.class, "windowBounds");
     }
 }

@@ -6,6 +6,7 @@ import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeTranslation;
 import io.ferrystream.ferry.planner.Verdict;
+import io.ferrystream.ferry.planner.candidates.LookupJoinCandidate;
 
 import org.apache.calcite.plan.RelOptTable;
 import org.apache.calcite.rel.RelWriter;
@@ -83,6 +84,16 @@ public final class LookupJoinKind extends NativeKind<StreamPhysicalLookupJoin, S
     @Override
     protected boolean keepsNativeState() {
         return false;
+    }
+
+    /**
+     * Flink's planner sets upsert materialization after Ferry's program decided (its
+     * non-deterministic-update check runs on the optimized plan): such a node stays Flink's, with
+     * that reason.
+     */
+    @Override
+    protected Verdict verdictOfCopy(StreamPhysicalLookupJoin copy, Verdict verdict) {
+        return copy.upsertMaterialize() ? verdict.fallback(MATERIALIZE_REASON) : verdict;
     }
 
 

@@ -1,10 +1,9 @@
 package io.ferrystream.ferry.kinds.topn;
 
-import io.ferrystream.ferry.arrow.ArrowRowDataReader;
 import io.ferrystream.ferry.arrow.ArrowTypes;
-import io.ferrystream.ferry.arrow.RowDataArrowWriter;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FlinkState;
+import io.ferrystream.ferry.operators.FlinkStates;
 
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -17,7 +16,6 @@ import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.api.java.typeutils.runtime.TupleSerializer;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -47,7 +45,6 @@ import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.types.RowKind;
 
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
 
 import javax.annotation.Nullable;
 
@@ -60,7 +57,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
  * The keyed state Flink's own Top-N functions keep where Ferry's native Top-N ({@value
@@ -136,7 +132,6 @@ public final class FlinkTopNState implements FlinkState {
     /** {@code RetractableTopNFunction}'s counts per sort key. */
     public static final String SORTED_MAP_STATE = "sorted-map";
 
-    private static final int BATCH = 4096;
 
     /** The input row as Flink's serializer writes it. */
     private final RowType inputType;
@@ -273,17 +268,8 @@ public final class FlinkTopNState implements FlinkState {
             for (int k : keys) {
                 types.add(carried().getTypeAt(k));
             }
-            types.add(new IntType(false));
-            if (ttl) {
-                types.add(new BigIntType(false));
-            }
-        } else {
-            types.addAll(carried().getChildren());
-            if (updatable()) {
-                types.add(new IntType(false));
-            }
         }
-        return RowType.of(types.toArray(new LogicalType[0]));
+        return withValue(types);
     }
 
     private boolean updatable() {
@@ -294,6 +280,11 @@ public final class FlinkTopNState implements FlinkState {
     RowType exportType() {
         List<LogicalType> types = new ArrayList<>();
         types.add(new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
+        return withValue(types);
+    }
+
+    /** {@code types}, then first-N's counter [and last write], or the row's fields [and inner rank]. */
+    private RowType withValue(List<LogicalType> types) {
         if (counter()) {
             types.add(new IntType(false));
             if (ttl) {
@@ -336,19 +327,7 @@ public final class FlinkTopNState implements FlinkState {
     public long importInto(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         States states = new States(keyed);
-        // every key of any of the states, once
-        Set<RowData> seen = new HashSet<>();
-        List<RowData> all = new ArrayList<>();
-        for (String name : names()) {
-            try (Stream<RowData> stream = keyed.getKeys(name, VoidNamespace.INSTANCE)) {
-                stream.forEach(k -> {
-                    RowData key = keyed.getKeySerializer().copy(k);
-                    if (seen.add(key)) {
-                        all.add(key);
-                    }
-                });
-            }
-        }
+        List<RowData> all = FlinkStates.keys(keyed, names());
         RowType type = importType();
         RowData.FieldGetter[] fields = new RowData.FieldGetter[counter() ? keys.length : inputType.getFieldCount()];
         for (int f = 0; f < fields.length; f++) {
@@ -356,115 +335,91 @@ public final class FlinkTopNState implements FlinkState {
         }
         Projection sortKeys = lists() ? new Projection() : null;
         Projection rowKeyProjection = updatable() ? new Projection(rowKeys) : null;
-        Object current = backend.getCurrentKey();
-        try (RowDataArrowWriter writer = RowDataArrowWriter.create(type, allocator, BATCH)) {
-            writer.reset();
-            List<GenericRowData> rows = new ArrayList<>();
-            for (RowData key : all) {
-                keyed.setCurrentKey(key);
-                rows.clear();
-                switch (function) {
-                    case APPEND_ONLY_TOP_N, RETRACTABLE_TOP_N -> {
-                        String data = name();
-                        Map<BinaryRowData, Long> counts = function == TopNSpec.Function.RETRACTABLE_TOP_N ? counts(states) : null;
-                        for (Map.Entry<RowData, List<RowData>> e : states.map.entries()) {
-                            List<RowData> list = e.getValue();
-                            if (list == null || list.isEmpty()) {
-                                throw new IllegalStateException("Flink's " + data + " holds " + (list == null ? "no" : "an empty")
-                                        + " list for a sort key, which Flink never writes");
-                            }
-                            BinaryRowData sortKey = sortKeys.binary(e.getKey());
-                            if (counts != null) {
-                                Long count = counts.remove(sortKey);
-                                if (count == null || count != list.size()) {
-                                    throw new IllegalStateException(disagree((count == null ? "no count" : count + " rows") + " of a sort key in "
-                                            + SORTED_MAP_STATE + ", " + list.size() + " in " + data));
-                                }
-                            }
-                            for (RowData row : list) {
-                                if (row == null) {
-                                    throw new IllegalStateException("Flink's " + data + " holds a NULL row, which Flink never writes");
-                                }
-                                if (!sortKey.equals(sortKeys.of(row))) {
-                                    throw new IllegalStateException("Flink's " + data + " holds a row under a sort key other than"
-                                            + " its own, which Flink never writes");
-                                }
-                                rows.add(fieldsOf(row, fields));
+        FlinkStates.importKeys(op, keyed, all, type, allocator, (key, rows) -> {
+            switch (function) {
+                case APPEND_ONLY_TOP_N, RETRACTABLE_TOP_N -> {
+                    String data = name();
+                    Map<BinaryRowData, Long> counts = function == TopNSpec.Function.RETRACTABLE_TOP_N ? counts(states) : null;
+                    for (Map.Entry<RowData, List<RowData>> e : states.map.entries()) {
+                        List<RowData> list = e.getValue();
+                        if (list == null || list.isEmpty()) {
+                            throw new IllegalStateException("Flink's " + data + " holds " + (list == null ? "no" : "an empty")
+                                    + " list for a sort key, which Flink never writes");
+                        }
+                        BinaryRowData sortKey = sortKeys.binary(e.getKey());
+                        if (counts != null) {
+                            Long count = counts.remove(sortKey);
+                            if (count == null || count != list.size()) {
+                                throw new IllegalStateException(disagree((count == null ? "no count" : count + " rows") + " of a sort key in "
+                                        + SORTED_MAP_STATE + ", " + list.size() + " in " + data));
                             }
                         }
-                        if (counts != null && !counts.isEmpty()) {
-                            throw new IllegalStateException(disagree(counts.size() + " sort keys with a count in " + SORTED_MAP_STATE
-                                    + " and no rows in " + data));
-                        }
-                    }
-                    case UPDATABLE_TOP_N -> {
-                        for (Map.Entry<RowData, Tuple2<RowData, Integer>> e : states.updates.entries()) {
-                            Tuple2<RowData, Integer> v = e.getValue();
-                            if (v == null || v.f0 == null || v.f1 == null) {
-                                throw new IllegalStateException("Flink's " + UPDATE_STATE + " holds " + v
-                                        + " for a row key, which Flink never writes");
+                        for (RowData row : list) {
+                            if (row == null) {
+                                throw new IllegalStateException("Flink's " + data + " holds a NULL row, which Flink never writes");
                             }
-                            if (!rowKeyProjection.binary(e.getKey()).equals(rowKeyProjection.of(v.f0))) {
-                                throw new IllegalStateException("Flink's " + UPDATE_STATE + " holds a row under a row key other than"
+                            if (!sortKey.equals(sortKeys.of(row))) {
+                                throw new IllegalStateException("Flink's " + data + " holds a row under a sort key other than"
                                         + " its own, which Flink never writes");
                             }
-                            GenericRowData row = new GenericRowData(type.getFieldCount());
-                            for (int f = 0; f < fields.length; f++) {
-                                row.setField(f, fields[f].getFieldOrNull(v.f0));
-                            }
-                            row.setField(fields.length, v.f1);
-                            rows.add(row);
+                            rows.add(fieldsOf(row, fields));
                         }
                     }
-                    case FAST_TOP1 -> {
-                        RowData row = (RowData) states.value.value();
-                        if (row == null) { // listed by getKeys, gone once read (expired)
-                            break;
-                        }
-                        rows.add(fieldsOf(row, fields));
+                    if (counts != null && !counts.isEmpty()) {
+                        throw new IllegalStateException(disagree(counts.size() + " sort keys with a count in " + SORTED_MAP_STATE
+                                + " and no rows in " + data));
                     }
-                    case APPEND_ONLY_FIRST_N -> {
-                        Object value = states.value.value();
-                        if (value == null) {
-                            break;
+                }
+                case UPDATABLE_TOP_N -> {
+                    for (Map.Entry<RowData, Tuple2<RowData, Integer>> e : states.updates.entries()) {
+                        Tuple2<RowData, Integer> v = e.getValue();
+                        if (v == null || v.f0 == null || v.f1 == null) {
+                            throw new IllegalStateException("Flink's " + UPDATE_STATE + " holds " + v
+                                    + " for a row key, which Flink never writes");
                         }
-                        Object user = ttl ? ((TtlValue<Object>) value).getUserValue() : value;
-                        if (!(user instanceof Integer) || (Integer) user < 1) {
-                            throw new IllegalStateException("Flink's " + COUNTER_STATE + " holds " + user
-                                    + " for a key, which Flink never writes");
+                        if (!rowKeyProjection.binary(e.getKey()).equals(rowKeyProjection.of(v.f0))) {
+                            throw new IllegalStateException("Flink's " + UPDATE_STATE + " holds a row under a row key other than"
+                                    + " its own, which Flink never writes");
                         }
                         GenericRowData row = new GenericRowData(type.getFieldCount());
-                        int f = 0;
-                        for (RowData.FieldGetter g : fields) {
-                            row.setField(f++, g.getFieldOrNull(key));
+                        for (int f = 0; f < fields.length; f++) {
+                            row.setField(f, fields[f].getFieldOrNull(v.f0));
                         }
-                        row.setField(f++, user);
-                        if (ttl) {
-                            row.setField(f, ((TtlValue<Object>) value).getLastAccessTimestamp());
-                        }
+                        row.setField(fields.length, v.f1);
                         rows.add(row);
                     }
                 }
-                // a key's rows in one call (Go takes a key once): flush what came before when the batch is full
-                if (writer.count() > 0 && writer.count() + rows.size() > BATCH) {
-                    writer.finish();
-                    op.importState(writer.root());
-                    writer.reset();
+                case FAST_TOP1 -> {
+                    RowData row = (RowData) states.value.value();
+                    if (row == null) { // listed by getKeys, gone once read (expired)
+                        break;
+                    }
+                    rows.add(fieldsOf(row, fields));
                 }
-                for (GenericRowData row : rows) {
-                    writer.write(row);
+                case APPEND_ONLY_FIRST_N -> {
+                    Object value = states.value.value();
+                    if (value == null) {
+                        break;
+                    }
+                    Object user = ttl ? ((TtlValue<Object>) value).getUserValue() : value;
+                    if (!(user instanceof Integer) || (Integer) user < 1) {
+                        throw new IllegalStateException("Flink's " + COUNTER_STATE + " holds " + user
+                                + " for a key, which Flink never writes");
+                    }
+                    GenericRowData row = new GenericRowData(type.getFieldCount());
+                    int f = 0;
+                    for (RowData.FieldGetter g : fields) {
+                        row.setField(f++, g.getFieldOrNull(key));
+                    }
+                    row.setField(f++, user);
+                    if (ttl) {
+                        row.setField(f, ((TtlValue<Object>) value).getLastAccessTimestamp());
+                    }
+                    rows.add(row);
                 }
-                states.clear();
             }
-            if (writer.count() > 0) {
-                writer.finish();
-                op.importState(writer.root());
-            }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
-        }
+            states.clear();
+        });
         return all.size();
     }
 
@@ -571,6 +526,7 @@ public final class FlinkTopNState implements FlinkState {
         return new Projection().of(row);
     }
 
+
     @Override
     @SuppressWarnings("unchecked")
     public void exportFrom(NativeOperator op, KeyedStateBackend<?> backend, BufferAllocator allocator, List<RowData> written)
@@ -590,55 +546,43 @@ public final class FlinkTopNState implements FlinkState {
         BinaryRowData[] last = new BinaryRowData[1];
         Set<BinaryRowData> rowKeysOfKey = new HashSet<>();
         Set<BinaryRowData> seen = new HashSet<>();
-        Object current = backend.getCurrentKey();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(ArrowTypes.schemaOf(type), allocator)) {
-            ArrowRowDataReader reader = new ArrowRowDataReader(root, type);
-            op.exportState(root, chunk -> {
-                reader.load();
-                for (int i = 0; i < reader.rowCount(); i++) {
-                    RowData row = reader.read(i);
-                    byte[] bytes = row.getBinary(0);
-                    BinaryRowData key = new BinaryRowData(keys.length);
-                    key.pointTo(MemorySegmentFactory.wrap(bytes), 0, bytes.length);
-                    if (lists != null && lists.continues(key)) {
-                        lists.add(stored(rows, fields, row));
-                        continue;
+        try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
+            FlinkStates.exportRows(op, type, allocator, false, (row, root, i) -> {
+                BinaryRowData key = FlinkStates.exportedKey(row, keys.length);
+                if (lists != null && lists.continues(key)) {
+                    lists.add(stored(rows, fields, row));
+                    return;
+                }
+                if (rowKeyProjection != null && key.equals(last[0])) { // the updatable Top-N: the key's next row
+                    update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
+                    return;
+                }
+                if (!seen.add(key)) {
+                    throw new IllegalStateException("the native Top-N exported the rows of a key apart, not consecutively");
+                }
+                written.add(key);
+                try {
+                    if (lists != null) {
+                        lists.start(key, stored(rows, fields, row));
+                        return;
                     }
-                    if (rowKeyProjection != null && key.equals(last[0])) { // the updatable Top-N: the key's next row
+                    keyed.setCurrentKey(key);
+                    if (rowKeyProjection != null) {
+                        last[0] = key;
+                        rowKeysOfKey.clear();
                         update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
-                        continue;
+                    } else if (function == TopNSpec.Function.FAST_TOP1) {
+                        states.value.update(stored(rows, fields, row));
+                    } else {
+                        Integer count = row.getInt(1);
+                        states.value.update(ttl ? new TtlValue<>(count, row.getLong(2)) : count);
                     }
-                    if (!seen.add(key)) {
-                        throw new IllegalStateException("the native Top-N exported the rows of a key apart, not consecutively");
-                    }
-                    written.add(key);
-                    try {
-                        if (lists != null) {
-                            lists.start(key, stored(rows, fields, row));
-                            continue;
-                        }
-                        keyed.setCurrentKey(key);
-                        if (rowKeyProjection != null) {
-                            last[0] = key;
-                            rowKeysOfKey.clear();
-                            update(states, rowKeyProjection, rowKeysOfKey, stored(rows, fields, row), row.getInt(innerRank));
-                        } else if (function == TopNSpec.Function.FAST_TOP1) {
-                            states.value.update(stored(rows, fields, row));
-                        } else {
-                            Integer count = row.getInt(1);
-                            states.value.update(ttl ? new TtlValue<>(count, row.getLong(2)) : count);
-                        }
-                    } catch (Exception e) {
-                        throw new IllegalStateException("writing Flink's " + name() + " of a key: " + e, e);
-                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException("writing Flink's " + name() + " of a key: " + e, e);
                 }
             });
             if (lists != null) {
                 lists.flush();
-            }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
             }
         }
     }
@@ -745,17 +689,7 @@ public final class FlinkTopNState implements FlinkState {
     public void clear(KeyedStateBackend<?> backend, List<RowData> written) throws Exception {
         KeyedStateBackend<RowData> keyed = (KeyedStateBackend<RowData>) backend;
         States states = new States(keyed);
-        Object current = backend.getCurrentKey();
-        try {
-            for (RowData key : written) {
-                keyed.setCurrentKey(key);
-                states.clear();
-            }
-        } finally {
-            if (current != null) {
-                keyed.setCurrentKey((RowData) current);
-            }
-        }
+        FlinkStates.forEachKey(keyed, written, key -> states.clear());
     }
 
     /**

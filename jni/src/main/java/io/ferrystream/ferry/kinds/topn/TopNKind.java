@@ -7,6 +7,7 @@ import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
+import io.ferrystream.ferry.planner.candidates.RankCandidate;
 
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ConfigOption;
@@ -56,7 +57,7 @@ public final class TopNKind extends NativeKind<StreamPhysicalRank, StreamExecRan
     public static final ConfigOption<Boolean> ENABLED = FerryOptions.killSwitch("top-n", "the native Top-N");
 
     public TopNKind() {
-        super(TopNSpec.KIND, StreamPhysicalRank.class, StreamExecRank.class, ENABLED, TopNCandidate::new);
+        super(TopNSpec.KIND, StreamPhysicalRank.class, StreamExecRank.class, ENABLED, RankCandidate::new);
     }
 
     /**

@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.groupaggregate;
+package io.ferrystream.ferry.planner.candidates;
 
 import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeCandidate;
@@ -16,19 +16,19 @@ import java.util.List;
 public final class LocalGroupAggregateCandidate extends StreamPhysicalLocalGroupAggregate implements NativeCandidate {
     private final Verdict verdict;
 
-    LocalGroupAggregateCandidate(StreamPhysicalLocalGroupAggregate flink, Verdict verdict) {
+    public LocalGroupAggregateCandidate(StreamPhysicalLocalGroupAggregate flink, Verdict verdict) {
         super(flink.getCluster(), flink.getTraitSet(), flink.getInput(), flink.grouping(), flink.aggCalls(),
                 aggCallNeedRetractions(flink), needRetraction(flink), flink.partialFinalType());
         this.verdict = verdict;
     }
 
     /** Flink's aggCallNeedRetractions of a local aggregate node (a constructor parameter without accessor). */
-    static boolean[] aggCallNeedRetractions(StreamPhysicalLocalGroupAggregate agg) {
+    public static boolean[] aggCallNeedRetractions(StreamPhysicalLocalGroupAggregate agg) {
         return FlinkFields.<boolean[]>read(agg, StreamPhysicalLocalGroupAggregate.class, "aggCallNeedRetractions").clone();
     }
 
     /** Flink's needRetraction of a local aggregate node: its input retracts. */
-    static boolean needRetraction(StreamPhysicalLocalGroupAggregate agg) {
+    public static boolean needRetraction(StreamPhysicalLocalGroupAggregate agg) {
         return FlinkFields.<Boolean>read(agg, StreamPhysicalLocalGroupAggregate.class, "needRetraction");
     }
 

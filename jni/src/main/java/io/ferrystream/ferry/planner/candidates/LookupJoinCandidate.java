@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.lookupjoin;
+package io.ferrystream.ferry.planner.candidates;
 
 import io.ferrystream.ferry.planner.NativeCandidate;
 import io.ferrystream.ferry.planner.Verdict;
@@ -15,7 +15,7 @@ import java.util.List;
 public final class LookupJoinCandidate extends StreamPhysicalLookupJoin implements NativeCandidate {
     private final Verdict verdict;
 
-    LookupJoinCandidate(StreamPhysicalLookupJoin flink, Verdict verdict) {
+    public LookupJoinCandidate(StreamPhysicalLookupJoin flink, Verdict verdict) {
         super(flink.getCluster(), flink.getTraitSet(), flink.getInput(), flink.temporalTable(), flink.calcOnTemporalTable(),
                 flink.joinInfo(), flink.joinType(), flink.lookupHint(), flink.upsertMaterialize(), flink.enableLookupShuffle(),
                 flink.preferCustomShuffle());
@@ -32,15 +32,10 @@ public final class LookupJoinCandidate extends StreamPhysicalLookupJoin implemen
         return new LookupJoinCandidate((StreamPhysicalLookupJoin) super.copy(traitSet, inputs), verdict);
     }
 
-    /**
-     * As Flink's. Flink's planner sets upsert materialization after Ferry's program decided (its
-     * non-deterministic-update check runs on the optimized plan): such a node stays Flink's, with
-     * that reason.
-     */
     @Override
     public StreamPhysicalLookupJoin copy(boolean upsertMaterialize) {
-        return new LookupJoinCandidate(super.copy(upsertMaterialize),
-                upsertMaterialize ? verdict.fallback(LookupJoinKind.MATERIALIZE_REASON) : verdict);
+        StreamPhysicalLookupJoin copy = super.copy(upsertMaterialize);
+        return new LookupJoinCandidate(copy, verdict.ofCopy(copy));
     }
 
     @Override

@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.topn;
+package io.ferrystream.ferry.planner.candidates;
 
 import io.ferrystream.ferry.planner.NativeCandidate;
 import io.ferrystream.ferry.planner.Verdict;
@@ -13,15 +13,13 @@ import org.apache.flink.table.planner.plan.utils.RankProcessStrategy;
 import java.util.List;
 
 /**
- * Flink's rank node that translates to a Top-N ({@code StreamExecRank}), with Ferry's verdict
- * ({@link NativeCandidate}). Its exec node's description, the native operator's spec name, is
- * Flink's: the node's detailed description ({@code Rank(strategy=[…], rankType=[ROW_NUMBER], …)},
- * {@code ferry=[native]} included), as {@code StreamPhysicalRank#translateToExecNode} gives it.
+ * Flink's rank node with Ferry's verdict ({@link NativeCandidate}), whichever exec node it
+ * translates to: a deduplication or a Top-N.
  */
-public final class TopNCandidate extends StreamPhysicalRank implements NativeCandidate {
+public final class RankCandidate extends StreamPhysicalRank implements NativeCandidate {
     private final Verdict verdict;
 
-    TopNCandidate(StreamPhysicalRank flink, Verdict verdict) {
+    public RankCandidate(StreamPhysicalRank flink, Verdict verdict) {
         super(flink.getCluster(), flink.getTraitSet(), flink.getInput(), flink.partitionKey(), flink.orderKey(),
                 flink.rankType(), flink.rankRange(), flink.rankNumberType(), flink.outputRankNumber(), flink.rankStrategy(),
                 flink.sortOnRowTime());
@@ -35,12 +33,13 @@ public final class TopNCandidate extends StreamPhysicalRank implements NativeCan
 
     @Override
     public RelNode copy(RelTraitSet traitSet, List<RelNode> inputs) {
-        return new TopNCandidate((StreamPhysicalRank) super.copy(traitSet, inputs), verdict);
+        return new RankCandidate((StreamPhysicalRank) super.copy(traitSet, inputs), verdict);
     }
 
     @Override
     public StreamPhysicalRank copy(RankProcessStrategy newStrategy) {
-        return new TopNCandidate(super.copy(newStrategy), verdict);
+        StreamPhysicalRank copy = super.copy(newStrategy);
+        return new RankCandidate(copy, verdict.ofCopy(copy));
     }
 
     @Override

@@ -1,5 +1,6 @@
-package io.ferrystream.ferry.kinds.intervaljoin;
+package io.ferrystream.ferry.planner.candidates;
 
+import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeCandidate;
 import io.ferrystream.ferry.planner.Verdict;
 
@@ -10,27 +11,25 @@ import org.apache.calcite.rel.core.Join;
 import org.apache.calcite.rel.core.JoinRelType;
 import org.apache.calcite.rex.RexNode;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
+import org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec.WindowBounds;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIntervalJoin;
 
-/**
- * Flink's interval join node with Ferry's verdict ({@link NativeCandidate}); the verdict carries
- * the join's {@code EARLY_FIRE} hint, or null ({@link EarlyFireHint.Resolved}).
- */
+/** Flink's interval join node with Ferry's verdict ({@link NativeCandidate}). */
 public final class IntervalJoinCandidate extends StreamPhysicalIntervalJoin implements NativeCandidate {
     private final Verdict verdict;
 
-    IntervalJoinCandidate(StreamPhysicalIntervalJoin flink, Verdict verdict) {
+    public IntervalJoinCandidate(StreamPhysicalIntervalJoin flink, Verdict verdict) {
         super(flink.getCluster(), flink.getTraitSet(), flink.getLeft(), flink.getRight(), flink.getJoinType(),
-                flink.originalCondition(), flink.getCondition(), IntervalJoinSpecs.windowBounds(flink));
+                flink.originalCondition(), flink.getCondition(), windowBounds(flink));
         this.verdict = verdict;
     }
 
     /**
-     * Whether the join runs with early fire and so produces updates: an outer join with the hint
-     * and a non-negative window (master ignores the hint elsewhere), natively.
+     * The window bounds of Flink's interval join node, a constructor parameter its Scala class keeps
+     * in a private field without an accessor.
      */
-    boolean producesEarlyFireUpdates() {
-        return verdict.isNative() && EarlyFireHint.producesUpdates(this, verdict.payload());
+    public static WindowBounds windowBounds(StreamPhysicalIntervalJoin join) {
+        return FlinkFields.read(join, StreamPhysicalIntervalJoin.class, "windowBounds");
     }
 
     @Override

@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.windowjoin;
+package io.ferrystream.ferry.planner.candidates;
 
 import io.ferrystream.ferry.planner.NativeCandidate;
 import io.ferrystream.ferry.planner.Verdict;
@@ -16,7 +16,7 @@ import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalW
 public final class WindowJoinCandidate extends StreamPhysicalWindowJoin implements NativeCandidate {
     private final Verdict verdict;
 
-    WindowJoinCandidate(StreamPhysicalWindowJoin flink, Verdict verdict) {
+    public WindowJoinCandidate(StreamPhysicalWindowJoin flink, Verdict verdict) {
         super(flink.getCluster(), flink.getTraitSet(), flink.getLeft(), flink.getRight(), flink.getJoinType(),
                 flink.getCondition(), flink.leftWindowing(), flink.rightWindowing());
         this.verdict = verdict;

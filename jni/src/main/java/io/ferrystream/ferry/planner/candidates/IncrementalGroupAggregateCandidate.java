@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.groupaggregate;
+package io.ferrystream.ferry.planner.candidates;
 
 import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeCandidate;
@@ -22,7 +22,7 @@ public final class IncrementalGroupAggregateCandidate extends StreamPhysicalIncr
         implements NativeCandidate {
     private final Verdict verdict;
 
-    IncrementalGroupAggregateCandidate(StreamPhysicalIncrementalGroupAggregate flink, Verdict verdict) {
+    public IncrementalGroupAggregateCandidate(StreamPhysicalIncrementalGroupAggregate flink, Verdict verdict) {
         this(flink, params(flink), verdict);
     }
 
@@ -34,7 +34,7 @@ public final class IncrementalGroupAggregateCandidate extends StreamPhysicalIncr
     }
 
     /** The constructor parameters of Flink's node that it does not expose. */
-    record Params(
+    public record Params(
             int[] finalAggGrouping,
             AggregateCall[] finalAggCalls,
             AggregateCall[] partialOriginalAggCalls,
@@ -44,7 +44,7 @@ public final class IncrementalGroupAggregateCandidate extends StreamPhysicalIncr
             RelDataType partialGlobalAggRowType) {}
 
     /** The parameters Flink's node was built with. */
-    static Params params(StreamPhysicalIncrementalGroupAggregate agg) {
+    public static Params params(StreamPhysicalIncrementalGroupAggregate agg) {
         Class<?> c = StreamPhysicalIncrementalGroupAggregate.class;
         return new Params(
                 agg.grouping(), // the base class keeps the final grouping

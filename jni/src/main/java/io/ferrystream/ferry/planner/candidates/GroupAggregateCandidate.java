@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.groupaggregate;
+package io.ferrystream.ferry.planner.candidates;
 
 import io.ferrystream.ferry.planner.NativeCandidate;
 import io.ferrystream.ferry.planner.Verdict;
@@ -15,7 +15,7 @@ import java.util.List;
 public final class GroupAggregateCandidate extends StreamPhysicalGroupAggregate implements NativeCandidate {
     private final Verdict verdict;
 
-    GroupAggregateCandidate(StreamPhysicalGroupAggregate flink, Verdict verdict) {
+    public GroupAggregateCandidate(StreamPhysicalGroupAggregate flink, Verdict verdict) {
         super(flink.getCluster(), flink.getTraitSet(), flink.getInput(), flink.getRowType(), flink.grouping(),
                 flink.aggCalls(), flink.partialFinalType(), flink.hints());
         this.verdict = verdict;

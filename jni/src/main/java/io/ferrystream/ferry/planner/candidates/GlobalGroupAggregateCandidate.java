@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.groupaggregate;
+package io.ferrystream.ferry.planner.candidates;
 
 import io.ferrystream.ferry.planner.FlinkFields;
 import io.ferrystream.ferry.planner.NativeCandidate;
@@ -18,7 +18,7 @@ import scala.Option;
 public final class GlobalGroupAggregateCandidate extends StreamPhysicalGlobalGroupAggregate implements NativeCandidate {
     private final Verdict verdict;
 
-    GlobalGroupAggregateCandidate(StreamPhysicalGlobalGroupAggregate flink, Verdict verdict) {
+    public GlobalGroupAggregateCandidate(StreamPhysicalGlobalGroupAggregate flink, Verdict verdict) {
         super(flink.getCluster(), flink.getTraitSet(), flink.getInput(), flink.getRowType(), flink.grouping(),
                 flink.aggCalls(), flink.aggCallNeedRetractions(), flink.localAggInputRowType(), flink.needRetraction(),
                 flink.partialFinalType(), indexOfCountStar(flink), flink.hints());
@@ -26,12 +26,12 @@ public final class GlobalGroupAggregateCandidate extends StreamPhysicalGlobalGro
     }
 
     /** Flink's indexOfCountStar of a global aggregate node, as it was given (not derived). */
-    static Option<Object> indexOfCountStar(StreamPhysicalGlobalGroupAggregate agg) {
+    public static Option<Object> indexOfCountStar(StreamPhysicalGlobalGroupAggregate agg) {
         return FlinkFields.read(agg, StreamPhysicalGlobalGroupAggregate.class, "indexOfCountStar");
     }
 
     /** indexOfCountStar as StreamExecGlobalGroupAggregate takes it: an Integer or null. */
-    static Integer indexOfCountStarOrNull(StreamPhysicalGlobalGroupAggregate agg) {
+    public static Integer indexOfCountStarOrNull(StreamPhysicalGlobalGroupAggregate agg) {
         Option<Object> i = indexOfCountStar(agg);
         return i.isDefined() ? (Integer) i.get() : null;
     }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -119,7 +120,8 @@ func (f *Frozen) take(id int32, fresh bool) {
 
 // Snapshot writes the view as KeyedState.Snapshot writes the state (the same bytes, chunks and
 // calls of emit), on any goroutine; emit runs without the state's lock. It ends the view
-// (Release), also on error.
+// (Release), also on error; it fails with ErrState when the view is released before it is
+// written.
 func (f *Frozen) Snapshot(limit int, emit func(kg int, chunk []byte, last bool) ([]byte, error)) error {
 	defer f.Release()
 	s := f.s
@@ -131,11 +133,11 @@ func (f *Frozen) Snapshot(limit int, emit func(kg int, chunk []byte, last bool) 
 		last  bool
 	}
 	var ready []out
-	for {
+	stripe := func() (int32, error) { // the next stripe's chunks into ready, under the lock
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		if f.done {
-			s.mu.Unlock()
-			return nil
+			return 0, fmt.Errorf("%w: the state view was released before it was written", ErrState)
 		}
 		from := f.next
 		to := min(from+frozeStripe, f.ids)
@@ -173,7 +175,13 @@ func (f *Frozen) Snapshot(limit int, emit func(kg int, chunk []byte, last bool) 
 			chunks[i] = nil
 		}
 		f.next = to
-		s.mu.Unlock()
+		return to, nil
+	}
+	for {
+		to, err := stripe()
+		if err != nil {
+			return err
+		}
 		for _, o := range ready {
 			next, err := emit(s.kgStart+o.i, o.chunk, o.last)
 			if err != nil {

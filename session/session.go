@@ -773,12 +773,20 @@ func (s *Session) Stats() (engine.Stats, error) {
 // kind's operator. A panic there is the caller's to recover. No other call may follow.
 func (s *Session) Abandon() {
 	s.closed = true
+	s.releaseViews()
 	defer s.drop()
 	s.closeOperator()
 }
 
 // drop forgets the operator and everything of it.
 func (s *Session) drop() {
+	s.releaseViews()
+	s.keyed, s.fn, s.state, s.payload, s.snap.chunks = engine.Keyed{}, nil, nil, nil, nil
+}
+
+// releaseViews ends every open view; a write in progress stops at its next stripe. It runs before
+// the operator closes, so no writer reads a closed operator's state.
+func (s *Session) releaseViews() {
 	if s.locked { // a call panicked holding the state's lock
 		s.locked = false
 		s.state.Unlock()
@@ -791,7 +799,6 @@ func (s *Session) drop() {
 		delete(s.views, id)
 	}
 	s.viewsMu.Unlock()
-	s.keyed, s.fn, s.state, s.payload, s.snap.chunks = engine.Keyed{}, nil, nil, nil, nil
 }
 
 // Close frees the operator; it is valid in every state but during another call, also while
@@ -805,6 +812,7 @@ func (s *Session) Close() error {
 		return fmt.Errorf("%s: %w: operator is closed", s.label, engine.ErrInvalid)
 	}
 	s.closed = true
+	s.releaseViews()
 	s.closeOperator()
 	s.drop()
 	return nil

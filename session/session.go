@@ -536,7 +536,8 @@ func (s *Session) writeSnapshot(base snapshot.Header, pass func(int, func(int, [
 }
 
 // Freeze takes a consistent view of the state for a checkpoint (engine.KeyedState.Freeze), in
-// time independent of the state's size, and returns its id for SnapshotView and ReleaseView,
+// time independent of the state's size (except for a kind that writes at the freeze:
+// engine.Keyed.WritesAtFreeze), and returns its id for SnapshotView and ReleaseView,
 // which may run on another thread while calls go on. Every call that may read or change the
 // state then takes turns with the view's writer.
 func (s *Session) Freeze() (int64, error) {
@@ -557,6 +558,10 @@ func (s *Session) Freeze() (int64, error) {
 	if v.frozen == nil {
 		start, end := s.spec.KeyGroupRange()
 		v.chunks = make([][][]byte, end-start+1) // no state: every key group empty
+	} else if s.keyed.WritesAtFreeze {
+		if v.chunks, err = s.writeSnapshot(v.header, v.frozen.Snapshot); err != nil {
+			return 0, s.release(err)
+		}
 	}
 	s.viewsMu.Lock()
 	if s.views == nil {

@@ -31,7 +31,7 @@ import (
 var Version = ferry.Version
 
 // abiVersion must equal FERRY_ABI_VERSION of include/ferry.h (checked at build time below).
-const abiVersion = 12
+const abiVersion = 13
 
 var _ = [1]struct{}{}[abiVersion-C.FERRY_ABI_VERSION] // compile error when they disagree
 

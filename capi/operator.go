@@ -289,6 +289,37 @@ func ferry_operator_snapshot(h C.FerryHandle, keyGroup C.int32_t, blob *C.struct
 	})
 }
 
+//export ferry_operator_freeze
+func ferry_operator_freeze(h C.FerryHandle, view *C.int64_t, cerr *C.struct_FerryError) C.int32_t {
+	return opCall("ferry_operator_freeze", h, cerr, func(o *operator) error {
+		if view == nil {
+			return fmt.Errorf("%w: view must not be NULL", engine.ErrInvalid)
+		}
+		id, err := o.s.Freeze()
+		*view = C.int64_t(id)
+		return err
+	})
+}
+
+//export ferry_operator_snapshot_view
+func ferry_operator_snapshot_view(h C.FerryHandle, view C.int64_t, keyGroup C.int32_t, blob *C.struct_FerryBlob, cerr *C.struct_FerryError) C.int32_t {
+	return opCall("ferry_operator_snapshot_view", h, cerr, func(o *operator) error {
+		if blob == nil {
+			return fmt.Errorf("%w: blob must not be NULL", engine.ErrInvalid)
+		}
+		_, err := o.s.SnapshotView(int64(view), int(keyGroup), blob)
+		return err
+	})
+}
+
+//export ferry_operator_release_view
+func ferry_operator_release_view(h C.FerryHandle, view C.int64_t, cerr *C.struct_FerryError) C.int32_t {
+	return opCall("ferry_operator_release_view", h, cerr, func(o *operator) error {
+		o.s.ReleaseView(int64(view))
+		return nil
+	})
+}
+
 // exportBlob copies a snapshot chunk into dst, the caller's zero-initialised FerryBlob
 // (session.Host.Blob).
 func exportBlob(dst any, chunk []byte) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 )
 
 // PerKey is state an operator keeps for every key of a KeyedState, in flat slices indexed by key
@@ -92,7 +93,7 @@ type Superseded struct {
 // intact, its timers gone) until EndBatch resets it for reuse, so a batch can address the state of
 // ids it saw. Operators call EndBatch once per call that removed keys, before returning.
 //
-// A KeyedState is used by one goroutine at a time.
+// A KeyedState is used by one goroutine at a time, besides the writers of its Frozen views.
 type KeyedState struct {
 	keys        *KeyTable
 	perKey      []PerKey
@@ -109,6 +110,9 @@ type KeyedState struct {
 	earlier     []Superseded
 
 	added []int32 // keys of the payload being restored, for its rollback
+
+	mu     sync.Mutex // Lock: between the goroutine using the state and Frozen views' writers
+	frozen []*Frozen  // the open views, which save keys' pre-images before they change
 }
 
 // NewKeyedState returns the empty keyed state of an operator of spec, whose keys are those of its
@@ -186,7 +190,13 @@ func (s *KeyedState) KeyGroupOf(hash int32) (int, error) { return s.keys.KeyGrou
 
 // Find returns the id of key (hash = HashRow(key), in key group kg), or -1. An expired key is
 // still found: see Expired.
-func (s *KeyedState) Find(key []byte, hash int32, kg int) int32 { return s.keys.Find(key, hash, kg) }
+func (s *KeyedState) Find(key []byte, hash int32, kg int) int32 {
+	id := s.keys.Find(key, hash, kg)
+	if id >= 0 && s.frozen != nil {
+		s.preserve(id)
+	}
+	return id
+}
 
 // Warm prepares the Finds of a batch's keys, whose hashes and key groups are given
 // (KeyTable.Warm).
@@ -196,6 +206,9 @@ func (s *KeyedState) Warm(hashes, kgs []int32) { s.keys.Warm(hashes, kgs) }
 // initial state.
 func (s *KeyedState) Insert(key []byte, hash int32, kg int) int32 {
 	id := s.keys.Insert(key, hash, kg)
+	if s.frozen != nil {
+		s.preserveNew(id)
+	}
 	if int(id) >= s.grown {
 		s.grow()
 	}
@@ -221,6 +234,9 @@ func (s *KeyedState) grow() {
 // Remove deletes key id and its timers (each as TimerService.Delete does). Its PerKey state stays
 // readable until EndBatch.
 func (s *KeyedState) Remove(id int32) {
+	if s.frozen != nil {
+		s.preserve(id)
+	}
 	if s.timers != nil {
 		s.timers.removeKey(id)
 	}
@@ -252,6 +268,9 @@ func (s *KeyedState) LiveIDs(ids []int32, next *int32, n int) []int32 {
 	for ; id < int32(s.Cap()) && len(ids) < n; id++ {
 		if s.Live(id) {
 			ids = append(ids, id)
+			if s.frozen != nil {
+				s.preserve(id)
+			}
 		}
 	}
 	*next = id
@@ -299,6 +318,9 @@ func (s *KeyedState) Expired(id int32, nowMs int64) bool {
 // then still reads as expired until Touch. Otherwise the key is removed (Remove) and ExpireValue
 // returns -1.
 func (s *KeyedState) ExpireValue(id int32, nowMs int64) int32 {
+	if s.frozen != nil {
+		s.preserve(id)
+	}
 	if !s.keeps(id, nowMs) {
 		s.Remove(id)
 		return -1
@@ -330,6 +352,9 @@ func (s *KeyedState) keeps(id int32, nowMs int64) bool {
 // Touch records that key id's state was written at nowMs (OnCreateAndWrite). A no-op without TTL.
 func (s *KeyedState) Touch(id int32, nowMs int64) {
 	if s.lastWrite != nil {
+		if s.frozen != nil {
+			s.preserve(id)
+		}
 		s.lastWrite[id] = nowMs
 	}
 }
@@ -349,13 +374,16 @@ const sweepBudget = 1024
 // and of every EntryState's entries per call (continuing where the last call stopped), so idle
 // keys do not hold memory forever; reading them would find them absent anyway. A key goes when
 // its value state expired (or it has none, EntriesOnly), none of its entries is live and it has
-// no timers. It ends the batch (EndBatch). A no-op without TTL.
+// no timers. It ends the batch (EndBatch). A no-op without TTL. The entries' sweep pauses while a
+// Frozen view is open.
 func (s *KeyedState) Sweep(nowMs int64) {
 	if !s.ttl.Enabled() {
 		return
 	}
-	for _, e := range s.entries {
-		e.SweepEntries(nowMs, sweepBudget)
+	if s.frozen == nil {
+		for _, e := range s.entries {
+			e.SweepEntries(nowMs, sweepBudget)
+		}
 	}
 	from, to := s.sweep.Next(s.keys.Cap(), sweepBudget)
 	for id := int32(from); id < int32(to); id++ {
@@ -398,44 +426,12 @@ func (s *KeyedState) HasState(kg int) bool {
 // its last write time (varint; with TTL only), its timers with their heap positions (with timers
 // only: see TimerService.save), then every PerKey's Save in registration order.
 func (s *KeyedState) Snapshot(limit int, emit func(kg int, chunk []byte, last bool) ([]byte, error)) error {
-	if s.timers != nil {
-		s.timers.positions()
-	}
-	n := s.kgEnd - s.kgStart + 1
-	left := make([]int, n) // keys of each key group not yet written
-	for i := range left {
-		left[i] = s.keys.KeyGroupLen(s.kgStart + i)
-	}
-	chunks := make([][]byte, n)
-	written, keys := 0, 0 // bytes and keys so far, to size new chunks
-	for id := range int32(s.keys.Cap()) {
-		i, live := s.keys.keyGroupIndex(id)
-		if !live {
-			continue
-		}
-		c := chunks[i]
-		if c == nil && keys > 0 { // a chunk of the key group's expected size: no growth copies
-			size := min(limit, left[i]*(written/keys+1))
-			c = make([]byte, 0, size+size/8)
-		}
-		size := len(c)
-		c = s.appendKey(c, id)
-		written, keys = written+len(c)-size, keys+1
-		if left[i]--; left[i] > 0 && len(c) < limit {
-			chunks[i] = c
-			continue
-		}
-		next, err := emit(s.kgStart+i, c, left[i] == 0)
-		if err != nil {
-			return err
-		}
-		chunks[i] = next
-	}
-	return nil
+	return s.Freeze().Snapshot(limit, emit)
 }
 
-// appendKey appends the snapshot of key id to dst.
-func (s *KeyedState) appendKey(dst []byte, id int32) []byte {
+// appendKey appends the snapshot of key id to dst, its timers those of timers (current heap
+// positions: TimerService.positions).
+func (s *KeyedState) appendKey(dst []byte, id int32, timers *TimerService) []byte {
 	key := s.keys.Key(id)
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = append(dst, key...)
@@ -443,7 +439,7 @@ func (s *KeyedState) appendKey(dst []byte, id int32) []byte {
 		dst = binary.AppendVarint(dst, s.lastWrite[id])
 	}
 	if s.timers != nil {
-		dst = s.timers.save(dst, id)
+		dst = timers.save(dst, id)
 	}
 	for _, p := range s.perKey {
 		dst = p.Save(dst, id)

@@ -96,6 +96,10 @@ type Keyed struct {
 	// export): input rows queued outside the state (the host flushes before every barrier), or
 	// state whose bytes the host has not handed over yet (the window join's rows).
 	Snapshottable func() error
+	// WritesAtFreeze: the state's payload reads data the next call drops without handing out the
+	// keys it belongs to (the window join's row bytes, sent for one snapshot), which a frozen view
+	// (KeyedState.Freeze) would miss, so the host writes a frozen view whole when it freezes it.
+	WritesAtFreeze bool
 }
 
 // FlinkState is what a keyed kind offers to switch Ferry on or off across a savepoint

@@ -68,6 +68,10 @@ type TimerService struct {
 	pending     [2][]pendingTimer
 	pendingProc int64
 	procStale   bool
+
+	// onKey, while a Frozen view is open, learns the key of each timer Peek and Next hand out
+	// before the operator can change the key's state.
+	onKey func(int32)
 }
 
 // timerEntry is one timer.
@@ -164,6 +168,9 @@ func (x *TimerService) Peek(d TimeDomain) (Timer, bool) {
 		return Timer{}, false
 	}
 	en := &x.entries[h[1].e]
+	if x.onKey != nil {
+		x.onKey(en.key)
+	}
 	return Timer{Domain: d, Key: en.key, Time: en.time, Namespace: en.ns}, true
 }
 
@@ -178,6 +185,9 @@ func (x *TimerService) Next(d TimeDomain, upTo int64) (Timer, bool) {
 		return Timer{}, false
 	}
 	e := h[1].e
+	if x.onKey != nil {
+		x.onKey(x.entries[e].key)
+	}
 	x.removeAt(d, 1)
 	en := &x.entries[e]
 	t := Timer{Domain: d, Key: en.key, Time: en.time, Namespace: en.ns}
@@ -436,6 +446,12 @@ func (x *TimerService) save(dst []byte, id int32) []byte {
 		dst = binary.AppendUvarint(dst, uint64(x.pos[e]))
 	}
 	return dst
+}
+
+// frozenCopy copies what save reads (each key's chain and the heap positions, which must be
+// current): a read-only view of the timers as they are.
+func (x *TimerService) frozenCopy() *TimerService {
+	return &TimerService{entries: slices.Clone(x.entries), head: slices.Clone(x.head), pos: slices.Clone(x.pos), posValid: true}
 }
 
 // load reads the timers save wrote for key id of key group kg, which has none, as pending, and

@@ -72,7 +72,7 @@ extern "C" {
 #endif
 
 /* The ABI version this header describes. The JVM wrapper refuses a library reporting another. */
-#define FERRY_ABI_VERSION 12
+#define FERRY_ABI_VERSION 13
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -236,6 +236,25 @@ int32_t ferry_operator_next(FerryHandle h, struct ArrowArray* out, int32_t* more
  * key_group must lie in the operator's key-group range. */
 int32_t ferry_operator_snapshot(FerryHandle h, int32_t key_group, struct FerryBlob* out,
                                 struct FerryError* err);
+
+/* Freezes the operator's state for a checkpoint written while calls go on (docs/state.md,
+ * "Checkpoints without a stall"): *view receives the id of a consistent view of the state as it
+ * is now, taken in time independent of the state's size and without copying it. Views stay open
+ * until ferry_operator_release_view or ferry_operator_close; several may be open at once. */
+int32_t ferry_operator_freeze(FerryHandle h, int64_t* view, struct FerryError* err);
+
+/* ferry_operator_snapshot for a view ferry_operator_freeze returned: the chunks
+ * ferry_operator_snapshot would have handed out at the freeze, key group by key group. It may run
+ * on any thread, also while other calls on the handle run (each takes turns with the view's
+ * writing); calls for one view run one at a time. The first call writes the whole view. A view
+ * released, or of a closed operator, fails with FERRY_EINVAL; one released while it is written
+ * fails with FERRY_ESTATE. */
+int32_t ferry_operator_snapshot_view(FerryHandle h, int64_t view, int32_t key_group, struct FerryBlob* out,
+                                     struct FerryError* err);
+
+/* Ends a view, written or not, on any thread, and frees what it kept. Releasing a view twice
+ * does nothing. */
+int32_t ferry_operator_release_view(FerryHandle h, int64_t view, struct FerryError* err);
 
 /* Restores one chunk written by ferry_operator_snapshot. The key group must lie in the
  * operator's range (FERRY_EINVAL otherwise, checked first); the chunk is validated before it is

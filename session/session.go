@@ -76,6 +76,26 @@ type Session struct {
 	}
 	// restoring maps key groups whose restore has begun but not ended to their next chunk index.
 	restoring map[int]int
+
+	// locked: the call in progress holds the state's lock (engine.KeyedState.Lock), which a
+	// frozen view's writer takes in turns with it.
+	locked bool
+	// views are the frozen views of the state (Freeze) by id; views and their ids are guarded by
+	// viewsMu, taken by calls on any thread.
+	viewsMu  sync.Mutex
+	views    map[int64]*view
+	lastView int64
+}
+
+// view is a frozen view of the state (Freeze), written whole by the first SnapshotView call and
+// handed out chunk by chunk.
+type view struct {
+	mu     sync.Mutex // one SnapshotView at a time
+	frozen *engine.Frozen
+	header snapshot.Header // without key group and chunk
+	chunks [][][]byte      // per key group of the range, its encoded chunks; nil: not written
+	kg     int             // the key group being handed out, -1 for none
+	chunk  int             // the index of its next chunk
 }
 
 // Open builds the operator of spec: a keyed operator, or a function given secrets (what the host
@@ -155,7 +175,16 @@ func (s *Session) acquire(next bool) error {
 		return err
 	}
 	s.snap.chunks, s.snap.active = nil, false
+	s.lockState()
 	return nil
+}
+
+// lockState takes the state's lock for the call in progress; release lets it go.
+func (s *Session) lockState() {
+	if s.state != nil {
+		s.state.Lock()
+		s.locked = true
+	}
 }
 
 // begin starts a call: it refuses a concurrent one, a closed or broken operator and, unless next,
@@ -186,6 +215,10 @@ func (s *Session) begin(next bool) error {
 // the operator. It prefixes err with the label.
 func (s *Session) release(err error) error {
 	defer s.busy.Store(false)
+	if s.locked {
+		s.locked = false
+		s.state.Unlock()
+	}
 	if err == nil {
 		return nil
 	}
@@ -404,7 +437,7 @@ func (s *Session) snapshot(kg int) ([]byte, error) {
 		if err := s.snapshottable(); err != nil {
 			return nil, err
 		}
-		chunks, err := s.writeSnapshot()
+		chunks, err := s.writeSnapshot(s.header(0), s.state.Snapshot)
 		if err != nil {
 			return nil, err
 		}
@@ -423,10 +456,11 @@ func (s *Session) snapshot(kg int) ([]byte, error) {
 	return chunks[sn.chunk-1], nil
 }
 
-// writeSnapshot writes the chunks of every key group of the range (engine.KeyedState.Snapshot),
+// writeSnapshot writes the chunks of every key group of the range (pass:
+// engine.KeyedState.Snapshot or engine.Frozen.Snapshot; base: the chunks' header),
 // compressing them on up to maxEncoders goroutines while the state is read. Payload buffers
 // go back to the pass once compressed.
-func (s *Session) writeSnapshot() ([][][]byte, error) {
+func (s *Session) writeSnapshot(base snapshot.Header, pass func(int, func(int, []byte, bool) ([]byte, error)) error) ([][][]byte, error) {
 	start, end := s.spec.KeyGroupRange()
 	chunks := make([][][]byte, end-start+1)
 	type job struct {
@@ -468,8 +502,8 @@ func (s *Session) writeSnapshot() ([][][]byte, error) {
 		if len(payload) > snapshot.MaxPayload {
 			return nil, fmt.Errorf("%w: key group %d: the state of one key exceeds %d bytes, more than a state chunk can hold", engine.ErrUnsupported, kg, snapshot.MaxPayload)
 		}
-		hd := s.header(kg)
-		hd.Last = last
+		hd := base
+		hd.KeyGroup, hd.Last = kg, last
 		mu.Lock()
 		hd.Chunk = len(chunks[kg-start])
 		chunks[kg-start] = append(chunks[kg-start], nil)
@@ -490,7 +524,7 @@ func (s *Session) writeSnapshot() ([][][]byte, error) {
 			close(jobs)
 			wg.Wait()
 		}()
-		return s.state.Snapshot(snapshot.MaxChunk, emit)
+		return pass(snapshot.MaxChunk, emit)
 	}()
 	if panicked != nil {
 		panic(panicked)
@@ -499,6 +533,95 @@ func (s *Session) writeSnapshot() ([][][]byte, error) {
 		return nil, err
 	}
 	return chunks, nil
+}
+
+// Freeze takes a consistent view of the state for a checkpoint (engine.KeyedState.Freeze), in
+// time independent of the state's size (except for a kind that writes at the freeze:
+// engine.Keyed.WritesAtFreeze), and returns its id for SnapshotView and ReleaseView,
+// which may run on another thread while calls go on. Every call that may read or change the
+// state then takes turns with the view's writer.
+func (s *Session) Freeze() (int64, error) {
+	if err := s.begin(false); err != nil {
+		return 0, err
+	}
+	v := &view{kg: -1}
+	err := s.checkRestored()
+	if err == nil && s.state != nil {
+		if err = s.snapshottable(); err == nil {
+			v.header = s.header(0)
+			v.frozen = s.state.Freeze()
+		}
+	}
+	if err != nil {
+		return 0, s.release(err)
+	}
+	if v.frozen == nil {
+		start, end := s.spec.KeyGroupRange()
+		v.chunks = make([][][]byte, end-start+1) // no state: every key group empty
+	} else if s.keyed.WritesAtFreeze {
+		if v.chunks, err = s.writeSnapshot(v.header, v.frozen.Snapshot); err != nil {
+			return 0, s.release(err)
+		}
+	}
+	s.viewsMu.Lock()
+	if s.views == nil {
+		s.views = map[int64]*view{}
+	}
+	s.lastView++
+	id := s.lastView
+	s.views[id] = v
+	s.viewsMu.Unlock()
+	return id, s.release(nil)
+}
+
+// SnapshotView is Snapshot for the view Freeze returned as id, on any thread, also while other
+// calls run: the first call writes the whole view (compressing it as Snapshot does), later calls
+// hand out its chunks. Calls for one view run one at a time.
+func (s *Session) SnapshotView(id int64, kg int, dst any) (bool, error) {
+	s.viewsMu.Lock()
+	v := s.views[id]
+	s.viewsMu.Unlock()
+	if v == nil {
+		return false, fmt.Errorf("%s: %w: no open state view %d (released, or the operator closed)", s.label, engine.ErrInvalid, id)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	start, end := s.spec.KeyGroupRange()
+	if kg < start || kg > end {
+		return false, fmt.Errorf("%s: %w: key group %d outside the operator's range [%d, %d]", s.label, engine.ErrInvalid, kg, start, end)
+	}
+	if v.chunks == nil {
+		chunks, err := s.writeSnapshot(v.header, v.frozen.Snapshot)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", s.label, err)
+		}
+		v.chunks = chunks
+	}
+	if v.kg != kg {
+		v.kg, v.chunk = kg, 0
+	}
+	chunks := v.chunks[kg-start]
+	if v.chunk == len(chunks) {
+		v.kg = -1
+		return false, nil
+	}
+	if err := s.host.Blob(dst, chunks[v.chunk]); err != nil {
+		return false, fmt.Errorf("%s: %w", s.label, err)
+	}
+	v.chunk++
+	return true, nil
+}
+
+// ReleaseView ends the view Freeze returned as id, written or not, on any thread; a write in
+// progress fails. Releasing a view twice, or after Close, does nothing.
+func (s *Session) ReleaseView(id int64) {
+	s.viewsMu.Lock()
+	v := s.views[id]
+	delete(s.views, id)
+	s.viewsMu.Unlock()
+	if v != nil && v.frozen != nil {
+		v.frozen.Release()
+	}
 }
 
 // snapshottable fails while the kind says its state cannot be written (engine.Keyed.Snapshottable).
@@ -617,6 +740,7 @@ func (s *Session) Export(dst any) (bool, error) {
 	if err := s.begin(false); err != nil { // the state does not change: a snapshot written stays
 		return false, err
 	}
+	s.lockState() // the export hands out ids (engine.KeyedState.LiveIDs)
 	more, err := s.export(dst)
 	return more, s.release(err)
 }
@@ -654,13 +778,32 @@ func (s *Session) Stats() (engine.Stats, error) {
 // kind's operator. A panic there is the caller's to recover. No other call may follow.
 func (s *Session) Abandon() {
 	s.closed = true
+	s.releaseViews()
 	defer s.drop()
 	s.closeOperator()
 }
 
 // drop forgets the operator and everything of it.
 func (s *Session) drop() {
+	s.releaseViews()
 	s.keyed, s.fn, s.state, s.payload, s.snap.chunks = engine.Keyed{}, nil, nil, nil, nil
+}
+
+// releaseViews ends every open view; a write in progress stops at its next stripe. It runs before
+// the operator closes, so no writer reads a closed operator's state.
+func (s *Session) releaseViews() {
+	if s.locked { // a call panicked holding the state's lock
+		s.locked = false
+		s.state.Unlock()
+	}
+	s.viewsMu.Lock()
+	for id, v := range s.views {
+		if v.frozen != nil {
+			v.frozen.Release()
+		}
+		delete(s.views, id)
+	}
+	s.viewsMu.Unlock()
 }
 
 // Close frees the operator; it is valid in every state but during another call, also while
@@ -674,6 +817,7 @@ func (s *Session) Close() error {
 		return fmt.Errorf("%s: %w: operator is closed", s.label, engine.ErrInvalid)
 	}
 	s.closed = true
+	s.releaseViews()
 	s.closeOperator()
 	s.drop()
 	return nil

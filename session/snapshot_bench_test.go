@@ -71,14 +71,17 @@ func BenchmarkSnapshot(b *testing.B) {
 const benchKeys = 1_000_000
 
 // benchState returns an operator holding the benchmarks' state (BenchmarkSnapshot) and its spec.
-func benchState(b *testing.B) (testSession, string) {
+func benchState(b *testing.B) (testSession, string) { return benchStateOf(b, benchKeys) }
+
+// benchStateOf is benchState with n keys.
+func benchStateOf(b *testing.B, n int) (testSession, string) {
 	spec := `{"kind":"group_aggregate","inputs":[{"fields":[{"name":"auction","type":"BIGINT","nullable":false},{"name":"price","type":"BIGINT"}],"keys":[0]}],
 		"max_parallelism":128,"params":{"aggs":[{"func":"COUNT"},{"func":"SUM","args":[1]},{"func":"MAX","args":[1]},{"func":"AVG","args":[1]}]}}`
 	types := []engine.Type{{ID: engine.BigInt}, {ID: engine.BigInt, Nullable: true}}
 	src := open(b, spec, &recorder{})
-	for start := 0; start < benchKeys; start += 4096 {
+	for start := 0; start < n; start += 4096 {
 		var rows [][]any
-		for k := start; k < min(start+4096, benchKeys); k++ {
+		for k := start; k < min(start+4096, n); k++ {
 			rows = append(rows, []any{int64(k) * 7919, int64(k % 100_000)})
 		}
 		if _, err := src.process(0, enginetest.CArray(enginetest.Batch(types, rows, make([]engine.RowKind, len(rows)), enginetest.Options{})), 0); err != nil {

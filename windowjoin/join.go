@@ -84,7 +84,7 @@ func open(spec *engine.Spec, params *Params) (engine.Keyed, error) {
 	if err != nil {
 		return engine.Keyed{}, err
 	}
-	return engine.Keyed{Operator: j, Snapshottable: j.snapshottable}, nil
+	return engine.Keyed{Operator: j, Snapshottable: j.snapshottable, WritesAtFreeze: true}, nil
 }
 
 // newJoin builds the join of spec with params p.

@@ -302,12 +302,14 @@ static jint n_next(JNIEnv* env, jclass cls, jlong h, jlong out_addr) {
   return output_flags(env, st, &err, out, more);
 }
 
-static jbyteArray n_snapshot(JNIEnv* env, jclass cls, jlong h, jint key_group) {
-  (void)cls;
+/* A state chunk as a Java byte[] (NULL when the blob is empty): ferry_operator_snapshot, or
+ * ferry_operator_snapshot_view of view when view is not 0. */
+static jbyteArray snapshot_chunk(JNIEnv* env, jlong h, jlong view, jint key_group) {
   struct FerryBlob blob;
   memset(&blob, 0, sizeof blob);
   struct FerryError err = {0};
-  int32_t st = ferry_operator_snapshot((FerryHandle)h, (int32_t)key_group, &blob, &err);
+  int32_t st = view != 0 ? ferry_operator_snapshot_view((FerryHandle)h, (int64_t)view, (int32_t)key_group, &blob, &err)
+                         : ferry_operator_snapshot((FerryHandle)h, (int32_t)key_group, &blob, &err);
   if (check(env, st, &err)) {
     if (blob.release != NULL) blob.release(&blob);
     return NULL;
@@ -323,6 +325,30 @@ static jbyteArray n_snapshot(JNIEnv* env, jclass cls, jlong h, jint key_group) {
   }
   if (blob.release != NULL) blob.release(&blob);
   return result; /* NULL: empty key group (or an exception is pending) */
+}
+
+static jbyteArray n_snapshot(JNIEnv* env, jclass cls, jlong h, jint key_group) {
+  (void)cls;
+  return snapshot_chunk(env, h, 0, key_group);
+}
+
+static jlong n_freeze(JNIEnv* env, jclass cls, jlong h) {
+  (void)cls;
+  struct FerryError err = {0};
+  int64_t view = 0;
+  if (check(env, ferry_operator_freeze((FerryHandle)h, &view, &err), &err)) return 0;
+  return (jlong)view;
+}
+
+static jbyteArray n_snapshot_view(JNIEnv* env, jclass cls, jlong h, jlong view, jint key_group) {
+  (void)cls;
+  return snapshot_chunk(env, h, view, key_group);
+}
+
+static void n_release_view(JNIEnv* env, jclass cls, jlong h, jlong view) {
+  (void)cls;
+  struct FerryError err = {0};
+  check(env, ferry_operator_release_view((FerryHandle)h, (int64_t)view, &err), &err);
 }
 
 static void n_restore(JNIEnv* env, jclass cls, jlong h, jint key_group, jbyteArray blob) {
@@ -434,6 +460,9 @@ static const JNINativeMethod g_methods[] = {
     {"flush", "(JJJ)I", (void*)n_flush},
     {"next", "(JJ)I", (void*)n_next},
     {"snapshot", "(JI)[B", (void*)n_snapshot},
+    {"freeze", "(J)J", (void*)n_freeze},
+    {"snapshotView", "(JJI)[B", (void*)n_snapshot_view},
+    {"releaseView", "(JJ)V", (void*)n_release_view},
     {"restore", "(JI[B)V", (void*)n_restore},
     {"importState", "(JJJ)V", (void*)n_import},
     {"exportState", "(JJ)I", (void*)n_export},

@@ -55,6 +55,15 @@ final class FerryNative {
 
     static native void restore(long handle, int keyGroup, byte[] blob);
 
+    /** ferry_operator_freeze: the id of a frozen view of the state (never 0). */
+    static native long freeze(long handle);
+
+    /** ferry_operator_snapshot_view: as {@link #snapshot}, for a frozen view; any thread. */
+    static native byte[] snapshotView(long handle, long view, int keyGroup);
+
+    /** ferry_operator_release_view; any thread. */
+    static native void releaseView(long handle, long view);
+
     /** ferry_operator_import: consumes the exported schema and array at the two addresses. */
     static native void importState(long handle, long schemaAddr, long arrayAddr);
 

@@ -29,7 +29,7 @@ import java.util.OptionalLong;
  */
 public final class NativeLibrary {
     /** The ABI version of include/ferry.h this wrapper speaks. */
-    public static final int ABI_VERSION = 12;
+    public static final int ABI_VERSION = 13;
     /** System property: a directory holding libferry.so and libferry_jni.so (development). */
     public static final String LIBRARY_PATH_PROPERTY = "ferry.library.path";
     /**

@@ -408,6 +408,46 @@ public final class NativeOperator implements AutoCloseable {
         }
     }
 
+    /**
+     * Freezes the state for a checkpoint written later, on any thread, while this operator keeps
+     * being called ({@link #snapshotView}); returns the view's id. The view stays open until
+     * {@link #releaseView} or {@link #close()}.
+     */
+    public long freeze() {
+        ensureOpen();
+        try {
+            return FerryNative.freeze(handle.value);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * {@link #snapshot} for a view {@link #freeze} returned: the chunks the snapshot held at the
+     * freeze, key group by key group. Any thread, also while other calls run; fails once the
+     * view is released or the operator closed.
+     */
+    public byte[] snapshotView(long view, int keyGroup) {
+        ensureOpen();
+        try {
+            return FerryNative.snapshotView(handle.value, view, keyGroup);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Ends a view {@link #freeze} returned, written or not; any thread. Nothing once closed. */
+    public void releaseView(long view) {
+        if (handle.closed.get()) {
+            return; // closing released it
+        }
+        try {
+            FerryNative.releaseView(handle.value, view);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
     /** Restores one key group from a {@link #snapshot} blob; the key group must be empty. */
     public void restore(int keyGroup, byte[] blob) {
         if (blob == null) {

@@ -320,6 +320,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
                         ? KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
                                 maxParallelism, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask())
                         : new KeyGroupRange(0, maxParallelism - 1);
+        keyGroupRange = range;
         ttlClock = ttlClock();
         subtaskName = spec.name() + " (subtask " + (task.getIndexOfThisSubtask() + 1) + " of "
                 + task.getNumberOfParallelSubtasks() + ")";
@@ -791,6 +792,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     @Override
     public OperatorSnapshotFutures snapshotState(long checkpointId, long timestamp, CheckpointOptions options,
             CheckpointStreamFactory factory) throws Exception {
+        if (isKeyed() && !options.getCheckpointType().isSavepoint()) {
+            return checkpointAsync(checkpointId, timestamp, options, factory);
+        }
         if (flinkState == null || flinkState.refusal() != null || !isKeyed() || !options.getCheckpointType().isSavepoint()) {
             return super.snapshotState(checkpointId, timestamp, options, factory);
         }
@@ -818,10 +822,43 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         }
     }
 
+    /**
+     * A checkpoint (not a savepoint) of a keyed operator: the synchronous phase only freezes the
+     * state, and Flink's asynchronous phase writes the frozen view as the raw keyed state the
+     * synchronous path writes, while the task goes on (docs/state.md, "Checkpoints without a
+     * stall").
+     */
+    private OperatorSnapshotFutures checkpointAsync(long checkpointId, long timestamp, CheckpointOptions options,
+            CheckpointStreamFactory factory) throws Exception {
+        OperatorSnapshotFutures futures;
+        rawStateAsync = true;
+        try {
+            futures = super.snapshotState(checkpointId, timestamp, options, factory);
+        } finally {
+            rawStateAsync = false;
+        }
+        beforeNativeSnapshot();
+        long view = nativeOp.freeze();
+        try {
+            futures.setKeyedStateRawFuture(RawKeyedState.writeAsync(nativeOp, view, factory,
+                    keyGroupRange, getContainingTask().getCancelables()));
+        } catch (Exception | Error e) {
+            nativeOp.releaseView(view);
+            throw e;
+        }
+        return futures;
+    }
+
+    /** Set while {@link #checkpointAsync} runs Flink's synchronous phase: no raw stream then. */
+    private boolean rawStateAsync;
+
+    /** The subtask's key groups, those of its keyed state backend. */
+    private KeyGroupRange keyGroupRange;
+
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        if (isKeyed() && flinkFormKeys == null) {
+        if (isKeyed() && flinkFormKeys == null && !rawStateAsync) {
             beforeNativeSnapshot();
             RawKeyedState.snapshot(context.getRawKeyedOperatorStateOutput(), nativeOp);
         }

@@ -3,12 +3,25 @@ package io.ferrystream.ferry.operators;
 import io.ferrystream.ferry.nativelib.FerryException;
 import io.ferrystream.ferry.nativelib.NativeOperator;
 
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.runtime.state.AsyncSnapshotCallable;
+import org.apache.flink.runtime.state.CheckpointStateOutputStream;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.CheckpointedStateScope;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupRangeOffsets;
 import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StreamStateHandle;
 
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.util.Arrays;
+import java.util.concurrent.RunnableFuture;
 import java.util.zip.CRC32C;
 
 /**
@@ -17,7 +30,8 @@ import java.util.zip.CRC32C;
  * state each, the last one flagged), so Flink's rescaling redistributes it and no key group needs
  * one huge buffer. A key group without state writes nothing. The library writes every key group's
  * chunks on the first call of a checkpoint ({@code ferry_operator_snapshot}), so the key groups are
- * asked for in a row.
+ * asked for in a row. A checkpoint writes a frozen view of the state in Flink's asynchronous phase
+ * instead ({@link #writeAsync}): the same bytes in the same handle.
  */
 final class RawKeyedState {
     /** Bytes of a state chunk's header (snapshot/blob.go): flags at 6, stored length at 36. */
@@ -55,6 +69,49 @@ final class RawKeyedState {
                 chunk = op.snapshot(keyGroup);
             } while (chunk != null);
         }
+    }
+
+    /**
+     * The raw keyed state future of a checkpoint: run in Flink's asynchronous phase, it writes the
+     * frozen view {@code view} of {@code op} into an exclusive stream of {@code factory}, key group
+     * by key group as {@link #snapshot} does, and returns the same {@link KeyGroupsStateHandle}.
+     * The view is released when the future ends, is cancelled, or the task closes it
+     * ({@code taskRegistry}), which also closes the stream.
+     */
+    static RunnableFuture<SnapshotResult<KeyedStateHandle>> writeAsync(NativeOperator op, long view,
+            CheckpointStreamFactory factory, KeyGroupRange range, CloseableRegistry taskRegistry) throws IOException {
+        AsyncSnapshotCallable<SnapshotResult<KeyedStateHandle>> write = new AsyncSnapshotCallable<>() {
+            @Override
+            protected SnapshotResult<KeyedStateHandle> callInternal() throws Exception {
+                CheckpointStateOutputStream out = factory.createCheckpointStateOutputStream(CheckpointedStateScope.EXCLUSIVE);
+                snapshotCloseableRegistry.registerCloseable(out);
+                long[] offsets = new long[range.getNumberOfKeyGroups()];
+                Arrays.fill(offsets, KeyedStateCheckpointOutputStream.NO_OFFSET_SET);
+                for (int keyGroup : range) {
+                    byte[] chunk = op.snapshotView(view, keyGroup);
+                    if (chunk == null) {
+                        continue; // no state: nothing is written for this key group
+                    }
+                    offsets[keyGroup - range.getStartKeyGroup()] = out.getPos();
+                    do {
+                        out.write(chunk);
+                        chunk = op.snapshotView(view, keyGroup);
+                    } while (chunk != null);
+                }
+                if (!snapshotCloseableRegistry.unregisterCloseable(out)) {
+                    throw new IOException("the checkpoint stream of the native state was closed");
+                }
+                StreamStateHandle handle = out.closeAndGetHandle();
+                return handle == null ? SnapshotResult.empty()
+                        : SnapshotResult.of(new KeyGroupsStateHandle(new KeyGroupRangeOffsets(range, offsets), handle));
+            }
+
+            @Override
+            protected void cleanupProvidedResources() {
+                op.releaseView(view);
+            }
+        };
+        return write.toAsyncSnapshotFutureTask(taskRegistry);
     }
 
     /** Reads one self-delimiting state chunk: the fixed header, then the bytes it announces. */

@@ -142,7 +142,15 @@ public final class NativeExecNode extends ExecNodeBase<RowData> implements Strea
     protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
         NativeTranslation t = new NativeTranslation(this, planner, config);
         String off = NativeKind.disabledReason(config, kind.killSwitch());
-        Transformation<?> result = off != null ? t.fallback(off) : kind.translateNode(flink, t);
+        Transformation<?> result;
+        if (off != null && kind.preview()) {
+            // a preview kind that is off is Flink's node as planned (only a plan loaded from JSON
+            // gets here: the planner makes no candidate of it), not a fallback worth a warning
+            fallbackReason = off;
+            result = translateFlinks(planner);
+        } else {
+            result = off != null ? t.fallback(off) : kind.translateNode(flink, t);
+        }
         if (fallbackReason == null && flink instanceof SingleTransformationTranslator && singletonInputs(result)) {
             // what ExecNodeBase#translateToPlan does for Flink's node of this kind
             result.setParallelism(1);

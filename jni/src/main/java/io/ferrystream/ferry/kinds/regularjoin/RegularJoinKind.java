@@ -126,7 +126,7 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
             RowType right, @Nullable List<String> fieldNames) {
         FlinkJoinType joinType = joinSpec.getJoinType();
         if (joinType == FlinkJoinType.SEMI || joinType == FlinkJoinType.ANTI) {
-            return joinType + " join (StreamingSemiAntiJoinOperator): not native yet";
+            return joinType.name() + " join (StreamingSemiAntiJoinOperator): not native yet";
         }
         if (MinibatchUtil.isMiniBatchEnabled(config)) {
             return "mini-batch join (table.exec.mini-batch.enabled: MiniBatchStreamingJoinOperator): not native yet";

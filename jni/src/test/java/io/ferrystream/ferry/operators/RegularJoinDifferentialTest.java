@@ -151,11 +151,14 @@ class RegularJoinDifferentialTest {
 
     /** Ferry's operator over the spec the kind builds from the same arguments. */
     static Planned ferry(Join j, int batchSize) {
-        ClassLoader cl = RegularJoinDifferentialTest.class.getClassLoader();
-        RegularJoinSpec spec = RegularJoinKind.build("RegularJoinDifferentialTest " + j, SIDE, SIDE, j.spec(),
-                j.left().upsertKeys(), j.right().upsertKeys(), 0L, 0L, cl);
+        RegularJoinSpec spec = spec(j);
         assertEquals(java.util.Optional.empty(), NativeSupport.check(spec), j + ": " + spec.toJson(128, 0, 127));
         return planned(new FerryRegularJoinOperator(spec, outputType(), Batching.of(batchSize, Long.MAX_VALUE / 4)), j);
+    }
+
+    static RegularJoinSpec spec(Join j) {
+        return RegularJoinKind.build("RegularJoinDifferentialTest " + j, SIDE, SIDE, j.spec(), j.left().upsertKeys(),
+                j.right().upsertKeys(), 0L, 0L, RegularJoinDifferentialTest.class.getClassLoader());
     }
 
     static Planned planned(org.apache.flink.streaming.api.operators.TwoInputStreamOperator<RowData, RowData, RowData> op,
@@ -190,7 +193,7 @@ class RegularJoinDifferentialTest {
             GenericRowData row = new GenericRowData(kind, WIDTH);
             row.setField(K, r.nextInt(7) == 0 ? null : (long) r.nextInt(4));
             row.setField(S, r.nextInt(8) == 0 ? null : StringData.fromString(r.nextBoolean() ? "a" : "bb"));
-            row.setField(ID, unique == Unique.ID_KEY ? nextId++ : r.nextInt(6) == 0 ? null : r.nextInt(5));
+            row.setField(ID, unique == Unique.ID_KEY ? Integer.valueOf(nextId++) : r.nextInt(6) == 0 ? null : Integer.valueOf(r.nextInt(5)));
             row.setField(V, r.nextInt(6) == 0 ? null : r.nextInt(5));
             row.setField(X, r.nextInt(6) == 0 ? null : (double) (r.nextInt(7) - 3) / 2);
             row.setField(D, r.nextInt(6) == 0 ? null : DecimalData.fromBigDecimal(BigDecimal.valueOf(r.nextInt(500) - 250, 2), 10, 2));
@@ -331,5 +334,36 @@ class RegularJoinDifferentialTest {
             };
             assertTrue(json.contains(want), json);
         }
+    }
+
+    /**
+     * A checkpoint of Flink's join restored into Ferry's operator: refused, naming Flink's states
+     * and the switch to restore with, before the library opens anything.
+     */
+    @org.junit.jupiter.api.Test
+    void flinksStateIsRefused() throws Exception {
+        Join j = new Join(FlinkJoinType.LEFT, new int[] {K}, new boolean[] {true}, Unique.NONE, Unique.ID_KEY, Residual.NONE);
+        Planned stock = flink(j);
+        var h = IntervalJoinDifferentialTest.harness(stock, null);
+        for (Step s : steps(1, 50, j)) {
+            if (s.kind() == 'r') {
+                var serializer = new org.apache.flink.table.runtime.typeutils.RowDataSerializer(SIDE);
+                var record = new org.apache.flink.streaming.runtime.streamrecord.StreamRecord<RowData>(
+                        serializer.toBinaryRow(s.row()).copy());
+                if (s.input() == 1) {
+                    h.processElement1(record);
+                } else {
+                    h.processElement2(record);
+                }
+            }
+        }
+        var state = h.snapshot(1, 1);
+        h.close();
+        IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> IntervalJoinDifferentialTest.harness(
+                        planned(new FerryRegularJoinOperator(spec(j), outputType(), Batching.of(16, 1000)), j), state));
+        assertTrue(e.getMessage().contains("(left-records, right-records)") || e.getMessage().contains("(right-records, left-records)"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("ferry.regular-join.enabled: false"), e.getMessage());
     }
 }

@@ -6,22 +6,24 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * Golden vectors of java.util.HashMap<Long, ?>'s iteration order, which Ferry's interval join
- * reproduces (intervaljoin/javamap.go): random puts and iterator removals, with keys that collide
+ * Golden vectors of java.util.HashMap<Long, ?>'s iteration order, which Ferry reproduces
+ * (internal/javamap, for the interval and regular joins): random puts and removals, with keys that collide
  * in bin 0 (so bins become red-black trees, split and shrink) mixed with spread ones, maps created
  * with the default capacity and with the capacities Flink restores maps with. One JSON object per
  * line: the initial capacity (0: new HashMap<>()), the operations ("p" key: put; "r" m r: remove,
- * through an iterator, every key k with floorMod(k, m) == r) and the iteration order after every
- * operation.
+ * through an iterator, every key k with floorMod(k, m) == r; "k" m r: the same keys removed with
+ * remove(key), in iteration order, as scenarios 42 and later do) and the iteration order after
+ * every operation.
  *
  * Regenerate from the repository root with JDK 17:
- *   java tests/hashmaporder/HashMapOrder.java > intervaljoin/testdata/hashmap-order.jsonl
+ *   java tests/hashmaporder/HashMapOrder.java > internal/javamap/testdata/hashmap-order.jsonl
  */
 public class HashMapOrder {
     public static void main(String[] args) {
         StringBuilder out = new StringBuilder();
         int[] capacities = {0, 1, 2, 4, 16, 64, 128};
-        for (int scenario = 0; scenario < 42; scenario++) {
+        for (int scenario = 0; scenario < 84; scenario++) {
+            boolean byKey = scenario >= 42;
             Random r = new Random(scenario);
             int capacity = capacities[scenario % capacities.length];
             Map<Long, Integer> map = capacity == 0 ? new HashMap<>() : new HashMap<>(capacity, 0.75f);
@@ -48,12 +50,24 @@ public class HashMapOrder {
                 } else {
                     int m = 2 + r.nextInt(5);
                     int rem = r.nextInt(m);
-                    for (Iterator<Map.Entry<Long, Integer>> it = map.entrySet().iterator(); it.hasNext(); ) {
-                        if (Math.floorMod(it.next().getKey(), m) == rem) {
-                            it.remove();
+                    if (byKey) {
+                        List<Long> keys = new ArrayList<>();
+                        for (Long k : map.keySet()) {
+                            if (Math.floorMod(k, m) == rem) {
+                                keys.add(k);
+                            }
+                        }
+                        for (Long k : keys) {
+                            map.remove(k);
+                        }
+                    } else {
+                        for (Iterator<Map.Entry<Long, Integer>> it = map.entrySet().iterator(); it.hasNext(); ) {
+                            if (Math.floorMod(it.next().getKey(), m) == rem) {
+                                it.remove();
+                            }
                         }
                     }
-                    ops.add("[\"r\"," + m + "," + rem + "]");
+                    ops.add("[\"" + (byKey ? "k" : "r") + "\"," + m + "," + rem + "]");
                 }
                 StringBuilder o = new StringBuilder("[");
                 for (Long k : map.keySet()) {

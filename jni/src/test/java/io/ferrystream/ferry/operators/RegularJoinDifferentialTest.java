@@ -58,7 +58,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * same random changelog on both inputs (+I, -U/+U pairs, +U alone where the join key is the
  * unique key, -D; duplicate rows where a side has no unique key; NULL keys), with snapshots and
  * restores into fresh harnesses mid-stream, for every join type, every pair of state layouts,
- * both null filters, single and composite keys, with and without residual conditions, and must
+ * both null filters, no, single and composite keys, with and without residual conditions, and must
  * emit the same rows with the same row kinds in the same order, at every batch size (Ferry's
  * operator hands Go the rows of both inputs in arrival order).
  */
@@ -327,6 +327,17 @@ class RegularJoinDifferentialTest {
             }
         }
         assertEquals(3 * 3 * 2 * Residual.values().length, configurations);
+    }
+
+    /** No equi key (one key for every row, as Flink's singleton join): the residual condition decides. */
+    @ParameterizedTest
+    @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
+    void noEquiKeys(FlinkJoinType type) throws Exception {
+        for (Unique left : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
+            for (Unique right : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
+                check(new Join(type, new int[0], new boolean[0], left, right, Residual.LESS), 2, 1, 1024);
+            }
+        }
     }
 
     /** The layouts Flink derives for the test's unique keys are the three the spec names. */

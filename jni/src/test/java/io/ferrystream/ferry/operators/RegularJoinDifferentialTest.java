@@ -340,6 +340,33 @@ class RegularJoinDifferentialTest {
         }
     }
 
+    /**
+     * Rescaling: Flink's operator and Ferry's run the same changelog at parallelism {@code from}
+     * (each subtask fed the rows of its key groups), are snapshotted mid-stream, their states
+     * merged and cut for parallelism {@code to} as Flink does, restored and run on; every
+     * subtask's output must be the same for both, with stored rows, counts and padded rows moving
+     * between subtasks.
+     */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @org.junit.jupiter.params.provider.CsvSource({"1, 2", "2, 1", "2, 3", "4, 1"})
+    void rescale(int from, int to) throws Exception {
+        Join j = new Join(FlinkJoinType.FULL, new int[] {K, S}, new boolean[] {true, false}, Unique.ID_KEY, Unique.NONE,
+                Residual.OR_NULL);
+        List<Step> steps = new ArrayList<>(steps(17L * from + to, 1200, j));
+        steps.removeIf(s -> s.kind() == 's');
+        List<Step> before = steps.subList(0, steps.size() / 2);
+        List<Step> after = steps.subList(steps.size() / 2, steps.size());
+        List<List<String>> want = IntervalJoinRescaleTest.run(flink(j), before, after, from, to);
+        List<List<String>> got = IntervalJoinRescaleTest.run(ferry(j, 7), before, after, from, to);
+        assertEquals(want.size(), got.size());
+        int rows = 0;
+        for (int i = 0; i < want.size(); i++) {
+            assertSame(want.get(i), got.get(i), from + " -> " + to + ", output " + i);
+            rows += want.get(i).size();
+        }
+        assertTrue(rows > 100, "too little output to say anything: " + rows);
+    }
+
     /** The layouts Flink derives for the test's unique keys are the three the spec names. */
     @org.junit.jupiter.api.Test
     void theLayoutsAreFlinks() {

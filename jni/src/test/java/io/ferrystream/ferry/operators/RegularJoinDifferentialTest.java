@@ -261,7 +261,7 @@ class RegularJoinDifferentialTest {
         }
     }
 
-    /** A random interleaving of both inputs' changelogs with two snapshots and restores. */
+    /** A random interleaving of both inputs' changelogs and watermarks, with two snapshots and restores. */
     static List<Step> steps(long seed, int n, Join j) {
         Random r = new Random(seed);
         boolean singleKey = j.keys().length == 1;
@@ -272,6 +272,10 @@ class RegularJoinDifferentialTest {
         for (int i = 0; i < n; i++) {
             if (snapshots.contains(i)) {
                 steps.add(new Step('s', 0, null, 0));
+            }
+            if (r.nextInt(25) == 0) { // watermarks pass through, combined, as Flink's operator forwards them
+                int input = 1 + r.nextInt(2);
+                steps.add(new Step('w', input, null, (long) i * 10 + input));
             }
             (r.nextBoolean() ? left : right).next(r, steps);
         }

@@ -56,11 +56,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * FerryRegularJoinOperator} over the spec {@link RegularJoinKind#build} makes of the same
  * arguments, each in Flink's keyed two-input harness on the heap state backend. Both get the
  * same random changelog on both inputs (+I, -U/+U pairs, +U alone where the join key is the
- * unique key, -D; duplicate rows where a side has no unique key; NULL keys), with snapshots and
- * restores into fresh harnesses mid-stream, for every join type, every pair of state layouts,
- * both null filters, no, single and composite keys, with and without residual conditions, and must
- * emit the same rows with the same row kinds in the same order, at every batch size (Ferry's
- * operator hands Go the rows of both inputs in arrival order).
+ * unique key, -D; duplicate rows where a side has no unique key; NULL keys) and watermarks, with
+ * snapshots and restores into fresh harnesses mid-stream, for every join type, every pair of
+ * state layouts, both null filters, no, single and composite keys, with and without residual
+ * conditions, and must emit the same rows with the same row kinds in the same order, and the
+ * same watermarks, at every batch size (Ferry's operator hands Go the rows of both inputs in
+ * arrival order); and the same per subtask across a rescale.
  */
 class RegularJoinDifferentialTest {
     /** Each side: k BIGINT, s STRING, id INT, v INT, x DOUBLE, d DECIMAL(10, 2). */

@@ -35,7 +35,7 @@ func efState(t *testing.T, op *IntervalJoin) {
 			if m == nil {
 				continue
 			}
-			for _, b := range m.appendOrder(nil) {
+			for _, b := range m.AppendOrder(nil) {
 				if op.earlyFire && len(b.rows) > 0 && len(b.fired) != len(b.rows) || !op.earlyFire && b.fired != nil {
 					t.Fatalf("key %d side %d bucket %d: %d fired bits for %d rows (early fire %v)", id, side, b.time, len(b.fired), len(b.rows), op.earlyFire)
 				}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/internal/javamap"
 )
 
 // The state of Flink's own interval join (TimeIntervalJoin): imported from a checkpoint or
@@ -216,7 +217,7 @@ func (j *IntervalJoin) ImportState(in *engine.Batch) error {
 					continue
 				}
 				v := int64(int32(binary.LittleEndian.Uint32(col(x).Fixed(i))))
-				if v < 1 || v > maxCapacity || v&(v-1) != 0 {
+				if v < 1 || v > javamap.MaxCapacity || v&(v-1) != 0 {
 					return fail(i, dataErr("%s cache capacity %d is not a HashMap table length (a power of two up to 2^30)", sideName(side), v))
 				}
 				cur.capacity[side], cur.hasCap[side] = int(v), true
@@ -323,10 +324,10 @@ func (j *IntervalJoin) finishImport(cur *importedKey) error {
 		if len(bs) == 0 && !cur.hasCap[side] {
 			continue
 		}
-		x := newBucketMapWithExpectedSize(len(bs))
+		x := newMapWithExpectedSize(len(bs))
 		if cur.hasCap[side] {
-			x = &bucketMap{threshold: cur.capacity[side]}
-			x.resize() // a present map, maybe empty: its table is allocated
+			x = javamap.WithCapacity[int64, bucket](cur.capacity[side])
+			x.Allocate() // a present map, maybe empty: its table is allocated
 		}
 		*m = x // counted from here: Reset drops it
 		for _, ib := range bs {
@@ -336,7 +337,7 @@ func (j *IntervalJoin) finishImport(cur *importedKey) error {
 			}
 		}
 		if cur.hasCap[side] {
-			for k, b := range x.appendOrder(nil) {
+			for k, b := range x.AppendOrder(nil) {
 				if b.time != bs[k].time {
 					return fmt.Errorf("%w: %s cache: Flink's HashMap of capacity %d iterates its %d row times in an order Ferry cannot rebuild (a bin that is a red-black tree?)", engine.ErrUnsupported, sideName(side), cur.capacity[side], len(bs))
 				}
@@ -406,7 +407,7 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 			if m == nil {
 				continue
 			}
-			for _, b := range m.appendOrder(nil) {
+			for _, b := range m.AppendOrder(nil) {
 				if len(b.rows) == 0 {
 					return false, fmt.Errorf("%w: a key that never joins (a NULL key field) holds %s rows Ferry did not keep (Flink's operator would still hold them); a savepoint in Flink's form needs them", engine.ErrUnsupported, sideName(side))
 				}
@@ -468,10 +469,10 @@ func (j *IntervalJoin) ExportState(out *engine.OutBatch, first bool) (bool, erro
 				putI64(colRightTimer, k, ks.rightTimer)
 			}
 			for side, m := range [2]*bucketMap{ks.left, ks.right} {
-				if m != nil && len(m.tab) > 0 {
+				if m != nil && m.Capacity() > 0 {
 					x := colLeftCapacity + side
 					set[x] = true
-					binary.LittleEndian.PutUint32(c(x).Data[4*k:], uint32(len(m.tab)))
+					binary.LittleEndian.PutUint32(c(x).Data[4*k:], uint32(m.Capacity()))
 				}
 			}
 		case partLeft, partRight:

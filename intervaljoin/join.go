@@ -317,7 +317,7 @@ func (j *IntervalJoin) process(side int, id int32, row []byte, t int64) {
 	if *otherExp < hi {
 		*otherExp = j.expiration(j.leftOpTime, otherRel) // both sides' operator times are equal
 		if *other != nil {
-			j.order = (*other).appendOrder(j.order[:0])
+			j.order = (*other).AppendOrder(j.order[:0])
 			for _, b := range j.order {
 				if joins && b.time >= lo && b.time <= hi {
 					for r, o := range b.rows {
@@ -407,7 +407,7 @@ func (j *IntervalJoin) fireEarly(m *bucketMap, side int, t int64) {
 	if m == nil {
 		return
 	}
-	b := m.get(t)
+	b := getBucket(m, t)
 	if b == nil || b.fired == nil {
 		return
 	}
@@ -487,7 +487,7 @@ func (j *IntervalJoin) removeExpired(id int32, removeLeft bool) {
 	}
 	earliest := int64(-1)
 	if m != nil {
-		j.order = m.appendOrder(j.order[:0])
+		j.order = m.AppendOrder(j.order[:0])
 		for _, b := range j.order {
 			if b.time <= exp {
 				if pad {

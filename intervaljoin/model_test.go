@@ -461,3 +461,20 @@ func (md *model) restore() {
 }
 
 func (k *mKey) String() string { return fmt.Sprintf("%x", k.key) }
+
+// ceilFloat32 is Java's (float) Math.ceil; tableSizeFor is HashMap.tableSizeFor.
+func ceilFloat32(f float32) float32 {
+	if i := float32(int64(f)); i < f {
+		return i + 1
+	} else {
+		return i
+	}
+}
+
+func tableSizeFor(c int) int {
+	n := 1
+	for n < c {
+		n <<= 1
+	}
+	return n
+}

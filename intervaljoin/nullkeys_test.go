@@ -25,7 +25,7 @@ func nullKeyState(t *testing.T, op *IntervalJoin) {
 			if m == nil {
 				continue
 			}
-			for _, b := range m.appendOrder(nil) {
+			for _, b := range m.AppendOrder(nil) {
 				if len(b.rows) > 0 && (!op.padded(side) || op.emitNullKeys) {
 					t.Fatalf("key %x side %d: %d rows stored at time %d", op.state.Key(int32(id)), side, len(b.rows), b.time)
 				}
@@ -187,17 +187,17 @@ func TestNullKeySnapshots(t *testing.T) {
 	feed(0, 10, "l")
 	feed(1, 12, "r")
 	ks := &op.keys.k[0]
-	if ks.left.get(10) == nil || len(ks.left.get(10).rows) != 1 || ks.right.get(12) == nil || len(ks.right.get(12).rows) != 0 {
+	if getBucket(ks.left, 10) == nil || len(getBucket(ks.left, 10).rows) != 1 || getBucket(ks.right, 12) == nil || len(getBucket(ks.right, 12).rows) != 0 {
 		t.Fatal("want the left row stored, the right row's time only")
 	}
 	// a row where none is stored now, as in a snapshot of an earlier Ferry
 	right := enginetest.Batch(rightTypes, [][]any{{nil, enginetest.Timestamp{Millis: 12}, "r"}}, []engine.RowKind{0}, enginetest.Options{})
-	op.keys.addRow(ks.right.get(12), op.layouts[1].Encode(nil, right, 0), false, false)
+	op.keys.addRow(getBucket(ks.right, 12), op.layouts[1].Encode(nil, right, 0), false, false)
 	bytes := op.keys.bytes
 	p.NullKeyEmitImmediately = true
 	op = snapshotRestore(t, op, p, 8)
 	ks = &op.keys.k[0]
-	if len(ks.right.get(12).rows) != 0 || len(ks.left.get(10).rows) != 1 {
+	if len(getBucket(ks.right, 12).rows) != 0 || len(getBucket(ks.left, 10).rows) != 1 {
 		t.Fatal("restore: want the right row dropped, its time and the left row kept")
 	}
 	if op.keys.bytes >= bytes {

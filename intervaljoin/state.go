@@ -141,14 +141,14 @@ func (s *joinKeys) Reset(id int32) {
 
 // bucketAt returns the bucket of time t in map m, inserting an empty one if there is none.
 func (s *joinKeys) bucketAt(m *bucketMap, t int64) *bucket {
-	b := m.get(t)
+	b := getBucket(m, t)
 	if b == nil {
 		x := &bucket{}
 		if n := len(s.freeBuckets); n > 0 {
 			x = s.freeBuckets[n-1]
 			s.freeBuckets = s.freeBuckets[:n-1]
 		}
-		b = m.insertNode(x, t)
+		b = insertBucket(m, x, t)
 		s.bytes += timeBucketBytes
 	}
 	return b
@@ -186,7 +186,7 @@ func bucketCost(b *bucket) int64 {
 // removeBucket removes bucket b from map m. b may be reused by the next bucketAt: the caller
 // keeps no use of it (iterating past it is fine).
 func (s *joinKeys) removeBucket(m *bucketMap, b *bucket) {
-	m.remove(b)
+	m.Remove(b)
 	s.bytes -= bucketCost(b)
 	if len(s.freeBuckets) < maxFree {
 		*b = bucket{}
@@ -199,15 +199,9 @@ func (s *joinKeys) dropMap(m *bucketMap) {
 	if m == nil {
 		return
 	}
-	for _, head := range m.tab {
-		for b := head; b != nil; b = b.next {
-			s.bytes -= bucketCost(b)
-		}
-	}
-	// An empty map of the default capacity is a new HashMap after its first insertion: its
-	// table (all bins empty, none a tree) and threshold are what that insertion makes them.
-	if m.size == 0 && len(m.tab) == defaultCapacity && len(s.freeMaps) < maxFree {
-		m.threshold, m.only = int(defaultCapacity*0.75), nil
+	m.Each(func(b *bucket) { s.bytes -= bucketCost(b) })
+	// An empty map of the default capacity is a new HashMap after its first insertion.
+	if len(s.freeMaps) < maxFree && m.Recycle() {
 		s.freeMaps = append(s.freeMaps, m)
 	}
 }
@@ -247,25 +241,23 @@ func (s *joinKeys) Save(dst []byte, id int32) []byte {
 		if m == nil {
 			continue
 		}
-		dst = binary.AppendUvarint(dst, uint64(m.size))
-		for _, head := range m.tab {
-			for b := head; b != nil; b = b.next {
-				dst = binary.AppendVarint(dst, b.time)
-				dst = binary.AppendUvarint(dst, uint64(len(b.rows)))
-				for i, r := range b.rows {
-					var f byte
-					if b.matched[i] {
-						f = 1
-					}
-					if b.firedAt(i) {
-						f |= 2
-					}
-					dst = append(dst, f)
-					dst = binary.AppendUvarint(dst, uint64(len(r)))
-					dst = append(dst, r...)
+		dst = binary.AppendUvarint(dst, uint64(m.Len()))
+		m.Each(func(b *bucket) {
+			dst = binary.AppendVarint(dst, b.time)
+			dst = binary.AppendUvarint(dst, uint64(len(b.rows)))
+			for i, r := range b.rows {
+				var f byte
+				if b.matched[i] {
+					f = 1
 				}
+				if b.firedAt(i) {
+					f |= 2
+				}
+				dst = append(dst, f)
+				dst = binary.AppendUvarint(dst, uint64(len(r)))
+				dst = append(dst, r...)
 			}
-		}
+		})
 	}
 	if procPart {
 		for _, es := range ks.sched {
@@ -407,13 +399,13 @@ func (s *joinKeys) loadMap(src []byte, layout *joincore.RowLayout, keep bool) (_
 	if n > uint64(len(src))/2 {
 		return nil, nil, fmt.Errorf("%w: bucket count %d out of range", engine.ErrData, n)
 	}
-	m = newBucketMapWithExpectedSize(int(n))
+	m = newMapWithExpectedSize(int(n))
 	for range n {
 		var t int64
 		if t, src, err = varint(src); err != nil {
 			return nil, nil, err
 		}
-		if m.get(t) != nil {
+		if getBucket(m, t) != nil {
 			return nil, nil, fmt.Errorf("%w: duplicate bucket time %d", engine.ErrData, t)
 		}
 		var rows uint64

@@ -9,6 +9,7 @@ import (
 	_ "github.com/ferrystream/ferry/dedup"             // deduplicate
 	_ "github.com/ferrystream/ferry/intervaljoin"      // interval_join
 	_ "github.com/ferrystream/ferry/lookup/jdbclookup" // jdbc_lookup
+	_ "github.com/ferrystream/ferry/regularjoin"       // regular_join
 	_ "github.com/ferrystream/ferry/topn"              // top_n
 	_ "github.com/ferrystream/ferry/windowjoin"        // window_join
 )

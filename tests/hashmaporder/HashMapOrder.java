@@ -6,16 +6,17 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * Golden vectors of java.util.HashMap<Long, ?>'s iteration order, which Ferry's interval join
- * reproduces (intervaljoin/javamap.go): random puts and iterator removals, with keys that collide
+ * Golden vectors of java.util.HashMap<Long, ?>'s iteration order, which Ferry reproduces
+ * (internal/javamap, for the interval and regular joins): random puts and removals, with keys that collide
  * in bin 0 (so bins become red-black trees, split and shrink) mixed with spread ones, maps created
  * with the default capacity and with the capacities Flink restores maps with. One JSON object per
  * line: the initial capacity (0: new HashMap<>()), the operations ("p" key: put; "r" m r: remove,
- * through an iterator, every key k with floorMod(k, m) == r) and the iteration order after every
- * operation.
+ * through an iterator, every key k with floorMod(k, m) == r; "d" key: remove(key), in scenarios
+ * 42 and later, which grow tree bins in bin 0 and take single keys out of them) and the
+ * iteration order after every operation.
  *
  * Regenerate from the repository root with JDK 17:
- *   java tests/hashmaporder/HashMapOrder.java > intervaljoin/testdata/hashmap-order.jsonl
+ *   java tests/hashmaporder/HashMapOrder.java > internal/javamap/testdata/hashmap-order.jsonl
  */
 public class HashMapOrder {
     public static void main(String[] args) {
@@ -54,6 +55,44 @@ public class HashMapOrder {
                         }
                     }
                     ops.add("[\"r\"," + m + "," + rem + "]");
+                }
+                StringBuilder o = new StringBuilder("[");
+                for (Long k : map.keySet()) {
+                    if (o.length() > 1) {
+                        o.append(',');
+                    }
+                    o.append(k);
+                }
+                orders.add(o.append(']').toString());
+            }
+            out.append("{\"initial\":").append(capacity)
+                    .append(",\"ops\":[").append(String.join(",", ops))
+                    .append("],\"orders\":[").append(String.join(",", orders)).append("]}\n");
+        }
+        for (int scenario = 42; scenario < 63; scenario++) {
+            Random r = new Random(scenario);
+            int capacity = capacities[scenario % capacities.length];
+            Map<Long, Integer> map = capacity == 0 ? new HashMap<>() : new HashMap<>(capacity, 0.75f);
+            List<String> ops = new ArrayList<>();
+            List<String> orders = new ArrayList<>();
+            List<Long> present = new ArrayList<>();
+            for (int i = 0; i < 150; i++) {
+                if (present.isEmpty() || r.nextInt(100) < (present.size() < 24 ? 80 : 40)) {
+                    long key;
+                    if (r.nextInt(10) < 6) { // bin 0 at any capacity up to 65536
+                        long j = 1 + r.nextInt(3000);
+                        key = (j << 16) | j;
+                    } else {
+                        key = r.nextLong() >> r.nextInt(64);
+                    }
+                    if (map.put(key, i) == null) {
+                        present.add(key);
+                    }
+                    ops.add("[\"p\"," + key + "]");
+                } else {
+                    long key = present.remove(r.nextInt(present.size()));
+                    map.remove(key);
+                    ops.add("[\"d\"," + key + "]");
                 }
                 StringBuilder o = new StringBuilder("[");
                 for (Long k : map.keySet()) {

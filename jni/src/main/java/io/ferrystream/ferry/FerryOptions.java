@@ -36,6 +36,22 @@ public final class FerryOptions {
                 .withDescription("Kill switch for " + what + ".");
     }
 
+    /**
+     * The switch of a preview kind, {@code ferry.<kind>.enabled} (default false): a kind not yet
+     * complete enough to be on by default. While it is off, the kind claims no node: EXPLAIN shows
+     * Flink's plan unchanged and the node is not a candidate ({@code NativeKind#preview}).
+     *
+     * @param kind the kind's name in option keys, e.g. {@code regular-join}
+     * @param what what the switch turns on, for the description, e.g. "the native regular join"
+     */
+    public static ConfigOption<Boolean> previewSwitch(String kind, String what) {
+        return ConfigOptions.key("ferry." + kind + ".enabled")
+                .booleanType()
+                .defaultValue(false)
+                .withDescription("Switch for " + what + ", a preview: off by default; while off, Flink plans"
+                        + " the node as without Ferry and it is not a candidate.");
+    }
+
     public static final ConfigOption<Integer> BATCH_SIZE =
             ConfigOptions.key("ferry.batch.size")
                     .intType()

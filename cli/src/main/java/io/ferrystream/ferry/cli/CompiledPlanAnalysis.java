@@ -72,12 +72,12 @@ final class CompiledPlanAnalysis {
         for (ExecEdge edge : node.getInputEdges()) {
             visit(edge.getSource());
         }
-        if (node instanceof NativeExecNode ferry) {
+        if (node instanceof NativeExecNode ferry && ferry.isCandidate()) {
             candidates.add(new PlanAnalysis.Candidate(ferry.kind().name(), operatorName(ferry.flinkNode()),
                     ferry.getDescription(), ferry.fallbackReason().orElse(null)));
             return;
         }
-        String op = operatorName(node);
+        String op = operatorName(node instanceof NativeExecNode ferry ? ferry.flinkNode() : node);
         String reason = PlanAnalysis.otherStatefulReason(op);
         if (reason != null) {
             others.add(new PlanAnalysis.Other(op, node.getDescription(), reason));

@@ -1,5 +1,6 @@
 package io.ferrystream.ferry.cli;
 
+import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
 import io.ferrystream.ferry.planner.NativeCandidate;
 
 import org.apache.calcite.plan.RelOptUtil;
@@ -226,7 +227,8 @@ final class PlanAnalysis {
      */
     static String otherStatefulReason(String op) {
         return switch (op) {
-            case "Join" -> "regular join: no native operator kind yet";
+            case "Join" -> "regular join: its native kind is a preview, off by default (SET '"
+                    + RegularJoinKind.ENABLED.key() + "' = 'true' switches it on)";
             case "TemporalJoin" -> "temporal join: no native operator kind yet";
             case "MultiJoin" -> "multi-way join: no native operator kind yet";
             case "DeltaJoin" -> "delta join: no native operator kind yet";

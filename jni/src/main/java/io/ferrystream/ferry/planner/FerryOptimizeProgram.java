@@ -71,7 +71,7 @@ public final class FerryOptimizeProgram implements FlinkOptimizeProgram<StreamOp
             result = changed ? node.copy(node.getTraitSet(), newInputs) : node;
             NativeKind<?, ?> kind;
             try {
-                kind = NativeKinds.forPhysical(result);
+                kind = NativeKinds.forPhysical(result, config);
             } catch (RuntimeException | LinkageError e) {
                 LOG.warn("Ferry: claiming {} failed; it stays Flink's", ((FlinkRelNode) result).getRelDetailedDescription(), e);
                 kind = null;

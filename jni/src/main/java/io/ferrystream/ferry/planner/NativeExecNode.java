@@ -52,6 +52,8 @@ public final class NativeExecNode extends ExecNodeBase<RowData> implements Strea
     private boolean writesFrames;
     /** Set when translation fell back to Flink's operator. */
     @Nullable private String fallbackReason;
+    /** Translated while its kind, a {@link NativeKind#preview}, was off: Flink's node, no candidate. */
+    private boolean previewOff;
 
     /**
      * @param flink Flink's exec node of the kind's {@link NativeKind#execClass}; its input edges,
@@ -88,6 +90,14 @@ public final class NativeExecNode extends ExecNodeBase<RowData> implements Strea
     @JsonValue
     public ExecNodeBase<?> flinkNode() {
         return flink;
+    }
+
+    /**
+     * Whether the node is a candidate: false once it translated while its kind, a {@link
+     * NativeKind#preview}, was off, as planned SQL leaves such a node Flink's, no candidate.
+     */
+    public boolean isCandidate() {
+        return !previewOff;
     }
 
     /** Why translation built Flink's operator after all; empty when it built Ferry's (or before translation). */
@@ -142,7 +152,16 @@ public final class NativeExecNode extends ExecNodeBase<RowData> implements Strea
     protected Transformation<RowData> translateToPlanInternal(PlannerBase planner, ExecNodeConfig config) {
         NativeTranslation t = new NativeTranslation(this, planner, config);
         String off = NativeKind.disabledReason(config, kind.killSwitch());
-        Transformation<?> result = off != null ? t.fallback(off) : kind.translateNode(flink, t);
+        Transformation<?> result;
+        if (off != null && kind.preview()) {
+            // a preview kind that is off is Flink's node as planned (only a plan loaded from JSON
+            // gets here: the planner makes no candidate of it), not a fallback worth a warning
+            fallbackReason = off;
+            previewOff = true;
+            result = translateFlinks(planner);
+        } else {
+            result = off != null ? t.fallback(off) : kind.translateNode(flink, t);
+        }
         if (fallbackReason == null && flink instanceof SingleTransformationTranslator && singletonInputs(result)) {
             // what ExecNodeBase#translateToPlan does for Flink's node of this kind
             result.setParallelism(1);

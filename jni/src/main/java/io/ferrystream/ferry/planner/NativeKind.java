@@ -92,6 +92,21 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
         return killSwitch;
     }
 
+    /**
+     * Whether the kind is a preview: its switch defaults to false ({@link
+     * FerryOptions#previewSwitch}). A preview kind claims no node while it is off ({@link
+     * #isOff}), so its nodes stay exactly as Flink planned them (no {@code ferry=[…]} term, no
+     * count); a kind switched on by default is marked with the reason instead.
+     */
+    public final boolean preview() {
+        return !killSwitch.defaultValue();
+    }
+
+    /** Whether {@code ferry.enabled} or the kind's switch keeps the kind off under {@code config}. */
+    public final boolean isOff(ReadableConfig config) {
+        return disabledReason(config, killSwitch) != null;
+    }
+
     // ---- planning ------------------------------------------------------------------------------
 
     /**
@@ -261,7 +276,11 @@ public abstract class NativeKind<R extends StreamPhysicalRel, E extends ExecNode
 
     // ---- untyped entry points of the shared code ------------------------------------------------
 
-    final boolean claimsNode(RelNode node) {
+    /** {@link #claims}, and nothing while a {@link #preview} kind is off under {@code config}. */
+    final boolean claimsNode(RelNode node, ReadableConfig config) {
+        if (preview() && isOff(config)) {
+            return false;
+        }
         return claims(physicalClass.cast(node));
     }
 

@@ -7,10 +7,12 @@ import io.ferrystream.ferry.kinds.groupaggregate.IncrementalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinKind;
 import io.ferrystream.ferry.kinds.lookupjoin.LookupJoinKind;
+import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
 import io.ferrystream.ferry.kinds.topn.TopNKind;
 import io.ferrystream.ferry.kinds.windowjoin.WindowJoinKind;
 
 import org.apache.calcite.rel.RelNode;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 
 import java.util.ArrayList;
@@ -38,7 +40,8 @@ public final class NativeKinds {
             new WindowJoinKind(),
             new LookupJoinKind(),
             new DeduplicateKind(),
-            new TopNKind());
+            new TopNKind(),
+            new RegularJoinKind());
 
     private static final Map<Class<?>, List<NativeKind<?, ?>>> BY_PHYSICAL_CLASS = new HashMap<>();
     private static final Map<Class<?>, NativeKind<?, ?>> BY_EXEC_CLASS = new HashMap<>();
@@ -68,12 +71,15 @@ public final class NativeKinds {
         return names;
     }
 
-    /** The kind that claims {@code node}, of exactly its class ({@link NativeKind#claims}), or null. */
-    static NativeKind<?, ?> forPhysical(RelNode node) {
+    /**
+     * The kind that claims {@code node}, of exactly its class ({@link NativeKind#claims}; a {@link
+     * NativeKind#preview} kind claims nothing while {@code config} keeps it off), or null.
+     */
+    static NativeKind<?, ?> forPhysical(RelNode node, ReadableConfig config) {
         List<NativeKind<?, ?>> kinds = BY_PHYSICAL_CLASS.get(node.getClass());
         if (kinds != null) {
             for (NativeKind<?, ?> k : kinds) {
-                if (k.claimsNode(node)) {
+                if (k.claimsNode(node, config)) {
                     return k;
                 }
             }

@@ -4,6 +4,7 @@ import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.planner.Decision;
 import io.ferrystream.ferry.planner.FlinkFields;
+import io.ferrystream.ferry.planner.JoinConditions;
 import io.ferrystream.ferry.planner.NativeKind;
 import io.ferrystream.ferry.planner.NativeSupport;
 import io.ferrystream.ferry.planner.NativeTranslation;
@@ -33,9 +34,6 @@ import javax.annotation.Nullable;
 
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.apache.flink.table.planner.plan.nodes.exec.spec.IntervalJoinSpec.WindowBounds;
 
@@ -121,14 +119,10 @@ public final class IntervalJoinKind extends NativeKind<StreamPhysicalIntervalJoi
         EarlyFireHint.Resolved earlyFire = EarlyFireHint.of(join);
         IntervalJoinSpec spec = IntervalJoinSpecs.build(nativeDescription(join), left, right, joinSpec, bounds,
                 config, EarlyFireHint.producesUpdates(join, earlyFire) ? earlyFire : null);
-        Optional<String> refused = NativeSupport.check(spec);
-        String prefix = "residual join condition: ";
-        if (refused.isPresent() && joinSpec.getNonEquiCondition().isPresent() && refused.get().startsWith(prefix)) {
-            // Go names the part by its types; say which condition it is in, with field names
-            return Decision.fallback("non-equi join condition " + conditionText(joinSpec, join.getRowType().getFieldNames())
-                    + ": " + refused.get().substring(prefix.length()) + " not native yet");
-        }
-        return refused.map(Decision::fallback).orElse(Decision.nativeNode());
+        // Go names a refused part of the condition by its types; say which condition it is in
+        return NativeSupport.check(spec)
+                .map(refused -> Decision.fallback(JoinConditions.refusal(joinSpec, join.getRowType().getFieldNames(), refused)))
+                .orElse(Decision.nativeNode());
     }
 
     /**
@@ -209,33 +203,6 @@ public final class IntervalJoinKind extends NativeKind<StreamPhysicalIntervalJoi
             return "negative window (leftUpperBound " + bounds.getLeftUpperBound() + " < leftLowerBound "
                     + bounds.getLeftLowerBound() + "): Flink plans no join operator, only filters and padding";
         }
-        if (joinSpec.getNonEquiCondition().isPresent()) {
-            try {
-                JoinConditions.encode(joinSpec.getNonEquiCondition().get());
-            } catch (JoinConditions.Unsupported e) {
-                return "non-equi join condition " + conditionText(joinSpec, fieldNames) + ": "
-                        + named(e.getMessage(), fieldNames) + " not native yet";
-            }
-        }
-        return null;
+        return JoinConditions.reason(joinSpec, fieldNames);
     }
-
-    private static String conditionText(JoinSpec joinSpec, List<String> fieldNames) {
-        return named(joinSpec.getNonEquiCondition().get().toString(), fieldNames);
-    }
-
-    /** A RexNode's text with its input references ($i) replaced by the fields' names. */
-    static String named(String rex, List<String> fieldNames) {
-        if (fieldNames == null) {
-            return rex;
-        }
-        Matcher m = Pattern.compile("\\$(\\d+)").matcher(rex);
-        StringBuilder b = new StringBuilder();
-        while (m.find()) {
-            int i = Integer.parseInt(m.group(1));
-            m.appendReplacement(b, Matcher.quoteReplacement(i < fieldNames.size() ? fieldNames.get(i) : m.group()));
-        }
-        return m.appendTail(b).toString();
-    }
-
 }

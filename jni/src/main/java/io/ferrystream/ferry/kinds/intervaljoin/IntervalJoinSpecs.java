@@ -2,6 +2,7 @@ package io.ferrystream.ferry.kinds.intervaljoin;
 
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.arrow.ArrowTypes;
+import io.ferrystream.ferry.planner.JoinConditions;
 
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
@@ -27,14 +28,7 @@ final class IntervalJoinSpecs {
             WindowBounds bounds,
             ReadableConfig config,
             EarlyFireHint.Resolved earlyFire) {
-        String condition;
-        try {
-            condition = joinSpec.getNonEquiCondition().isPresent()
-                    ? JoinConditions.encode(joinSpec.getNonEquiCondition().get())
-                    : null;
-        } catch (JoinConditions.Unsupported e) {
-            throw new IllegalArgumentException("the residual condition is not native: " + e.getMessage(), e);
-        }
+        String condition = JoinConditions.encodeResidual(joinSpec);
         return new IntervalJoinSpec(
                 description,
                 ArrowTypes.carriedFields(leftType),

@@ -1,14 +1,11 @@
-package intervaljoin
-
-// bucketMap is one key's row cache of one side, keyed by row time: Flink's
-// MapState<Long, List<Tuple2<RowData, Boolean>>> on the heap state backend, which is a
-// java.util.HashMap<Long, ...>. Flink's join iterates the whole map on every arriving row and on
-// every cleanup timer and emits in iteration order, so bucketMap reproduces HashMap's structure,
-// and with it its iteration order, operation for operation (JDK 8 to 25 share the algorithm):
+// Package javamap reproduces java.util.HashMap (JDK 8 to 25 share the algorithm) structure for
+// structure, and with it its iteration order: Flink's heap state backend keeps a MapState as a
+// HashMap per key, and operators that iterate one emit in its order. Map is generic over its
+// node type, which embeds the links (Entry) and supplies the key's equality and the tree-bin
+// order; the caller supplies each key's hashCode.
 //
-//   - a table of 2^n bins; a time's bin is spread(Long.hashCode(t)) & (capacity-1), with
-//     Long.hashCode(t) = (int)(t ^ t>>>32) and spread(h) = h ^ h>>>16; iteration walks the bins
-//     in index order, each along its next links;
+//   - a table of 2^n bins; a key's bin is spread(hashCode) & (capacity-1), with
+//     spread(h) = h ^ h>>>16; iteration walks the bins in index order, each along its next links;
 //   - a list bin appends a new key; a bin that reaches 9 entries becomes a red-black tree bin
 //     (treeifyBin), unless the table has fewer than 64 bins, which then doubles instead. A tree
 //     bin links a new key in after its tree parent and moves the tree's root to the front
@@ -18,39 +15,46 @@ package intervaljoin
 //     (float arithmetic truncated to int, as HashMap.resize); a doubling splits every bin into
 //     its low and high half, each keeping its order, a tree half of at most 6 entries becoming a
 //     list and a larger one re-treeified when the other half is not empty;
-//   - entries are only ever removed through an iterator (Flink's join does), which unlinks the
-//     entry without moving the root and never untreeifies (removeNode with movable false).
+//   - Remove is an iterator's remove (removeNode with movable false: the root stays, a tree bin
+//     is never untreeified); RemoveKey is remove(key) (movable true: a tree bin whose root lacks
+//     a grandchild on the left becomes a list, the root moves to the front).
 //
-// A bucketMap is owned by one key's keyState; its buckets are owned by the map.
-type bucketMap struct {
-	tab       []*bucket // bin heads; nil until the first insertion
-	tree      []bool    // per bin: a tree bin
-	threshold int       // before allocation: the initial capacity (0: the default, 16)
-	size      int
-	// only is the map's one bucket when size is 1 and it is known (nil otherwise), so that
-	// iterating a map of one bucket, the common case, does not read the table.
-	only *bucket
+// Within a tree bin, nodes of equal hash descend by the node type's Compare: Long.compareTo for
+// Long keys; keys that are not Comparable (BinaryRowData) tie-break on identity hash codes in
+// Java, which no reproduction can follow (Flink's order is not deterministic there either).
+//
+// A Map is owned by its user; its nodes are owned by the map while linked in.
+package javamap
+
+// Entry is the HashMap node part of a node type N, which embeds it: its hash and its links
+// (next links the bin, the other links are a tree bin's).
+type Entry[N any] struct {
+	node                      *N
+	hash                      int32 // spread(hashCode), as HashMap stores it
+	next                      *Entry[N]
+	prev, parent, left, right *Entry[N] // TreeNode links, in tree bins only
+	red                       bool
 }
 
-// bucket holds the rows of one side with one row time, in arrival order, each with Flink's
-// "emitted" flag (the row joined at least once; kept only where it decides padding). It is
-// also its HashMap node: next links the bin, the other links are a tree bin's.
-type bucket struct {
-	time    int64
-	rows    [][]byte // encoded rows (rowLayout), owned by the bucket
-	matched []bool
-	// fired is Flink's IntervalJoinLeftFired / IntervalJoinRightFired list, aligned with rows
-	// when early fire is enabled (nil otherwise): the row's early-fire pad was emitted.
-	fired []bool
-	// The first row's storage (most buckets hold one row): rows, matched and fired start on these.
-	row0     [1][]byte
-	matched0 [1]bool
-	fired0   [1]bool
+// Node is the constraint on a Map's node type N (through its pointer P): its embedded Entry, the
+// equality of its key with a key K (equals), and the order of two nodes of equal hash in a tree
+// bin (compareComparables, or a stand-in for tieBreakOrder; never 0 for distinct keys).
+type Node[K, N any] interface {
+	*N
+	Entry() *Entry[N]
+	KeyEquals(k K) bool
+	Compare(other *N) int
+}
 
-	hash                      int32 // spread(Long.hashCode(time)), as HashMap stores it
-	next                      *bucket
-	prev, parent, left, right *bucket // TreeNode links, in tree bins only
-	red                       bool
+// Map is a java.util.HashMap of nodes N with keys K. The zero Map is `new HashMap<>()`.
+type Map[K, N any, P Node[K, N]] struct {
+	tab       []*Entry[N] // bin heads; nil until the first insertion
+	tree      []bool      // per bin: a tree bin
+	threshold int         // before allocation: the initial capacity (0: the default, 16)
+	size      int
+	// only is the map's one node when size is 1 and it is known (nil otherwise), so that
+	// iterating a map of one node, the common case, does not read the table.
+	only *N
 }
 
 const (
@@ -58,17 +62,22 @@ const (
 	treeifyThreshold   = 8
 	untreeifyThreshold = 6
 	minTreeifyCapacity = 64
-	maxCapacity        = 1 << 30
+	maxCapacity        = MaxCapacity
 )
 
-// newBucketMapWithExpectedSize is Flink's CollectionUtil.newHashMapWithExpectedSize(n), which
+// WithCapacity returns an empty `new HashMap<>(c)`.
+func WithCapacity[K, N any, P Node[K, N]](c int) *Map[K, N, P] {
+	return &Map[K, N, P]{threshold: tableSizeFor(c)}
+}
+
+// WithExpectedSize is Flink's CollectionUtil.newHashMapWithExpectedSize(n), which
 // MapSerializer.deserialize uses on restore: new HashMap<>(computeRequiredCapacity(n), 0.75f).
-func newBucketMapWithExpectedSize(n int) *bucketMap {
+func WithExpectedSize[K, N any, P Node[K, N]](n int) *Map[K, N, P] {
 	c := n + 1
 	if n > 2 {
 		c = int(ceilFloat32(float32(n) / float32(0.75))) // (int) Math.ceil(n / 0.75f)
 	}
-	return &bucketMap{threshold: tableSizeFor(c)}
+	return WithCapacity[K, N, P](c)
 }
 
 func ceilFloat32(f float32) float32 {
@@ -88,46 +97,63 @@ func tableSizeFor(c int) int {
 	return n
 }
 
-// javaLongHash is spread(Long.hashCode(t)) of java.util.HashMap.
-func javaLongHash(t int64) int32 {
-	h := uint32(uint64(t) ^ uint64(t)>>32)
-	return int32(h ^ h>>16)
+// LongHashCode is Long.hashCode(t).
+func LongHashCode(t int64) int32 { return int32(uint32(uint64(t) ^ uint64(t)>>32)) }
+
+// spread is HashMap.hash for a key of hashCode h.
+func spread(h int32) int32 { u := uint32(h); return int32(u ^ u>>16) }
+
+func (m *Map[K, N, P]) index(h int32) int { return int(h) & (len(m.tab) - 1) }
+
+// Len is the number of entries.
+func (m *Map[K, N, P]) Len() int { return m.size }
+
+// Capacity is the table's length, 0 before the first insertion.
+func (m *Map[K, N, P]) Capacity() int { return len(m.tab) }
+
+// TreeBins is the number of tree bins.
+func (m *Map[K, N, P]) TreeBins() int {
+	n := 0
+	for _, t := range m.tree {
+		if t {
+			n++
+		}
+	}
+	return n
 }
 
-func (m *bucketMap) index(h int32) int { return int(h) & (len(m.tab) - 1) }
-
-// get returns the bucket of time t, or nil.
-func (m *bucketMap) get(t int64) *bucket {
+// Get returns the node of key k, whose hashCode is hashCode, or nil.
+func (m *Map[K, N, P]) Get(k K, hashCode int32) *N {
 	if m.tab == nil {
 		return nil
 	}
-	for b := m.tab[m.index(javaLongHash(t))]; b != nil; b = b.next {
-		if b.time == t {
-			return b
+	h := spread(hashCode)
+	for e := m.tab[m.index(h)]; e != nil; e = e.next {
+		if e.hash == h && P(e.node).KeyEquals(k) {
+			return e.node
 		}
 	}
 	return nil
 }
 
-// insert adds a new bucket for time t, which must be absent (HashMap.putVal for a new key).
-func (m *bucketMap) insert(t int64) *bucket { return m.insertNode(&bucket{}, t) }
-
-// insertNode is insert with x, a zero bucket, as the new node.
-func (m *bucketMap) insertNode(x *bucket, t int64) *bucket {
+// Insert links in x, a node whose key is absent, of hashCode hashCode (HashMap.putVal for a new
+// key). x's Entry must be zero.
+func (m *Map[K, N, P]) Insert(x *N, hashCode int32) {
 	if m.tab == nil {
 		m.resize()
 	}
-	x.time, x.hash = t, javaLongHash(t)
-	i := m.index(x.hash)
+	e := P(x).Entry()
+	e.node, e.hash = x, spread(hashCode)
+	i := m.index(e.hash)
 	switch p := m.tab[i]; {
 	case p == nil:
-		m.tab[i] = x
+		m.tab[i] = e
 	case m.tree[i]:
-		m.putTreeVal(i, x)
+		m.putTreeVal(i, e)
 	default:
 		for binCount := 0; ; binCount++ {
 			if p.next == nil {
-				p.next = x
+				p.next = e
 				if binCount >= treeifyThreshold-1 {
 					m.treeifyBin(i)
 				}
@@ -144,14 +170,18 @@ func (m *bucketMap) insertNode(x *bucket, t int64) *bucket {
 	if m.size > m.threshold {
 		m.resize()
 	}
-	return x
 }
 
-// remove deletes bucket b, as an iterator's remove does (removeNode with movable false).
-func (m *bucketMap) remove(b *bucket) {
+// Remove unlinks node x as an iterator's remove does (removeNode with movable false).
+func (m *Map[K, N, P]) Remove(x *N) { m.remove(P(x).Entry(), false) }
+
+// RemoveKey unlinks node x as remove(key) does (removeNode with movable true).
+func (m *Map[K, N, P]) RemoveKey(x *N) { m.remove(P(x).Entry(), true) }
+
+func (m *Map[K, N, P]) remove(b *Entry[N], movable bool) {
 	i := m.index(b.hash)
 	if m.tree[i] {
-		m.removeTreeNode(i, b)
+		m.removeTreeNode(i, b, movable)
 	} else if m.tab[i] == b {
 		m.tab[i] = b.next
 	} else {
@@ -166,10 +196,42 @@ func (m *bucketMap) remove(b *bucket) {
 	if m.tab[i] == nil {
 		m.tree[i] = false
 	}
+	*b = Entry[N]{}
+}
+
+// AppendOrder appends the nodes in iteration order to dst.
+func (m *Map[K, N, P]) AppendOrder(dst []*N) []*N {
+	switch {
+	case m.size == 0:
+		return dst
+	case m.only != nil:
+		return append(dst, m.only)
+	}
+	for _, e := range m.tab {
+		for ; e != nil; e = e.next {
+			dst = append(dst, e.node)
+		}
+	}
+	if m.size == 1 {
+		m.only = dst[len(dst)-1]
+	}
+	return dst
+}
+
+// Recycle reports whether m, empty, is as a `new HashMap<>()` after its first insertion (its
+// table of the default capacity, every bin an empty list), so that it may stand in for a new
+// map; it then forgets its last node.
+func (m *Map[K, N, P]) Recycle() bool {
+	if m.size != 0 || len(m.tab) != defaultCapacity {
+		return false
+	}
+	m.threshold, m.only = int(defaultCapacity*0.75), nil
+	clear(m.tree)
+	return true
 }
 
 // resize is HashMap.resize: allocate or double the table.
-func (m *bucketMap) resize() {
+func (m *Map[K, N, P]) resize() {
 	oldTab, oldCap, oldThr := m.tab, len(m.tab), m.threshold
 	var newCap, newThr int
 	switch {
@@ -192,7 +254,7 @@ func (m *bucketMap) resize() {
 	}
 	m.threshold = newThr
 	oldTree := m.tree
-	m.tab, m.tree = make([]*bucket, newCap), make([]bool, newCap)
+	m.tab, m.tree = make([]*Entry[N], newCap), make([]bool, newCap)
 	for j, e := range oldTab {
 		switch {
 		case e == nil:
@@ -202,7 +264,7 @@ func (m *bucketMap) resize() {
 		case oldTree[j]:
 			m.split(e, j, oldCap)
 		default:
-			var loHead, loTail, hiHead, hiTail *bucket
+			var loHead, loTail, hiHead, hiTail *Entry[N]
 			for ; e != nil; e = e.next {
 				if int(e.hash)&oldCap == 0 {
 					if loTail == nil {
@@ -232,34 +294,15 @@ func (m *bucketMap) resize() {
 	}
 }
 
-// appendOrder appends the buckets in HashMap iteration order to dst.
-func (m *bucketMap) appendOrder(dst []*bucket) []*bucket {
-	switch {
-	case m.size == 0:
-		return dst
-	case m.only != nil:
-		return append(dst, m.only)
-	}
-	for _, b := range m.tab {
-		for ; b != nil; b = b.next {
-			dst = append(dst, b)
-		}
-	}
-	if m.size == 1 {
-		m.only = dst[len(dst)-1]
-	}
-	return dst
-}
-
 // ---- tree bins: HashMap.TreeNode, ported statement for statement ----
 
 // treeifyBin turns bin i into a tree bin, or doubles a small table instead.
-func (m *bucketMap) treeifyBin(i int) {
+func (m *Map[K, N, P]) treeifyBin(i int) {
 	if len(m.tab) < minTreeifyCapacity {
 		m.resize()
 		return
 	}
-	var tl *bucket
+	var tl *Entry[N]
 	for e := m.tab[i]; e != nil; e = e.next {
 		e.prev, e.parent, e.left, e.right, e.red = tl, nil, nil, nil, false
 		tl = e
@@ -270,8 +313,8 @@ func (m *bucketMap) treeifyBin(i int) {
 
 // treeify builds the red-black tree of the bin that starts at hd, inserting its nodes in list
 // order, then moves the root to the front of the bin.
-func (m *bucketMap) treeify(hd *bucket) {
-	var root *bucket
+func (m *Map[K, N, P]) treeify(hd *Entry[N]) {
+	var root *Entry[N]
 	for x := hd; x != nil; x = x.next {
 		x.left, x.right = nil, nil
 		if root == nil {
@@ -280,7 +323,7 @@ func (m *bucketMap) treeify(hd *bucket) {
 			continue
 		}
 		for p := root; ; {
-			dir := compareNodes(x, p)
+			dir := m.compareNodes(x, p)
 			xp := p
 			if dir <= 0 {
 				p = p.left
@@ -302,30 +345,26 @@ func (m *bucketMap) treeify(hd *bucket) {
 	m.moveRootToFront(root)
 }
 
-// compareNodes is the descent direction of x at p: by hash (signed int), then Long.compareTo.
-func compareNodes(x, p *bucket) int {
+// compareNodes is the descent direction of x at p: by hash (signed int), then the nodes' Compare.
+func (m *Map[K, N, P]) compareNodes(x, p *Entry[N]) int {
 	switch {
 	case p.hash > x.hash:
 		return -1
 	case p.hash < x.hash:
 		return 1
-	case x.time < p.time:
-		return -1
-	case x.time > p.time:
-		return 1
 	}
-	return 0
+	return P(x.node).Compare(p.node)
 }
 
 // untreeify turns bin i back into a list bin, in its current order.
-func (m *bucketMap) untreeify(i int) {
+func (m *Map[K, N, P]) untreeify(i int) {
 	for e := m.tab[i]; e != nil; e = e.next {
 		e.prev, e.parent, e.left, e.right, e.red = nil, nil, nil, nil, false
 	}
 	m.tree[i] = false
 }
 
-func (m *bucketMap) root(b *bucket) *bucket {
+func (m *Map[K, N, P]) root(b *Entry[N]) *Entry[N] {
 	for b.parent != nil {
 		b = b.parent
 	}
@@ -333,10 +372,10 @@ func (m *bucketMap) root(b *bucket) *bucket {
 }
 
 // putTreeVal links x into tree bin i after its tree parent and rebalances.
-func (m *bucketMap) putTreeVal(i int, x *bucket) {
+func (m *Map[K, N, P]) putTreeVal(i int, x *Entry[N]) {
 	root := m.root(m.tab[i])
 	for p := root; ; {
-		dir := compareNodes(x, p)
+		dir := m.compareNodes(x, p)
 		xp := p
 		if dir <= 0 {
 			p = p.left
@@ -363,7 +402,7 @@ func (m *bucketMap) putTreeVal(i int, x *bucket) {
 }
 
 // moveRootToFront makes root the first node of its bin.
-func (m *bucketMap) moveRootToFront(root *bucket) {
+func (m *Map[K, N, P]) moveRootToFront(root *Entry[N]) {
 	if root == nil || len(m.tab) == 0 {
 		return
 	}
@@ -388,8 +427,8 @@ func (m *bucketMap) moveRootToFront(root *bucket) {
 }
 
 // split is TreeNode.split: the halves of tree bin j (head b) for a table doubled from bit bins.
-func (m *bucketMap) split(b *bucket, j, bit int) {
-	var loHead, loTail, hiHead, hiTail *bucket
+func (m *Map[K, N, P]) split(b *Entry[N], j, bit int) {
+	var loHead, loTail, hiHead, hiTail *Entry[N]
 	lc, hc := 0, 0
 	for e := b; e != nil; {
 		next := e.next
@@ -437,8 +476,10 @@ func (m *bucketMap) split(b *bucket, j, bit int) {
 	}
 }
 
-// removeTreeNode is TreeNode.removeTreeNode(map, tab, movable=false) for node p of bin i.
-func (m *bucketMap) removeTreeNode(i int, p *bucket) {
+// removeTreeNode is TreeNode.removeTreeNode(map, tab, movable) for node p of bin i: movable
+// false for an iterator's remove, true for remove(key), which also turns a small tree back into a
+// list and moves the root to the front.
+func (m *Map[K, N, P]) removeTreeNode(i int, p *Entry[N], movable bool) {
 	first := m.tab[i]
 	root := first
 	succ, pred := p.next, p.prev
@@ -457,8 +498,12 @@ func (m *bucketMap) removeTreeNode(i int, p *bucket) {
 	if root.parent != nil {
 		root = m.root(root)
 	}
+	if movable && (root.right == nil || root.left == nil || root.left.left == nil) {
+		m.untreeify(i) // too small
+		return
+	}
 	pl, pr := p.left, p.right
-	var replacement *bucket
+	var replacement *Entry[N]
 	switch {
 	case pl != nil && pr != nil:
 		s := pr
@@ -523,8 +568,9 @@ func (m *bucketMap) removeTreeNode(i int, p *bucket) {
 		}
 		p.left, p.right, p.parent = nil, nil, nil
 	}
+	r := root
 	if !p.red {
-		balanceDeletion(root, replacement)
+		r = balanceDeletion(root, replacement)
 	}
 	if replacement == p { // detach
 		pp := p.parent
@@ -537,9 +583,12 @@ func (m *bucketMap) removeTreeNode(i int, p *bucket) {
 			}
 		}
 	}
+	if movable {
+		m.moveRootToFront(r)
+	}
 }
 
-func rotateLeft(root, p *bucket) *bucket {
+func rotateLeft[N any](root, p *Entry[N]) *Entry[N] {
 	if p == nil || p.right == nil {
 		return root
 	}
@@ -561,7 +610,7 @@ func rotateLeft(root, p *bucket) *bucket {
 	return root
 }
 
-func rotateRight(root, p *bucket) *bucket {
+func rotateRight[N any](root, p *Entry[N]) *Entry[N] {
 	if p == nil || p.left == nil {
 		return root
 	}
@@ -583,7 +632,7 @@ func rotateRight(root, p *bucket) *bucket {
 	return root
 }
 
-func balanceInsertion(root, x *bucket) *bucket {
+func balanceInsertion[N any](root, x *Entry[N]) *Entry[N] {
 	x.red = true
 	for {
 		xp := x.parent
@@ -643,9 +692,9 @@ func balanceInsertion(root, x *bucket) *bucket {
 	}
 }
 
-func isRed(b *bucket) bool { return b != nil && b.red }
+func isRed[N any](b *Entry[N]) bool { return b != nil && b.red }
 
-func balanceDeletion(root, x *bucket) *bucket {
+func balanceDeletion[N any](root, x *Entry[N]) *Entry[N] {
 	for {
 		if x == nil || x == root {
 			return root
@@ -751,3 +800,23 @@ func balanceDeletion(root, x *bucket) *bucket {
 		}
 	}
 }
+
+// Allocate allocates the table if there is none yet, as the first insertion does: a map Flink
+// created and then emptied.
+func (m *Map[K, N, P]) Allocate() {
+	if m.tab == nil {
+		m.resize()
+	}
+}
+
+// Each calls f with every node in iteration order; f must not change the map.
+func (m *Map[K, N, P]) Each(f func(*N)) {
+	for _, e := range m.tab {
+		for ; e != nil; e = e.next {
+			f(e.node)
+		}
+	}
+}
+
+// MaxCapacity is HashMap's largest table length.
+const MaxCapacity = 1 << 30

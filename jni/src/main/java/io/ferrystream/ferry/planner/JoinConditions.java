@@ -1,4 +1,4 @@
-package io.ferrystream.ferry.kinds.intervaljoin;
+package io.ferrystream.ferry.planner;
 
 import io.ferrystream.ferry.arrow.ArrowTypes;
 
@@ -6,6 +6,7 @@ import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.nodes.exec.spec.JoinSpec;
 import org.apache.flink.table.planner.plan.utils.RexLiteralUtil;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -20,17 +21,23 @@ import org.apache.calcite.rex.RexLiteral;
 import org.apache.calcite.rex.RexNode;
 import org.apache.calcite.sql.SqlKind;
 
+import javax.annotation.Nullable;
+
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Encodes a join's residual condition (Flink's {@code JoinSpec} nonEquiCondition, a RexNode over
- * the left fields followed by the right fields) as the {@code condition} parameter of the
- * interval join (docs/abi.md): a tree of {@code {"op", "args", "field", "type", "value"}} nodes.
- * Only the shape is checked here (operators, literals); libferry.so decides which operand types
- * it evaluates exactly as Flink's generated code does, and refuses the rest.
+ * the left fields followed by the right fields) as the {@code condition} parameter of the joins'
+ * specs (the interval and the regular join, docs/abi.md): a tree of {@code {"op", "args", "field",
+ * "type", "value"}} nodes. Only the shape is checked here (operators, literals); libferry.so
+ * decides which operand types it evaluates exactly as Flink's generated code does, and refuses
+ * the rest. The fallback reasons about the condition ({@link #reason}, {@link #refusal}) name its
+ * fields.
  */
-final class JoinConditions {
+public final class JoinConditions {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static final Map<SqlKind, String> OPS = Map.ofEntries(
@@ -55,7 +62,7 @@ final class JoinConditions {
     private JoinConditions() {}
 
     /** A condition Ferry cannot encode; the message names the part. */
-    static final class Unsupported extends Exception {
+    public static final class Unsupported extends Exception {
         private static final long serialVersionUID = 1L;
 
         Unsupported(String message) {
@@ -64,8 +71,74 @@ final class JoinConditions {
     }
 
     /** The condition as the JSON text of the spec's {@code condition} parameter. */
-    static String encode(RexNode condition) throws Unsupported {
+    public static String encode(RexNode condition) throws Unsupported {
         return encodeNode(condition).toString();
+    }
+
+    /**
+     * The JSON text of {@code joinSpec}'s residual condition, or null when it has none.
+     *
+     * @throws IllegalArgumentException when it cannot be encoded ({@link #reason} says why first)
+     */
+    @Nullable
+    public static String encodeResidual(JoinSpec joinSpec) {
+        try {
+            return joinSpec.getNonEquiCondition().isPresent() ? encode(joinSpec.getNonEquiCondition().get()) : null;
+        } catch (Unsupported e) {
+            throw new IllegalArgumentException("the residual condition is not native: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Why {@code joinSpec}'s residual condition cannot be encoded, or null (also when it has none).
+     *
+     * @param fieldNames the names of the left and right input fields, in the join's row order (to
+     *     name the condition's fields in the reason), or null
+     */
+    @Nullable
+    public static String reason(JoinSpec joinSpec, @Nullable List<String> fieldNames) {
+        if (joinSpec.getNonEquiCondition().isEmpty()) {
+            return null;
+        }
+        try {
+            encode(joinSpec.getNonEquiCondition().get());
+            return null;
+        } catch (Unsupported e) {
+            return "non-equi join condition " + text(joinSpec, fieldNames) + ": " + named(e.getMessage(), fieldNames)
+                    + " not native yet";
+        }
+    }
+
+    /**
+     * The reason for libferry.so's refusal of a spec with {@code joinSpec}'s residual condition:
+     * a refusal of the condition ({@code residual join condition: …}, Go naming the part by its
+     * types) said with the condition and its field names; any other refusal as it is.
+     */
+    public static String refusal(JoinSpec joinSpec, @Nullable List<String> fieldNames, String refused) {
+        String prefix = "residual join condition: ";
+        if (joinSpec.getNonEquiCondition().isPresent() && refused.startsWith(prefix)) {
+            return "non-equi join condition " + text(joinSpec, fieldNames) + ": " + refused.substring(prefix.length())
+                    + " not native yet";
+        }
+        return refused;
+    }
+
+    private static String text(JoinSpec joinSpec, @Nullable List<String> fieldNames) {
+        return named(joinSpec.getNonEquiCondition().get().toString(), fieldNames);
+    }
+
+    /** A RexNode's text with its input references ($i) replaced by the fields' names (none: as it is). */
+    public static String named(String rex, @Nullable List<String> fieldNames) {
+        if (fieldNames == null) {
+            return rex;
+        }
+        Matcher m = Pattern.compile("\\$(\\d+)").matcher(rex);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            int i = Integer.parseInt(m.group(1));
+            m.appendReplacement(b, Matcher.quoteReplacement(i < fieldNames.size() ? fieldNames.get(i) : m.group()));
+        }
+        return m.appendTail(b).toString();
     }
 
     private static ObjectNode encodeNode(RexNode node) throws Unsupported {

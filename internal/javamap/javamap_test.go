@@ -1,0 +1,107 @@
+package javamap
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+)
+
+// longNode is a node of a HashMap<Long, ?>.
+type longNode struct {
+	e Entry[longNode]
+	t int64
+}
+
+func (n *longNode) Entry() *Entry[longNode] { return &n.e }
+func (n *longNode) KeyEquals(t int64) bool  { return n.t == t }
+func (n *longNode) Compare(o *longNode) int { return cmp.Compare(n.t, o.t) }
+
+type longMap = Map[int64, longNode, *longNode]
+
+// TestHashMapOrderVectors replays golden vectors of java.util.HashMap<Long, ?> produced by JDK 17
+// (tests/hashmaporder): puts, iterator removals and remove(key), bins that become trees, split,
+// shrink and untreeify (on a split, and in remove(key)), maps of the default and of restored
+// capacities; the iteration order must match after every step.
+func TestHashMapOrderVectors(t *testing.T) {
+	f, err := os.Open("testdata/hashmap-order.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	scenarios, treeBins, treeRemovals := 0, 0, 0
+	for sc.Scan() {
+		var v struct {
+			Initial int               `json:"initial"`
+			Ops     []json.RawMessage `json:"ops"`
+			Orders  [][]int64         `json:"orders"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		m := &longMap{}
+		if v.Initial > 0 {
+			m = WithCapacity[int64, longNode](v.Initial)
+		}
+		for i, raw := range v.Ops {
+			var op []any
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatal(err)
+			}
+			switch op[0] {
+			case "p", "d":
+				var nums []json.RawMessage // the key as an exact int64, not a float
+				if err := json.Unmarshal(raw, &nums); err != nil {
+					t.Fatal(err)
+				}
+				var k int64
+				if err := json.Unmarshal(nums[1], &k); err != nil {
+					t.Fatal(err)
+				}
+				b := m.Get(k, LongHashCode(k))
+				switch {
+				case op[0] == "p" && b == nil:
+					m.Insert(&longNode{t: k}, LongHashCode(k))
+				case op[0] == "d":
+					if m.tree[m.index(b.e.hash)] {
+						treeRemovals++
+					}
+					m.RemoveKey(b)
+				}
+			case "r":
+				mod, rem := int64(op[1].(float64)), int64(op[2].(float64))
+				for _, b := range m.AppendOrder(nil) {
+					if ((b.t%mod)+mod)%mod == rem {
+						m.Remove(b)
+					}
+				}
+			default:
+				t.Fatalf("op %s", raw)
+			}
+			var got []int64
+			for _, b := range m.AppendOrder(nil) {
+				got = append(got, b.t)
+			}
+			if !slices.Equal(got, v.Orders[i]) && !(len(got) == 0 && len(v.Orders[i]) == 0) {
+				t.Fatalf("scenario %d, op %d %s: order\n got %v\nwant %v", scenarios, i, raw, got, v.Orders[i])
+			}
+			if m.size != len(got) {
+				t.Fatalf("scenario %d, op %d: size %d, %d entries", scenarios, i, m.size, len(got))
+			}
+			treeBins += m.TreeBins()
+		}
+		scenarios++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if scenarios < 63 || treeBins == 0 || treeRemovals == 0 {
+		t.Fatalf("%d scenarios, %d tree bin observations, %d remove(key) from tree bins: the vectors do not exercise tree bins",
+			scenarios, treeBins, treeRemovals)
+	}
+	t.Logf("%d scenarios, %d tree-bin observations, %d remove(key) from tree bins", scenarios, treeBins, treeRemovals)
+}

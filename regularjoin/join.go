@@ -1,0 +1,334 @@
+package regularjoin
+
+import (
+	"fmt"
+
+	"github.com/ferrystream/ferry/engine"
+	"github.com/ferrystream/ferry/joincore"
+)
+
+// Join is one instance of the regular join: Flink 2.3's StreamingJoinOperator step for step
+// (docs/operators/regular-join.md). Per join key it keeps each side's rows in that side's state
+// layout (joinKeys), with each row's association count on a padded side
+// (OuterJoinRecordStateViews); the map layouts are java.util.HashMaps in Flink's heap-backend
+// iteration order (javamap), which decides the order the other side's rows are joined in.
+//
+// Every input row is handled at once, in arrival order, exactly as Flink's processElement1/2;
+// output rows are collected per call and handed out in chunks of at most spec.ChunkRows rows.
+type Join struct {
+	sides       [2]sideSpec
+	filterNulls []int               // key positions whose NULL makes a key unjoinable
+	cond        *joincore.Condition // the residual condition; nil: every pair of a key joins
+	layouts     [2]*joincore.RowLayout
+	enc         [2]*engine.KeyEncoder // the join keys
+	// mapEnc encodes each side's map key as Flink's BinaryRowData (the unique key projection, or
+	// the whole row for no_unique_key); nil for join_key_contains_unique_key.
+	mapEnc [2]*engine.KeyEncoder
+	state  *engine.KeyedState
+	keys   *joinKeys
+	output []engine.Field
+
+	out    *joincore.PairOutput // the output of the current call
+	kgs    [2][]int32           // per side: the key group of each row of the call's batch
+	arena  joincore.RowArena    // the memory of stored and emitted rows
+	rows   [2][][]byte          // per side: the call's rows, encoded
+	all    []int32              // 0, 1, 2, ...: every row of a batch
+	visits []visit              // the associated records of the current row
+	order  []*record            // scratch: a map's records in iteration order
+}
+
+// visit is one record of the other side that an input row is associated with (Flink's
+// OuterRecord, repeated times times: a no_unique_key row stored count times): its association
+// count as the visit read it, -1 for a side that is not padded.
+type visit struct {
+	r     *record
+	n     int32
+	times int32
+}
+
+func open(spec *engine.Spec, params *Params) (engine.Keyed, error) {
+	j, err := newJoin(spec, params)
+	if err != nil {
+		return engine.Keyed{}, err
+	}
+	return engine.Keyed{Operator: j}, nil
+}
+
+// newJoin builds the join of spec with params p.
+func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
+	p := *params
+	sides, err := p.validate(spec)
+	if err != nil {
+		return nil, err
+	}
+	j := &Join{sides: sides, filterNulls: joincore.FilteredPositions(p.FilterNulls)}
+	var outTypes []engine.Type
+	for s := range 2 {
+		in := &spec.Inputs[s]
+		j.layouts[s] = joincore.NewRowLayout(in.Types)
+		j.enc[s] = engine.NewKeyEncoder(in.Keys, in.Types)
+		switch sides[s].layout {
+		case uniqueKey:
+			j.mapEnc[s] = engine.NewKeyEncoder(sides[s].unique, in.Types)
+		case noUniqueKey:
+			all := make([]int, len(in.Types))
+			for c := range all {
+				all[c] = c
+			}
+			j.mapEnc[s] = engine.NewKeyEncoder(all, in.Types)
+		}
+		for _, f := range in.Named() {
+			if sides[1-s].outer {
+				f.Type.Nullable = true // padded with NULLs when the other side is outer
+			}
+			j.output = append(j.output, f)
+			outTypes = append(outTypes, f.Type)
+		}
+	}
+	if p.Condition != nil {
+		if j.cond, err = joincore.CompileCondition(p.Condition, j.layouts[0], j.layouts[1]); err != nil {
+			return nil, err
+		}
+	}
+	j.out = joincore.NewPairOutput(j.layouts[0], j.layouts[1], outTypes, spec.ChunkRows)
+	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &p, Version: stateVersion})
+	j.keys = &joinKeys{j: j}
+	j.state.Register(j.keys)
+	return j, nil
+}
+
+// Output implements engine.KeyedOperator: the left input's fields, then the right input's,
+// those of a side padded with NULLs nullable.
+func (j *Join) Output() []engine.Field { return j.output }
+
+// State implements engine.KeyedOperator.
+func (j *Join) State() *engine.KeyedState { return j.state }
+
+// Close implements engine.KeyedOperator.
+func (j *Join) Close() { *j = Join{} }
+
+// Flush implements engine.KeyedOperator: the join buffers nothing.
+func (j *Join) Flush(_ int64, out *engine.OutBatch) (bool, error) {
+	out.Len = 0
+	return false, nil
+}
+
+// Advance implements engine.KeyedOperator: the join has no timers (no idle-state TTL yet).
+func (j *Join) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
+	out.Len = 0
+	return false, nil
+}
+
+// Continue implements engine.KeyedOperator.
+func (j *Join) Continue(out *engine.OutBatch) (bool, error) { return j.out.Emit(out) }
+
+// Process implements engine.KeyedOperator: input 0 is the left side, input 1 the right side,
+// their rows handled in the order they arrived, each as Flink's processElement1/2 handles it,
+// row kinds included.
+func (j *Join) Process(in *engine.Inputs, _ int64, out *engine.OutBatch) (bool, error) {
+	for side, b := range in.Batches {
+		if b == nil || b.Len == 0 {
+			continue
+		}
+		enc := j.enc[side]
+		if err := enc.Encode(b); err != nil {
+			return false, fmt.Errorf("input %d: %w", side, err)
+		}
+		if m := j.mapEnc[side]; m != nil {
+			if err := m.Encode(b); err != nil {
+				return false, fmt.Errorf("input %d: %w", side, err)
+			}
+		}
+		kgs := j.kgs[side][:0]
+		for i := range b.Len {
+			kg, err := j.state.KeyGroupOf(enc.Hash(i))
+			if err != nil {
+				return false, fmt.Errorf("input %d: row %d: %w", side, i, err)
+			}
+			kgs = append(kgs, int32(kg))
+		}
+		j.kgs[side] = kgs
+		for len(j.all) < b.Len {
+			j.all = append(j.all, int32(len(j.all)))
+		}
+		j.rows[side] = j.arena.EncodeRows(j.layouts[side], b, j.all[:b.Len], j.rows[side][:0])
+	}
+	j.out.Reset()
+	var next [2]int
+	for _, r := range in.Runs {
+		side := r.Input
+		kinds := in.Batches[side].Kinds
+		for i := next[side]; i < next[side]+r.Rows; i++ {
+			j.process(side, i, kinds[i])
+		}
+		next[side] += r.Rows
+	}
+	clear(j.rows[0]) // the rows belong to the state and the output now
+	clear(j.rows[1])
+	clear(j.visits)
+	clear(j.order)
+	j.state.EndBatch()
+	return j.out.Emit(out)
+}
+
+// process is StreamingJoinOperator.processElement for row i of side (0 left, 1 right) of the
+// call, of row kind kind.
+//
+// A row whose key can never match (joincore.KeyJoins: NULL in a filter_nulls position) is not
+// stored: Flink stores it, but it never joins, so all it ever emits is its own padding, +I on
+// arrival and -D on retraction, on a padded side, and nothing on the other.
+func (j *Join) process(side, i int, kind engine.RowKind) {
+	enc := j.enc[side]
+	key := enc.Key(i)
+	row := j.rows[side][i]
+	own, other := &j.sides[side], &j.sides[1-side]
+	acc := engine.IsAccumulate(kind)
+	if !joincore.KeyJoins(key, j.filterNulls) {
+		if own.outer {
+			j.pad(side, row, padKind(acc))
+		}
+		return
+	}
+	id := j.state.Find(key, enc.Hash(i), int(j.kgs[side][i]))
+	if id < 0 {
+		if !acc { // nothing to retract and nothing to join: Flink stores nothing either
+			if own.outer {
+				j.pad(side, row, engine.Delete)
+			}
+			return
+		}
+		id = j.state.Insert(key, enc.Hash(i), int(j.kgs[side][i]))
+	}
+	ks := &j.keys.k[id]
+	var mk []byte
+	var mh int32
+	if m := j.mapEnc[side]; m != nil {
+		mk, mh = m.Key(i), m.Hash(i)
+	}
+	switch {
+	case acc && own.outer:
+		vs := j.associate(ks, side, row)
+		if len(vs) == 0 {
+			j.pad(side, row, engine.Insert)
+			j.keys.add(ks, side, row, mk, mh, 0)
+			break
+		}
+		var n int32
+		for _, v := range vs {
+			for range v.times {
+				if other.outer {
+					if v.n == 0 {
+						j.pad(1-side, v.r.row, engine.Delete)
+					}
+					v.r.assoc = v.n + 1
+				}
+				j.pair(side, row, v.r.row, engine.Insert)
+				n++
+			}
+		}
+		j.keys.add(ks, side, row, mk, mh, n)
+	case acc:
+		j.keys.add(ks, side, row, mk, mh, -1)
+		for _, v := range j.associate(ks, side, row) {
+			for range v.times {
+				if other.outer {
+					if v.n == 0 {
+						j.pad(1-side, v.r.row, engine.Delete)
+					}
+					v.r.assoc = v.n + 1
+					j.pair(side, row, v.r.row, engine.Insert)
+				} else {
+					j.pair(side, row, v.r.row, kind) // +I or +U, as the input
+				}
+			}
+		}
+	default:
+		j.keys.retract(ks, side, mk, mh)
+		vs := j.associate(ks, side, row)
+		if len(vs) == 0 {
+			if own.outer {
+				j.pad(side, row, engine.Delete)
+			}
+			break
+		}
+		k := kind // -D or -U, as the input
+		if own.outer {
+			k = engine.Delete
+		}
+		for _, v := range vs {
+			for range v.times {
+				j.pair(side, row, v.r.row, k)
+				if other.outer {
+					if v.n == 1 {
+						j.pad(1-side, v.r.row, engine.Insert)
+					}
+					v.r.assoc = v.n - 1
+				}
+			}
+		}
+	}
+	if ks.empty() {
+		j.state.Remove(id)
+	}
+}
+
+// padKind is the kind of a padded row of a side that matches nothing: +I for an accumulate
+// message, -D for a retraction.
+func padKind(acc bool) engine.RowKind {
+	if acc {
+		return engine.Insert
+	}
+	return engine.Delete
+}
+
+// associate is AbstractStreamingJoinOperator.iterator: the records of the side other than side
+// that row joins with (the residual condition holds), in the order Flink's state visits them,
+// each with its association count as read when visited. The result is valid until the next call.
+func (j *Join) associate(ks *keyState, side int, row []byte) []visit {
+	vs := j.visits[:0]
+	st := &ks.s[1-side]
+	switch {
+	case st.one != nil:
+		if j.holds(side, row, st.one.row) {
+			vs = append(vs, visit{r: st.one, n: st.one.assoc, times: 1})
+		}
+	case st.m != nil:
+		j.order = st.m.AppendOrder(j.order[:0])
+		for _, r := range j.order {
+			if j.holds(side, row, r.row) {
+				vs = append(vs, visit{r: r, n: r.assoc, times: r.count})
+			}
+		}
+	}
+	j.visits = vs
+	return vs
+}
+
+// holds reports whether the residual condition holds for row of side and other of the other side.
+func (j *Join) holds(side int, row, other []byte) bool {
+	switch {
+	case j.cond == nil:
+		return true
+	case side == 0:
+		return j.cond.Holds(row, other)
+	}
+	return j.cond.Holds(other, row)
+}
+
+// pair emits the joined row of row (of side) and other (of the other side) with row kind k.
+func (j *Join) pair(side int, row, other []byte, k engine.RowKind) {
+	if side == 0 {
+		j.out.AddKind(row, other, k)
+	} else {
+		j.out.AddKind(other, row, k)
+	}
+}
+
+// pad emits row of side padded with NULLs for the other side, with row kind k.
+func (j *Join) pad(side int, row []byte, k engine.RowKind) {
+	if side == 0 {
+		j.out.AddKind(row, nil, k)
+	} else {
+		j.out.AddKind(nil, row, k)
+	}
+}

@@ -169,31 +169,15 @@ func (e *KeyEncoder) encodeField(k int, col *Column, rows int) {
 		// The unscaled value fits the low 8 bytes of the 16-byte Arrow decimal.
 		encodeFixed(buf, offs, slot, col, rows, Values[int64](&Column{Data: col.Data, Offset: 2 * col.Offset}, 2*rows), 2)
 	case t.ID == Decimal:
-		for i := 0; i < rows; i++ {
-			row := buf[offs[i]:offs[i+1]]
-			cur := e.cursor[i]
-			e.cursor[i] = cur + 16
-			if col.IsNull(i) {
-				binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32)
-				continue
-			}
-			n := putUnscaledBytes(row[cur:cur+16], col.Fixed(i))
-			binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32|uint64(n))
-		}
+		e.encodeReserved(slot, col, rows, 16, func(i int, part []byte) uint32 {
+			return uint32(putUnscaledBytes(part, col.Fixed(i)))
+		})
 	case t.ID == Timestamp && !t.Compact():
-		for i := 0; i < rows; i++ {
-			row := buf[offs[i]:offs[i+1]]
-			cur := e.cursor[i]
-			e.cursor[i] = cur + 8
-			if col.IsNull(i) {
-				binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32)
-				continue
-			}
+		e.encodeReserved(slot, col, rows, 8, func(i int, part []byte) uint32 {
 			v := col.Fixed(i)
-			copy(row[cur:cur+8], v[:8])
-			nano := binary.LittleEndian.Uint32(v[8:12])
-			binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32|uint64(nano))
-		}
+			copy(part, v[:8])
+			return binary.LittleEndian.Uint32(v[8:12]) // nano of millisecond
+		})
 	default: // fixed width: TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DATE, TIMESTAMP(p<=3)
 		switch t.Width() {
 		case 1:
@@ -205,6 +189,23 @@ func (e *KeyEncoder) encodeField(k int, col *Column, rows int) {
 		default:
 			encodeFixed(buf, offs, slot, col, rows, Values[int64](col, rows), 1)
 		}
+	}
+}
+
+// encodeReserved lays out a non-compact DECIMAL or TIMESTAMP field: every row, NULL or not,
+// reserves width bytes of its variable part (BinaryRowWriter does), whose offset goes into the
+// high 32 bits of the slot; for a row that is not NULL, put writes the value into the reserved
+// bytes and returns the slot's low 32 bits (the unscaled value's length, the nano of millisecond).
+func (e *KeyEncoder) encodeReserved(slot int, col *Column, rows int, width int32, put func(i int, part []byte) uint32) {
+	for i := 0; i < rows; i++ {
+		row := e.buf[e.offs[i]:e.offs[i+1]]
+		cur := e.cursor[i]
+		e.cursor[i] = cur + width
+		low := uint32(0)
+		if !col.IsNull(i) {
+			low = put(i, row[cur:cur+width])
+		}
+		binary.LittleEndian.PutUint64(row[slot:], uint64(cur)<<32|uint64(low))
 	}
 }
 

@@ -151,20 +151,13 @@ func (t *TopN) retractWithRowNumber(id int32, row []byte) bool {
 				gi = t.stale(id, gi)
 				continue
 			}
-			for j := 0; j < len(g.rows) && rank <= t.p.RankEnd; j++ {
-				cur := g.rows[j]
-				switch {
-				case !found && bytes.Equal(cur, row):
-					prev, found = cur, true
-					t.bufs.removeRow(id, gi, j)
-					j--
-				case found:
-					t.emit(engine.UpdateBefore, prev, rank)
-					t.emit(engine.UpdateAfter, cur, rank)
-					prev = cur
-				}
-				rank++
+			j, removed := t.removeInRange(id, gi, row, rank)
+			if j < 0 {
+				rank += int64(len(g.rows))
+				continue
 			}
+			found = true // the rows behind it move one rank up
+			prev, rank = t.shift(g.rows[j:], removed, rank+int64(j)+1, false)
 		case found:
 			if len(g.rows) == 0 {
 				gi = t.stale(id, gi)
@@ -196,20 +189,20 @@ func (t *TopN) retractWithoutRowNumber(id int32, row []byte) (bool, error) {
 				gi = t.stale(id, gi)
 				continue
 			}
-			for j := 0; j < len(g.rows) && next <= t.p.RankEnd; j++ {
-				cur := g.rows[j]
-				switch {
-				case !found && bytes.Equal(cur, row):
-					t.emit(engine.Delete, cur, next)
-					next--
-					found = true
-					t.bufs.removeRow(id, gi, j)
-					j--
-				case found && next == t.p.RankEnd:
-					t.emit(engine.Insert, cur, next)
-				}
-				next++
+			j, removed := t.removeInRange(id, gi, row, next)
+			if j < 0 {
+				next += int64(len(g.rows))
+				continue
 			}
+			next += int64(j)
+			t.emit(engine.Delete, removed, next)
+			found = true
+			// the rows behind it move one rank up: the one that reaches rank N enters the top N
+			behind := g.rows[j:]
+			if i := t.p.RankEnd - next; i < int64(len(behind)) {
+				t.emit(engine.Insert, behind[i], t.p.RankEnd)
+			}
+			next += int64(len(behind))
 		case found:
 			if last := next + g.count - 1; last < t.p.RankEnd {
 				next = last + 1
@@ -230,6 +223,24 @@ func (t *TopN) retractWithoutRowNumber(id int32, row []byte) (bool, error) {
 		}
 	}
 	return found, nil
+}
+
+// removeInRange removes from group gi of key id's buffer the first row equal to row among those
+// ranked up to N, the group's first row ranking first, and returns its index in the group and
+// the stored row; -1 when no such row is there (Flink's iteration of the sort key's list, which
+// stops at rank N).
+func (t *TopN) removeInRange(id int32, gi int, row []byte, first int64) (int, []byte) {
+	g := &t.bufs.bufs[id].groups[gi]
+	for j, cur := range g.rows {
+		if first+int64(j) > t.p.RankEnd {
+			break
+		}
+		if bytes.Equal(cur, row) {
+			t.bufs.removeRow(id, gi, j)
+			return j, cur
+		}
+	}
+	return -1, nil
 }
 
 // stale is processStateStaled: group gi has a count but no rows, so its sorted-map entry goes

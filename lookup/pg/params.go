@@ -136,31 +136,16 @@ func wallOf(v TimestampValue) time.Time {
 // as pgjdbc would, and returns it.
 func (p *keyParam) checkKey(v any) error {
 	want := ""
+	if check, ok := plainValues[p.t.Kind]; ok {
+		want = check(v)
+	}
 	switch p.t.Kind {
-	case Boolean:
-		want = expect[bool](v, "bool")
-	case TinyInt:
-		want = expect[int8](v, "int8")
-	case SmallInt:
-		want = expect[int16](v, "int16")
-	case Int:
-		want = expect[int32](v, "int32")
-	case BigInt:
-		want = expect[int64](v, "int64")
-	case Float:
-		want = expect[float32](v, "float32")
-	case Double:
-		want = expect[float64](v, "float64")
-	case Decimal:
-		want = expect[DecimalValue](v, "DecimalValue")
 	case Char, Varchar:
 		s, ok := v.(string)
 		want = pick(ok, "string")
 		if ok && containsNUL(s) {
 			return fmt.Errorf("key %s: a string with a NUL character cannot be sent to PostgreSQL", p.name)
 		}
-	case Bytes:
-		want = expect[[]byte](v, "[]byte")
 	case Date:
 		d, ok := v.(int32)
 		want = pick(ok, "int32 (epoch days)")
@@ -201,10 +186,20 @@ func pick(ok bool, want string) string {
 	return want
 }
 
-// expect is "" when v is a T, else want (the name of T).
-func expect[T any](v any, want string) string {
-	_, ok := v.(T)
-	return pick(ok, want)
+// plainValues are the kinds whose key values need no check beyond their Go type (types.go): each
+// returns "" when v has that type, else the type's name.
+var plainValues = map[Kind]func(v any) string{
+	Boolean: expect[bool]("bool"), TinyInt: expect[int8]("int8"), SmallInt: expect[int16]("int16"),
+	Int: expect[int32]("int32"), BigInt: expect[int64]("int64"), Float: expect[float32]("float32"),
+	Double: expect[float64]("float64"), Decimal: expect[DecimalValue]("DecimalValue"), Bytes: expect[[]byte]("[]byte"),
+}
+
+// expect checks that a value is a T: "" when it is, else want (the name of T).
+func expect[T any](want string) func(v any) string {
+	return func(v any) string {
+		_, ok := v.(T)
+		return pick(ok, want)
+	}
 }
 
 func containsNUL(s string) bool {

@@ -40,23 +40,28 @@ type Type struct {
 	Elem      *Type
 }
 
+// plainNames are the kinds that take no parameters, by their names as Flink SQL writes them:
+// String renders them, ParseType reads them (plainKinds).
+var plainNames = map[Kind]string{
+	Boolean: "BOOLEAN", TinyInt: "TINYINT", SmallInt: "SMALLINT", Int: "INT", BigInt: "BIGINT",
+	Float: "FLOAT", Double: "DOUBLE", Bytes: "BYTES", Date: "DATE",
+}
+
+// plainKinds is plainNames reversed, with the aliases INTEGER and STRING (VARCHAR of no length).
+var plainKinds = func() map[string]Kind {
+	m := map[string]Kind{"INTEGER": Int, "STRING": Varchar}
+	for k, n := range plainNames {
+		m[n] = k
+	}
+	return m
+}()
+
 // String renders the type as Flink SQL writes it.
 func (t Type) String() string {
+	if n, ok := plainNames[t.Kind]; ok {
+		return n
+	}
 	switch t.Kind {
-	case Boolean:
-		return "BOOLEAN"
-	case TinyInt:
-		return "TINYINT"
-	case SmallInt:
-		return "SMALLINT"
-	case Int:
-		return "INT"
-	case BigInt:
-		return "BIGINT"
-	case Float:
-		return "FLOAT"
-	case Double:
-		return "DOUBLE"
 	case Decimal:
 		return fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale)
 	case Char:
@@ -66,10 +71,6 @@ func (t Type) String() string {
 			return "STRING"
 		}
 		return fmt.Sprintf("VARCHAR(%d)", t.Length)
-	case Bytes:
-		return "BYTES"
-	case Date:
-		return "DATE"
 	case Time:
 		return fmt.Sprintf("TIME(%d)", t.Precision)
 	case Timestamp:
@@ -115,22 +116,11 @@ func ParseType(s string) (Type, error) {
 		}
 		return def
 	}
+	if k, ok := plainKinds[name]; ok {
+		return Type{Kind: k}, nil
+	}
 	var t Type
 	switch name {
-	case "BOOLEAN":
-		t.Kind = Boolean
-	case "TINYINT":
-		t.Kind = TinyInt
-	case "SMALLINT":
-		t.Kind = SmallInt
-	case "INT", "INTEGER":
-		t.Kind = Int
-	case "BIGINT":
-		t.Kind = BigInt
-	case "FLOAT":
-		t.Kind = Float
-	case "DOUBLE":
-		t.Kind = Double
 	case "DECIMAL", "NUMERIC", "DEC":
 		t = Type{Kind: Decimal, Precision: arg(0, 10), Scale: arg(1, 0)}
 		if t.Precision < 1 || t.Precision > 38 || t.Scale < 0 || t.Scale > t.Precision {
@@ -140,12 +130,6 @@ func ParseType(s string) (Type, error) {
 		t = Type{Kind: Char, Length: arg(0, 1)}
 	case "VARCHAR":
 		t = Type{Kind: Varchar, Length: arg(0, 1)}
-	case "STRING":
-		t.Kind = Varchar
-	case "BYTES":
-		t.Kind = Bytes
-	case "DATE":
-		t.Kind = Date
 	case "TIME":
 		t = Type{Kind: Time, Precision: arg(0, 0)}
 	case "TIMESTAMP":

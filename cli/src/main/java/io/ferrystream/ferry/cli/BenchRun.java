@@ -41,8 +41,8 @@ final class BenchRun {
                 Runtime.getRuntime().maxMemory() >> 20);
         List<Result> results = new ArrayList<>();
         try (LocalCluster cluster = new LocalCluster(settings.configuration())) {
-            Session stock = new Session("stock Flink", false, settings, cluster);
-            Session ferry = new Session("Ferry", true, settings, cluster);
+            Session stock = new Session(false, settings, cluster);
+            Session ferry = new Session(true, settings, cluster);
             List<Session> sides = List.of(stock, ferry);
             int query = 0;
             for (SqlScript.Statement st : statements) {

@@ -1,11 +1,11 @@
 package io.ferrystream.ferry.cli;
 
 import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
+import io.ferrystream.ferry.nexmark.runner.PlanShape;
 import io.ferrystream.ferry.planner.NativeCandidate;
 
 import org.apache.calcite.plan.RelOptUtil;
 import org.apache.calcite.rel.RelNode;
-import org.apache.calcite.rel.type.RelDataTypeField;
 import org.apache.calcite.rex.RexCall;
 import org.apache.calcite.rex.RexNode;
 import org.apache.calcite.rex.RexShuttle;
@@ -15,7 +15,6 @@ import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedCatalogBaseTable;
-import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.metadata.FlinkRelMetadataQuery;
 import org.apache.flink.table.planner.plan.nodes.FlinkRelNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalMiniBatchAssigner;
@@ -184,7 +183,7 @@ final class PlanAnalysis {
                         + "): a bundle also closes on the wall clock");
             }
         }
-        if (TIME_DRIVEN.contains(op) && readsProcessingTime(node)) {
+        if (TIME_DRIVEN.contains(op) && PlanShape.readsProcessingTime(node)) {
             resultReasons.add(op + " fires on processing time");
         }
         if (node instanceof StreamPhysicalTableSourceScan scan) {
@@ -246,17 +245,6 @@ final class PlanAnalysis {
                     "Python aggregate: not native";
             default -> null;
         };
-    }
-
-    private static boolean readsProcessingTime(RelNode node) {
-        for (RelNode input : node.getInputs()) {
-            for (RelDataTypeField f : input.getRowType().getFieldList()) {
-                if (FlinkTypeFactory.isProctimeIndicatorType(f.getType())) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     /** A datagen source whose fields are random: each run reads other rows. */

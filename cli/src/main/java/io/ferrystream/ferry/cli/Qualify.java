@@ -156,7 +156,7 @@ final class Qualify {
 
     private List<Query> plan(Path script) throws IOException, FerryCli.UsageException {
         String name = script.normalize().toString();
-        Session session = new Session("Ferry", true, settings, null);
+        Session session = new Session(true, settings, null);
         List<Query> queries = new ArrayList<>();
         String ddlError = null;
         for (SqlScript.Statement st : SqlScript.parse(FerryCli.readScript(script))) {
@@ -193,7 +193,7 @@ final class Qualify {
     private Query load(Path file) {
         String name = file.normalize().toString();
         try {
-            CompiledPlanAnalysis plan = CompiledPlanAnalysis.of(new Session("Ferry", true, settings, null).env(), file);
+            CompiledPlanAnalysis plan = CompiledPlanAnalysis.of(new Session(true, settings, null).env(), file);
             return new Query(name, null, plan.candidates, plan.others, null);
         } catch (Exception e) {
             return Query.failed(name, null, FerryCli.describe(e).replaceAll("\\s+", " "));

@@ -46,7 +46,7 @@ import java.util.function.Function;
  * never leave a value behind.
  */
 final class Session {
-    /** "stock Flink" or "Ferry". */
+    /** "Ferry" when {@link #ferry}, else "stock Flink". */
     final String name;
     final boolean ferry;
     private final Settings settings;
@@ -55,8 +55,8 @@ final class Session {
     private final List<String> catalog = new ArrayList<>();
     private StreamTableEnvironment tEnv;
 
-    Session(String name, boolean ferry, Settings settings, LocalCluster cluster) {
-        this.name = name;
+    Session(boolean ferry, Settings settings, LocalCluster cluster) {
+        this.name = ferry ? "Ferry" : "stock Flink";
         this.ferry = ferry;
         this.settings = settings;
         this.cluster = cluster;

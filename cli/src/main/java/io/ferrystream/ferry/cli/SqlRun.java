@@ -55,10 +55,10 @@ final class SqlRun {
         List<Session> sides = new ArrayList<>();
         try (LocalCluster cluster = explain ? null : new LocalCluster(settings.configuration())) {
             if (mode.equals("stock") || mode.equals("compare")) {
-                sides.add(new Session("stock Flink", false, settings, cluster));
+                sides.add(new Session(false, settings, cluster));
             }
             if (!mode.equals("stock")) {
-                sides.add(new Session("Ferry", true, settings, cluster));
+                sides.add(new Session(true, settings, cluster));
             }
             for (Session s : sides) {
                 out.printf("%s side: %s = %s%n", s.name, FerryOptions.ENABLED.key(), s.ferry);

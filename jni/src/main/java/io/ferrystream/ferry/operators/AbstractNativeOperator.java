@@ -228,9 +228,9 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
         this.outputType = outputType;
         this.batching = batching;
         this.inputOrder = inputOrder.clone();
-        this.batchSize = batching.size;
-        this.maxDelayMs = batching.maxDelayMs;
-        this.bundled = batching.bundled;
+        this.batchSize = batching.size();
+        this.maxDelayMs = batching.maxDelayMs();
+        this.bundled = batching.bundled();
     }
 
     public S spec() {

@@ -16,19 +16,17 @@ import java.io.Serializable;
  * </ul>
  *
  * Under both, every pending row is processed before a watermark is forwarded, before a
- * checkpoint barrier and at the end of input ({@link AbstractNativeOperator}).
+ * checkpoint barrier and at the end of input ({@link AbstractNativeOperator}). {@code size}: rows
+ * per batch (per bundle when {@code bundled}); {@code maxDelayMs}: longest wait of a row in a
+ * partial batch, in ms (0: none; always 0 for bundles).
  */
-public final class Batching implements Serializable {
-    private static final long serialVersionUID = 1L;
-
-    final int size;
-    final long maxDelayMs;
-    final boolean bundled;
-
-    private Batching(int size, long maxDelayMs, boolean bundled) {
-        this.size = size;
-        this.maxDelayMs = maxDelayMs;
-        this.bundled = bundled;
+public record Batching(int size, long maxDelayMs, boolean bundled) implements Serializable {
+    /** Validates the fields: size at least 1, a non-negative delay, none for bundles. */
+    public Batching {
+        if (size < 1 || maxDelayMs < 0 || (bundled && maxDelayMs != 0)) {
+            throw new IllegalArgumentException("invalid batching: size " + size + ", max delay " + maxDelayMs
+                    + " ms, bundled " + bundled);
+        }
     }
 
     /**
@@ -52,21 +50,6 @@ public final class Batching implements Serializable {
             throw new IllegalArgumentException("a bundle has at least one row, got " + bundleSize);
         }
         return new Batching((int) Math.min(Integer.MAX_VALUE, bundleSize), 0, true);
-    }
-
-    /** Rows per batch (per bundle when {@link #bundled()}). */
-    public int size() {
-        return size;
-    }
-
-    /** Longest wait of a row in a partial batch, in ms; 0 = none. Never set for bundles. */
-    public long maxDelayMs() {
-        return maxDelayMs;
-    }
-
-    /** Whether a batch is one of Flink's mini-batch bundles. */
-    public boolean bundled() {
-        return bundled;
     }
 
     @Override

@@ -87,19 +87,7 @@ public final class FlinkAccState implements FlinkState {
      * conversion). A DISTINCT argument's values are BIGINT or ARRAY, and its NULL value's entry
      * lives in a ValueState of its own; a MIN/MAX with retraction's are BIGINT counts.
      */
-    public static final class MapViewState implements Serializable {
-        private static final long serialVersionUID = 1L;
-
-        final String name;
-        final DataType keyType;
-        final DataType valueType;
-
-        public MapViewState(String name, DataType keyType, DataType valueType) {
-            this.name = name;
-            this.keyType = keyType;
-            this.valueType = valueType;
-        }
-
+    public record MapViewState(String name, DataType keyType, DataType valueType) implements Serializable {
         boolean array() {
             return valueType.getLogicalType() instanceof ArrayType;
         }
@@ -113,17 +101,7 @@ public final class FlinkAccState implements FlinkState {
      * A MIN/MAX with retraction: its accumulator field in {@code accState} ({@code STRUCTURED<min,
      * mapSize, map placeholder>}) and its map (MapState {@code agg<a>$map}).
      */
-    public static final class MinMaxState implements Serializable {
-        private static final long serialVersionUID = 1L;
-
-        final int field;
-        final MapViewState map;
-
-        public MinMaxState(int field, MapViewState map) {
-            this.field = field;
-            this.map = map;
-        }
-    }
+    public record MinMaxState(int field, MapViewState map) implements Serializable {}
 
     private final RowType keyType;
     private final LogicalType[] accTypes;
@@ -163,10 +141,10 @@ public final class FlinkAccState implements FlinkState {
     public List<String> names() {
         List<String> names = new ArrayList<>(List.of(NAME));
         for (MinMaxState m : minMax) {
-            names.add(m.map.name);
+            names.add(m.map().name());
         }
         for (MapViewState d : distinct) {
-            names.add(d.name);
+            names.add(d.name());
             names.add(d.nullStateName());
         }
         return names;
@@ -190,7 +168,7 @@ public final class FlinkAccState implements FlinkState {
         List<LogicalType> types = new ArrayList<>(keyType.getChildren());
         types.addAll(Arrays.asList(accTypes).subList(0, callFields));
         for (MinMaxState m : minMax) {
-            types.set(keyType.getFieldCount() + m.field, new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
+            types.set(keyType.getFieldCount() + m.field(), new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
         }
         for (int i = 0; i < distinct.size(); i++) {
             types.add(new VarBinaryType(false, VarBinaryType.MAX_LENGTH));
@@ -232,7 +210,7 @@ public final class FlinkAccState implements FlinkState {
                 row.setField(f++, g.getFieldOrNull(acc));
             }
             for (MinMaxView v : views) {
-                row.setField(keyFields.length + v.state.field, v.read(acc));
+                row.setField(keyFields.length + v.state.field(), v.read(acc));
             }
             for (int d = 0; d < maps.length; d++) {
                 row.setField(f++, bytes(codecs[d].encodeState(maps[d].entries(), ttl)));
@@ -266,13 +244,13 @@ public final class FlinkAccState implements FlinkState {
         for (int d = 0; d < maps.length; d++) {
             MapState<Object, Object> map = maps[d];
             ValueState<Object> nul = nulls[d];
-            left.add(distinct.get(d).name);
+            left.add(distinct.get(d).name());
             clears.add(map::clear);
             left.add(distinct.get(d).nullStateName());
             clears.add(nul::clear);
         }
         for (MinMaxView v : views) {
-            left.add(v.state.map.name);
+            left.add(v.state.map().name());
             clears.add(v.map::clear);
         }
         for (int s = 0; s < left.size(); s++) {
@@ -318,7 +296,7 @@ public final class FlinkAccState implements FlinkState {
             accFields[f] = RowData.createFieldGetter(accTypes[f], f + 1); // after the key column
         }
         for (MinMaxState m : minMax) {
-            accFields[m.field] = null; // a VARBINARY column: MinMaxView.write
+            accFields[m.field()] = null; // a VARBINARY column: MinMaxView.write
         }
         int keyArity = keyType.getFieldCount();
         try (FlinkStates.CurrentKey kept = FlinkStates.keepCurrentKey(keyed)) {
@@ -341,8 +319,8 @@ public final class FlinkAccState implements FlinkState {
                 }
                 try {
                     for (MinMaxView v : views) {
-                        VarBinaryVector col = (VarBinaryVector) root.getVector(1 + v.state.field);
-                        acc.setField(v.state.field, v.write(col, i));
+                        VarBinaryVector col = (VarBinaryVector) root.getVector(1 + v.state.field());
+                        acc.setField(v.state.field(), v.write(col, i));
                     }
                     BinaryRowData value = accSerializer.toBinaryRow(acc).copy();
                     state.update(ttl ? new TtlValue<>(value, row.getLong(lastWrite)) : value);
@@ -407,13 +385,13 @@ public final class FlinkAccState implements FlinkState {
         MinMaxView(MinMaxState state, MapState<Object, Object> map) {
             this.state = state;
             this.map = map;
-            this.codec = DistinctViews.stateCodec(state.map.keyType.getLogicalType(), false);
-            this.min = RowData.createFieldGetter(accTypes[state.field].getChildren().get(0), 0);
+            this.codec = DistinctViews.stateCodec(state.map().keyType().getLogicalType(), false);
+            this.min = RowData.createFieldGetter(accTypes[state.field()].getChildren().get(0), 0);
         }
 
         /** The current key's accumulator with its map's entries, in the import form. */
         byte[] read(RowData acc) throws Exception {
-            RowData a = acc.getRow(state.field, 3);
+            RowData a = acc.getRow(state.field(), 3);
             byte[] b = bytes(codec.encodeAccumulatorState(min.getFieldOrNull(a), a.getLong(1), map.entries(), ttl));
             map.clear();
             return b;
@@ -432,8 +410,8 @@ public final class FlinkAccState implements FlinkState {
         MinMaxView[] views = new MinMaxView[minMax.size()];
         for (int v = 0; v < views.length; v++) {
             MinMaxState m = minMax.get(v);
-            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(m.map.name,
-                    ExternalSerializer.of(m.map.keyType), ttlWrapped(ExternalSerializer.of(m.map.valueType)));
+            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(m.map().name(),
+                    ExternalSerializer.of(m.map().keyType()), ttlWrapped(ExternalSerializer.of(m.map().valueType())));
             views[v] = new MinMaxView(m, keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor));
         }
         return views;
@@ -442,7 +420,7 @@ public final class FlinkAccState implements FlinkState {
     private DistinctViews.Codec[] codecs() {
         DistinctViews.Codec[] codecs = new DistinctViews.Codec[distinct.size()];
         for (int d = 0; d < codecs.length; d++) {
-            codecs[d] = DistinctViews.stateCodec(distinct.get(d).keyType.getLogicalType(), distinct.get(d).array());
+            codecs[d] = DistinctViews.stateCodec(distinct.get(d).keyType().getLogicalType(), distinct.get(d).array());
         }
         return codecs;
     }
@@ -457,8 +435,8 @@ public final class FlinkAccState implements FlinkState {
         MapState<Object, Object>[] maps = new MapState[distinct.size()];
         for (int d = 0; d < maps.length; d++) {
             MapViewState ds = distinct.get(d);
-            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(ds.name,
-                    ExternalSerializer.of(ds.keyType), ttlWrapped(ExternalSerializer.of(ds.valueType)));
+            MapStateDescriptor<Object, Object> descriptor = new MapStateDescriptor(ds.name(),
+                    ExternalSerializer.of(ds.keyType()), ttlWrapped(ExternalSerializer.of(ds.valueType())));
             maps[d] = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
         }
         return maps;
@@ -471,7 +449,7 @@ public final class FlinkAccState implements FlinkState {
         for (int d = 0; d < states.length; d++) {
             MapViewState ds = distinct.get(d);
             ValueStateDescriptor<Object> descriptor =
-                    new ValueStateDescriptor(ds.nullStateName(), ttlWrapped(ExternalSerializer.of(ds.valueType)));
+                    new ValueStateDescriptor(ds.nullStateName(), ttlWrapped(ExternalSerializer.of(ds.valueType())));
             states[d] = keyed.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
         }
         return states;

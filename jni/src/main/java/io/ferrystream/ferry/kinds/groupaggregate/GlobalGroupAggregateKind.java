@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.kinds.groupaggregate;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.TwoPhaseAggregates.PartialCalls;
 import io.ferrystream.ferry.operators.OneInputNativeOperator;
 import io.ferrystream.ferry.planner.Decision;
 import io.ferrystream.ferry.planner.FlinkFields;
@@ -19,7 +20,6 @@ import org.apache.flink.table.planner.hint.StateTtlHint;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
-import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.ChangelogPlanUtils;
 import org.apache.flink.table.planner.plan.utils.MinibatchUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
@@ -74,9 +74,9 @@ public final class GlobalGroupAggregateKind extends NativeKind<StreamPhysicalGlo
         }
         Long hint = StateTtlHint.getStateTtlFromHintOnSingleRel(agg.hints());
         long ttlMs = hint != null ? hint : config.get(ExecutionConfigOptions.IDLE_STATE_RETENTION).toMillis();
-        GlobalGroupAggregateSpec spec = TwoPhaseAggregates.globalSpec(nativeDescription(agg), typeFactory, inputType,
-                agg.grouping(), aggCalls, retractions, localInput, agg.needRetraction(), indexOfCountStar,
-                ChangelogPlanUtils.generateUpdateBefore(agg), ttlMs);
+        GlobalGroupAggregateSpec spec = TwoPhaseAggregates.globalSpec(nativeDescription(agg), inputType, agg.grouping(),
+                localInput, PartialCalls.of(typeFactory, localInput, aggCalls, retractions, agg.needRetraction(), indexOfCountStar),
+                agg.needRetraction(), ChangelogPlanUtils.generateUpdateBefore(agg), ttlMs);
         return NativeSupport.check(spec, outputType).map(Decision::fallback).orElse(Decision.nativeNode());
     }
 
@@ -105,8 +105,9 @@ public final class GlobalGroupAggregateKind extends NativeKind<StreamPhysicalGlo
         }
         GlobalGroupAggregateSpec spec = null;
         if (reason == null) {
-            spec = TwoPhaseAggregates.globalSpec(t.description(), typeFactory, inputType, grouping, aggCalls, retractions,
-                    localInput, needRetraction, indexOfCountStar, generateUpdateBefore, ttlMs);
+            spec = TwoPhaseAggregates.globalSpec(t.description(), inputType, grouping, localInput,
+                    PartialCalls.of(typeFactory, localInput, aggCalls, retractions, needRetraction, indexOfCountStar),
+                    needRetraction, generateUpdateBefore, ttlMs);
             reason = t.check(spec, outputType).orElse(null);
         }
         if (reason != null) {
@@ -130,12 +131,10 @@ public final class GlobalGroupAggregateKind extends NativeKind<StreamPhysicalGlo
         if (reason != null) {
             return reason;
         }
-        AggregateInfoList infos =
-                TwoPhaseAggregates.infoList(typeFactory, localInput, aggCalls, retractions, needRetraction, indexOfCountStar, false);
-        List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
-        reason = TwoPhaseAggregates.partialStateReason(calls, localInput);
+        PartialCalls calls = PartialCalls.of(typeFactory, localInput, aggCalls, retractions, needRetraction, indexOfCountStar);
+        reason = TwoPhaseAggregates.partialStateReason(calls.calls(), localInput);
         if (reason == null) {
-            reason = TwoPhaseAggregates.recordCounterReason(calls, TwoPhaseAggregates.countStar(infos), localInput);
+            reason = TwoPhaseAggregates.recordCounterReason(calls.calls(), TwoPhaseAggregates.countStar(calls.infos()), localInput);
         }
         if (reason == null && !TwoPhaseAggregates.leadingKeys(grouping)) {
             reason = "grouping fields that do not lead the partial rows: not native yet";

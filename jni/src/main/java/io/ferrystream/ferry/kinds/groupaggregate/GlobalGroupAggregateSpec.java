@@ -1,14 +1,10 @@
 package io.ferrystream.ferry.kinds.groupaggregate;
 
-import io.ferrystream.ferry.arrow.ArrowTypes;
 import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec.Call;
 import io.ferrystream.ferry.operators.FrameReadingSpec;
-import io.ferrystream.ferry.operators.NativeSpec;
 
-import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.List;
@@ -24,19 +20,15 @@ import java.util.List;
  * strings' Java origin only matter where rows fold, in the local aggregate; they do not cross
  * (docs/group-aggregate.md#the-global-aggregate).
  */
-public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameReadingSpec {
+public final class GlobalGroupAggregateSpec extends MergingAggregateSpec {
     private static final long serialVersionUID = 1L;
 
     /** The library's name of this operator kind. */
     public static final String KIND = "global_group_aggregate";
 
-    private final Input localInput;
-    private final List<Call> calls;
-    private final boolean needRetraction;
     private final int countStar;
     private final boolean countStarInserted;
     private final boolean generateUpdateBefore;
-    private final long stateTtlMs;
 
     /**
      * @param name the operator's description, used in messages
@@ -61,26 +53,17 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
             boolean countStarInserted,
             boolean generateUpdateBefore,
             long stateTtlMs) {
-        super(KIND, name, List.of(Input.whole(inputType, Input.firstFields(keyFields))));
-        ProjectedCalls local = ProjectedCalls.ofLocalInput(localInputType, calls);
-        this.localInput = local.input;
-        this.calls = local.calls;
-        this.needRetraction = needRetraction;
+        super(KIND, name, inputType, keyFields, localInputType, calls, needRetraction, stateTtlMs);
         this.countStar = countStar;
         this.countStarInserted = countStarInserted;
         this.generateUpdateBefore = generateUpdateBefore;
-        this.stateTtlMs = stateTtlMs;
     }
 
     private GlobalGroupAggregateSpec(GlobalGroupAggregateSpec rows, long frameBundleSize) {
         super(rows, frameBundleSize);
-        this.localInput = rows.localInput;
-        this.calls = rows.calls;
-        this.needRetraction = rows.needRetraction;
         this.countStar = rows.countStar;
         this.countStarInserted = rows.countStarInserted;
         this.generateUpdateBefore = rows.generateUpdateBefore;
-        this.stateTtlMs = rows.stateTtlMs;
     }
 
     @Override
@@ -95,8 +78,7 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
      */
     @Override
     protected void writeParams(ObjectNode params) {
-        writeLocalInput(params.putArray("local_input"), localInput.type());
-        GroupAggregateSpec.writeCalls(params.putArray("aggs"), calls);
+        writeLocalInputAndCalls(params);
         if (countStar >= 0) {
             params.put("count_star", countStar);
             params.put("count_star_inserted", countStarInserted);
@@ -104,16 +86,5 @@ public final class GlobalGroupAggregateSpec extends NativeSpec implements FrameR
         params.put("need_retraction", needRetraction);
         params.put("generate_update_before", generateUpdateBefore);
         params.put("state_ttl_ms", Math.max(0, stateTtlMs));
-    }
-
-    /** The {@code local_input} fields of a merging aggregate's spec: name, type, nullability. */
-    static void writeLocalInput(ArrayNode local, RowType type) {
-        for (RowType.RowField f : type.getFields()) {
-            LogicalType t = f.getType();
-            local.addObject()
-                    .put("name", f.getName())
-                    .put("type", ArrowTypes.specTypeOf(t.copy(true)))
-                    .put("nullable", ArrowTypes.carried(t).isNullable());
-        }
     }
 }

@@ -19,7 +19,6 @@ import org.apache.flink.table.planner.hint.StateTtlHint;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecIncrementalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIncrementalGroupAggregate;
-import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.util.List;
@@ -141,8 +140,7 @@ public final class IncrementalGroupAggregateKind
             AggregateCall[] partialOriginalAggCalls,
             boolean[] partialAggCallNeedRetractions,
             boolean partialAggNeedRetraction) {
-        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, partialLocalAggInputType, partialOriginalAggCalls,
-                partialAggCallNeedRetractions, partialAggNeedRetraction, null, false);
-        return TwoPhaseAggregates.calls(partialOriginalAggCalls, partialAggCallNeedRetractions, partialAggNeedRetraction, infos);
+        return TwoPhaseAggregates.PartialCalls.of(typeFactory, partialLocalAggInputType, partialOriginalAggCalls,
+                partialAggCallNeedRetractions, partialAggNeedRetraction, null).calls();
     }
 }

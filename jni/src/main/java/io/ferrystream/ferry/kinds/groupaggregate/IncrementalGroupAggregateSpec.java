@@ -2,10 +2,9 @@ package io.ferrystream.ferry.kinds.groupaggregate;
 
 import io.ferrystream.ferry.exchange.ExchangeTarget;
 import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec.Call;
-import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FrameReadingSpec;
+import io.ferrystream.ferry.nativelib.NativeOperator;
 import io.ferrystream.ferry.operators.FrameWritingSpec;
-import io.ferrystream.ferry.operators.NativeSpec;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -28,17 +27,13 @@ import java.util.List;
  * columnar exchange: it then reads frames of the partial rows ({@link #withFrames}) or writes
  * frames of its output rows routed by the final key ({@link #openWritingFrames}).
  */
-public final class IncrementalGroupAggregateSpec extends NativeSpec implements FrameReadingSpec, FrameWritingSpec {
+public final class IncrementalGroupAggregateSpec extends MergingAggregateSpec implements FrameWritingSpec {
     private static final long serialVersionUID = 1L;
 
     /** The library's name of this operator kind. */
     public static final String KIND = "incremental_group_aggregate";
 
-    private final Input localInput;
-    private final List<Call> calls;
     private final int[] finalKeys;
-    private final boolean needRetraction;
-    private final long stateTtlMs;
     /** The consumer's parallelism and max parallelism when the output is frames; 0: rows. */
     private final int exchangeParallelism;
     private final int exchangeMaxParallelism;
@@ -61,24 +56,15 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
             int[] finalKeys,
             boolean needRetraction,
             long stateTtlMs) {
-        super(KIND, name, List.of(Input.whole(inputType, Input.firstFields(keyFields))));
-        ProjectedCalls local = ProjectedCalls.ofLocalInput(localInputType, calls);
-        this.localInput = local.input;
-        this.calls = local.calls;
+        super(KIND, name, inputType, keyFields, localInputType, calls, needRetraction, stateTtlMs);
         this.finalKeys = finalKeys.clone();
-        this.needRetraction = needRetraction;
-        this.stateTtlMs = stateTtlMs;
         this.exchangeParallelism = 0;
         this.exchangeMaxParallelism = 0;
     }
 
     private IncrementalGroupAggregateSpec(IncrementalGroupAggregateSpec s, long frameBundleSize, int exchangeParallelism, int exchangeMaxParallelism) {
         super(s, frameBundleSize);
-        this.localInput = s.localInput;
-        this.calls = s.calls;
         this.finalKeys = s.finalKeys;
-        this.needRetraction = s.needRetraction;
-        this.stateTtlMs = s.stateTtlMs;
         this.exchangeParallelism = exchangeParallelism;
         this.exchangeMaxParallelism = exchangeMaxParallelism;
     }
@@ -115,8 +101,7 @@ public final class IncrementalGroupAggregateSpec extends NativeSpec implements F
      */
     @Override
     protected void writeParams(ObjectNode params) {
-        GlobalGroupAggregateSpec.writeLocalInput(params.putArray("local_input"), localInput.type());
-        GroupAggregateSpec.writeCalls(params.putArray("aggs"), calls);
+        writeLocalInputAndCalls(params);
         ArrayNode keys = params.putArray("final_keys");
         for (int k : finalKeys) {
             keys.add(k);

@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.kinds.groupaggregate;
 
 import io.ferrystream.ferry.FerryOptions;
+import io.ferrystream.ferry.kinds.groupaggregate.TwoPhaseAggregates.PartialCalls;
 import io.ferrystream.ferry.operators.OneInputNativeOperator;
 import io.ferrystream.ferry.planner.Decision;
 import io.ferrystream.ferry.planner.FlinkFields;
@@ -16,7 +17,6 @@ import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
-import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.RowType;
 
@@ -63,8 +63,8 @@ public final class LocalGroupAggregateKind extends NativeKind<StreamPhysicalLoca
         if (reason != null) {
             return Decision.fallback(reason);
         }
-        LocalGroupAggregateSpec spec = TwoPhaseAggregates.localSpec(
-                nativeDescription(agg), typeFactory, inputType, agg.grouping(), aggCalls, retractions, needRetraction);
+        LocalGroupAggregateSpec spec = new LocalGroupAggregateSpec(nativeDescription(agg), inputType, agg.grouping(),
+                PartialCalls.of(typeFactory, inputType, aggCalls, retractions, needRetraction, null).calls(), needRetraction);
         return NativeSupport.check(spec, outputType).map(Decision::fallback).orElse(Decision.nativeNode());
     }
 
@@ -80,7 +80,8 @@ public final class LocalGroupAggregateKind extends NativeKind<StreamPhysicalLoca
         String reason = reason(typeFactory, inputType, t.outputType(), grouping, aggCalls, retractions, needRetraction);
         LocalGroupAggregateSpec spec = null;
         if (reason == null) {
-            spec = TwoPhaseAggregates.localSpec(t.description(), typeFactory, inputType, grouping, aggCalls, retractions, needRetraction);
+            spec = new LocalGroupAggregateSpec(t.description(), inputType, grouping,
+                    PartialCalls.of(typeFactory, inputType, aggCalls, retractions, needRetraction, null).calls(), needRetraction);
             reason = t.check(spec, t.outputType()).orElse(null);
         }
         if (reason != null) {
@@ -101,8 +102,7 @@ public final class LocalGroupAggregateKind extends NativeKind<StreamPhysicalLoca
         if (reason != null) {
             return reason;
         }
-        AggregateInfoList infos = TwoPhaseAggregates.infoList(typeFactory, inputType, aggCalls, retractions, needRetraction, null, false);
-        List<GroupAggregateSpec.Call> calls = TwoPhaseAggregates.calls(aggCalls, retractions, needRetraction, infos);
+        List<GroupAggregateSpec.Call> calls = PartialCalls.of(typeFactory, inputType, aggCalls, retractions, needRetraction, null).calls();
         reason = TwoPhaseAggregates.partialStateReason(calls, inputType);
         return reason != null ? reason : GroupAggregateKind.typeReason(inputType, outputType, grouping, aggCalls);
     }

@@ -162,42 +162,39 @@ final class TwoPhaseAggregates {
         return "aggs[" + countStar + "]: " + fn + " as the record counter: not native yet";
     }
 
-    static LocalGroupAggregateSpec localSpec(
-            String name,
-            FlinkTypeFactory typeFactory,
-            RowType inputType,
-            int[] grouping,
-            AggregateCall[] aggCalls,
-            boolean[] aggCallNeedRetractions,
-            boolean needRetraction) {
-        AggregateInfoList infos = infoList(typeFactory, inputType, aggCalls, aggCallNeedRetractions, needRetraction, null, false);
-        return new LocalGroupAggregateSpec(
-                name, inputType, grouping, calls(aggCalls, aggCallNeedRetractions, needRetraction, infos), needRetraction);
+    /**
+     * A two-phase aggregate's calls derived from Flink's: its AggregateInfoList ({@link #infoList},
+     * data views on the heap) and the spec's calls ({@link #calls}), arguments indexing the rows
+     * the calls read. Only for calls {@link #callsReason} accepts.
+     */
+    record PartialCalls(AggregateInfoList infos, List<GroupAggregateSpec.Call> calls) {
+        static PartialCalls of(FlinkTypeFactory typeFactory, RowType argType, AggregateCall[] aggCalls,
+                boolean[] aggCallNeedRetractions, boolean needRetraction, @Nullable Integer indexOfCountStar) {
+            AggregateInfoList infos =
+                    infoList(typeFactory, argType, aggCalls, aggCallNeedRetractions, needRetraction, indexOfCountStar, false);
+            return new PartialCalls(infos, TwoPhaseAggregates.calls(aggCalls, aggCallNeedRetractions, needRetraction, infos));
+        }
     }
 
+    /** The global aggregate's spec; {@code calls} read {@code localAggInputRowType}. */
     static GlobalGroupAggregateSpec globalSpec(
             String name,
-            FlinkTypeFactory typeFactory,
             RowType inputType,
             int[] grouping,
-            AggregateCall[] aggCalls,
-            boolean[] aggCallNeedRetractions,
             RowType localAggInputRowType,
+            PartialCalls calls,
             boolean needRetraction,
-            @Nullable Integer indexOfCountStar,
             boolean generateUpdateBefore,
             long stateTtlMs) {
-        AggregateInfoList infos =
-                infoList(typeFactory, localAggInputRowType, aggCalls, aggCallNeedRetractions, needRetraction, indexOfCountStar, false);
         return new GlobalGroupAggregateSpec(
                 name,
                 inputType,
                 grouping.length,
                 localAggInputRowType,
-                calls(aggCalls, aggCallNeedRetractions, needRetraction, infos),
+                calls.calls(),
                 needRetraction,
-                countStar(infos),
-                infos.countStarInserted(),
+                countStar(calls.infos()),
+                calls.infos().countStarInserted(),
                 generateUpdateBefore,
                 stateTtlMs);
     }

@@ -22,9 +22,10 @@ import java.util.Set;
  * <p>Stateful operators are the candidate nodes of a native kind ({@link NativeCandidate}: native
  * or with the reason they stay Flink's) and the stateful nodes no kind replaces (joins, window
  * aggregates, Top-N, deduplication, ...), the count a query's native share is taken over, as
- * {@code ferry qualify} takes it.
+ * {@code ferry qualify} takes it. {@link #readsProcessingTime} serves {@code ferry}'s plan analysis
+ * (module cli) too.
  */
-final class PlanShape {
+public final class PlanShape {
     /** A candidate node; {@code reason} is null when Ferry planned it native. */
     record Candidate(String operator, String description, String reason) {
         boolean planned() {
@@ -121,7 +122,8 @@ final class PlanShape {
         return name.startsWith("StreamPhysical") ? name.substring("StreamPhysical".length()) : name;
     }
 
-    private static boolean readsProcessingTime(RelNode node) {
+    /** Whether an input of {@code node} carries a processing-time attribute (a PROCTIME() field). */
+    public static boolean readsProcessingTime(RelNode node) {
         for (RelNode input : node.getInputs()) {
             for (RelDataTypeField f : input.getRowType().getFieldList()) {
                 if (FlinkTypeFactory.isProctimeIndicatorType(f.getType())) {

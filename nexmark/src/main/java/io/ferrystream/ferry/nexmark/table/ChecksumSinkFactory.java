@@ -2,7 +2,6 @@ package io.ferrystream.ferry.nexmark.table;
 
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.streaming.api.functions.sink.legacy.RichSinkFunction;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
@@ -27,7 +26,7 @@ import java.util.Set;
  * ({@link #accumulators}), which reach the client with the job's result, on a MiniCluster as on a
  * real cluster.
  */
-public final class ChecksumSinkFactory implements DynamicTableSinkFactory {
+public final class ChecksumSinkFactory extends FixedOptionsFactory implements DynamicTableSinkFactory {
     public static final String IDENTIFIER = "nexmark-checksum";
 
     /** The job's accumulators of {@code table}'s sink: the checksum, rows added, rows retracted. */
@@ -57,19 +56,8 @@ public final class ChecksumSinkFactory implements DynamicTableSinkFactory {
         }
     }
 
-    @Override
-    public String factoryIdentifier() {
-        return IDENTIFIER;
-    }
-
-    @Override
-    public Set<ConfigOption<?>> requiredOptions() {
-        return Set.of();
-    }
-
-    @Override
-    public Set<ConfigOption<?>> optionalOptions() {
-        return Set.of();
+    public ChecksumSinkFactory() {
+        super(IDENTIFIER, Set.of(), Set.of());
     }
 
     @Override

@@ -38,7 +38,7 @@ import static org.apache.flink.table.api.DataTypes.TIMESTAMP;
  * (docs/nexmark.md#the-nexmark-connector). The table's physical columns must be Nexmark's
  * {@code (event_type, person, auction, bid)}; computed columns and the watermark are the DDL's.
  */
-public final class NexmarkTableFactory implements DynamicTableSourceFactory {
+public final class NexmarkTableFactory extends FixedOptionsFactory implements DynamicTableSourceFactory {
     public static final String IDENTIFIER = "nexmark";
 
     public static final ConfigOption<Long> EVENTS = ConfigOptions.key("events.num").longType().defaultValue(0L)
@@ -80,20 +80,9 @@ public final class NexmarkTableFactory implements DynamicTableSourceFactory {
                     FIELD("channel", STRING()), FIELD("url", STRING()), FIELD("dateTime", TIMESTAMP(3)),
                     FIELD("extra", STRING()))));
 
-    @Override
-    public String factoryIdentifier() {
-        return IDENTIFIER;
-    }
-
-    @Override
-    public Set<ConfigOption<?>> requiredOptions() {
-        return Set.of();
-    }
-
-    @Override
-    public Set<ConfigOption<?>> optionalOptions() {
-        return Set.of(EVENTS, FIRST_EVENT_RATE, NEXT_EVENT_RATE, PERSON_PROPORTION, AUCTION_PROPORTION, BID_PROPORTION,
-                HOT_AUCTIONS, HOT_BIDDERS, HOT_SELLERS, PERSON_SIZE, AUCTION_SIZE, BID_SIZE, SEED, BASE_TIME, SPLITS);
+    public NexmarkTableFactory() {
+        super(IDENTIFIER, Set.of(), Set.of(EVENTS, FIRST_EVENT_RATE, NEXT_EVENT_RATE, PERSON_PROPORTION, AUCTION_PROPORTION, BID_PROPORTION,
+                HOT_AUCTIONS, HOT_BIDDERS, HOT_SELLERS, PERSON_SIZE, AUCTION_SIZE, BID_SIZE, SEED, BASE_TIME, SPLITS));
     }
 
     @Override

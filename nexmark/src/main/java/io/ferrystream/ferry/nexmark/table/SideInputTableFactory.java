@@ -34,7 +34,7 @@ import java.util.Set;
  * answers lookups on {@code key} from memory. {@link #write} writes Nexmark's file (its side input
  * generator's content: 10,000 lines {@code i,i}).
  */
-public final class SideInputTableFactory implements DynamicTableSourceFactory {
+public final class SideInputTableFactory extends FixedOptionsFactory implements DynamicTableSourceFactory {
     public static final String IDENTIFIER = "nexmark-side-input";
     public static final ConfigOption<String> PATH = ConfigOptions.key("path").stringType().noDefaultValue()
             .withDescription("The CSV file: one key,value line per row.");
@@ -49,19 +49,8 @@ public final class SideInputTableFactory implements DynamicTableSourceFactory {
         Files.writeString(file, b, StandardCharsets.UTF_8);
     }
 
-    @Override
-    public String factoryIdentifier() {
-        return IDENTIFIER;
-    }
-
-    @Override
-    public Set<ConfigOption<?>> requiredOptions() {
-        return Set.of(PATH);
-    }
-
-    @Override
-    public Set<ConfigOption<?>> optionalOptions() {
-        return Set.of();
+    public SideInputTableFactory() {
+        super(IDENTIFIER, Set.of(PATH), Set.of());
     }
 
     @Override

@@ -18,6 +18,7 @@ import (
 	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/ferrystream/ferry/examples/kind/firstrow"
 	"github.com/ferrystream/ferry/intervaljoin"
+	"github.com/ferrystream/ferry/regularjoin"
 	"github.com/ferrystream/ferry/windowjoin"
 )
 
@@ -199,6 +200,43 @@ func init() {
 	ttl.json = strings.Replace(strings.Replace(ttl.json, `"final_keys":[0]`, `"final_keys":[0],"state_ttl_ms":1099511627776`, 1),
 		"restore-incremental", ttl.name, 1)
 	multiInputFuzzSpecs[agg.IncrementalKind] = append(multiInputFuzzSpecs[agg.IncrementalKind], ttl)
+}
+
+func init() {
+	// The regular join's state: per key, FULL, the left side's rows with their counts
+	// (no_unique_key: every row repeats every 9 rows) and the right side's by unique key
+	// (input_has_unique_key: ids repeat, replacing rows), both with association counts; LEFT,
+	// one row per key on the left (join_key_contains_unique_key). NULL keys are not stored.
+	const rjInput = `{"fields":[{"name":"k","type":"BIGINT"},{"name":"id","type":"BIGINT"},{"name":"s","type":"VARCHAR"}],"keys":[0]}`
+	rjSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "$row_kind", Type: arrow.PrimitiveTypes.Int8},
+	}, nil)
+	spec := func(name, params string) multiInputSpec {
+		return multiInputSpec{
+			kind: regularjoin.Kind,
+			name: name,
+			json: `{"kind":"regular_join","name":"` + name + `","inputs":[` + rjInput + `,` + rjInput + `],` +
+				`"max_parallelism":128,"chunk_rows":7,"params":{"filter_nulls":[true],` + params + `}}`,
+			schemas: []*arrow.Schema{rjSchema, rjSchema},
+			rows: func(input, i int) []any {
+				var k any = int64(i % 9)
+				if i%13 == 0 {
+					k = nil
+				}
+				if input == 0 {
+					return []any{k, int64(i % 3), fmt.Sprintf("left-%s", "xxxxxxxx"[:i%9%8])}
+				}
+				return []any{k, int64(i % 40), fmt.Sprintf("r%d", i)}
+			},
+		}
+	}
+	multiInputFuzzSpecs[regularjoin.Kind] = []multiInputSpec{
+		spec("restore-regular-join", `"join_type":"FULL","left_layout":"no_unique_key","right_layout":"input_has_unique_key","right_unique_key":[1]`),
+		spec("restore-regular-join-unique", `"join_type":"LEFT","left_layout":"join_key_contains_unique_key","left_unique_key":[0],"right_layout":"no_unique_key"`),
+	}
 }
 
 // multiInputSpec is one FuzzRestore spec of a kind with several inputs. rows gives row i of an

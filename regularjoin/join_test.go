@@ -224,7 +224,7 @@ func TestRightJoinLenientRetraction(t *testing.T) {
 		{[]ev{L(I, int64(1), 1, "a")}, []string{`+I[1, 1, "a", 1, 10, "x"]`}}, // -1 -> 0: no -D of the padding
 		{[]ev{L(D, int64(1), 1, "a")}, []string{`-D[1, 1, "a", 1, 10, "x"]`}}, // 0 -> -1
 		{[]ev{L(I, int64(1), 1, "a"), L(I, int64(1), 2, "b")}, []string{
-			`+I[1, 1, "a", 1, 10, "x"]`, // -1 -> 0
+			`+I[1, 1, "a", 1, 10, "x"]`,                                       // -1 -> 0
 			`-D[null, null, null, 1, 10, "x"]`, `+I[1, 2, "b", 1, 10, "x"]`}}, // 0 -> 1: the padding retracted now
 		// the left map's order: unique key id 2 before id 1 (their hash codes' bins, TestMapOrder)
 		{[]ev{R(D, int64(1), 10, "x")}, []string{`-D[1, 2, "b", 1, 10, "x"]`, `-D[1, 1, "a", 1, 10, "x"]`}},

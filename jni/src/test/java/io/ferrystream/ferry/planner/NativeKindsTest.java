@@ -11,6 +11,8 @@ import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.LocalGroupAggregateSpec;
 import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinSpec;
 import io.ferrystream.ferry.kinds.lookupjoin.FerryLookupJoinOperator;
+import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
+import io.ferrystream.ferry.kinds.regularjoin.RegularJoinSpec;
 import io.ferrystream.ferry.kinds.topn.TopNKind;
 import io.ferrystream.ferry.kinds.topn.TopNSpec;
 import io.ferrystream.ferry.kinds.windowjoin.WindowJoinSpec;
@@ -27,16 +29,19 @@ import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecDeduplicate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecJoin;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecRank;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalJoin;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRank;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** The registry of native kinds, the per-kind counters, and a kind's own kill switch. */
@@ -46,7 +51,7 @@ class NativeKindsTest {
         assertEquals(
                 List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND,
                         IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND, WindowJoinSpec.KIND,
-                        FerryLookupJoinOperator.KIND, DeduplicateSpec.KIND, TopNSpec.KIND),
+                        FerryLookupJoinOperator.KIND, DeduplicateSpec.KIND, TopNSpec.KIND, RegularJoinSpec.KIND),
                 Ferry.operatorKinds());
         NativeKind<?, ?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.physicalClass());
@@ -92,11 +97,13 @@ class NativeKindsTest {
             assertTrue(physical.add(k.physicalClass()) || k.name().equals(TopNSpec.KIND), "one kind for " + k.physicalClass());
             assertTrue(exec.add(k.execClass()), "one kind for " + k.execClass());
             assertEquals("ferry." + k.name().replace('_', '-') + ".enabled", k.killSwitch().key());
-            assertTrue(k.killSwitch().defaultValue(), k.name());
+            // every kind is on by default but the previews
+            assertEquals(!k.name().equals(RegularJoinSpec.KIND), k.killSwitch().defaultValue(), k.name());
+            assertEquals(!k.killSwitch().defaultValue(), k.preview(), k.name());
             assertSame(k, NativeKinds.ofKind(k.name()));
         }
         assertEquals(Ferry.operatorKinds(), NativeKinds.names());
-        assertEquals(9, NativeKinds.all().size());
+        assertEquals(10, NativeKinds.all().size());
         assertEquals(null, NativeKinds.ofKind("no_such_kind"));
         NativeKind<?, ?> dedup = NativeKinds.ofKind(DeduplicateSpec.KIND);
         assertSame(StreamPhysicalRank.class, dedup.physicalClass());
@@ -108,6 +115,36 @@ class NativeKindsTest {
         assertSame(StreamExecRank.class, topN.execClass());
         assertSame(TopNKind.ENABLED, topN.killSwitch());
         assertEquals("ferry.top-n.enabled", topN.killSwitch().key());
+        NativeKind<?, ?> join = NativeKinds.ofKind(RegularJoinSpec.KIND);
+        assertSame(StreamPhysicalJoin.class, join.physicalClass());
+        assertSame(StreamExecJoin.class, join.execClass());
+        assertSame(RegularJoinKind.ENABLED, join.killSwitch());
+        assertEquals("ferry.regular-join.enabled", join.killSwitch().key());
+    }
+
+    /**
+     * A preview kind (its switch off by default) claims nothing while it is off, whichever switch
+     * keeps it off: no term, no count, Flink's plan; on, it marks its nodes. A kind on by default
+     * and switched off still marks its nodes with the reason (above).
+     */
+    @Test
+    void aPreviewKindClaimsNothingWhileOff() {
+        String join = "SELECT * FROM T a JOIN T b ON a.k = b.k";
+        for (Map<String, String> options : List.of(Map.<String, String>of(), Map.of("ferry.regular-join.enabled", "false"),
+                Map.of("ferry.regular-join.enabled", "true", "ferry.enabled", "false"))) {
+            TableEnvironment tEnv = newTableEnv(true);
+            options.forEach((k, v) -> tEnv.getConfig().set(k, v));
+            assertEquals(List.of(), ferryTerms(physicalPlan(tEnv.explainSql(join))), options.toString());
+        }
+        TableEnvironment tEnv = newTableEnv(true);
+        tEnv.getConfig().set(RegularJoinKind.ENABLED, true);
+        long planned = Ferry.nativeNodesPlanned(RegularJoinSpec.KIND);
+        // T's ARRAY column cannot cross: the join is a candidate that falls back
+        assertEquals(List.of("left field arr of type ARRAY<INT>: not carried across the native boundary"),
+                ferryTerms(physicalPlan(tEnv.explainSql(join))));
+        assertEquals(List.of("native"), ferryTerms(physicalPlan(tEnv.explainSql(
+                "SELECT * FROM (SELECT k, i FROM T) a JOIN (SELECT k, b FROM T) b ON a.k = b.k"))));
+        assertEquals(1, Ferry.nativeNodesPlanned(RegularJoinSpec.KIND) - planned);
     }
 
     /** A node planned native counts for its kind and in the total; a fallback counts nowhere. */

@@ -92,7 +92,8 @@ class RegularJoinSqlTest {
         List<String> joins = joinLines(plan);
         assertFalse(joins.isEmpty(), plan);
         for (String join : joins) {
-            assertTrue(join.contains(ferry ? "ferry=[native]" : "ferry=[disabled by ferry.enabled=false]"), plan);
+            // off, the preview kind claims nothing: no ferry term at all
+            assertTrue(ferry ? join.contains("ferry=[native]") : !join.contains("ferry="), plan);
         }
         long opened = Ferry.nativeOperatorsOpened(RegularJoinSpec.KIND);
         List<String> rows = new ArrayList<>();
@@ -110,7 +111,7 @@ class RegularJoinSqlTest {
             List<String> flink = run(false, p, query);
             List<String> ferry = run(true, p, query);
             Map<String, Integer> flinkRows = TopNSqlTest.finalRows(flink);
-            assertTrue(flinkRows.size() >= 20, flinkRows.toString());
+            assertTrue(flinkRows.size() >= 10, flinkRows.toString());
             assertTrue(flinkRows.values().stream().allMatch(c -> c > 0), flinkRows.toString());
             assertEquals(flinkRows, TopNSqlTest.finalRows(ferry), "parallelism " + p + ": " + query);
             if (multiset) {

@@ -54,6 +54,9 @@ class SpecParamsConformanceTest {
             "jdbc_lookup", Map.of(
                     "max_conns", "Go's pool size, the default 4: the JDBC connector has no such option",
                     "query_timeout_ms", "none, as Flink's JDBC lookup, the default 0"),
+            "regular_join", Map.of(
+                    "left_state_retention_ms", "an idle-state TTL keeps the join Flink's (not native yet); 0 is not written",
+                    "right_state_retention_ms", "an idle-state TTL keeps the join Flink's (not native yet); 0 is not written"),
             "example_first_row", Map.of(
                     "state_ttl_ms", "the example kind of the walkthrough has no JVM half"));
 
@@ -108,6 +111,11 @@ class SpecParamsConformanceTest {
                 "SELECT k, sm, rn FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY sm DESC) AS rn"
                         + " FROM (SELECT k, SUM(v) AS sm FROM L GROUP BY k)) WHERE rn <= 3"});
         CORPUS.put("table.exec.state.ttl=1 h,table.exec.rank.topn-cache-size=100", new String[] {TOP_N.formatted("pt", "rn <= 3")});
+        // the regular join (a preview, switched on): a join key holding the left's unique key, a
+        // right unique key outside the join key, a residual condition with arithmetic and a literal
+        CORPUS.put("ferry.regular-join.enabled=true", new String[] {
+            "SELECT a.k, a.c, b.s FROM (SELECT k, COUNT(*) AS c FROM L GROUP BY k) a LEFT JOIN"
+                    + " (SELECT k, s, COUNT(*) AS c FROM R GROUP BY k, s) b ON a.k = b.k AND a.c > b.c + 1"});
     }
 
 

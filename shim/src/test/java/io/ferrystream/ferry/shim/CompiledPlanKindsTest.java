@@ -119,7 +119,10 @@ class CompiledPlanKindsTest {
         DEDUPLICATE(Map.of(), "INSERT INTO dedup_sink SELECT k, v, t FROM (SELECT *, ROW_NUMBER() OVER"
                 + " (PARTITION BY k ORDER BY t DESC) AS rn FROM L) WHERE rn = 1", List.of("deduplicate")),
         TOP_N(Map.of(), "INSERT INTO topn_sink SELECT k, v, t, rn FROM (SELECT *, ROW_NUMBER() OVER"
-                + " (PARTITION BY k ORDER BY v DESC) AS rn FROM L) WHERE rn <= 3", List.of("top_n"));
+                + " (PARTITION BY k ORDER BY v DESC) AS rn FROM L) WHERE rn <= 3", List.of("top_n")),
+        // a preview kind: switched on
+        REGULAR_JOIN(Map.of("ferry.regular-join.enabled", "true"),
+                "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join"));
 
         final Map<String, String> options;
         final String insert;

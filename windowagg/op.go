@@ -212,9 +212,13 @@ func (w *WindowAgg) Process(inputs *engine.Inputs, _ int64, out *engine.OutBatch
 		if rt.IsNull(i) {
 			return false, fmt.Errorf("%w: row %d: RowTime field should not be null, please convert it to a non-null long value", engine.ErrData, i)
 		}
-		ts, err := w.zone.ToLocal(int64(binary.LittleEndian.Uint64(rt.Fixed(i))))
+		epoch := int64(binary.LittleEndian.Uint64(rt.Fixed(i)))
+		ts, err := w.zone.ToLocal(epoch)
 		if err != nil {
 			return false, fmt.Errorf("row %d: %w", i, err)
+		}
+		if misaligned(w.zone, ts-epoch, w.a.sliceSize) { // an earlier offset of the zone
+			return false, fmt.Errorf("%w: row %d: %s", engine.ErrUnsupported, i, misalignedReason(w.zone, ts-epoch, w.a.sliceSize))
 		}
 		end := w.a.sliceEnd(ts)
 		if _, err := w.fired(w.a.lastWindowEnd(end), 0); err != nil { // the zone covers the window

@@ -127,9 +127,16 @@ func (p *Params) validate(spec *engine.Spec) (assigner, error) {
 	if t := in.Types[p.RowtimeIndex]; t.ID != engine.Timestamp || !t.Compact() {
 		return a, engine.ParamError("rowtime_index", "column %d is %s, want TIMESTAMP(p <= 3)", p.RowtimeIndex, t)
 	}
-	if p.ShiftZone != nil {
-		if err := p.ShiftZone.Validate(); err != nil {
+	if z := p.ShiftZone; z != nil {
+		if err := z.Validate(); err != nil {
 			return a, err
+		}
+		current := z.Offset
+		if n := len(z.Transitions); n > 0 {
+			current = z.Transitions[n-1][2]
+		}
+		if misaligned(z, current, a.sliceSize) {
+			return a, fmt.Errorf("%w: %s", engine.ErrUnsupported, misalignedReason(z, current, a.sliceSize))
 		}
 	}
 	for i, c := range p.Aggs {
@@ -217,4 +224,19 @@ func (a *assigner) mergeTarget(sliceEnd int64) int64 {
 		return a.windowStart(sliceEnd) + a.sliceSize
 	}
 	return sliceEnd
+}
+
+// misaligned reports whether, in zone z at offset (ms), Flink's next trigger and its window
+// timers disagree: without daylight saving, getNextTriggerWatermarkWithOffset aligns triggers to
+// slices in epoch time while the windows align to the zone's wall clock, so a window may fire
+// while its rows still wait in Flink's buffer (which WindowAgg does not keep). They agree when
+// the offset is a multiple of the slice.
+func misaligned(z *windowjoin.Zone, offset, sliceSize int64) bool {
+	return z != nil && !z.UsesDaylightTime && offset%sliceSize != 0
+}
+
+func misalignedReason(z *windowjoin.Zone, offset, sliceSize int64) string {
+	return fmt.Sprintf("TIMESTAMP_LTZ windows in time zone %s at offset %d ms, not a multiple of the %d ms slice, "+
+		"in a zone without daylight saving (Flink's next trigger aligns to epoch time, so its window buffer may fold rows "+
+		"after their window fired): not native", z.ID, offset, sliceSize)
 }

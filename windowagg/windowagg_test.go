@@ -225,29 +225,29 @@ func (r *run) keys() int64 {
 func sorted(rows []string) []string { return slices.Sorted(slices.Values(rows)) }
 
 // TIMESTAMP_LTZ windows align to the session zone's wall clock: a day in UTC+8 starts at 16:00
-// UTC and its timer is at its end - 1 in epoch time; window_time is that instant, window_start
-// and window_end stay local. In a zone without daylight saving Flink's nextTriggerProgress is
-// computed in epoch time (TimeWindowUtil.getNextTriggerWatermarkWithOffset), so the buffer,
-// and with it the timer registration, waits for a watermark at the UTC day's end - 1; by then
-// AggCombiner sees the local day's window fired at the timer service's watermark and registers
-// no timer: the window is never emitted. A flush before (a checkpoint barrier's) registers the
-// timer in time.
+// UTC and fires at its end - 1 in epoch time; window_time is that instant, window_start and
+// window_end stay local. Hours in UTC+8 align with Flink's next trigger (epoch time, in a zone
+// without daylight saving); days do not, and are refused, as is a row at an earlier offset that
+// does not align.
 func TestShiftZone(t *testing.T) {
-	const day, eight = 86_400_000, 8 * 3_600_000
-	spec := specOf(`"window":"TUMBLE","size_ms":86400000`, `,"shift_zone":{"id":"Asia/Shanghai","offset":28800000}`)
-	first := fmt.Sprintf(`+I["a", 2, 3, 2, 1.5, ts(0,0), ts(%d,0), ts(%d,0)]`, day, day-1-eight)
+	const hour, eight = 3_600_000, 8 * 3_600_000
+	spec := specOf(`"window":"TUMBLE","size_ms":3600000`, `,"shift_zone":{"id":"Asia/Shanghai","offset":28800000}`)
 	r := start(t, spec)
-	r.rows(row("a", 0, 1), row("a", day-eight-1, 2), row("a", day-eight, 3))
-	want(t, r.wm(day-eight-2))
-	want(t, r.wm(day-eight-1))
-	want(t, r.wm(day-2))
-	want(t, r.wm(day-1))
-	want(t, r.wm(2*day), fmt.Sprintf(`+I["a", 1, 3, 3, 1.5, ts(%d,0), ts(%d,0), ts(%d,0)]`, day, 2*day, 2*day-1-eight))
+	r.rows(row("a", 0, 1), row("a", hour-1, 2), row("a", hour, 3))
+	want(t, r.wm(hour-2))
+	want(t, r.wm(hour-1), fmt.Sprintf(`+I["a", 2, 3, 2, 1.5, ts(%d,0), ts(%d,0), ts(%d,0)]`, eight, eight+hour, hour-1))
+	want(t, r.wm(2*hour), fmt.Sprintf(`+I["a", 1, 3, 3, 1.5, ts(%d,0), ts(%d,0), ts(%d,0)]`, eight+hour, eight+2*hour, 2*hour-1))
 
-	// a flush (before a checkpoint barrier) registers the timers: the next watermark fires them
-	r = start(t, spec)
-	r.rows(row("a", 0, 1), row("a", day-eight-1, 2), row("a", day-eight, 3))
-	want(t, r.wm(day-eight-2))
-	r.flush()
-	want(t, r.wm(day-eight-1), first)
+	_, err := session.Open(mustParse(t, specOf(`"window":"TUMBLE","size_ms":86400000`, `,"shift_zone":{"id":"Asia/Shanghai","offset":28800000}`)),
+		nil, nil, session.Host{Alloc: engine.HeapAllocator{}})
+	if err == nil || !strings.Contains(err.Error(), "not a multiple of the 86400000 ms slice") {
+		t.Errorf("day windows in UTC+8: %v", err)
+	}
+	// LMT, +8:05:43 until 1901, does not align with hours
+	r = start(t, specOf(`"window":"TUMBLE","size_ms":3600000`,
+		`,"shift_zone":{"id":"Asia/Shanghai","offset":29143000,"transitions":[[-2177481943000,29143000,28800000]]}`))
+	b := enginetest.Batch(types, [][]any{row("a", -2177481943001, 1)}, make([]engine.RowKind, 1), enginetest.Options{})
+	if _, err := r.s.Process([]*engine.CArray{enginetest.CArray(b)}, nil, 0, nil); err == nil || !strings.Contains(err.Error(), "at offset 29143000 ms") {
+		t.Errorf("a row at LMT: %v", err)
+	}
 }

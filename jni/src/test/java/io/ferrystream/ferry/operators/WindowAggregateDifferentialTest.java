@@ -286,7 +286,8 @@ class WindowAggregateDifferentialTest {
     /**
      * TIMESTAMP_LTZ windows in the session zone: a zone with daylight saving around a change of
      * its clocks (Flink's DST branch of the timer time and of the next trigger), and a zone
-     * without, whose day windows Flink's next trigger computes in epoch time.
+     * without, whose offset the slices divide (Flink's next trigger is then computed in epoch
+     * time, and agrees with the windows' timers).
      */
     @ParameterizedTest
     @ValueSource(strings = {"America/New_York", "Asia/Shanghai"})

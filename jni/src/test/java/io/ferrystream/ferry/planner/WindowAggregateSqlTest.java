@@ -237,6 +237,9 @@ class WindowAggregateSqlTest {
                 + tumbleGroup).contains("DISTINCT in a window aggregate: not native yet"));
         assertTrue(reason(Map.of(), "SELECT k, window_start, window_end, SUM(v) FILTER (WHERE v > 0) FROM TABLE("
                 + WINDOWS.get("TUMBLE") + tumbleGroup).contains("FILTER in a window aggregate: not native yet"));
+        assertTrue(reason(Map.of("table.local-time-zone", "Asia/Kolkata"), "SELECT k, window_start, window_end, COUNT(*) FROM TABLE("
+                + "TUMBLE(TABLE T2, DESCRIPTOR(lt), INTERVAL '1' HOUR)" + tumbleGroup).contains(
+                        "TIMESTAMP_LTZ windows in time zone Asia/Kolkata at offset 19800000 ms, not a multiple of the 3600000 ms slice"));
         assertEquals("aggregate function COLLECT: not native yet", reason(Map.of(),
                 "SELECT k, window_start, window_end, COLLECT(v) FROM TABLE(" + WINDOWS.get("TUMBLE") + tumbleGroup));
         // a window aggregate over the windows of another: the second groups by the window columns

@@ -33,8 +33,8 @@ type WindowAgg struct {
 	nCols     int              // the input's columns
 	zone      *windowjoin.Zone // nil: UTC
 	calls     []kernels.Accumulator
-	countStar kernels.Accumulator // the COUNT(*) call read for emptiness; nil for none
-	visible   []int               // calls with an output column
+	countStar recordCount // the COUNT(*) call read for emptiness; nil for none
+	visible   []int       // calls with an output column
 	props     []string
 	keyTypes  []engine.Type
 	outTypes  []engine.Type
@@ -62,6 +62,9 @@ type WindowAgg struct {
 	chunk   int
 	scratch scratchBufs
 }
+
+// recordCount is the COUNT(*) kernel's count per group.
+type recordCount interface{ Records(g int32) int64 }
 
 type pendingPair struct {
 	key int32
@@ -126,7 +129,11 @@ func newWindowAgg(spec *engine.Spec, p *Params) (*WindowAgg, error) {
 		}
 		w.calls = append(w.calls, acc)
 		if p.CountStar != nil && *p.CountStar == i {
-			w.countStar = acc
+			rc, ok := acc.(recordCount)
+			if !ok {
+				return nil, engine.ParamError("count_star", "call %d keeps no record count", i)
+			}
+			w.countStar = rc
 			if p.CountStarInserted {
 				continue
 			}
@@ -424,16 +431,8 @@ func (w *WindowAgg) fire(id int32, end int64) error {
 	return nil
 }
 
-// records is COUNT(*)'s count in group gid, read through its partial state.
-func (w *WindowAgg) records(gid int32) int64 {
-	s := &w.scratch
-	s.one[0] = gid
-	var o engine.OutBatch
-	o.Alloc = engine.HeapAllocator{}
-	_ = o.Init([]engine.Type{{ID: engine.BigInt, Nullable: true}}, 1, []int{0})
-	_ = w.countStar.WritePartial(o.Cols[:1], s.one[:])
-	return engine.OutValues[int64](&o.Cols[0])[0]
-}
+// records is COUNT(*)'s count in group gid (Flink's acc.getLong(indexOfCountStar)).
+func (w *WindowAgg) records(gid int32) int64 { return w.countStar.Records(gid) }
 
 // merge merges group src's accumulators into group dst (the aggregator's merge).
 func (w *WindowAgg) merge(dst, src int32) error {

@@ -34,6 +34,7 @@ type Join struct {
 	rows   [2][][]byte          // per side: the call's rows, encoded
 	all    []int32              // 0, 1, 2, ...: every row of a batch
 	visits []visit              // the associated records of the current row
+	order  []*record            // scratch: a map's records in iteration order
 }
 
 // visit is one record of the other side that an input row is associated with (Flink's
@@ -165,6 +166,7 @@ func (j *Join) Process(in *engine.Inputs, _ int64, out *engine.OutBatch) (bool, 
 	clear(j.rows[0]) // the rows belong to the state and the output now
 	clear(j.rows[1])
 	clear(j.visits)
+	clear(j.order)
 	j.state.EndBatch()
 	return j.out.Emit(out)
 }
@@ -285,29 +287,32 @@ func padKind(acc bool) engine.RowKind {
 func (j *Join) associate(ks *keyState, side int, row []byte) []visit {
 	vs := j.visits[:0]
 	st := &ks.s[1-side]
-	holds := func(o []byte) bool {
-		if j.cond == nil {
-			return true
-		}
-		if side == 0 {
-			return j.cond.Holds(row, o)
-		}
-		return j.cond.Holds(o, row)
-	}
 	switch {
 	case st.one != nil:
-		if holds(st.one.row) {
+		if j.holds(side, row, st.one.row) {
 			vs = append(vs, visit{r: st.one, n: st.one.assoc, times: 1})
 		}
 	case st.m != nil:
-		st.m.Each(func(r *record) {
-			if holds(r.row) {
+		j.order = st.m.AppendOrder(j.order[:0])
+		for _, r := range j.order {
+			if j.holds(side, row, r.row) {
 				vs = append(vs, visit{r: r, n: r.assoc, times: r.count})
 			}
-		})
+		}
 	}
 	j.visits = vs
 	return vs
+}
+
+// holds reports whether the residual condition holds for row of side and other of the other side.
+func (j *Join) holds(side int, row, other []byte) bool {
+	switch {
+	case j.cond == nil:
+		return true
+	case side == 0:
+		return j.cond.Holds(row, other)
+	}
+	return j.cond.Holds(other, row)
 }
 
 // pair emits the joined row of row (of side) and other (of the other side) with row kind k.

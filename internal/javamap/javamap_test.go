@@ -23,8 +23,8 @@ type longMap = Map[int64, longNode, *longNode]
 
 // TestHashMapOrderVectors replays golden vectors of java.util.HashMap<Long, ?> produced by JDK 17
 // (tests/hashmaporder): puts, iterator removals and remove(key), bins that become trees, split,
-// shrink and untreeify, maps of the default and of restored capacities; the iteration order must
-// match after every step.
+// shrink and untreeify (on a split, and in remove(key)), maps of the default and of restored
+// capacities; the iteration order must match after every step.
 func TestHashMapOrderVectors(t *testing.T) {
 	f, err := os.Open("testdata/hashmap-order.jsonl")
 	if err != nil {
@@ -33,7 +33,7 @@ func TestHashMapOrderVectors(t *testing.T) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
-	scenarios, treeBins := 0, 0
+	scenarios, treeBins, treeRemovals := 0, 0, 0
 	for sc.Scan() {
 		var v struct {
 			Initial int               `json:"initial"`
@@ -53,7 +53,7 @@ func TestHashMapOrderVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			switch op[0] {
-			case "p":
+			case "p", "d":
 				var nums []json.RawMessage // the key as an exact int64, not a float
 				if err := json.Unmarshal(raw, &nums); err != nil {
 					t.Fatal(err)
@@ -62,20 +62,25 @@ func TestHashMapOrderVectors(t *testing.T) {
 				if err := json.Unmarshal(nums[1], &k); err != nil {
 					t.Fatal(err)
 				}
-				if m.Get(k, LongHashCode(k)) == nil {
+				b := m.Get(k, LongHashCode(k))
+				switch {
+				case op[0] == "p" && b == nil:
 					m.Insert(&longNode{t: k}, LongHashCode(k))
+				case op[0] == "d":
+					if m.tree[m.index(b.e.hash)] {
+						treeRemovals++
+					}
+					m.RemoveKey(b)
 				}
-			case "r", "k":
+			case "r":
 				mod, rem := int64(op[1].(float64)), int64(op[2].(float64))
 				for _, b := range m.AppendOrder(nil) {
 					if ((b.t%mod)+mod)%mod == rem {
-						if op[0] == "r" {
-							m.Remove(b)
-						} else {
-							m.RemoveKey(b)
-						}
+						m.Remove(b)
 					}
 				}
+			default:
+				t.Fatalf("op %s", raw)
 			}
 			var got []int64
 			for _, b := range m.AppendOrder(nil) {
@@ -94,8 +99,9 @@ func TestHashMapOrderVectors(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if scenarios < 84 || treeBins == 0 {
-		t.Fatalf("%d scenarios, %d tree bin observations: the vectors do not exercise tree bins", scenarios, treeBins)
+	if scenarios < 63 || treeBins == 0 || treeRemovals == 0 {
+		t.Fatalf("%d scenarios, %d tree bin observations, %d remove(key) from tree bins: the vectors do not exercise tree bins",
+			scenarios, treeBins, treeRemovals)
 	}
-	t.Logf("%d scenarios, %d tree-bin observations", scenarios, treeBins)
+	t.Logf("%d scenarios, %d tree-bin observations, %d remove(key) from tree bins", scenarios, treeBins, treeRemovals)
 }

@@ -187,6 +187,25 @@ class FerryCliCompareTest {
         assertEquals(7, r.count("  native    IntervalJoin("), r.toString());
     }
 
+    /**
+     * Regular joins, the preview kind switched on by the script's SET: inner, left with a residual
+     * condition, full on an IS NOT DISTINCT FROM key, right over two GROUP BYs, all native; the
+     * inner join of insert-only inputs as a multiset, the others as their final result.
+     */
+    @Test
+    void regularJoins() {
+        Cli.Result r = Cli.run("sql", Cli.example("regular-join.sql"), "--mode", "compare", "--max-rows", "0",
+                "--require-native");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().strip().endsWith("IDENTICAL"), r.toString());
+        assertEquals(1, r.count("): IDENTICAL as a multiset and as the final result"), r.toString());
+        assertEquals(3, r.count("): IDENTICAL final result (intermediate updates not deterministic)"), r.toString());
+        long[] n = r.nativeCount();
+        assertEquals(6, n[1], r.toString());
+        assertEquals(6, n[0], r.toString());
+        assertEquals(4, r.count("  native    Join("), r.toString());
+    }
+
     /** The stock side's SQL: EARLY_FIRE hints removed, other hints kept. */
     @Test
     void stockSideDropsOnlyEarlyFire() {

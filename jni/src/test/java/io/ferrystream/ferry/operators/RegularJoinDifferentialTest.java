@@ -56,11 +56,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * FerryRegularJoinOperator} over the spec {@link RegularJoinKind#build} makes of the same
  * arguments, each in Flink's keyed two-input harness on the heap state backend. Both get the
  * same random changelog on both inputs (+I, -U/+U pairs, +U alone where the join key is the
- * unique key, -D; duplicate rows where a side has no unique key; NULL keys), with snapshots and
- * restores into fresh harnesses mid-stream, for every join type, every pair of state layouts,
- * both null filters, single and composite keys, with and without residual conditions, and must
- * emit the same rows with the same row kinds in the same order, at every batch size (Ferry's
- * operator hands Go the rows of both inputs in arrival order).
+ * unique key, -D; duplicate rows where a side has no unique key; NULL keys) and watermarks, with
+ * snapshots and restores into fresh harnesses mid-stream, for every join type, every pair of
+ * state layouts, both null filters, no, single and composite keys, with and without residual
+ * conditions, and must emit the same rows with the same row kinds in the same order, and the
+ * same watermarks, at every batch size (Ferry's operator hands Go the rows of both inputs in
+ * arrival order); and the same per subtask across a rescale.
  */
 class RegularJoinDifferentialTest {
     /** Each side: k BIGINT, s STRING, id INT, v INT, x DOUBLE, d DECIMAL(10, 2). */
@@ -261,7 +262,7 @@ class RegularJoinDifferentialTest {
         }
     }
 
-    /** A random interleaving of both inputs' changelogs with two snapshots and restores. */
+    /** A random interleaving of both inputs' changelogs and watermarks, with two snapshots and restores. */
     static List<Step> steps(long seed, int n, Join j) {
         Random r = new Random(seed);
         boolean singleKey = j.keys().length == 1;
@@ -272,6 +273,10 @@ class RegularJoinDifferentialTest {
         for (int i = 0; i < n; i++) {
             if (snapshots.contains(i)) {
                 steps.add(new Step('s', 0, null, 0));
+            }
+            if (r.nextInt(25) == 0) { // watermarks pass through, combined, as Flink's operator forwards them
+                int input = 1 + r.nextInt(2);
+                steps.add(new Step('w', input, null, (long) i * 10 + input));
             }
             (r.nextBoolean() ? left : right).next(r, steps);
         }
@@ -327,6 +332,44 @@ class RegularJoinDifferentialTest {
             }
         }
         assertEquals(3 * 3 * 2 * Residual.values().length, configurations);
+    }
+
+    /** No equi key (one key for every row, as Flink's singleton join): the residual condition decides. */
+    @ParameterizedTest
+    @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
+    void noEquiKeys(FlinkJoinType type) throws Exception {
+        for (Unique left : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
+            for (Unique right : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
+                check(new Join(type, new int[0], new boolean[0], left, right, Residual.LESS), 2, 1, 1024);
+            }
+        }
+    }
+
+    /**
+     * Rescaling: Flink's operator and Ferry's run the same changelog at parallelism {@code from}
+     * (each subtask fed the rows of its key groups), are snapshotted mid-stream, their states
+     * merged and cut for parallelism {@code to} as Flink does, restored and run on; every
+     * subtask's output must be the same for both, with stored rows, counts and padded rows moving
+     * between subtasks.
+     */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @org.junit.jupiter.params.provider.CsvSource({"1, 2", "2, 1", "2, 3", "4, 1"})
+    void rescale(int from, int to) throws Exception {
+        Join j = new Join(FlinkJoinType.FULL, new int[] {K, S}, new boolean[] {true, false}, Unique.ID_KEY, Unique.NONE,
+                Residual.OR_NULL);
+        List<Step> steps = new ArrayList<>(steps(17L * from + to, 1200, j));
+        steps.removeIf(s -> s.kind() == 's');
+        List<Step> before = steps.subList(0, steps.size() / 2);
+        List<Step> after = steps.subList(steps.size() / 2, steps.size());
+        List<List<String>> want = IntervalJoinRescaleTest.run(flink(j), before, after, from, to);
+        List<List<String>> got = IntervalJoinRescaleTest.run(ferry(j, 7), before, after, from, to);
+        assertEquals(want.size(), got.size());
+        int rows = 0;
+        for (int i = 0; i < want.size(); i++) {
+            assertSame(want.get(i), got.get(i), from + " -> " + to + ", output " + i);
+            rows += want.get(i).size();
+        }
+        assertTrue(rows > 100, "too little output to say anything: " + rows);
     }
 
     /** The layouts Flink derives for the test's unique keys are the three the spec names. */

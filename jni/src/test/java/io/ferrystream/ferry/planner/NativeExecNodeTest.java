@@ -3,12 +3,15 @@ package io.ferrystream.ferry.planner;
 import io.ferrystream.ferry.FerryOptions;
 import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateKind;
 import io.ferrystream.ferry.kinds.groupaggregate.GroupAggregateSpec;
+import io.ferrystream.ferry.kinds.regularjoin.FerryRegularJoinOperator;
+import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
 
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
 import org.apache.flink.streaming.api.operators.StreamOperatorFactory;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.streaming.api.transformations.TwoInputTransformation;
 import org.apache.flink.table.api.CompiledPlan;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.PlanReference;
@@ -22,6 +25,7 @@ import org.apache.flink.table.planner.plan.ExecNodeGraphInternalPlan;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecJoin;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 
@@ -139,7 +143,9 @@ class NativeExecNodeTest {
     }
 
     private static String operatorClass(Transformation<?> t) {
-        StreamOperatorFactory<?> f = ((OneInputTransformation<?, ?>) t).getOperatorFactory();
+        StreamOperatorFactory<?> f = t instanceof TwoInputTransformation<?, ?, ?> two
+                ? two.getOperatorFactory()
+                : ((OneInputTransformation<?, ?>) t).getOperatorFactory();
         return f instanceof SimpleOperatorFactory ? ((SimpleOperatorFactory<?>) f).getOperator().getClass().getName()
                 : f.getClass().getName();
     }
@@ -218,6 +224,34 @@ class NativeExecNodeTest {
                 assertEquals(Optional.of("aggs[1]: AVG(DISTINCT): not native yet"), ferry.fallbackReason());
                 assertFalse(operatorClass(agg).startsWith("io.ferrystream."), "Flink's operator: " + operatorClass(agg));
                 assertNotNull(agg.getName());
+            }
+        }
+    }
+
+    /**
+     * A loaded plan's node of a preview kind (the regular join): while the kind is off, Flink's
+     * operator, and no candidate (as the planner leaves such a node); switched on, Ferry's.
+     */
+    @Test
+    void aLoadedPlanOfAPreviewKindIsNoCandidateWhileOff() throws Exception {
+        String insert = "INSERT INTO %s SELECT a.k, a.b, CAST(c.i AS BIGINT) FROM src a JOIN src c ON a.k = c.k";
+        String json = env(false).compile(insert).asJsonString();
+        for (boolean on : new boolean[] {false, true}) {
+            Env env = env(true);
+            env.tEnv().getConfig().set(RegularJoinKind.ENABLED, on);
+            Planner planner = ((TableEnvironmentImpl) env.tEnv()).getPlanner();
+            InternalPlan plan = planner.loadPlan(PlanReference.fromJsonString(json));
+            StreamExecJoin flinks = node(plan, StreamExecJoin.class);
+            assertEquals(1, Ferry.substituteLoadedPlan(((ExecNodeGraphInternalPlan) plan).getExecNodeGraph()));
+            NativeExecNode ferry = node(plan, NativeExecNode.class);
+            Transformation<?> join = withUid(planner.translatePlan(plan), flinks.getId() + "_" + StreamExecJoin.JOIN_TRANSFORMATION);
+            assertEquals(on, ferry.isCandidate());
+            if (on) {
+                assertEquals(Optional.empty(), ferry.fallbackReason());
+                assertEquals(FerryRegularJoinOperator.class.getName(), operatorClass(join));
+            } else {
+                assertEquals(Optional.of("disabled by ferry.regular-join.enabled=false"), ferry.fallbackReason());
+                assertFalse(operatorClass(join).startsWith("io.ferrystream."), "Flink's operator: " + operatorClass(join));
             }
         }
     }

@@ -100,8 +100,9 @@ class RegularJoinSqlTest {
         try (CloseableIterator<Row> it = tEnv.executeSql(query).collect()) {
             it.forEachRemaining(r -> rows.add(r.toString()));
         }
-        assertEquals(ferry ? (long) joins.size() * parallelism : 0, Ferry.nativeOperatorsOpened(RegularJoinSpec.KIND) - opened,
-                "native subtasks opened");
+        // a join without equi keys runs in one subtask, behind singleton exchanges
+        long subtasks = (long) joins.size() * (plan.contains("distribution=[single]") ? 1 : parallelism);
+        assertEquals(ferry ? subtasks : 0, Ferry.nativeOperatorsOpened(RegularJoinSpec.KIND) - opened, "native subtasks opened");
         return rows;
     }
 
@@ -152,6 +153,13 @@ class RegularJoinSqlTest {
     @ValueSource(strings = {"INNER", "LEFT", "RIGHT", "FULL"})
     void nonEquiCondition(String type) throws Exception {
         assertSame(join(type, "L.k = R.k AND (L.v < R.v OR R.v IS NULL)"), type.equals("INNER"));
+    }
+
+    /** No equi key: the residual condition is the whole condition, the join one subtask. */
+    @ParameterizedTest
+    @ValueSource(strings = {"INNER", "LEFT"})
+    void noEquiKeys(String type) throws Exception {
+        assertSame(join(type, "L.v < R.v - 18 AND L.id < 300"), type.equals("INNER"));
     }
 
     /**
@@ -230,6 +238,11 @@ class RegularJoinSqlTest {
                 reason(Map.of(), "SELECT /*+ STATE_TTL('R' = '1 min') */ L.k, R.v FROM L JOIN R ON L.k = R.k"));
         assertEquals("left field arr of type ARRAY<INT> NOT NULL: not carried across the native boundary",
                 reason(Map.of(), "SELECT * FROM (SELECT k, ARRAY[v] AS arr FROM L) a JOIN R ON a.k = R.k"));
+        // a residual condition Java cannot encode, then one libferry.so refuses (its reason, with the names)
+        assertEquals("non-equi join condition LIKE(s, s0): operator LIKE not native yet",
+                reason(Map.of(), join("INNER", "L.k = R.k AND L.s LIKE R.s")));
+        assertEquals("non-equi join condition >(CAST(s):BIGINT, k0): CAST(VARCHAR AS BIGINT) not native yet",
+                reason(Map.of(), join("LEFT", "L.k = R.k AND CAST(L.s AS BIGINT) > R.k")));
         assertEquals("right field b of type BYTES: BINARY/VARBINARY in a join: not native yet",
                 reason(Map.of(), "SELECT * FROM L JOIN (SELECT k, CAST(s AS BYTES) AS b FROM R) r ON L.k = r.k"));
     }

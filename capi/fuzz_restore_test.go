@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/ferrystream/ferry/agg"
 	"github.com/ferrystream/ferry/dedup"
@@ -15,6 +16,7 @@ import (
 	"github.com/ferrystream/ferry/engine/enginetest"
 	"github.com/ferrystream/ferry/snapshot"
 	"github.com/ferrystream/ferry/topn"
+	"github.com/ferrystream/ferry/windowagg"
 )
 
 // FuzzRestore feeds mutated snapshot chunks to ferry_operator_restore, for every registered
@@ -115,6 +117,16 @@ var restoreFuzzSpecs = map[string][]spec{
 			Params: &topn.Params{Function: topn.AppendOnlyFirstN, SortKeys: []topn.SortKey{{Field: 2, Ascending: true}}, RankStart: 1, RankEnd: 3,
 				StateTTLMs: 1 << 40}}},
 	},
+	// Slices of HOP windows per key (k as the row time), each with the accumulators of COUNT(*),
+	// SUM(BIGINT), MIN(DECIMAL(20, 2)), MAX(VARCHAR) and AVG(DOUBLE), and their timers.
+	windowagg.Kind: {
+		{flatSpec{Kind: windowagg.Kind, Name: "restore-window-aggregate", MaxParallelism: 128, Keys: []int{1},
+			Input: fields("k", "TIMESTAMP(3)", "s", "VARCHAR", "v", "BIGINT", "d", "DECIMAL(20, 2)", "w", "VARCHAR", "x", "DOUBLE"),
+			Params: &windowagg.Params{Window: "HOP", SizeMs: 4, SlideMs: 2, RowtimeIndex: 0, CountStar: pointerTo(0),
+				Aggs: []agg.AggCall{{Func: "COUNT"}, {Func: "SUM", Args: []int{2}}, {Func: "MIN", Args: []int{3}}, {Func: "MAX", Args: []int{4}},
+					{Func: "AVG", Args: []int{5}}},
+				Properties: []string{windowagg.PropWindowStart, windowagg.PropWindowEnd}}}},
+	},
 }
 
 // statelessKinds are the registered keyed kinds without keyed state (test kinds, and the local
@@ -186,6 +198,7 @@ func restoreFuzzSetup(t testing.TB) []restoreSeed {
 				rec := buildRecord(o.in, rows, kinds)
 				o.process(rec, 0)
 				rec.Release()
+				barrierFlush(t, o.h)
 				hd := snapshot.Header{Kind: s.Kind, MaxParallelism: s.MaxParallelism, Fingerprint: fingerprintOf(t, s), Last: true}
 				for kg := range s.MaxParallelism {
 					blob, r := snapshotKG(t, o.h, kg)
@@ -309,6 +322,7 @@ func runRestoreInput(t *testing.T, data []byte) {
 	if _, r := o.tryProcess(rec); r.code == codeInternal || r.code == codePoisoned {
 		t.Fatalf("process after restore: %v", r)
 	}
+	barrierFlush(t, o.h)
 	for kg := range seed.spec.MaxParallelism {
 		for range 3 {
 			blob, r := snapshotKG(t, o.h, kg)
@@ -364,4 +378,21 @@ func FuzzRestore(f *testing.F) {
 		f.Add([]byte{byte(i), 5, 0, 18, 9})                 // a huge varint after the key
 	}
 	f.Fuzz(runRestoreInput)
+}
+
+func pointerTo[T any](v T) *T { return &v }
+
+// barrierFlush flushes as the host does before every checkpoint barrier (the window aggregate's
+// bundle ends there); the kinds of restoreFuzzSpecs emit nothing when they flush.
+func barrierFlush(t testing.TB, h cHandle) {
+	t.Helper()
+	var e cError
+	out := newCArray()
+	defer cFree(unsafe.Pointer(out))
+	if r := finish(t, "ferry_operator_flush", int32(flushCall(h, 0, out, &e)), &e); r.code != codeOK {
+		t.Fatalf("flush: %v", r)
+	}
+	if out.release != nil {
+		t.Fatal("flush emitted rows")
+	}
 }

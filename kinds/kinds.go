@@ -11,5 +11,6 @@ import (
 	_ "github.com/ferrystream/ferry/lookup/jdbclookup" // jdbc_lookup
 	_ "github.com/ferrystream/ferry/regularjoin"       // regular_join
 	_ "github.com/ferrystream/ferry/topn"              // top_n
+	_ "github.com/ferrystream/ferry/windowagg"         // window_aggregate
 	_ "github.com/ferrystream/ferry/windowjoin"        // window_join
 )

@@ -232,7 +232,7 @@ func (j *WindowJoin) check(input int, in *engine.Batch) error {
 		if endCol.IsNull(i) {
 			return fmt.Errorf("%w: row %d: window_end is NULL", engine.ErrData, i)
 		}
-		t, err := j.zone.timerTime(int64(binary.LittleEndian.Uint64(endCol.Fixed(i))))
+		t, err := j.zone.TimerTime(int64(binary.LittleEndian.Uint64(endCol.Fixed(i))))
 		if err != nil {
 			return fmt.Errorf("row %d: %w", i, err)
 		}

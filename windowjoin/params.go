@@ -97,7 +97,7 @@ func (p *Params) validate(spec *engine.Spec) (joinType, error) {
 		return jt, engine.ParamError("filter_nulls", "%d flags for %d keys", len(p.FilterNulls), len(l.Keys))
 	}
 	if p.ShiftZone != nil {
-		if err := p.ShiftZone.validate(); err != nil {
+		if err := p.ShiftZone.Validate(); err != nil {
 			return jt, err
 		}
 	}

@@ -237,7 +237,7 @@ func (s *joinKeys) Load(src []byte, id int32) ([]byte, error) {
 		if s.find(id, end) >= 0 {
 			return nil, fmt.Errorf("%w: duplicate window end %d", engine.ErrData, end)
 		}
-		if timer, err = s.j.zone.timerTime(end); err != nil {
+		if timer, err = s.j.zone.TimerTime(end); err != nil {
 			return nil, err
 		}
 		if !s.j.timers.Has(engine.EventTime, id, timer, end) {

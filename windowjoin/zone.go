@@ -1,8 +1,10 @@
 package windowjoin
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ferrystream/ferry/engine"
 )
@@ -27,7 +29,9 @@ type Zone struct {
 	Until int64 `json:"until,omitempty"`
 }
 
-func (z *Zone) validate() error {
+// Validate checks the transitions: ascending, each offset before the previous one's offset
+// after, no offset beyond 18 hours.
+func (z *Zone) Validate() error {
 	for i, t := range z.Transitions {
 		if i > 0 && t[0] <= z.Transitions[i-1][0] {
 			return engine.ParamError("shift_zone.transitions", "not ascending at %d", i)
@@ -49,11 +53,11 @@ func abs(v int64) int64 {
 	return v
 }
 
-// atZone is Java's LocalDateTime.atZone(zone) in epoch milliseconds, for a local time given as
+// AtZone is Java's LocalDateTime.AtZone(zone) in epoch milliseconds, for a local time given as
 // milliseconds since the local epoch: a local time in a gap moves forward by the gap's length, one
 // in an overlap takes the earlier offset. Both amount to subtracting the offset before the first
 // transition whose later local boundary lies after the local time.
-func (z *Zone) atZone(local int64) (int64, error) {
+func (z *Zone) AtZone(local int64) (int64, error) {
 	if z.Until != 0 && local > z.Until {
 		return 0, fmt.Errorf("%w: window end %d lies beyond the rules of time zone %s the host sent (until %d)", engine.ErrData, local, z.ID, z.Until)
 	}
@@ -78,21 +82,21 @@ func (z *Zone) atZone(local int64) (int64, error) {
 
 const hourMs = 3600_000
 
-// timerTime is Flink's SlicingWindowTimerServiceImpl timer time of a window end:
+// TimerTime is Flink's SlicingWindowTimerServiceImpl timer time of a window end:
 // TimeWindowUtil.toEpochMillsForTimer(windowEnd - 1, shiftTimeZone); z nil is UTC.
-func (z *Zone) timerTime(windowEnd int64) (int64, error) {
+func (z *Zone) TimerTime(windowEnd int64) (int64, error) {
 	v := windowEnd - 1
 	if z == nil || v == math.MaxInt64 {
 		return v, nil
 	}
 	if !z.UsesDaylightTime {
-		return z.atZone(v)
+		return z.AtZone(v)
 	}
-	t1, err := z.atZone(v)
+	t1, err := z.AtZone(v)
 	if err != nil {
 		return 0, err
 	}
-	t2, err := z.atZone(v + hourMs)
+	t2, err := z.AtZone(v + hourMs)
 	if err != nil {
 		return 0, err
 	}
@@ -103,4 +107,26 @@ func (z *Zone) timerTime(windowEnd int64) (int64, error) {
 		return t1 + hourMs, nil
 	}
 	return t1, nil
+}
+
+// ToLocal is Flink's TimeWindowUtil.toUtcTimestampMills for a zone: the local wall clock, in
+// milliseconds since the local epoch, of the instant epochMs (LocalDateTime.ofInstant); z nil is
+// UTC. Instants beyond Until are an error wrapping engine.ErrData.
+func (z *Zone) ToLocal(epochMs int64) (int64, error) {
+	if z == nil {
+		return epochMs, nil
+	}
+	if z.Until != 0 && epochMs > z.Until {
+		return 0, fmt.Errorf("%w: time %d lies beyond the rules of time zone %s the host sent (until %d)", engine.ErrData, epochMs, z.ID, z.Until)
+	}
+	ts := z.Transitions
+	if len(ts) == 0 {
+		return epochMs + z.Offset, nil
+	}
+	// the first transition after epochMs: the offset before it applies.
+	i, _ := slices.BinarySearchFunc(ts, epochMs, func(t [3]int64, v int64) int { return cmp.Compare(t[0], v+1) })
+	if i == len(ts) {
+		return epochMs + ts[i-1][2], nil
+	}
+	return epochMs + ts[i][1], nil
 }

@@ -30,13 +30,13 @@ func TestZoneAtZone(t *testing.T) {
 		{"2024-11-03T02:00", "2024-11-03T10:00"},
 		{"2025-01-01T00:00", "2025-01-01T08:00"},
 	} {
-		if got, _ := z.atZone(ms(c.local)); got != ms(c.want) {
+		if got, _ := z.AtZone(ms(c.local)); got != ms(c.want) {
 			t.Errorf("atZone(%s) = %s, want %s", c.local, time.UnixMilli(got).UTC().Format("2006-01-02T15:04"), c.want)
 		}
 	}
 	// Flink's DST branch: window end 2024-03-10T03:00 local, timer at 02:59:59.999 local, a
 	// time in the gap whose hour later is regular: t1 = 10:59:59.999Z, t2 = 10:59:59.999Z + 0?
-	got, err := z.timerTime(ms("2024-03-10T03:00"))
+	got, err := z.TimerTime(ms("2024-03-10T03:00"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestZoneAtZone(t *testing.T) {
 	}
 	// Beyond the horizon is an error.
 	z.Until = ms("2030-01-01T00:00")
-	if _, err := z.timerTime(ms("2031-01-01T00:00")); err == nil {
+	if _, err := z.TimerTime(ms("2031-01-01T00:00")); err == nil {
 		t.Error("no error beyond the zone's horizon")
 	}
 }

@@ -1,6 +1,7 @@
 package io.ferrystream.ferry.cli;
 
 import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
+import io.ferrystream.ferry.kinds.windowaggregate.WindowAggregateKind;
 import io.ferrystream.ferry.nexmark.runner.PlanShape;
 import io.ferrystream.ferry.planner.NativeCandidate;
 
@@ -231,8 +232,9 @@ final class PlanAnalysis {
             case "TemporalJoin" -> "temporal join: no native operator kind yet";
             case "MultiJoin" -> "multi-way join: no native operator kind yet";
             case "DeltaJoin" -> "delta join: no native operator kind yet";
-            case "GroupWindowAggregate", "WindowAggregate", "GlobalWindowAggregate" ->
-                    "window aggregate: no native operator kind yet";
+            case "WindowAggregate" -> "window aggregate: its native kind is a preview, off by default (SET '"
+                    + WindowAggregateKind.ENABLED.key() + "' = 'true' switches it on; single-phase only)";
+            case "GroupWindowAggregate", "GlobalWindowAggregate" -> "window aggregate: no native operator kind yet";
             case "GroupTableAggregate", "GroupWindowTableAggregate" -> "table aggregate: no native operator kind yet";
             case "WindowRank" -> "window Top-N: no native operator kind yet";
             case "WindowDeduplicate" -> "window deduplication: no native operator kind yet";

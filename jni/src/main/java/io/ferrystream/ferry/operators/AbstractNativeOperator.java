@@ -732,6 +732,24 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /**
+     * Advances Go's event time to {@code watermark} (ferry_operator_advance), emitting what it
+     * returns, without forwarding a watermark: for a kind whose Flink operator restores its
+     * watermark from operator state (the window aggregate).
+     */
+    protected final void advanceNative(long watermark) {
+        callNative(ADVANCE, -1, null, watermark);
+    }
+
+    /**
+     * Whether the library's flush runs before every checkpoint barrier: a kind whose Go operator
+     * ends a bundle there as Flink's operator does (the window aggregate's window buffer). Reading
+     * frames, it always does.
+     */
+    protected boolean flushesBeforeBarrier() {
+        return false;
+    }
+
+    /**
      * Emits the rows of the output chunk Go returned last ({@code chunk}, read through the
      * reader of the output type), or its frames when the operator {@link #writesFrames}. A kind
      * whose library output is not its rows (the window join's handles) reads it itself.
@@ -772,12 +790,13 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
 
     /**
      * Every pending batch; reading frames, the library's queued rows too, as one bundle (Flink's
-     * bundle operator ends one before every barrier).
+     * bundle operator ends one before every barrier), and the library's flush where the kind
+     * {@link #flushesBeforeBarrier}.
      */
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
         processPending();
-        if (framesIn) {
+        if (framesIn || flushesBeforeBarrier()) {
             flushNative();
         }
         super.prepareSnapshotPreBarrier(checkpointId);

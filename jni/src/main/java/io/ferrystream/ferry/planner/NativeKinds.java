@@ -9,6 +9,7 @@ import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinKind;
 import io.ferrystream.ferry.kinds.lookupjoin.LookupJoinKind;
 import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
 import io.ferrystream.ferry.kinds.topn.TopNKind;
+import io.ferrystream.ferry.kinds.windowaggregate.WindowAggregateKind;
 import io.ferrystream.ferry.kinds.windowjoin.WindowJoinKind;
 
 import org.apache.calcite.rel.RelNode;
@@ -41,7 +42,8 @@ public final class NativeKinds {
             new LookupJoinKind(),
             new DeduplicateKind(),
             new TopNKind(),
-            new RegularJoinKind());
+            new RegularJoinKind(),
+            new WindowAggregateKind());
 
     private static final Map<Class<?>, List<NativeKind<?, ?>>> BY_PHYSICAL_CLASS = new HashMap<>();
     private static final Map<Class<?>, NativeKind<?, ?>> BY_EXEC_CLASS = new HashMap<>();

@@ -13,6 +13,8 @@ import io.ferrystream.ferry.kinds.intervaljoin.IntervalJoinSpec;
 import io.ferrystream.ferry.kinds.lookupjoin.FerryLookupJoinOperator;
 import io.ferrystream.ferry.kinds.regularjoin.RegularJoinKind;
 import io.ferrystream.ferry.kinds.regularjoin.RegularJoinSpec;
+import io.ferrystream.ferry.kinds.windowaggregate.WindowAggregateKind;
+import io.ferrystream.ferry.kinds.windowaggregate.WindowAggregateSpec;
 import io.ferrystream.ferry.kinds.topn.TopNKind;
 import io.ferrystream.ferry.kinds.topn.TopNSpec;
 import io.ferrystream.ferry.kinds.windowjoin.WindowJoinSpec;
@@ -30,11 +32,13 @@ import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecDeduplica
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecJoin;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecWindowAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecRank;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalJoin;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalRank;
 import org.junit.jupiter.api.Test;
@@ -51,7 +55,8 @@ class NativeKindsTest {
         assertEquals(
                 List.of(GroupAggregateSpec.KIND, LocalGroupAggregateSpec.KIND, GlobalGroupAggregateSpec.KIND,
                         IncrementalGroupAggregateSpec.KIND, IntervalJoinSpec.KIND, WindowJoinSpec.KIND,
-                        FerryLookupJoinOperator.KIND, DeduplicateSpec.KIND, TopNSpec.KIND, RegularJoinSpec.KIND),
+                        FerryLookupJoinOperator.KIND, DeduplicateSpec.KIND, TopNSpec.KIND, RegularJoinSpec.KIND,
+                        WindowAggregateSpec.KIND),
                 Ferry.operatorKinds());
         NativeKind<?, ?> m = NativeKinds.ofKind(GroupAggregateSpec.KIND);
         assertSame(StreamPhysicalGroupAggregate.class, m.physicalClass());
@@ -98,12 +103,13 @@ class NativeKindsTest {
             assertTrue(exec.add(k.execClass()), "one kind for " + k.execClass());
             assertEquals("ferry." + k.name().replace('_', '-') + ".enabled", k.killSwitch().key());
             // every kind is on by default but the previews
-            assertEquals(!k.name().equals(RegularJoinSpec.KIND), k.killSwitch().defaultValue(), k.name());
+            assertEquals(!k.name().equals(RegularJoinSpec.KIND) && !k.name().equals(WindowAggregateSpec.KIND),
+                    k.killSwitch().defaultValue(), k.name());
             assertEquals(!k.killSwitch().defaultValue(), k.preview(), k.name());
             assertSame(k, NativeKinds.ofKind(k.name()));
         }
         assertEquals(Ferry.operatorKinds(), NativeKinds.names());
-        assertEquals(10, NativeKinds.all().size());
+        assertEquals(11, NativeKinds.all().size());
         assertEquals(null, NativeKinds.ofKind("no_such_kind"));
         NativeKind<?, ?> dedup = NativeKinds.ofKind(DeduplicateSpec.KIND);
         assertSame(StreamPhysicalRank.class, dedup.physicalClass());
@@ -120,6 +126,11 @@ class NativeKindsTest {
         assertSame(StreamExecJoin.class, join.execClass());
         assertSame(RegularJoinKind.ENABLED, join.killSwitch());
         assertEquals("ferry.regular-join.enabled", join.killSwitch().key());
+        NativeKind<?, ?> window = NativeKinds.ofKind(WindowAggregateSpec.KIND);
+        assertSame(StreamPhysicalWindowAggregate.class, window.physicalClass());
+        assertSame(StreamExecWindowAggregate.class, window.execClass());
+        assertSame(WindowAggregateKind.ENABLED, window.killSwitch());
+        assertEquals("ferry.window-aggregate.enabled", window.killSwitch().key());
     }
 
     /**

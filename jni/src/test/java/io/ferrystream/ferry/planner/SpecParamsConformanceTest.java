@@ -57,6 +57,10 @@ class SpecParamsConformanceTest {
             "regular_join", Map.of(
                     "left_state_retention_ms", "an idle-state TTL keeps the join Flink's (not native yet); 0 is not written",
                     "right_state_retention_ms", "an idle-state TTL keeps the join Flink's (not native yet); 0 is not written"),
+            "window_aggregate", Map.of(
+                    "aggs[].distinct", "DISTINCT keeps the window aggregate Flink's (not native yet)",
+                    "aggs[].filter", "FILTER keeps the window aggregate Flink's (not native yet)",
+                    "aggs[].java_strings", "the window buffer serializes rows, so strings compare as bytes: never written"),
             "example_first_row", Map.of(
                     "state_ttl_ms", "the example kind of the walkthrough has no JVM half"));
 
@@ -116,6 +120,17 @@ class SpecParamsConformanceTest {
         CORPUS.put("ferry.regular-join.enabled=true", new String[] {
             "SELECT a.k, a.c, b.s FROM (SELECT k, COUNT(*) AS c FROM L GROUP BY k) a LEFT JOIN"
                     + " (SELECT k, s, COUNT(*) AS c FROM R GROUP BY k, s) b ON a.k = b.k AND a.c > b.c + 1"});
+        // the window aggregate (a preview, switched on), single-phase: HOP over TIMESTAMP_LTZ in a
+        // zone with daylight saving (Flink inserts the COUNT(*)), CUMULATE with an offset, TUMBLE
+        // with every window property
+        CORPUS.put("ferry.window-aggregate.enabled=true,table.optimizer.agg-phase-strategy=ONE_PHASE,"
+                + "table.local-time-zone=Europe/Berlin", new String[] {
+            "SELECT k, window_start, window_end, MAX(v) FROM TABLE(HOP(TABLE L2, DESCRIPTOR(lt), INTERVAL '5' SECOND,"
+                    + " INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end",
+            "SELECT k, window_start, window_end, COUNT(*), MAX(v) FROM TABLE(CUMULATE(TABLE L, DESCRIPTOR(rt),"
+                    + " INTERVAL '5' SECOND, INTERVAL '15' SECOND, INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end",
+            "SELECT k, window_start, window_end, window_time, AVG(v), MIN(s) FROM TABLE(TUMBLE(TABLE L, DESCRIPTOR(rt),"
+                    + " INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end, window_time"});
     }
 
 

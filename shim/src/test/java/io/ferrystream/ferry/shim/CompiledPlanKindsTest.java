@@ -120,9 +120,12 @@ class CompiledPlanKindsTest {
                 + " (PARTITION BY k ORDER BY t DESC) AS rn FROM L) WHERE rn = 1", List.of("deduplicate")),
         TOP_N(Map.of(), "INSERT INTO topn_sink SELECT k, v, t, rn FROM (SELECT *, ROW_NUMBER() OVER"
                 + " (PARTITION BY k ORDER BY v DESC) AS rn FROM L) WHERE rn <= 3", List.of("top_n")),
-        // a preview kind: switched on
+        // the preview kinds: switched on
         REGULAR_JOIN(Map.of("ferry.regular-join.enabled", "true"),
-                "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join"));
+                "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join")),
+        WINDOW_AGGREGATE(Map.of("ferry.window-aggregate.enabled", "true", "table.optimizer.agg-phase-strategy", "ONE_PHASE"),
+                "INSERT INTO window_sink SELECT k, window_start, window_end, COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE L,"
+                        + " DESCRIPTOR(t), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end", List.of("window_aggregate"));
 
         final Map<String, String> options;
         final String insert;
@@ -160,6 +163,8 @@ class CompiledPlanKindsTest {
         tEnv.executeSql("CREATE TABLE lookup_sink (id BIGINT, x INT, name STRING) WITH ('connector' = 'print')");
         tEnv.executeSql("CREATE TABLE dedup_sink (k INT, v BIGINT, t TIMESTAMP(3)) WITH ('connector' = 'print')");
         tEnv.executeSql("CREATE TABLE topn_sink (k INT, v BIGINT, t TIMESTAMP(3), rn BIGINT) WITH ('connector' = 'print')");
+        tEnv.executeSql("CREATE TABLE window_sink (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s BIGINT)"
+                + " WITH ('connector' = 'print')");
         return tEnv;
     }
 
@@ -255,7 +260,7 @@ class CompiledPlanKindsTest {
             assertEquals(finalTable(want), finalTable(got));
         } else {
             // insert-only joins: the same rows, in whatever order the two sources interleaved; the
-            // Top-N over one source: the same changelog
+            // Top-N over one source: the same changelog; the window aggregate: the same windows
             assertEquals(want.stream().sorted().collect(Collectors.toList()), got.stream().sorted().collect(Collectors.toList()));
         }
     }

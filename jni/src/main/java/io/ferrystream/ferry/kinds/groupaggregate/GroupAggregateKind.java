@@ -169,7 +169,7 @@ public final class GroupAggregateKind extends NativeKind<StreamPhysicalGroupAggr
      * Why a key, argument or output field cannot cross the Arrow boundary, or null (the
      * single-phase and the local aggregate's check).
      */
-    static String typeReason(RowType in, RowType out, int[] grouping, AggregateCall[] aggCalls) {
+    public static String typeReason(RowType in, RowType out, int[] grouping, AggregateCall[] aggCalls) {
         for (int g : grouping) {
             String r = carriedReason("key", in.getFieldNames().get(g), in.getTypeAt(g));
             if (r != null) {

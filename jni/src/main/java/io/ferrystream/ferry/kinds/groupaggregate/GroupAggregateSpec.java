@@ -155,7 +155,7 @@ public final class GroupAggregateSpec extends NativeSpec {
      * per call {@code func}, {@code args}, {@code retract}, {@code name}, and when set {@code
      * distinct}, {@code filter}, {@code java_strings}.
      */
-    static void writeCalls(ArrayNode aggs, List<Call> calls) {
+    public static void writeCalls(ArrayNode aggs, List<Call> calls) {
         for (Call c : calls) {
             ObjectNode a = aggs.addObject();
             a.put("func", c.function);

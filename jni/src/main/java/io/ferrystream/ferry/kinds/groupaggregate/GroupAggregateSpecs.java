@@ -14,7 +14,7 @@ import java.util.List;
  * receives. The planner's support check and the translation both use this one function, so the spec
  * Go approved at plan time is the spec the operator opens at run time.
  */
-final class GroupAggregateSpecs {
+public final class GroupAggregateSpecs {
     private GroupAggregateSpecs() {}
 
     /**
@@ -22,7 +22,7 @@ final class GroupAggregateSpecs {
      * LAST_VALUE LISTAGG WELFORD_M2}), or null when the call's function is none of them ({@code
      * SINGLE_VALUE}, {@code COLLECT}, UDAFs, ...).
      */
-    static String functionName(AggregateCall call) {
+    public static String functionName(AggregateCall call) {
         if (call.getAggregation().getName().equals(BuiltInFunctionDefinitions.INTERNAL_WELFORD_M2.getName())) {
             return "WELFORD_M2"; // STDDEV_POP/_SAMP, VAR_POP/_SAMP reduce to it (AggregateReduceFunctionsRule)
         }
@@ -64,6 +64,19 @@ final class GroupAggregateSpecs {
             boolean generateUpdateBefore,
             long stateTtlMs,
             boolean miniBatch) {
+        List<GroupAggregateSpec.Call> calls = calls(outputType, grouping.length, aggCalls, aggCallNeedRetractions);
+        return new GroupAggregateSpec(
+                name, inputType, grouping, calls, needRetraction, generateUpdateBefore, stateTtlMs, miniBatch);
+    }
+
+    /**
+     * The spec's calls of Flink's {@code aggCalls}, each named by its output field (the fields of
+     * {@code outputType} from {@code firstOutput} on, in call order).
+     *
+     * @throws IllegalArgumentException for a call {@link #functionName} does not know
+     */
+    public static List<GroupAggregateSpec.Call> calls(
+            RowType outputType, int firstOutput, AggregateCall[] aggCalls, boolean[] aggCallNeedRetractions) {
         List<GroupAggregateSpec.Call> calls = new ArrayList<>(aggCalls.length);
         for (int i = 0; i < aggCalls.length; i++) {
             AggregateCall call = aggCalls[i];
@@ -73,11 +86,10 @@ final class GroupAggregateSpecs {
                         + " has no native counterpart");
             }
             int[] args = call.getArgList().stream().mapToInt(Integer::intValue).toArray();
-            String fieldName = outputType.getFieldNames().get(grouping.length + i);
+            String fieldName = outputType.getFieldNames().get(firstOutput + i);
             calls.add(new GroupAggregateSpec.Call(
                     function, args, aggCallNeedRetractions[i], fieldName, call.isDistinct(), call.filterArg));
         }
-        return new GroupAggregateSpec(
-                name, inputType, grouping, calls, needRetraction, generateUpdateBefore, stateTtlMs, miniBatch);
+        return calls;
     }
 }

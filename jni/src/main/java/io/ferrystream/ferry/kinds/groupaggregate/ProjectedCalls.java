@@ -12,15 +12,38 @@ import java.util.List;
  * The fields of Flink's row an aggregate's calls read, and the calls with their indices into
  * them: the grouping fields, then the calls' arguments and FILTER fields, each once in order of
  * first use; then, when asked for, a Java-String flag per string argument of MIN or MAX
- * (docs/group-aggregate.md#string-order). Shared by the aggregate kinds' specs.
+ * (docs/group-aggregate.md#string-order). Shared by the aggregate kinds' specs (the window
+ * aggregate's too, whose row time follows the calls' fields).
  */
-final class ProjectedCalls {
+public final class ProjectedCalls {
     final Input input;
     final List<Call> calls;
+    private final int[] projection;
 
-    private ProjectedCalls(Input input, List<Call> calls) {
+    private ProjectedCalls(Input input, List<Call> calls, int[] projection) {
         this.input = input;
         this.calls = calls;
+        this.projection = projection;
+    }
+
+    /** The input that crosses into Go: the projected fields (then any Java-String flags), keyed by the grouping. */
+    public Input input() {
+        return input;
+    }
+
+    /** The calls, their arguments and FILTER fields indexing the projected row. */
+    public List<Call> calls() {
+        return calls;
+    }
+
+    /** The projected index of field {@code field} of Flink's row; -1 when it does not cross. */
+    public int indexOf(int field) {
+        for (int i = 0; i < projection.length; i++) {
+            if (projection[i] == field) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** With Java-String flags: the input of an operator that compares strings as Flink's does. */
@@ -42,6 +65,14 @@ final class ProjectedCalls {
     }
 
     static ProjectedCalls of(RowType fullInputType, int[] grouping, List<Call> calls, boolean javaStringFlags) {
+        return of(fullInputType, grouping, calls, javaStringFlags, new int[0]);
+    }
+
+    /**
+     * As {@link #of(RowType, int[], List, boolean)}, with the fields {@code extra} of Flink's row
+     * crossing too, after the calls' fields (a field already used keeps its place).
+     */
+    public static ProjectedCalls of(RowType fullInputType, int[] grouping, List<Call> calls, boolean javaStringFlags, int[] extra) {
         List<Integer> used = new ArrayList<>();
         for (int g : grouping) {
             if (!used.contains(g)) {
@@ -56,6 +87,11 @@ final class ProjectedCalls {
             }
             if (c.filter >= 0 && !used.contains(c.filter)) {
                 used.add(c.filter);
+            }
+        }
+        for (int e : extra) {
+            if (!used.contains(e)) {
+                used.add(e);
             }
         }
         int[] projection = used.stream().mapToInt(Integer::intValue).toArray();
@@ -86,6 +122,6 @@ final class ProjectedCalls {
             remapped.add(new Call(r.function, r.args, r.retract, r.name, r.distinct, r.filter, javaStrings));
         }
         Input input = Input.of(fullInputType, projection, keys, javaSources.stream().mapToInt(Integer::intValue).toArray());
-        return new ProjectedCalls(input, List.copyOf(remapped));
+        return new ProjectedCalls(input, List.copyOf(remapped), projection);
     }
 }

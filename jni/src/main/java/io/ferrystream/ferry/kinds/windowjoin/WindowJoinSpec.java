@@ -181,9 +181,9 @@ public final class WindowJoinSpec extends NativeSpec {
     /**
      * The zone as Go computes Flink's timer times from it ({@code TimeWindowUtil
      * .toEpochMillsForTimer}): {@code useDaylightTime()} and java.time's offset transitions, so the
-     * JVM's zone data decides, not Go's.
+     * JVM's zone data decides, not Go's. The window aggregate writes its zone so too.
      */
-    static void writeZone(ObjectNode z, ZoneId zone) {
+    public static void writeZone(ObjectNode z, ZoneId zone) {
         ZoneRules rules = zone.getRules();
         z.put("id", zone.getId());
         z.put("uses_daylight_time", TimeZone.getTimeZone(zone).useDaylightTime());

@@ -59,6 +59,12 @@ type Params struct {
 	// non-zero value is refused (not native yet).
 	LeftStateRetentionMs  int64 `json:"left_state_retention_ms,omitempty"`
 	RightStateRetentionMs int64 `json:"right_state_retention_ms,omitempty"`
+	// MiniBatch runs Flink's MiniBatchStreamingJoinOperator (table.exec.mini-batch.enabled): the
+	// rows of Process calls are queued in per-side bundles, folded per join key (and unique key
+	// or row), and joined when the host calls Flush at the bundle's end (Flink's count trigger,
+	// a watermark, before a barrier). A snapshot is refused while rows are queued. It is not part
+	// of the state's fingerprint: the state is the same with and without it.
+	MiniBatch bool `json:"mini_batch,omitempty"`
 }
 
 // layout is a side's state layout.

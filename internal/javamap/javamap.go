@@ -801,6 +801,14 @@ func balanceDeletion[N any](root, x *Entry[N]) *Entry[N] {
 	}
 }
 
+// Clear is HashMap.clear: the map empties and keeps its table (its length, and with it the
+// iteration order of the keys put next). The nodes it held are dropped, never to be linked again.
+func (m *Map[K, N, P]) Clear() {
+	clear(m.tab)
+	clear(m.tree)
+	m.size, m.only = 0, nil
+}
+
 // Allocate allocates the table if there is none yet, as the first insertion does: a map Flink
 // created and then emptied.
 func (m *Map[K, N, P]) Allocate() {

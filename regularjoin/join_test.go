@@ -120,6 +120,14 @@ func feed(t testing.TB, op *Join, evs []ev) []string {
 	return drain(t, op, more, err, out)
 }
 
+// flush ends a mini-batch bundle and returns the output.
+func flush(t testing.TB, op *Join) []string {
+	t.Helper()
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	more, err := op.Flush(0, out)
+	return drain(t, op, more, err, out)
+}
+
 // step is one call of a scenario and the output it must give.
 type step struct {
 	in   []ev

@@ -1,6 +1,7 @@
 package regularjoin
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -43,6 +44,7 @@ type model struct {
 	enc     [2]*engine.KeyEncoder // the map keys' BinaryRowData
 	out     []string
 	maxBins int
+	mb      mBundles // mini_batch
 }
 
 func newModel(t testing.TB, p Params, cond func(l, r []any) bool) *model {
@@ -177,8 +179,8 @@ func (md *model) emit(kind engine.RowKind, input []any, inputIsLeft bool, other 
 	md.out = append(md.out, enginetest.Row{Kind: kind}.String()[:2]+"["+rowText(l, r)+"]")
 }
 
-// element is processElement for a row of side with row kind kind.
-func (md *model) element(side int, kind engine.RowKind, vals []any) {
+// element is processElement for a row of side with row kind kind; suppress is its isSuppress.
+func (md *model) element(side int, kind engine.RowKind, vals []any, suppress bool) {
 	isLeft := side == 0
 	inputOuter, otherOuter := md.outer[side], md.outer[1-side]
 	ks := md.keys[fmt.Sprint(vals[0])]
@@ -234,7 +236,7 @@ func (md *model) element(side int, kind engine.RowKind, vals []any) {
 		}
 		n := each(func(e *mEntry, assoc int) {
 			if otherOuter {
-				if assoc == 0 {
+				if assoc == 0 && !suppress {
 					md.emit(engine.Delete, e.vals, !isLeft, nil)
 				}
 				e.assoc = assoc + 1
@@ -246,7 +248,7 @@ func (md *model) element(side int, kind engine.RowKind, vals []any) {
 		md.addRecord(own, side, vals, -1)
 		each(func(e *mEntry, assoc int) {
 			if otherOuter {
-				if assoc == 0 {
+				if assoc == 0 && !suppress {
 					md.emit(engine.Delete, e.vals, !isLeft, nil)
 				}
 				e.assoc = assoc + 1
@@ -256,7 +258,9 @@ func (md *model) element(side int, kind engine.RowKind, vals []any) {
 			}
 		})
 	default:
-		md.retractRecord(own, side, vals)
+		if !suppress {
+			md.retractRecord(own, side, vals)
+		}
 		if !hasMatch {
 			if inputOuter {
 				md.emit(engine.Delete, vals, isLeft, nil)
@@ -270,7 +274,7 @@ func (md *model) element(side int, kind engine.RowKind, vals []any) {
 			}
 			md.emit(k, vals, isLeft, e.vals)
 			if otherOuter {
-				if assoc == 1 {
+				if assoc == 1 && !suppress {
 					md.emit(engine.Insert, e.vals, !isLeft, nil)
 				}
 				e.assoc = assoc - 1
@@ -325,13 +329,14 @@ func TestModel(t *testing.T) {
 	for _, jt := range []string{"INNER", "LEFT", "RIGHT", "FULL"} {
 		for _, ll := range layouts {
 			for _, rl := range layouts {
-				for seed := range 4 {
+				for seed := range 8 {
 					r := rand.New(rand.NewPCG(uint64(seed), uint64(len(jt)*100+len(ll)*10+len(rl))))
 					p := params(jt, ll, rl)
 					p.FilterNulls = []bool{seed%2 == 0}
 					c := conds[r.IntN(len(conds))]
 					p.Condition = c.expr
-					name := fmt.Sprintf("%s/%s/%s/%d", jt, ll, rl, seed)
+					p.MiniBatch = seed >= 4
+					name := fmt.Sprintf("%s/%s/%s/%d/mini_batch=%v", jt, ll, rl, seed, p.MiniBatch)
 					runModel(t, name, p, c.fn, r)
 					scenarios++
 				}
@@ -341,14 +346,32 @@ func TestModel(t *testing.T) {
 	t.Logf("%d scenarios", scenarios)
 }
 
+// checkOut compares got, the output of a call, with the model's.
+func checkOut(t *testing.T, name string, call int, evs []ev, got []string, md *model) {
+	t.Helper()
+	want := md.out
+	md.out = nil
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%s: call %d (%v): output differs\ngot:\n%s\nwant:\n%s", name, call, evs, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func runModel(t *testing.T, name string, p Params, cond func(l, r []any) bool, r *rand.Rand) {
 	const maxPar = 8
 	op := openJoin(t, p, maxPar, 2+r.IntN(5))
 	md := newModel(t, p, cond)
 	var live [2][][]any // rows inserted and not retracted, per side
 	values := []any{"a", "b", nil}
+	nKeys := 3
+	if p.MiniBatch && r.IntN(2) == 0 {
+		nKeys = 40 // bundles of many join keys: their HashMap's table grows past 16
+	}
+	maxRows := 8
+	if nKeys > 3 {
+		maxRows = 24
+	}
 	randRow := func(ids int) []any {
-		var k any = int64(r.IntN(3))
+		var k any = int64(r.IntN(nKeys))
 		if r.IntN(8) == 0 {
 			k = nil
 		}
@@ -357,11 +380,19 @@ func runModel(t *testing.T, name string, p Params, cond func(l, r []any) bool, r
 	ids := 4 + r.IntN(40) // few ids: duplicates and unique-key replacements; many: large maps
 	for call := range 60 {
 		if r.IntN(10) == 0 {
+			if md.mb.queued > 0 { // the host ends a bundle before the barrier
+				if err := op.snapshottable(); !errors.Is(err, engine.ErrState) {
+					t.Fatalf("%s: call %d: snapshottable with queued rows: %v", name, call, err)
+				}
+				md.finish()
+				checkOut(t, name, call, nil, flush(t, op), md)
+			}
 			op = snapshotRestore(t, op, p, maxPar)
 			md.restore()
+			md.mb = mBundles{} // a restored operator opens new bundles
 		}
 		var evs []ev
-		for range 1 + r.IntN(8) {
+		for range 1 + r.IntN(maxRows) {
 			s := r.IntN(2)
 			var e ev
 			switch x := r.IntN(10); {
@@ -380,13 +411,16 @@ func runModel(t *testing.T, name string, p Params, cond func(l, r []any) bool, r
 			}
 			e.side = "LR"[s]
 			evs = append(evs, e)
-			md.element(s, e.kind, e.values())
+			if p.MiniBatch {
+				md.queue(s, e.kind, e.values())
+			} else {
+				md.element(s, e.kind, e.values(), false)
+			}
 		}
-		got := feed(t, op, evs)
-		want := md.out
-		md.out = nil
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("%s: call %d (%v): output differs\ngot:\n%s\nwant:\n%s", name, call, evs, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		checkOut(t, name, call, evs, feed(t, op, evs), md)
+		if p.MiniBatch && r.IntN(3) == 0 {
+			md.finish()
+			checkOut(t, name, call, nil, flush(t, op), md)
 		}
 		if op.keys.bytes < 0 {
 			t.Fatalf("%s: negative memory estimate %d", name, op.keys.bytes)

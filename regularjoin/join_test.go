@@ -423,3 +423,77 @@ func TestCorruptSnapshot(t *testing.T) {
 		op.Close()
 	}
 }
+
+// TestMiniBatch: changelogs read off MiniBatchStreamingJoinOperator and its bundles. Rows are
+// queued until Flush; the right bundle is processed first (the left first for RIGHT); a key's
+// "-X +X" messages are a suppressed pair (the state not retracted, the other side's padding left
+// alone); "+X -X" cancels; a snapshot is refused while rows are queued.
+func TestMiniBatch(t *testing.T) {
+	type bundleStep struct {
+		in   [][]ev // the Process calls of one bundle
+		want []string
+	}
+	check := func(t *testing.T, p Params, steps []bundleStep) *Join {
+		t.Helper()
+		p.MiniBatch = true
+		op := openJoin(t, p, 8, 2)
+		for i, s := range steps {
+			for _, call := range s.in {
+				if got := feed(t, op, call); len(got) != 0 {
+					t.Fatalf("step %d: Process emitted %v", i, got)
+				}
+			}
+			if err := op.snapshottable(); (err != nil) != (len(s.in) > 0) || err != nil && !errors.Is(err, engine.ErrState) {
+				t.Fatalf("step %d: snapshottable: %v", i, err)
+			}
+			got := flush(t, op)
+			if strings.Join(got, "\n") != strings.Join(s.want, "\n") {
+				t.Fatalf("step %d: output differs\ngot:\n%s\nwant:\n%s", i, strings.Join(got, "\n"), strings.Join(s.want, "\n"))
+			}
+			if err := op.snapshottable(); err != nil {
+				t.Fatalf("step %d: after Flush: %v", i, err)
+			}
+			op = snapshotRestore(t, op, p, 8)
+		}
+		return op
+	}
+	t.Run("left", func(t *testing.T) {
+		op := check(t, params("LEFT", LayoutJoinKeyUnique, LayoutJoinKeyUnique), []bundleStep{
+			// right first: the left row finds its match, never padded
+			{[][]ev{{L(I, int64(1), 1, "a")}, {R(I, int64(1), 1, "x")}}, []string{`+I[1, 1, "a", 1, 1, "x"]`}},
+			// -U +U of the right row: suppressed, the left row's padding untouched
+			{[][]ev{{R(UB, int64(1), 1, "x"), R(UA, int64(1), 1, "y")}}, []string{`-U[1, 1, "a", 1, 1, "x"]`, `+I[1, 1, "a", 1, 1, "y"]`}},
+			// -D +I of the left (padded) row: its joins retracted and emitted again
+			{[][]ev{{L(D, int64(1), 1, "a")}, {L(I, int64(1), 1, "b")}}, []string{`-D[1, 1, "a", 1, 1, "y"]`, `+I[1, 1, "b", 1, 1, "y"]`}},
+			// +I then -D cancels; -U +U +U keeps -U and the last +U, a suppressed pair
+			{[][]ev{{L(I, int64(2), 2, "c"), L(D, int64(2), 2, "c"), R(UB, int64(1), 1, "y"), R(UA, int64(1), 1, "z"), R(UA, int64(1), 1, "w")}},
+				[]string{`-U[1, 1, "b", 1, 1, "y"]`, `+I[1, 1, "b", 1, 1, "w"]`}},
+			// the right row retracted: the left row padded again
+			{[][]ev{{R(D, int64(1), 1, "w")}}, []string{`-D[1, 1, "b", 1, 1, "w"]`, `+I[1, 1, "b", null, null, null]`}},
+			{nil, nil},
+		})
+		op.Close()
+	})
+	t.Run("right", func(t *testing.T) {
+		// left first: the right row finds its match
+		op := check(t, params("RIGHT", LayoutUniqueKey, LayoutUniqueKey), []bundleStep{
+			{[][]ev{{R(I, int64(1), 1, "x"), L(I, int64(1), 1, "a")}}, []string{`+I[1, 1, "a", 1, 1, "x"]`}},
+			// the left row's -U +U (unique key 1): suppressed, the right row never padded
+			{[][]ev{{L(UB, int64(1), 1, "a"), L(UA, int64(1), 1, "b")}}, []string{`-U[1, 1, "a", 1, 1, "x"]`, `+I[1, 1, "b", 1, 1, "x"]`}},
+		})
+		op.Close()
+	})
+	t.Run("inner no unique key", func(t *testing.T) {
+		op := check(t, params("INNER", LayoutNoUniqueKey, LayoutNoUniqueKey), []bundleStep{
+			// +I +I -D of one row: one -D removes one +I; the right row stored first
+			{[][]ev{{L(I, int64(1), 1, "a"), L(I, int64(1), 1, "a"), R(I, int64(1), 2, "x"), L(D, int64(1), 1, "a")}},
+				[]string{`+I[1, 1, "a", 1, 2, "x"]`}},
+			// -U +U of one row fold away; a retraction of another row is processed
+			{[][]ev{{L(UB, int64(1), 1, "a"), L(UA, int64(1), 1, "a"), R(UB, int64(1), 2, "x")}}, []string{`-U[1, 1, "a", 1, 2, "x"]`}},
+		})
+		if op.State().Len() != 1 {
+			t.Fatalf("%d keys", op.State().Len())
+		}
+		op.Close()
+	})
+}

@@ -342,7 +342,9 @@ func TestRefusals(t *testing.T) {
 		unsupported bool
 		want        string
 	}{
-		{func(p *Params) { p.JoinType = "SEMI" }, false, "params.join_type"},
+		{func(p *Params) { p.JoinType = "LEFT_SEMI" }, false, "params.join_type"},
+		{func(p *Params) { p.JoinType, p.MiniBatch = "SEMI", true }, true, "params.mini_batch: a SEMI join has no mini-batch operator"},
+		{func(p *Params) { p.JoinType, p.MiniBatch = "ANTI", true }, true, "params.mini_batch"},
 		{func(p *Params) { p.FilterNulls = nil }, false, "params.filter_nulls"},
 		{func(p *Params) { p.LeftLayout = "x" }, false, "params.left_layout"},
 		{func(p *Params) { p.LeftUniqueKey = nil }, false, "params.left_unique_key"},

@@ -499,3 +499,64 @@ func TestMiniBatch(t *testing.T) {
 		op.Close()
 	})
 }
+
+// TestSemiAnti: changelogs read off StreamingSemiAntiJoinOperator. A left row is emitted with its
+// own kind when it matches (SEMI) or does not (ANTI); a right row emits the left rows whose
+// association count it takes from 0 or brings to 0; a NULL key matches nothing; a right
+// retraction of a row never stored still lowers the counts.
+func TestSemiAnti(t *testing.T) {
+	for _, layouts := range [][2]string{{LayoutNoUniqueKey, LayoutNoUniqueKey}, {LayoutUniqueKey, LayoutUniqueKey}} {
+		steps := func(anti bool) []step {
+			pick := func(semi, antiRows []string) []string {
+				if anti {
+					return antiRows
+				}
+				return semi
+			}
+			return []step{
+				{[]ev{L(I, int64(1), 1, "a")}, pick(nil, []string{`+I[1, 1, "a"]`})},
+				{[]ev{R(I, int64(1), 10, "x")}, pick([]string{`+I[1, 1, "a"]`}, []string{`-D[1, 1, "a"]`})}, // 0 -> 1
+				{[]ev{R(UA, int64(1), 11, "y")}, nil},                                                        // 1 -> 2
+				{[]ev{L(UA, int64(1), 2, "b")}, pick([]string{`+U[1, 2, "b"]`}, nil)},
+				{[]ev{L(D, int64(1), 2, "b")}, pick([]string{`-D[1, 2, "b"]`}, nil)},
+				{[]ev{R(UB, int64(1), 10, "x")}, nil},                                                        // 2 -> 1
+				{[]ev{R(D, int64(1), 11, "y")}, pick([]string{`-D[1, 1, "a"]`}, []string{`+I[1, 1, "a"]`})}, // 1 -> 0
+				{[]ev{L(D, int64(1), 1, "a")}, pick(nil, []string{`-D[1, 1, "a"]`})},
+				{[]ev{L(I, nil, 3, "c"), R(I, nil, 3, "c"), L(D, nil, 3, "c")}, pick(nil, []string{`+I[null, 3, "c"]`, `-D[null, 3, "c"]`})},
+				{[]ev{R(D, int64(2), 5, "q"), L(I, int64(2), 6, "r")}, pick(nil, []string{`+I[2, 6, "r"]`})},
+				{[]ev{R(D, int64(2), 5, "q")}, nil}, // 0 -> -1: nothing
+				{[]ev{R(I, int64(2), 5, "q")}, nil}, // -1 -> 0: nothing
+				{[]ev{R(I, int64(2), 7, "s")}, pick([]string{`+I[2, 6, "r"]`}, []string{`-D[2, 6, "r"]`})}, // 0 -> 1
+			}
+		}
+		// no_unique_key: a right row stored twice is two matches
+		twice := func(anti bool) []step {
+			pick := func(semi, antiRows []string) []string {
+				if anti {
+					return antiRows
+				}
+				return semi
+			}
+			return []step{
+				{[]ev{R(I, int64(4), 1, "d"), R(I, int64(4), 1, "d")}, nil},
+				{[]ev{L(I, int64(4), 2, "e")}, pick([]string{`+I[4, 2, "e"]`}, nil)}, // stored with 2 associations
+				{[]ev{R(D, int64(4), 1, "d")}, nil},                                   // 2 -> 1
+				{[]ev{R(D, int64(4), 1, "d")}, pick([]string{`-D[4, 2, "e"]`}, []string{`+I[4, 2, "e"]`})},
+			}
+		}
+		for _, jt := range []string{"SEMI", "ANTI"} {
+			t.Run(jt+"/"+layouts[0], func(t *testing.T) {
+				p := params(jt, layouts[0], layouts[1])
+				all := steps(jt == "ANTI")
+				if layouts[1] == LayoutNoUniqueKey {
+					all = append(all, twice(jt == "ANTI")...)
+				}
+				op := run(t, p, all)
+				if got := len(op.Output()); got != 3 {
+					t.Fatalf("%d output fields, want the left input's 3", got)
+				}
+				op.Close()
+			})
+		}
+	}
+}

@@ -45,11 +45,15 @@ type model struct {
 	out     []string
 	maxBins int
 	mb      mBundles // mini_batch
+	// semiAnti: a SEMI or ANTI join (StreamingSemiAntiJoinOperator): the left rows carry
+	// association counts, the output is left rows alone.
+	semiAnti bool
 }
 
 func newModel(t testing.TB, p Params, cond func(l, r []any) bool) *model {
 	md := &model{t: t, p: p, keys: map[string]*[2]mState{}, cond: cond}
 	md.outer = [2]bool{p.JoinType == "LEFT" || p.JoinType == "FULL", p.JoinType == "RIGHT" || p.JoinType == "FULL"}
+	md.semiAnti = p.JoinType == "SEMI" || p.JoinType == "ANTI"
 	for s, l := range []string{p.LeftLayout, p.RightLayout} {
 		switch l {
 		case LayoutUniqueKey:
@@ -227,6 +231,51 @@ func (md *model) element(side int, kind engine.RowKind, vals []any, suppress boo
 	}
 	hasMatch := each(func(*mEntry, int) {}) > 0
 	acc := kind == engine.Insert || kind == engine.UpdateAfter
+	if md.semiAnti { // processElement1/2 of StreamingSemiAntiJoinOperator
+		anti := md.p.JoinType == "ANTI"
+		emitLeft := func(k engine.RowKind, left []any) {
+			parts := make([]string, len(left))
+			for i, v := range left {
+				parts[i] = enginetest.Format(v)
+			}
+			md.out = append(md.out, enginetest.Row{Kind: k}.String()[:2]+"["+strings.Join(parts, ", ")+"]")
+		}
+		if side == 0 {
+			n := each(func(*mEntry, int) {})
+			if (n == 0) == anti {
+				emitLeft(kind, vals)
+			}
+			if acc {
+				md.addRecord(own, side, vals, n)
+			} else {
+				md.retractRecord(own, side, vals)
+			}
+			return
+		}
+		if acc {
+			md.addRecord(own, side, vals, -1)
+		} else {
+			md.retractRecord(own, side, vals)
+		}
+		each(func(e *mEntry, assoc int) {
+			switch {
+			case acc && assoc == 0 && anti:
+				emitLeft(engine.Delete, e.vals)
+			case acc && assoc == 0:
+				emitLeft(kind, e.vals)
+			case !acc && assoc == 1 && anti:
+				emitLeft(engine.Insert, e.vals)
+			case !acc && assoc == 1:
+				emitLeft(kind, e.vals)
+			}
+			if acc {
+				e.assoc = assoc + 1
+			} else {
+				e.assoc = assoc - 1
+			}
+		})
+		return
+	}
 	switch {
 	case acc && inputOuter:
 		if !hasMatch {
@@ -326,7 +375,7 @@ func TestModel(t *testing.T) {
 			func(l, r []any) bool { return l[2] != nil && r[2] != nil && l[2] != r[2] }},
 	}
 	scenarios := 0
-	for _, jt := range []string{"INNER", "LEFT", "RIGHT", "FULL"} {
+	for _, jt := range []string{"INNER", "LEFT", "RIGHT", "FULL", "SEMI", "ANTI"} {
 		for _, ll := range layouts {
 			for _, rl := range layouts {
 				for seed := range 8 {
@@ -335,7 +384,7 @@ func TestModel(t *testing.T) {
 					p.FilterNulls = []bool{seed%2 == 0}
 					c := conds[r.IntN(len(conds))]
 					p.Condition = c.expr
-					p.MiniBatch = seed >= 4
+					p.MiniBatch = seed >= 4 && jt != "SEMI" && jt != "ANTI" // no mini-batch SEMI/ANTI operator
 					name := fmt.Sprintf("%s/%s/%s/%d/mini_batch=%v", jt, ll, rl, seed, p.MiniBatch)
 					runModel(t, name, p, c.fn, r)
 					scenarios++

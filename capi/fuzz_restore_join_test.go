@@ -241,7 +241,10 @@ func init() {
 	// without mini_batch.
 	mb := spec("restore-regular-join-mini-batch", `"join_type":"RIGHT","left_layout":"input_has_unique_key","left_unique_key":[1],"right_layout":"no_unique_key","mini_batch":true`)
 	mb.bundles = true
-	multiInputFuzzSpecs[regularjoin.Kind] = append(multiInputFuzzSpecs[regularjoin.Kind], mb)
+	// ANTI: the left rows with their association counts by unique key, the right side's rows
+	// with their counts.
+	anti := spec("restore-anti-join", `"join_type":"ANTI","left_layout":"input_has_unique_key","left_unique_key":[1],"right_layout":"no_unique_key"`)
+	multiInputFuzzSpecs[regularjoin.Kind] = append(multiInputFuzzSpecs[regularjoin.Kind], mb, anti)
 }
 
 // multiInputSpec is one FuzzRestore spec of a kind with several inputs. rows gives row i of an

@@ -2,6 +2,7 @@ package regularjoin
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
@@ -152,8 +153,12 @@ func (j *Join) snapshottable() error {
 	return nil
 }
 
-// Advance implements engine.KeyedOperator: the join has no timers (no idle-state TTL yet).
-func (j *Join) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
+// Advance implements engine.KeyedOperator: the join has no timers (no idle-state TTL yet); a
+// watermark ends a mini-batch bundle (processWatermark1/2 call finishBundle), which emits.
+func (j *Join) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	if watermarkMs != math.MinInt64 {
+		return j.Flush(nowMs, out)
+	}
 	out.Len = 0
 	return false, nil
 }

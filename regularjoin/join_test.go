@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -483,6 +484,23 @@ func TestMiniBatch(t *testing.T) {
 			// the left row's -U +U (unique key 1): suppressed, the right row never padded
 			{[][]ev{{L(UB, int64(1), 1, "a"), L(UA, int64(1), 1, "b")}}, []string{`-U[1, 1, "a", 1, 1, "x"]`, `+I[1, 1, "b", 1, 1, "x"]`}},
 		})
+		op.Close()
+	})
+	t.Run("watermark", func(t *testing.T) {
+		// a watermark ends the bundle (processWatermark1/2); a processing-time callback does not
+		p := params("LEFT", LayoutNoUniqueKey, LayoutNoUniqueKey)
+		p.MiniBatch = true
+		op := openJoin(t, p, 8, 2)
+		feed(t, op, []ev{L(I, int64(5), 1, "a")})
+		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+		more, err := op.Advance(math.MinInt64, 10, out)
+		if got := drain(t, op, more, err, out); len(got) != 0 || op.snapshottable() == nil {
+			t.Fatalf("a processing-time callback: %v, rows queued: %v", got, op.snapshottable() != nil)
+		}
+		more, err = op.Advance(100, 10, out)
+		if got := drain(t, op, more, err, out); strings.Join(got, " ") != `+I[5, 1, "a", null, null, null]` || op.snapshottable() != nil {
+			t.Fatalf("a watermark: %v", got)
+		}
 		op.Close()
 	})
 	t.Run("inner no unique key", func(t *testing.T) {

@@ -26,8 +26,12 @@ import (
 // HashMap.clear), so the rows are joined in Flink's order.
 type miniBatch struct {
 	sides [2]bundle
-	count int // rows queued since the last finish (BufferBundle.count of both sides)
+	count int   // rows queued since the last finish (BufferBundle.count of both sides)
+	bytes int64 // an estimate of the queued rows' memory, counted in the join's Bytes
 }
+
+// queuedBytes estimates a queued row's memory beyond its bytes (its share of the lists and maps).
+const queuedBytes = 64
 
 // bundle is one side's BufferBundle: its join keys (Flink's field bundle).
 type bundle struct {
@@ -105,6 +109,7 @@ func (mb *miniBatch) queue(j *Join, in *engine.Inputs) {
 			q.in.key, q.in.mk = slices.Clone(q.in.key), slices.Clone(q.in.mk)
 			mb.sides[side].add(j.sides[side].layout, q)
 			mb.count++
+			mb.bytes += queuedBytes + int64(len(q.in.key)+len(q.in.row)+len(q.in.mk))
 		}
 		next[side] += r.Rows
 	}
@@ -189,7 +194,7 @@ func (mb *miniBatch) finish(j *Join) {
 	for s := range mb.sides {
 		mb.sides[s].keys.Clear()
 	}
-	mb.count = 0
+	mb.count, mb.bytes = 0, 0
 }
 
 // finishSide is processSingleSideBundles for side's bundle: the join keys in their HashMap's

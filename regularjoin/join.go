@@ -2,6 +2,7 @@ package regularjoin
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
@@ -36,6 +37,9 @@ type Join struct {
 	all    []int32              // 0, 1, 2, ...: every row of a batch
 	visits []visit              // the associated records of the current row
 	mb     *miniBatch           // the bundles of mini-batch mode; nil without mini_batch
+	// semiAnti is semiJoin or antiJoin for a SEMI or ANTI join (StreamingSemiAntiJoinOperator,
+	// semianti.go), 0 for the others.
+	semiAnti uint8
 	order  []*record            // scratch: a map's records in iteration order
 }
 
@@ -64,6 +68,12 @@ func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
 		return nil, err
 	}
 	j := &Join{sides: sides, filterNulls: joincore.FilteredPositions(p.FilterNulls)}
+	switch p.JoinType {
+	case "SEMI":
+		j.semiAnti = semiJoin
+	case "ANTI":
+		j.semiAnti = antiJoin
+	}
 	var outTypes []engine.Type
 	for s := range 2 {
 		in := &spec.Inputs[s]
@@ -79,8 +89,11 @@ func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
 			}
 			j.mapEnc[s] = engine.NewKeyEncoder(all, in.Types)
 		}
+		if s == 1 && j.semiAnti != 0 {
+			continue // the output is the left row alone
+		}
 		for _, f := range in.Named() {
-			if sides[1-s].outer {
+			if sides[1-s].outer && j.semiAnti == 0 {
 				f.Type.Nullable = true // padded with NULLs when the other side is outer
 			}
 			j.output = append(j.output, f)
@@ -92,7 +105,11 @@ func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
 			return nil, err
 		}
 	}
-	j.out = joincore.NewPairOutput(j.layouts[0], j.layouts[1], outTypes, spec.ChunkRows)
+	right := j.layouts[1]
+	if j.semiAnti != 0 {
+		right = nil
+	}
+	j.out = joincore.NewPairOutput(j.layouts[0], right, outTypes, spec.ChunkRows)
 	if p.MiniBatch {
 		j.mb = &miniBatch{}
 	}
@@ -105,7 +122,7 @@ func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
 }
 
 // Output implements engine.KeyedOperator: the left input's fields, then the right input's,
-// those of a side padded with NULLs nullable.
+// those of a side padded with NULLs nullable; the left input's alone for SEMI and ANTI.
 func (j *Join) Output() []engine.Field { return j.output }
 
 // State implements engine.KeyedOperator.
@@ -136,8 +153,12 @@ func (j *Join) snapshottable() error {
 	return nil
 }
 
-// Advance implements engine.KeyedOperator: the join has no timers (no idle-state TTL yet).
-func (j *Join) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
+// Advance implements engine.KeyedOperator: the join has no timers (no idle-state TTL yet); a
+// watermark ends a mini-batch bundle (processWatermark1/2 call finishBundle), which emits.
+func (j *Join) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	if watermarkMs != math.MinInt64 {
+		return j.Flush(nowMs, out)
+	}
 	out.Len = 0
 	return false, nil
 }
@@ -240,6 +261,10 @@ func (j *Join) input(side, i int) input {
 // stored: Flink stores it, but it never joins, so all it ever emits is its own padding, +I on
 // arrival and -D on retraction, on a padded side, and nothing on the other.
 func (j *Join) process(side int, in *input, kind engine.RowKind, suppress bool) {
+	if j.semiAnti != 0 {
+		j.processSemiAnti(side, in, kind)
+		return
+	}
 	key, row := in.key, in.row
 	own, other := &j.sides[side], &j.sides[1-side]
 	acc := engine.IsAccumulate(kind)

@@ -35,7 +35,8 @@ const (
 // its right side; each input's keys are its equi-join keys, in join-key order (equal counts,
 // pairwise equal types). The output is the left input's fields, then the right input's.
 type Params struct {
-	// JoinType is INNER, LEFT, RIGHT or FULL.
+	// JoinType is INNER, LEFT, RIGHT or FULL (StreamingJoinOperator), or SEMI or ANTI
+	// (StreamingSemiAntiJoinOperator: the output is the left row alone).
 	JoinType string `json:"join_type"`
 	// FilterNulls has one flag per join key: true for `=`, false for IS NOT DISTINCT FROM
 	// (Flink's JoinSpec.filterNulls). A join key with NULL at a true position joins nothing: its
@@ -79,7 +80,7 @@ const (
 // sideSpec is what the params say of one side.
 type sideSpec struct {
 	layout layout
-	outer  bool  // the side is padded when it matches nothing (Flink's leftIsOuter/rightIsOuter)
+	outer  bool  // the side's rows carry association counts: it is padded when it matches nothing (Flink's leftIsOuter/rightIsOuter), or the left side of a SEMI/ANTI join
 	unique []int // the unique key columns (uniqueKey layout only)
 }
 
@@ -101,8 +102,16 @@ func (p *Params) validate(spec *engine.Spec) ([2]sideSpec, error) {
 		sides[1].outer = true
 	case "FULL":
 		sides[0].outer, sides[1].outer = true, true
+	case "SEMI", "ANTI":
+		sides[0].outer = true // the left rows carry their association counts (OuterJoinRecordStateView)
+		if p.MiniBatch {
+			// StreamExecJoin plans StreamingSemiAntiJoinOperator whether mini-batch is on or not:
+			// a mini-batch SEMI/ANTI join is no operator of Flink's.
+			return sides, fmt.Errorf("%w: spec: params.mini_batch: a %s join has no mini-batch operator in Flink 2.3 (StreamingSemiAntiJoinOperator runs with mini-batch on): send mini_batch false",
+				engine.ErrUnsupported, p.JoinType)
+		}
 	default:
-		return sides, engine.ParamError("join_type", "%q, want INNER, LEFT, RIGHT or FULL", p.JoinType)
+		return sides, engine.ParamError("join_type", "%q, want INNER, LEFT, RIGHT, FULL, SEMI or ANTI", p.JoinType)
 	}
 	if err := joincore.CheckKeys(spec); err != nil {
 		return sides, err

@@ -179,8 +179,15 @@ func (s *joinKeys) Reset(id int32) {
 	s.k[id] = keyState{}
 }
 
-// Bytes implements engine.PerKey: an estimate of the per-key states and their records.
-func (s *joinKeys) Bytes() int64 { return int64(cap(s.k))*int64(unsafe.Sizeof(keyState{})) + s.bytes }
+// Bytes implements engine.PerKey: an estimate of the per-key states and their records, and of
+// the rows of a mini-batch bundle queued outside them.
+func (s *joinKeys) Bytes() int64 {
+	b := int64(cap(s.k))*int64(unsafe.Sizeof(keyState{})) + s.bytes
+	if s.j.mb != nil {
+		b += s.j.mb.bytes
+	}
+	return b
+}
 
 // Save implements engine.PerKey.
 func (s *joinKeys) Save(dst []byte, id int32) []byte {

@@ -105,3 +105,37 @@ func TestHashMapOrderVectors(t *testing.T) {
 	}
 	t.Logf("%d scenarios, %d tree-bin observations, %d remove(key) from tree bins", scenarios, treeBins, treeRemovals)
 }
+
+// TestClear: HashMap.clear empties the map and keeps its table, so keys put afterwards are
+// ordered by the bins of the longer table: 17 and 1 share bin 1 of 16 bins (in insertion order)
+// but in 32 bins 1 comes before 17.
+func TestClear(t *testing.T) {
+	var m longMap
+	for k := range int64(13) { // 13 > 12 = 16*0.75: the table doubles to 32
+		m.Insert(&longNode{t: k}, LongHashCode(k))
+	}
+	if m.Capacity() != 32 {
+		t.Fatalf("capacity %d, want 32", m.Capacity())
+	}
+	m.Clear()
+	if m.Len() != 0 || m.Capacity() != 32 || len(m.AppendOrder(nil)) != 0 {
+		t.Fatalf("after Clear: len %d, capacity %d", m.Len(), m.Capacity())
+	}
+	for _, k := range []int64{17, 1} {
+		m.Insert(&longNode{t: k}, LongHashCode(k))
+	}
+	var got []int64
+	for _, n := range m.AppendOrder(nil) {
+		got = append(got, n.t)
+	}
+	if !slices.Equal(got, []int64{1, 17}) {
+		t.Fatalf("order %v, want [1 17] (32 bins)", got)
+	}
+	var fresh longMap
+	for _, k := range []int64{17, 1} {
+		fresh.Insert(&longNode{t: k}, LongHashCode(k))
+	}
+	if o := fresh.AppendOrder(nil); o[0].t != 17 {
+		t.Fatalf("a new map's order starts with %d, want 17 (16 bins, one bin)", o[0].t)
+	}
+}

@@ -20,7 +20,8 @@ import (
 //     hashCode, RowKind INSERT) -> list.
 //
 // The lists of the two unique-key layouts fold on their last message (foldLast): they hold +X,
-// -X or -X +X. A no_unique_key list drops the last earlier row of the opposite kind (+ against
+// -X or -X +X. Flink fills every map with computeIfAbsent, which links a new key at the head of
+// its bin and resizes before it looks the key up (javamap.Map.ComputeIfAbsent). A no_unique_key list drops the last earlier row of the opposite kind (+ against
 // -) equal to a new row, else appends it. Every map is a java.util.HashMap (javamap), the
 // bundle's map of join keys kept with its table across bundles (BufferBundle.clear is
 // HashMap.clear), so the rows are joined in Flink's order.
@@ -115,38 +116,41 @@ func (mb *miniBatch) queue(j *Join, in *engine.Inputs) {
 	}
 }
 
-// add is BufferBundle.addRecord of a side of layout l.
+// add is BufferBundle.addRecord of a side of layout l, its HashMap calls as Flink makes them:
+// computeIfAbsent of the join key (and of the unique key or row hashCode), the fold, and, when
+// the row is kept, computeIfAbsent again before the list's add (a call that can resize the map,
+// though the key is present: HashMap.computeIfAbsent resizes first).
 func (b *bundle) add(l layout, q queued) {
-	k := b.keys.Get(q.in.key, q.in.hash) // bundle.computeIfAbsent(joinKey, ...)
-	if k == nil {
-		k = &bKey{key: q.in.key, hash: q.in.hash}
-		b.keys.Insert(k, q.in.hash)
-	}
+	newKey := func() *bKey { return &bKey{key: q.in.key, hash: q.in.hash} }
+	k := b.keys.ComputeIfAbsent(q.in.key, q.in.hash, newKey)
 	switch l {
 	case joinKeyUnique:
-		var emptied bool
-		if k.list, emptied = foldLast(k.list, q); emptied {
-			b.keys.RemoveKey(k)
-		}
-	case uniqueKey:
-		e := k.uk.Get(q.in.mk, q.in.mh)
-		if e == nil {
-			e = &bList{key: q.in.mk}
-			k.uk.Insert(e, q.in.mh)
-		}
-		var emptied bool
-		if e.list, emptied = foldLast(e.list, q); emptied {
-			k.uk.RemoveKey(e)
-			if k.uk.Len() == 0 {
+		if foldLast(&k.list, q) {
+			if len(k.list) == 0 {
 				b.keys.RemoveKey(k)
 			}
+			return
 		}
+		k = b.keys.ComputeIfAbsent(q.in.key, q.in.hash, newKey)
+		k.list = append(k.list, q)
+	case uniqueKey:
+		newList := func() *bList { return &bList{key: q.in.mk} }
+		e := k.uk.ComputeIfAbsent(q.in.mk, q.in.mh, newList)
+		if foldLast(&e.list, q) {
+			if len(e.list) == 0 {
+				k.uk.RemoveKey(e)
+				if k.uk.Len() == 0 {
+					b.keys.RemoveKey(k)
+				}
+			}
+			return
+		}
+		k = b.keys.ComputeIfAbsent(q.in.key, q.in.hash, newKey)
+		e = k.uk.ComputeIfAbsent(q.in.mk, q.in.mh, newList)
+		e.list = append(e.list, q)
 	default:
-		e := k.rows.Get(q.in.mh, q.in.mh)
-		if e == nil {
-			e = &bHash{h: q.in.mh}
-			k.rows.Insert(e, q.in.mh)
-		}
+		newHash := func() *bHash { return &bHash{h: q.in.mh} }
+		e := k.rows.ComputeIfAbsent(q.in.mh, q.in.mh, newHash) // in foldRecord
 		acc := engine.IsAccumulate(q.kind)
 		for i := len(e.list) - 1; i >= 0; i-- { // InputSideHasNoUniqueKeyBundle.foldRecord
 			if o := e.list[i]; engine.IsAccumulate(o.kind) != acc && bytes.Equal(o.in.mk, q.in.mk) {
@@ -160,26 +164,26 @@ func (b *bundle) add(l layout, q queued) {
 				return
 			}
 		}
+		k = b.keys.ComputeIfAbsent(q.in.key, q.in.hash, newKey)
+		e = k.rows.ComputeIfAbsent(q.in.mh, q.in.mh, newHash)
 		e.list = append(e.list, q)
 	}
 }
 
 // foldLast is the foldRecord of the two unique-key bundles, on the last message of list: after
-// an accumulate message, q replaces it (accumulate) or both go (retraction; emptied reports an
-// emptied list, whose entry Flink removes); after a retraction, a retraction replaces it and an
-// accumulate message is appended.
-func foldLast(list []queued, q queued) (_ []queued, emptied bool) {
+// an accumulate message, both go for a retraction q (folded: q is dropped) and the last goes for
+// an accumulate q; after a retraction, a retraction q replaces it. Unless folded, q is then
+// appended by the caller (so after a retraction an accumulate message follows it).
+func foldLast(list *[]queued, q queued) (folded bool) {
 	acc := engine.IsAccumulate(q.kind)
-	if n := len(list); n > 0 {
-		lastAcc := engine.IsAccumulate(list[n-1].kind)
+	if n := len(*list); n > 0 {
+		lastAcc := engine.IsAccumulate((*list)[n-1].kind)
 		if lastAcc || !acc {
-			list = list[:n-1]
+			*list = (*list)[:n-1]
 		}
-		if lastAcc && !acc {
-			return list, len(list) == 0
-		}
+		return lastAcc && !acc
 	}
-	return append(list, q), false
+	return false
 }
 
 // finish is finishBundle: processBundles, then both bundles cleared. A RIGHT join processes the
@@ -220,7 +224,7 @@ func (mb *miniBatch) finishSide(j *Join, side int) {
 		// bundle's (a longer table); the -U/+U pairs are folded already, so no suppression.
 		var result javamap.Map[[]byte, bRef, *bRef]
 		for _, k := range keys {
-			result.Insert(&bRef{k: k}, k.hash)
+			result.ComputeIfAbsent(k.key, k.hash, func() *bRef { return &bRef{k: k} })
 		}
 		var lists []*bHash
 		for _, r := range result.AppendOrder(nil) {

@@ -9,18 +9,18 @@ import (
 )
 
 // The model's mini-batch mode, written from MiniBatchStreamingJoinOperator and its bundles'
-// comments: per side a java.util.HashMap of join keys (nmap: the naive HashMap, its table kept by
-// clear()), each holding the messages of its key (join_key_contains_unique_key), a map unique key
+// comments: per side a java.util.HashMap of join keys (nmap: a naive HashMap filled with
+// computeIfAbsent, its table kept by clear()), each holding the messages of its key (join_key_contains_unique_key), a map unique key
 // -> messages (input_has_unique_key) or a map row hashCode -> rows (no_unique_key), folded as
 // the bundles' tables say; at the bundle's end the right side first (the left first for RIGHT),
 // the keys in their maps' orders, a "-X +X" pair with isSuppress.
 
-// nmap is a naive java.util.HashMap: entries in insertion order, the iteration order computed
-// (sorted by bin, stable), the table length tracked through resizes (no tree bins).
+// nmap is a naive java.util.HashMap filled with computeIfAbsent: its bins as slices (no tree
+// bins: it fails if one would form), split in order when the table doubles.
 type nmap struct {
 	t    interface{ Fatal(...any) }
-	tab  int
-	ents []*nent
+	bins [][]*nent
+	size int
 }
 
 type nent struct {
@@ -29,50 +29,69 @@ type nent struct {
 	val  any
 }
 
-func (m *nmap) get(key string) *nent {
-	for _, e := range m.ents {
+func (m *nmap) grow() {
+	n := 16
+	if len(m.bins) > 0 {
+		n = 2 * len(m.bins)
+	}
+	nb := make([][]*nent, n)
+	for _, b := range m.bins {
+		for _, e := range b {
+			nb[bin(e.hash, n)] = append(nb[bin(e.hash, n)], e)
+		}
+	}
+	m.bins = nb
+}
+
+// computeIfAbsent is HashMap.computeIfAbsent: first a resize when the size exceeds 3/4 of the
+// table (or its allocation, 16 bins), whether key is present or not; a new key goes to the head
+// of its bin, and a bin that held 7 keys or more doubles a table shorter than 64 (a tree bin in
+// a longer one: outside the model).
+func (m *nmap) computeIfAbsent(key string, hash int32, val func() any) *nent {
+	if m.bins == nil || m.size > len(m.bins)*3/4 {
+		m.grow()
+	}
+	i := bin(hash, len(m.bins))
+	for _, e := range m.bins[i] {
 		if e.key == key {
 			return e
 		}
 	}
-	return nil
-}
-
-// put adds an absent key: the table allocated at 16 at the first put, doubled when a bin of 8
-// or more grows in a table shorter than 64 (a tree bin otherwise: outside the model) and when the
-// size exceeds 3/4 of it.
-func (m *nmap) put(key string, hash int32, val any) *nent {
-	if m.tab == 0 {
-		m.tab = 16
-	}
-	n := 0
-	for _, x := range m.ents {
-		if bin(x.hash, m.tab) == bin(hash, m.tab) {
-			n++
-		}
-	}
-	e := &nent{key: key, hash: hash, val: val}
-	m.ents = append(m.ents, e)
-	if n >= 8 {
-		if m.tab >= 64 {
+	e := &nent{key: key, hash: hash, val: val()}
+	held := len(m.bins[i])
+	m.bins[i] = append([]*nent{e}, m.bins[i]...)
+	m.size++
+	if held >= 7 {
+		if len(m.bins) >= 64 {
 			m.t.Fatal("the model has no tree bins")
 		}
-		m.tab *= 2
-	}
-	if len(m.ents) > m.tab*3/4 {
-		m.tab *= 2
+		m.grow()
 	}
 	return e
 }
 
 func (m *nmap) remove(key string) {
-	m.ents = slices.DeleteFunc(m.ents, func(e *nent) bool { return e.key == key })
+	for i, b := range m.bins {
+		if j := slices.IndexFunc(b, func(e *nent) bool { return e.key == key }); j >= 0 {
+			m.bins[i] = slices.Delete(b, j, j+1)
+			m.size--
+			return
+		}
+	}
 }
 
 func (m *nmap) order() []*nent {
-	o := slices.Clone(m.ents)
-	slices.SortStableFunc(o, func(a, b *nent) int { return bin(a.hash, m.tab) - bin(b.hash, m.tab) })
+	var o []*nent
+	for _, b := range m.bins {
+		o = append(o, b...)
+	}
 	return o
+}
+
+// clear is HashMap.clear: the table stays.
+func (m *nmap) clear() {
+	clear(m.bins)
+	m.size = 0
 }
 
 // mMsg is one queued message.
@@ -104,61 +123,62 @@ func (md *model) joinKeyHash(vals []any) int32 {
 	return enc.Hash(0)
 }
 
-// queue is BufferBundle.addRecord.
+// queue is BufferBundle.addRecord: computeIfAbsent of the join key (and of the unique key or
+// row hashCode), the fold, and unless folded computeIfAbsent again before the list's add.
 func (md *model) queue(side int, kind engine.RowKind, vals []any) {
 	mb := &md.mb
 	mb.queued++
 	keys := &mb.sides[side]
 	keys.t = md.t
-	jk := fmt.Sprint(vals[0])
-	ke := keys.get(jk)
-	if ke == nil {
-		ke = keys.put(jk, md.joinKeyHash(vals), &mbKey{inner: nmap{t: md.t}})
-	}
-	k := ke.val.(*mbKey)
+	jk, jh := fmt.Sprint(vals[0]), md.joinKeyHash(vals)
+	newKey := func() any { return &mbKey{inner: nmap{t: md.t}} }
+	k := keys.computeIfAbsent(jk, jh, newKey).val.(*mbKey)
 	m := mMsg{kind, vals}
-	// foldLast folds m into the messages of a unique key: +/+ and -/- keep the last, + then -
-	// clears both, - then + keeps both. It reports whether the list emptied.
-	foldLast := func(msgs *[]mMsg) bool {
+	// foldLast folds m into the messages of a unique key (the bundles' table): +X then -X
+	// clears both (folded: m dropped), +/+ and -/- keep only m, -X then +X keeps both.
+	foldLast := func(msgs *[]mMsg) (folded bool) {
 		if n := len(*msgs); n > 0 {
 			last := (*msgs)[n-1]
 			switch {
 			case isAcc(last.kind) && !isAcc(m.kind):
 				*msgs = (*msgs)[:n-1]
-				return len(*msgs) == 0
+				return true
 			case isAcc(last.kind) == isAcc(m.kind):
-				(*msgs)[n-1] = m
-				return false
+				*msgs = (*msgs)[:n-1]
 			}
 		}
-		*msgs = append(*msgs, m)
 		return false
 	}
+	newList := func() any { return &[]mMsg{} }
 	switch md.layout(side) {
 	case LayoutJoinKeyUnique:
 		if foldLast(&k.msgs) {
-			keys.remove(jk)
-		}
-	case LayoutUniqueKey:
-		uk, h := md.mapKey(side, vals)
-		e := k.inner.get(uk)
-		if e == nil {
-			e = k.inner.put(uk, h, &[]mMsg{})
-		}
-		if foldLast(e.val.(*[]mMsg)) {
-			k.inner.remove(uk)
-			if len(k.inner.ents) == 0 {
+			if len(k.msgs) == 0 {
 				keys.remove(jk)
 			}
+			return
 		}
+		k = keys.computeIfAbsent(jk, jh, newKey).val.(*mbKey)
+		k.msgs = append(k.msgs, m)
+	case LayoutUniqueKey:
+		uk, h := md.mapKey(side, vals)
+		msgs := k.inner.computeIfAbsent(uk, h, newList).val.(*[]mMsg)
+		if foldLast(msgs) {
+			if len(*msgs) == 0 {
+				k.inner.remove(uk)
+				if k.inner.size == 0 {
+					keys.remove(jk)
+				}
+			}
+			return
+		}
+		k = keys.computeIfAbsent(jk, jh, newKey).val.(*mbKey)
+		msgs = k.inner.computeIfAbsent(uk, h, newList).val.(*[]mMsg)
+		*msgs = append(*msgs, m)
 	default:
 		id, h := md.mapKey(side, vals)
 		hk := fmt.Sprint(h) // an Integer key: its hashCode is its value
-		e := k.inner.get(hk)
-		if e == nil {
-			e = k.inner.put(hk, h, &[]mMsg{})
-		}
-		msgs := e.val.(*[]mMsg)
+		msgs := k.inner.computeIfAbsent(hk, h, newList).val.(*[]mMsg)
 		for i := len(*msgs) - 1; i >= 0; i-- {
 			o := (*msgs)[i]
 			if isAcc(o.kind) != isAcc(kind) {
@@ -166,7 +186,7 @@ func (md *model) queue(side int, kind engine.RowKind, vals []any) {
 					*msgs = slices.Delete(*msgs, i, i+1)
 					if len(*msgs) == 0 {
 						k.inner.remove(hk)
-						if len(k.inner.ents) == 0 {
+						if k.inner.size == 0 {
 							keys.remove(jk)
 						}
 					}
@@ -174,6 +194,8 @@ func (md *model) queue(side int, kind engine.RowKind, vals []any) {
 				}
 			}
 		}
+		k = keys.computeIfAbsent(jk, jh, newKey).val.(*mbKey)
+		msgs = k.inner.computeIfAbsent(hk, h, newList).val.(*[]mMsg)
 		*msgs = append(*msgs, m)
 	}
 }
@@ -212,7 +234,8 @@ func (md *model) finish() {
 		default:
 			result := nmap{t: md.t} // getRecords' new HashMap of the join keys
 			for _, ke := range keys.order() {
-				result.put(ke.key, ke.hash, ke.val)
+				val := ke.val
+				result.computeIfAbsent(ke.key, ke.hash, func() any { return val })
 			}
 			for _, ke := range result.order() {
 				for _, e := range ke.val.(*mbKey).inner.order() {
@@ -222,7 +245,7 @@ func (md *model) finish() {
 				}
 			}
 		}
-		keys.ents = nil // clear(): the table stays
+		keys.clear()
 	}
 	md.mb.queued = 0
 }

@@ -1,9 +1,10 @@
 // Package regularjoin is the regular join kind (regular_join): Flink 2.3's StreamingJoinOperator,
 // the unbounded equi-join of two changelog streams, with INNER, LEFT, RIGHT and FULL OUTER
-// padding. Every row of either side is kept (per join key, in one of Flink's three state layouts)
-// and joined with the rows the other side holds, in the order Flink's heap state backend visits
-// them. docs/operators/regular-join.md describes what runs natively and the Flink behaviour it
-// reproduces.
+// padding; with mini_batch its MiniBatchStreamingJoinOperator (bundle.go); and for SEMI and ANTI
+// joins StreamingSemiAntiJoinOperator (semianti.go). Every row of either side is kept (per join
+// key, in one of Flink's three state layouts) and joined with the rows the other side holds, in
+// the order Flink's heap state backend visits them. docs/operators/regular-join.md describes what
+// runs natively and the Flink behaviour it reproduces.
 package regularjoin
 
 import (

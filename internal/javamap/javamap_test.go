@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/ferrystream/ferry/internal/javahash"
 )
 
 // longNode is a node of a HashMap<Long, ?>.
@@ -137,5 +140,61 @@ func TestClear(t *testing.T) {
 	}
 	if o := fresh.AppendOrder(nil); o[0].t != 17 {
 		t.Fatalf("a new map's order starts with %d, want 17 (16 bins, one bin)", o[0].t)
+	}
+}
+
+// TestComputeIfAbsent checks ComputeIfAbsent's structure against javahash.ComputeIfAbsentOrder
+// (an independent reproduction of HashMap.computeIfAbsent, checked against the JDK by the
+// aggregates' tests): random calls, repeated keys among them, keys crowding few bins (resizes of
+// short chains, no tree bins, which javahash does not model).
+func TestComputeIfAbsent(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	checked := 0
+	defer func() {
+		if checked < 200 {
+			t.Errorf("only %d rounds without tree bins", checked)
+		}
+	}()
+	for round := range 300 {
+		distinct := 1 + r.IntN(200)
+		spreadOut := r.IntN(2) == 0
+		var hashes []int32
+		for i := range distinct {
+			h := int32(r.Uint32())
+			if !spreadOut {
+				h = int32(i*16 + r.IntN(3)) // few low bits: long chains in short tables
+			}
+			hashes = append(hashes, h)
+		}
+		// calls: each key's first call in key order, with repeats of earlier keys in between
+		var calls []int32
+		for i := range int32(distinct) {
+			calls = append(calls, i)
+			for range r.IntN(3) {
+				calls = append(calls, int32(r.IntN(int(i)+1)))
+			}
+		}
+		var m longMap
+		trees := false // a tree bin, even one split back into lists later: outside javahash's model
+		for _, c := range calls {
+			k := int64(c)
+			got := m.ComputeIfAbsent(k, hashes[c], func() *longNode { return &longNode{t: k} })
+			if got.t != k {
+				t.Fatalf("round %d: key %d returned node %d", round, k, got.t)
+			}
+			trees = trees || m.TreeBins() > 0
+		}
+		if trees {
+			continue
+		}
+		checked++
+		want, _ := javahash.ComputeIfAbsentOrder(hashes, calls, nil, nil)
+		var got []int32
+		for _, n := range m.AppendOrder(nil) {
+			got = append(got, int32(n.t))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: order\n%v\nwant\n%v", round, got, want)
+		}
 	}
 }

@@ -64,7 +64,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * state layouts, both null filters, no, single and composite keys, with and without residual
  * conditions, and must emit the same rows with the same row kinds in the same order, and the
  * same watermarks, at every batch size (Ferry's operator hands Go the rows of both inputs in
- * arrival order); and the same per subtask across a rescale. Mini-batch: Flink's {@code
+ * arrival order); and the same per subtask across a rescale. SEMI and ANTI: Flink's {@code
+ * StreamingSemiAntiJoinOperator}. Mini-batch: Flink's {@code
  * MiniBatchStreamingJoinOperator} with its {@code CountCoBundleTrigger}, as {@code StreamExecJoin}
  * builds it under {@code table.exec.mini-batch.enabled}, against Ferry's operator in bundles of
  * the same size, over the same changelogs (bundles cut by the count, by either input's
@@ -404,9 +405,6 @@ class RegularJoinDifferentialTest {
      * condition, for one join type; bundles of 1, 4 and 1,000 rows (the last cut only by
      * watermarks and snapshots), and 9 for some configurations.
      */
-    @org.junit.jupiter.api.Disabled("regularjoin's mini-batch bundles insert as HashMap.put does; Flink's BufferBundles use"
-            + " computeIfAbsent (new node at the head of its bin, resize before the insert): rows of one bin join in"
-            + " another order. Enable once the Go side follows computeIfAbsent.")
     @ParameterizedTest
     @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
     void miniBatchEveryLayoutPair(FlinkJoinType type) throws Exception {
@@ -427,33 +425,7 @@ class RegularJoinDifferentialTest {
         assertEquals(3 * 3 * 2 * Residual.values().length, configurations);
     }
 
-    /**
-     * Mini-batch in bundles of one row (the count trigger ends every bundle at its row; the
-     * library's flush joins it): every pair of layouts, both null filters, each residual
-     * condition, for one join type.
-     */
-    @ParameterizedTest
-    @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
-    void miniBatchBundlesOfOne(FlinkJoinType type) throws Exception {
-        int configurations = 0;
-        for (Unique left : Unique.values()) {
-            for (Unique right : Unique.values()) {
-                for (boolean filterNulls : new boolean[] {true, false}) {
-                    for (Residual residual : Residual.values()) {
-                        int[] keys = (configurations % 2 == 0) ? new int[] {K} : new int[] {K, S};
-                        boolean[] filters = keys.length == 1 ? new boolean[] {filterNulls} : new boolean[] {filterNulls, !filterNulls};
-                        checkMiniBatch(new Join(type, keys, filters, left, right, residual), 2, 1);
-                        configurations++;
-                    }
-                }
-            }
-        }
-    }
-
     /** Mini-batch without an equi key: every row in one bundle key. */
-    @org.junit.jupiter.api.Disabled("regularjoin's mini-batch bundles insert as HashMap.put does; Flink's BufferBundles use"
-            + " computeIfAbsent (new node at the head of its bin, resize before the insert): rows of one bin join in"
-            + " another order. Enable once the Go side follows computeIfAbsent.")
     @ParameterizedTest
     @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
     void miniBatchNoEquiKeys(FlinkJoinType type) throws Exception {
@@ -464,10 +436,27 @@ class RegularJoinDifferentialTest {
         }
     }
 
+    /** SEMI and ANTI rescaling: the left rows' association counts move with their key groups. */
+    @ParameterizedTest(name = "{0} {1} -> {2}")
+    @org.junit.jupiter.params.provider.CsvSource({"SEMI, 1, 2", "ANTI, 2, 1", "ANTI, 4, 1"})
+    void semiAntiRescale(FlinkJoinType type, int from, int to) throws Exception {
+        Join j = new Join(type, new int[] {K, S}, new boolean[] {true, false}, Unique.ID_KEY, Unique.NONE, Residual.OR_NULL);
+        List<Step> steps = new ArrayList<>(steps(13L * from + to, 1200, j));
+        steps.removeIf(s -> s.kind() == 's');
+        List<Step> before = steps.subList(0, steps.size() / 2);
+        List<Step> after = steps.subList(steps.size() / 2, steps.size());
+        List<List<String>> want = IntervalJoinRescaleTest.run(flink(j), before, after, from, to);
+        List<List<String>> got = IntervalJoinRescaleTest.run(ferry(j, 5), before, after, from, to);
+        assertEquals(want.size(), got.size());
+        int rows = 0;
+        for (int i = 0; i < want.size(); i++) {
+            assertSame(want.get(i), got.get(i), type + " " + from + " -> " + to + ", output " + i);
+            rows += want.get(i).size();
+        }
+        assertTrue(rows > 50, "too little output to say anything: " + rows);
+    }
+
     /** Mini-batch rescaling: bundles end before the snapshot, so the states cut and restore as without. */
-    @org.junit.jupiter.api.Disabled("regularjoin's mini-batch bundles insert as HashMap.put does; Flink's BufferBundles use"
-            + " computeIfAbsent (new node at the head of its bin, resize before the insert): rows of one bin join in"
-            + " another order. Enable once the Go side follows computeIfAbsent.")
     @ParameterizedTest(name = "{0} -> {1}")
     @org.junit.jupiter.params.provider.CsvSource({"1, 2", "2, 1", "4, 1"})
     void miniBatchRescale(int from, int to) throws Exception {

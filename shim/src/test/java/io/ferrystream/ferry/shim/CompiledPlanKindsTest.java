@@ -122,7 +122,14 @@ class CompiledPlanKindsTest {
                 + " (PARTITION BY k ORDER BY v DESC) AS rn FROM L) WHERE rn <= 3", List.of("top_n")),
         // a preview kind: switched on
         REGULAR_JOIN(Map.of("ferry.regular-join.enabled", "true"),
-                "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join"));
+                "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join")),
+        // the same under mini-batch (its bundles), and a SEMI join
+        REGULAR_JOIN_MINI_BATCH(Map.of("ferry.regular-join.enabled", "true", "table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 s", "table.exec.mini-batch.size", "100"),
+                "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join")),
+        SEMI_JOIN(Map.of("ferry.regular-join.enabled", "true"),
+                "INSERT INTO join_sink SELECT L.k, L.v, L.v FROM L WHERE L.k IN (SELECT k FROM R WHERE R.w > 1100)",
+                List.of("regular_join"));
 
         final Map<String, String> options;
         final String insert;

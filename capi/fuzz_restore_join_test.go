@@ -237,6 +237,14 @@ func init() {
 		spec("restore-regular-join", `"join_type":"FULL","left_layout":"no_unique_key","right_layout":"input_has_unique_key","right_unique_key":[1]`),
 		spec("restore-regular-join-unique", `"join_type":"LEFT","left_layout":"join_key_contains_unique_key","left_unique_key":[0],"right_layout":"no_unique_key"`),
 	}
+	// mini_batch: the same state, built through bundles; the fingerprint is that of the join
+	// without mini_batch.
+	mb := spec("restore-regular-join-mini-batch", `"join_type":"RIGHT","left_layout":"input_has_unique_key","left_unique_key":[1],"right_layout":"no_unique_key","mini_batch":true`)
+	mb.bundles = true
+	// ANTI: the left rows with their association counts by unique key, the right side's rows
+	// with their counts.
+	anti := spec("restore-anti-join", `"join_type":"ANTI","left_layout":"input_has_unique_key","left_unique_key":[1],"right_layout":"no_unique_key"`)
+	multiInputFuzzSpecs[regularjoin.Kind] = append(multiInputFuzzSpecs[regularjoin.Kind], mb, anti)
 }
 
 // multiInputSpec is one FuzzRestore spec of a kind with several inputs. rows gives row i of an
@@ -253,6 +261,10 @@ type multiInputSpec struct {
 	// snapshot (the window join's row bytes): rows feeds the other inputs only, and build
 	// checks that a snapshot fails with FERRY_ESTATE before they are sent.
 	beforeSnapshot func() [][]any
+	// bundles: the operator queues its rows until a flush (a mini-batch bundle's end); build
+	// checks that a snapshot fails with FERRY_ESTATE while rows are queued, and build and usable
+	// flush before a snapshot.
+	bundles bool
 }
 
 // dataInputs is the number of inputs rows feeds.
@@ -380,6 +392,19 @@ func (o *multiOp) processRows(input int, rows [][]any) result {
 	return o.drain(more)
 }
 
+// flush ends a bundle (ferry_operator_flush) and drains the output.
+func (o *multiOp) flush() result {
+	out := newCArray()
+	more := cInt32(0)
+	var e cError
+	r := finish(o.t, "ferry_operator_flush", int32(ferry_operator_flush(o.h, 0, out, &more, &e)), &e)
+	o.release(out)
+	if r.code != codeOK {
+		return r
+	}
+	return o.drain(more)
+}
+
 func (o *multiOp) advance(wm int64) result {
 	out := newCArray()
 	more := cInt32(0)
@@ -407,6 +432,14 @@ func (o *multiOp) build() {
 				o.t.Fatalf("%s: advance: %v", o.s.name, r)
 			}
 			w++
+		}
+	}
+	if o.s.bundles {
+		if _, r := snapshotKG(o.t, o.h, 0); r.code != codeState {
+			o.t.Fatalf("%s: a snapshot with queued rows: %v, want FERRY_ESTATE", o.s.name, r)
+		}
+		if r := o.flush(); r.code != codeOK {
+			o.t.Fatalf("%s: flush: %v", o.s.name, r)
 		}
 	}
 	if o.s.beforeSnapshot != nil {
@@ -441,6 +474,11 @@ func (o *multiOp) usable(t *testing.T) {
 	}
 	if r := o.sendBeforeSnapshot(); r.code == codeInternal || r.code == codePoisoned {
 		t.Fatalf("the rows before a snapshot after restore: %v", r)
+	}
+	if o.s.bundles {
+		if r := o.flush(); r.code == codeInternal || r.code == codePoisoned {
+			t.Fatalf("flush after restore: %v", r)
+		}
 	}
 	for kg := range o.s.maxParallelism(t) {
 		for range 3 {

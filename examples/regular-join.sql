@@ -4,6 +4,7 @@
 -- A join's two inputs interleave by arrival, so compare checks what the plan guarantees: the
 -- multiset of an inner join of insert-only inputs, the final result of outer joins and of joins
 -- over updating inputs (their pads and retractions depend on which side's row came first).
+-- The last section switches mini-batch on: the joins after it run Flink's mini-batch join.
 
 SET 'ferry.regular-join.enabled' = 'true';
 
@@ -52,3 +53,25 @@ SELECT a.customer, a.orders, a.total, b.credit
 FROM (SELECT customer, COUNT(*) AS orders, SUM(amount) AS total FROM orders GROUP BY customer) a
 RIGHT JOIN (SELECT customer, MAX(credit) AS credit FROM customers GROUP BY customer) b
 ON a.customer = b.customer;
+
+-- a SEMI join (IN): each order of a customer with enough credit, once
+SELECT o.id, o.customer, o.amount
+FROM orders o WHERE o.customer IN (SELECT customer FROM customers WHERE credit > 8);
+
+-- an ANTI join (NOT EXISTS) with a residual condition: orders no customer of their region covers
+SELECT o.id, o.region, o.qty
+FROM orders o WHERE NOT EXISTS (
+  SELECT * FROM customers c WHERE c.customer = o.customer AND c.region = o.region AND c.credit > o.qty);
+
+-- mini-batch: Flink's MiniBatchStreamingJoinOperator, run natively in the same bundles
+SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '100 ms';
+SET 'table.exec.mini-batch.size' = '500';
+
+-- the inner join in bundles of 500 rows
+SELECT o.id, o.customer, o.amount, c.name
+FROM orders o JOIN customers c ON o.customer = c.customer;
+
+-- a full join with a residual condition in bundles: pads retracted and restored per bundle
+SELECT o.id, o.qty, c.name, c.credit
+FROM orders o FULL JOIN customers c ON o.customer = c.customer AND o.qty < c.credit;

@@ -2,6 +2,7 @@ package regularjoin
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ferrystream/ferry/engine"
 	"github.com/ferrystream/ferry/joincore"
@@ -13,7 +14,8 @@ import (
 // (OuterJoinRecordStateViews); the map layouts are java.util.HashMaps in Flink's heap-backend
 // iteration order (javamap), which decides the order the other side's rows are joined in.
 //
-// Every input row is handled at once, in arrival order, exactly as Flink's processElement1/2;
+// Every input row is handled at once, in arrival order, exactly as Flink's processElement1/2, or
+// with mini_batch queued in the bundles of MiniBatchStreamingJoinOperator until Flush (bundle.go);
 // output rows are collected per call and handed out in chunks of at most spec.ChunkRows rows.
 type Join struct {
 	sides       [2]sideSpec
@@ -34,6 +36,10 @@ type Join struct {
 	rows   [2][][]byte          // per side: the call's rows, encoded
 	all    []int32              // 0, 1, 2, ...: every row of a batch
 	visits []visit              // the associated records of the current row
+	mb     *miniBatch           // the bundles of mini-batch mode; nil without mini_batch
+	// semiAnti is semiJoin or antiJoin for a SEMI or ANTI join (StreamingSemiAntiJoinOperator,
+	// semianti.go), 0 for the others.
+	semiAnti uint8
 	order  []*record            // scratch: a map's records in iteration order
 }
 
@@ -51,7 +57,7 @@ func open(spec *engine.Spec, params *Params) (engine.Keyed, error) {
 	if err != nil {
 		return engine.Keyed{}, err
 	}
-	return engine.Keyed{Operator: j}, nil
+	return engine.Keyed{Operator: j, Snapshottable: j.snapshottable}, nil
 }
 
 // newJoin builds the join of spec with params p.
@@ -62,6 +68,12 @@ func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
 		return nil, err
 	}
 	j := &Join{sides: sides, filterNulls: joincore.FilteredPositions(p.FilterNulls)}
+	switch p.JoinType {
+	case "SEMI":
+		j.semiAnti = semiJoin
+	case "ANTI":
+		j.semiAnti = antiJoin
+	}
 	var outTypes []engine.Type
 	for s := range 2 {
 		in := &spec.Inputs[s]
@@ -77,8 +89,11 @@ func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
 			}
 			j.mapEnc[s] = engine.NewKeyEncoder(all, in.Types)
 		}
+		if s == 1 && j.semiAnti != 0 {
+			continue // the output is the left row alone
+		}
 		for _, f := range in.Named() {
-			if sides[1-s].outer {
+			if sides[1-s].outer && j.semiAnti == 0 {
 				f.Type.Nullable = true // padded with NULLs when the other side is outer
 			}
 			j.output = append(j.output, f)
@@ -90,15 +105,24 @@ func newJoin(spec *engine.Spec, params *Params) (*Join, error) {
 			return nil, err
 		}
 	}
-	j.out = joincore.NewPairOutput(j.layouts[0], j.layouts[1], outTypes, spec.ChunkRows)
-	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &p, Version: stateVersion})
+	right := j.layouts[1]
+	if j.semiAnti != 0 {
+		right = nil
+	}
+	j.out = joincore.NewPairOutput(j.layouts[0], right, outTypes, spec.ChunkRows)
+	if p.MiniBatch {
+		j.mb = &miniBatch{}
+	}
+	stateLayout := p
+	stateLayout.MiniBatch = false // it changes when rows are emitted, not what is stored
+	j.state = engine.NewKeyedState(spec, engine.StateConfig{KeySize: j.enc[0].FixedSize(), Layout: &stateLayout, Version: stateVersion})
 	j.keys = &joinKeys{j: j}
 	j.state.Register(j.keys)
 	return j, nil
 }
 
 // Output implements engine.KeyedOperator: the left input's fields, then the right input's,
-// those of a side padded with NULLs nullable.
+// those of a side padded with NULLs nullable; the left input's alone for SEMI and ANTI.
 func (j *Join) Output() []engine.Field { return j.output }
 
 // State implements engine.KeyedOperator.
@@ -107,14 +131,34 @@ func (j *Join) State() *engine.KeyedState { return j.state }
 // Close implements engine.KeyedOperator.
 func (j *Join) Close() { *j = Join{} }
 
-// Flush implements engine.KeyedOperator: the join buffers nothing.
+// Flush implements engine.KeyedOperator: in mini-batch mode the end of a bundle
+// (MiniBatchStreamingJoinOperator.finishBundle), which processes the queued rows; without
+// mini_batch the join buffers nothing.
 func (j *Join) Flush(_ int64, out *engine.OutBatch) (bool, error) {
-	out.Len = 0
-	return false, nil
+	if j.mb == nil || j.mb.count == 0 {
+		out.Len = 0
+		return false, nil
+	}
+	j.out.Reset()
+	j.mb.finish(j)
+	return j.endCall(out)
 }
 
-// Advance implements engine.KeyedOperator: the join has no timers (no idle-state TTL yet).
-func (j *Join) Advance(_, _ int64, out *engine.OutBatch) (bool, error) {
+// snapshottable implements engine.Keyed.Snapshottable: it fails while a bundle's rows are queued
+// outside the state (the host flushes before every barrier, as Flink's prepareSnapshotPreBarrier).
+func (j *Join) snapshottable() error {
+	if j.mb != nil && j.mb.count > 0 {
+		return fmt.Errorf("%w: %d input rows of a mini-batch bundle are queued outside the state: flush before the snapshot", engine.ErrState, j.mb.count)
+	}
+	return nil
+}
+
+// Advance implements engine.KeyedOperator: the join has no timers (no idle-state TTL yet); a
+// watermark ends a mini-batch bundle (processWatermark1/2 call finishBundle), which emits.
+func (j *Join) Advance(watermarkMs, nowMs int64, out *engine.OutBatch) (bool, error) {
+	if watermarkMs != math.MinInt64 {
+		return j.Flush(nowMs, out)
+	}
 	out.Len = 0
 	return false, nil
 }
@@ -153,16 +197,30 @@ func (j *Join) Process(in *engine.Inputs, _ int64, out *engine.OutBatch) (bool, 
 		}
 		j.rows[side] = j.arena.EncodeRows(j.layouts[side], b, j.all[:b.Len], j.rows[side][:0])
 	}
+	if j.mb != nil {
+		j.mb.queue(j, in)
+		clear(j.rows[0]) // the rows belong to the bundle now
+		clear(j.rows[1])
+		out.Len = 0
+		return false, nil
+	}
 	j.out.Reset()
 	var next [2]int
 	for _, r := range in.Runs {
 		side := r.Input
 		kinds := in.Batches[side].Kinds
 		for i := next[side]; i < next[side]+r.Rows; i++ {
-			j.process(side, i, kinds[i])
+			row := j.input(side, i)
+			j.process(side, &row, kinds[i], false)
 		}
 		next[side] += r.Rows
 	}
+	return j.endCall(out)
+}
+
+// endCall ends a call that processed rows: scratch dropped, the state's batch ended, the first
+// chunk of the output written to out.
+func (j *Join) endCall(out *engine.OutBatch) (bool, error) {
 	clear(j.rows[0]) // the rows belong to the state and the output now
 	clear(j.rows[1])
 	clear(j.visits)
@@ -171,16 +229,43 @@ func (j *Join) Process(in *engine.Inputs, _ int64, out *engine.OutBatch) (bool, 
 	return j.out.Emit(out)
 }
 
-// process is StreamingJoinOperator.processElement for row i of side (0 left, 1 right) of the
-// call, of row kind kind.
+// input is one input row as process reads it: its join key's bytes, hashCode and key group, the
+// row (joincore.RowLayout) and its map key's BinaryRowData bytes and hashCode (map layouts only).
+// The bytes belong to the call's encoders unless copied (a bundle's rows).
+type input struct {
+	key  []byte
+	hash int32
+	kg   int32
+	row  []byte
+	mk   []byte
+	mh   int32
+}
+
+// input returns row i of side of the current call.
+func (j *Join) input(side, i int) input {
+	enc := j.enc[side]
+	in := input{key: enc.Key(i), hash: enc.Hash(i), kg: j.kgs[side][i], row: j.rows[side][i]}
+	if m := j.mapEnc[side]; m != nil {
+		in.mk, in.mh = m.Key(i), m.Hash(i)
+	}
+	return in
+}
+
+// process is StreamingJoinOperator.processElement for row in of side (0 left, 1 right), of row
+// kind kind. suppress is its isSuppress (mini-batch only: a retraction followed by an accumulate
+// message of the same key in a bundle): the retraction leaves the state alone, and neither message
+// changes the other side's padding (no -D of a padded row that gets its first match, no +I of one
+// that loses its last), only its association counts.
 //
 // A row whose key can never match (joincore.KeyJoins: NULL in a filter_nulls position) is not
 // stored: Flink stores it, but it never joins, so all it ever emits is its own padding, +I on
 // arrival and -D on retraction, on a padded side, and nothing on the other.
-func (j *Join) process(side, i int, kind engine.RowKind) {
-	enc := j.enc[side]
-	key := enc.Key(i)
-	row := j.rows[side][i]
+func (j *Join) process(side int, in *input, kind engine.RowKind, suppress bool) {
+	if j.semiAnti != 0 {
+		j.processSemiAnti(side, in, kind)
+		return
+	}
+	key, row := in.key, in.row
 	own, other := &j.sides[side], &j.sides[1-side]
 	acc := engine.IsAccumulate(kind)
 	if !joincore.KeyJoins(key, j.filterNulls) {
@@ -189,7 +274,7 @@ func (j *Join) process(side, i int, kind engine.RowKind) {
 		}
 		return
 	}
-	id := j.state.Find(key, enc.Hash(i), int(j.kgs[side][i]))
+	id := j.state.Find(key, in.hash, int(in.kg))
 	if id < 0 {
 		if !acc { // nothing to retract and nothing to join: Flink stores nothing either
 			if own.outer {
@@ -197,14 +282,10 @@ func (j *Join) process(side, i int, kind engine.RowKind) {
 			}
 			return
 		}
-		id = j.state.Insert(key, enc.Hash(i), int(j.kgs[side][i]))
+		id = j.state.Insert(key, in.hash, int(in.kg))
 	}
 	ks := &j.keys.k[id]
-	var mk []byte
-	var mh int32
-	if m := j.mapEnc[side]; m != nil {
-		mk, mh = m.Key(i), m.Hash(i)
-	}
+	mk, mh := in.mk, in.mh
 	switch {
 	case acc && own.outer:
 		vs := j.associate(ks, side, row)
@@ -217,7 +298,7 @@ func (j *Join) process(side, i int, kind engine.RowKind) {
 		for _, v := range vs {
 			for range v.times {
 				if other.outer {
-					if v.n == 0 {
+					if v.n == 0 && !suppress {
 						j.pad(1-side, v.r.row, engine.Delete)
 					}
 					v.r.assoc = v.n + 1
@@ -232,7 +313,7 @@ func (j *Join) process(side, i int, kind engine.RowKind) {
 		for _, v := range j.associate(ks, side, row) {
 			for range v.times {
 				if other.outer {
-					if v.n == 0 {
+					if v.n == 0 && !suppress {
 						j.pad(1-side, v.r.row, engine.Delete)
 					}
 					v.r.assoc = v.n + 1
@@ -243,7 +324,9 @@ func (j *Join) process(side, i int, kind engine.RowKind) {
 			}
 		}
 	default:
-		j.keys.retract(ks, side, mk, mh)
+		if !suppress {
+			j.keys.retract(ks, side, mk, mh)
+		}
 		vs := j.associate(ks, side, row)
 		if len(vs) == 0 {
 			if own.outer {
@@ -259,7 +342,7 @@ func (j *Join) process(side, i int, kind engine.RowKind) {
 			for range v.times {
 				j.pair(side, row, v.r.row, k)
 				if other.outer {
-					if v.n == 1 {
+					if v.n == 1 && !suppress {
 						j.pad(1-side, v.r.row, engine.Insert)
 					}
 					v.r.assoc = v.n - 1

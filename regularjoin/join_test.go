@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -117,6 +118,14 @@ func feed(t testing.TB, op *Join, evs []ev) []string {
 	}
 	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
 	more, err := op.Process(in, 0, out)
+	return drain(t, op, more, err, out)
+}
+
+// flush ends a mini-batch bundle and returns the output.
+func flush(t testing.TB, op *Join) []string {
+	t.Helper()
+	out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+	more, err := op.Flush(0, out)
 	return drain(t, op, more, err, out)
 }
 
@@ -334,7 +343,9 @@ func TestRefusals(t *testing.T) {
 		unsupported bool
 		want        string
 	}{
-		{func(p *Params) { p.JoinType = "SEMI" }, false, "params.join_type"},
+		{func(p *Params) { p.JoinType = "LEFT_SEMI" }, false, "params.join_type"},
+		{func(p *Params) { p.JoinType, p.MiniBatch = "SEMI", true }, true, "params.mini_batch: a SEMI join has no mini-batch operator"},
+		{func(p *Params) { p.JoinType, p.MiniBatch = "ANTI", true }, true, "params.mini_batch"},
 		{func(p *Params) { p.FilterNulls = nil }, false, "params.filter_nulls"},
 		{func(p *Params) { p.LeftLayout = "x" }, false, "params.left_layout"},
 		{func(p *Params) { p.LeftUniqueKey = nil }, false, "params.left_unique_key"},
@@ -413,5 +424,157 @@ func TestCorruptSnapshot(t *testing.T) {
 			t.Fatal("nothing restored")
 		}
 		op.Close()
+	}
+}
+
+// TestMiniBatch: changelogs read off MiniBatchStreamingJoinOperator and its bundles. Rows are
+// queued until Flush; the right bundle is processed first (the left first for RIGHT); a key's
+// "-X +X" messages are a suppressed pair (the state not retracted, the other side's padding left
+// alone); "+X -X" cancels; a snapshot is refused while rows are queued.
+func TestMiniBatch(t *testing.T) {
+	type bundleStep struct {
+		in   [][]ev // the Process calls of one bundle
+		want []string
+	}
+	check := func(t *testing.T, p Params, steps []bundleStep) *Join {
+		t.Helper()
+		p.MiniBatch = true
+		op := openJoin(t, p, 8, 2)
+		for i, s := range steps {
+			for _, call := range s.in {
+				if got := feed(t, op, call); len(got) != 0 {
+					t.Fatalf("step %d: Process emitted %v", i, got)
+				}
+			}
+			if err := op.snapshottable(); (err != nil) != (len(s.in) > 0) || err != nil && !errors.Is(err, engine.ErrState) {
+				t.Fatalf("step %d: snapshottable: %v", i, err)
+			}
+			got := flush(t, op)
+			if strings.Join(got, "\n") != strings.Join(s.want, "\n") {
+				t.Fatalf("step %d: output differs\ngot:\n%s\nwant:\n%s", i, strings.Join(got, "\n"), strings.Join(s.want, "\n"))
+			}
+			if err := op.snapshottable(); err != nil {
+				t.Fatalf("step %d: after Flush: %v", i, err)
+			}
+			op = snapshotRestore(t, op, p, 8)
+		}
+		return op
+	}
+	t.Run("left", func(t *testing.T) {
+		op := check(t, params("LEFT", LayoutJoinKeyUnique, LayoutJoinKeyUnique), []bundleStep{
+			// right first: the left row finds its match, never padded
+			{[][]ev{{L(I, int64(1), 1, "a")}, {R(I, int64(1), 1, "x")}}, []string{`+I[1, 1, "a", 1, 1, "x"]`}},
+			// -U +U of the right row: suppressed, the left row's padding untouched
+			{[][]ev{{R(UB, int64(1), 1, "x"), R(UA, int64(1), 1, "y")}}, []string{`-U[1, 1, "a", 1, 1, "x"]`, `+I[1, 1, "a", 1, 1, "y"]`}},
+			// -D +I of the left (padded) row: its joins retracted and emitted again
+			{[][]ev{{L(D, int64(1), 1, "a")}, {L(I, int64(1), 1, "b")}}, []string{`-D[1, 1, "a", 1, 1, "y"]`, `+I[1, 1, "b", 1, 1, "y"]`}},
+			// +I then -D cancels; -U +U +U keeps -U and the last +U, a suppressed pair
+			{[][]ev{{L(I, int64(2), 2, "c"), L(D, int64(2), 2, "c"), R(UB, int64(1), 1, "y"), R(UA, int64(1), 1, "z"), R(UA, int64(1), 1, "w")}},
+				[]string{`-U[1, 1, "b", 1, 1, "y"]`, `+I[1, 1, "b", 1, 1, "w"]`}},
+			// the right row retracted: the left row padded again
+			{[][]ev{{R(D, int64(1), 1, "w")}}, []string{`-D[1, 1, "b", 1, 1, "w"]`, `+I[1, 1, "b", null, null, null]`}},
+			{nil, nil},
+		})
+		op.Close()
+	})
+	t.Run("right", func(t *testing.T) {
+		// left first: the right row finds its match
+		op := check(t, params("RIGHT", LayoutUniqueKey, LayoutUniqueKey), []bundleStep{
+			{[][]ev{{R(I, int64(1), 1, "x"), L(I, int64(1), 1, "a")}}, []string{`+I[1, 1, "a", 1, 1, "x"]`}},
+			// the left row's -U +U (unique key 1): suppressed, the right row never padded
+			{[][]ev{{L(UB, int64(1), 1, "a"), L(UA, int64(1), 1, "b")}}, []string{`-U[1, 1, "a", 1, 1, "x"]`, `+I[1, 1, "b", 1, 1, "x"]`}},
+		})
+		op.Close()
+	})
+	t.Run("watermark", func(t *testing.T) {
+		// a watermark ends the bundle (processWatermark1/2); a processing-time callback does not
+		p := params("LEFT", LayoutNoUniqueKey, LayoutNoUniqueKey)
+		p.MiniBatch = true
+		op := openJoin(t, p, 8, 2)
+		feed(t, op, []ev{L(I, int64(5), 1, "a")})
+		out := &engine.OutBatch{Alloc: engine.HeapAllocator{}}
+		more, err := op.Advance(math.MinInt64, 10, out)
+		if got := drain(t, op, more, err, out); len(got) != 0 || op.snapshottable() == nil {
+			t.Fatalf("a processing-time callback: %v, rows queued: %v", got, op.snapshottable() != nil)
+		}
+		more, err = op.Advance(100, 10, out)
+		if got := drain(t, op, more, err, out); strings.Join(got, " ") != `+I[5, 1, "a", null, null, null]` || op.snapshottable() != nil {
+			t.Fatalf("a watermark: %v", got)
+		}
+		op.Close()
+	})
+	t.Run("inner no unique key", func(t *testing.T) {
+		op := check(t, params("INNER", LayoutNoUniqueKey, LayoutNoUniqueKey), []bundleStep{
+			// +I +I -D of one row: one -D removes one +I; the right row stored first
+			{[][]ev{{L(I, int64(1), 1, "a"), L(I, int64(1), 1, "a"), R(I, int64(1), 2, "x"), L(D, int64(1), 1, "a")}},
+				[]string{`+I[1, 1, "a", 1, 2, "x"]`}},
+			// -U +U of one row fold away; a retraction of another row is processed
+			{[][]ev{{L(UB, int64(1), 1, "a"), L(UA, int64(1), 1, "a"), R(UB, int64(1), 2, "x")}}, []string{`-U[1, 1, "a", 1, 2, "x"]`}},
+		})
+		if op.State().Len() != 1 {
+			t.Fatalf("%d keys", op.State().Len())
+		}
+		op.Close()
+	})
+}
+
+// TestSemiAnti: changelogs read off StreamingSemiAntiJoinOperator. A left row is emitted with its
+// own kind when it matches (SEMI) or does not (ANTI); a right row emits the left rows whose
+// association count it takes from 0 or brings to 0; a NULL key matches nothing; a right
+// retraction of a row never stored still lowers the counts.
+func TestSemiAnti(t *testing.T) {
+	for _, layouts := range [][2]string{{LayoutNoUniqueKey, LayoutNoUniqueKey}, {LayoutUniqueKey, LayoutUniqueKey}} {
+		steps := func(anti bool) []step {
+			pick := func(semi, antiRows []string) []string {
+				if anti {
+					return antiRows
+				}
+				return semi
+			}
+			return []step{
+				{[]ev{L(I, int64(1), 1, "a")}, pick(nil, []string{`+I[1, 1, "a"]`})},
+				{[]ev{R(I, int64(1), 10, "x")}, pick([]string{`+I[1, 1, "a"]`}, []string{`-D[1, 1, "a"]`})}, // 0 -> 1
+				{[]ev{R(UA, int64(1), 11, "y")}, nil},                                                        // 1 -> 2
+				{[]ev{L(UA, int64(1), 2, "b")}, pick([]string{`+U[1, 2, "b"]`}, nil)},
+				{[]ev{L(D, int64(1), 2, "b")}, pick([]string{`-D[1, 2, "b"]`}, nil)},
+				{[]ev{R(UB, int64(1), 10, "x")}, nil},                                                        // 2 -> 1
+				{[]ev{R(D, int64(1), 11, "y")}, pick([]string{`-D[1, 1, "a"]`}, []string{`+I[1, 1, "a"]`})}, // 1 -> 0
+				{[]ev{L(D, int64(1), 1, "a")}, pick(nil, []string{`-D[1, 1, "a"]`})},
+				{[]ev{L(I, nil, 3, "c"), R(I, nil, 3, "c"), L(D, nil, 3, "c")}, pick(nil, []string{`+I[null, 3, "c"]`, `-D[null, 3, "c"]`})},
+				{[]ev{R(D, int64(2), 5, "q"), L(I, int64(2), 6, "r")}, pick(nil, []string{`+I[2, 6, "r"]`})},
+				{[]ev{R(D, int64(2), 5, "q")}, nil}, // 0 -> -1: nothing
+				{[]ev{R(I, int64(2), 5, "q")}, nil}, // -1 -> 0: nothing
+				{[]ev{R(I, int64(2), 7, "s")}, pick([]string{`+I[2, 6, "r"]`}, []string{`-D[2, 6, "r"]`})}, // 0 -> 1
+			}
+		}
+		// no_unique_key: a right row stored twice is two matches
+		twice := func(anti bool) []step {
+			pick := func(semi, antiRows []string) []string {
+				if anti {
+					return antiRows
+				}
+				return semi
+			}
+			return []step{
+				{[]ev{R(I, int64(4), 1, "d"), R(I, int64(4), 1, "d")}, nil},
+				{[]ev{L(I, int64(4), 2, "e")}, pick([]string{`+I[4, 2, "e"]`}, nil)}, // stored with 2 associations
+				{[]ev{R(D, int64(4), 1, "d")}, nil},                                   // 2 -> 1
+				{[]ev{R(D, int64(4), 1, "d")}, pick([]string{`-D[4, 2, "e"]`}, []string{`+I[4, 2, "e"]`})},
+			}
+		}
+		for _, jt := range []string{"SEMI", "ANTI"} {
+			t.Run(jt+"/"+layouts[0], func(t *testing.T) {
+				p := params(jt, layouts[0], layouts[1])
+				all := steps(jt == "ANTI")
+				if layouts[1] == LayoutNoUniqueKey {
+					all = append(all, twice(jt == "ANTI")...)
+				}
+				op := run(t, p, all)
+				if got := len(op.Output()); got != 3 {
+					t.Fatalf("%d output fields, want the left input's 3", got)
+				}
+				op.Close()
+			})
+		}
 	}
 }

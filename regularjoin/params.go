@@ -1,9 +1,10 @@
 // Package regularjoin is the regular join kind (regular_join): Flink 2.3's StreamingJoinOperator,
 // the unbounded equi-join of two changelog streams, with INNER, LEFT, RIGHT and FULL OUTER
-// padding. Every row of either side is kept (per join key, in one of Flink's three state layouts)
-// and joined with the rows the other side holds, in the order Flink's heap state backend visits
-// them. docs/operators/regular-join.md describes what runs natively and the Flink behaviour it
-// reproduces.
+// padding; with mini_batch its MiniBatchStreamingJoinOperator (bundle.go); and for SEMI and ANTI
+// joins StreamingSemiAntiJoinOperator (semianti.go). Every row of either side is kept (per join
+// key, in one of Flink's three state layouts) and joined with the rows the other side holds, in
+// the order Flink's heap state backend visits them. docs/operators/regular-join.md describes what
+// runs natively and the Flink behaviour it reproduces.
 package regularjoin
 
 import (
@@ -35,7 +36,8 @@ const (
 // its right side; each input's keys are its equi-join keys, in join-key order (equal counts,
 // pairwise equal types). The output is the left input's fields, then the right input's.
 type Params struct {
-	// JoinType is INNER, LEFT, RIGHT or FULL.
+	// JoinType is INNER, LEFT, RIGHT or FULL (StreamingJoinOperator), or SEMI or ANTI
+	// (StreamingSemiAntiJoinOperator: the output is the left row alone).
 	JoinType string `json:"join_type"`
 	// FilterNulls has one flag per join key: true for `=`, false for IS NOT DISTINCT FROM
 	// (Flink's JoinSpec.filterNulls). A join key with NULL at a true position joins nothing: its
@@ -59,6 +61,12 @@ type Params struct {
 	// non-zero value is refused (not native yet).
 	LeftStateRetentionMs  int64 `json:"left_state_retention_ms,omitempty"`
 	RightStateRetentionMs int64 `json:"right_state_retention_ms,omitempty"`
+	// MiniBatch runs Flink's MiniBatchStreamingJoinOperator (table.exec.mini-batch.enabled): the
+	// rows of Process calls are queued in per-side bundles, folded per join key (and unique key
+	// or row), and joined when the host calls Flush at the bundle's end (Flink's count trigger,
+	// a watermark, before a barrier). A snapshot is refused while rows are queued. It is not part
+	// of the state's fingerprint: the state is the same with and without it.
+	MiniBatch bool `json:"mini_batch,omitempty"`
 }
 
 // layout is a side's state layout.
@@ -73,7 +81,7 @@ const (
 // sideSpec is what the params say of one side.
 type sideSpec struct {
 	layout layout
-	outer  bool  // the side is padded when it matches nothing (Flink's leftIsOuter/rightIsOuter)
+	outer  bool  // the side's rows carry association counts: it is padded when it matches nothing (Flink's leftIsOuter/rightIsOuter), or the left side of a SEMI/ANTI join
 	unique []int // the unique key columns (uniqueKey layout only)
 }
 
@@ -95,8 +103,16 @@ func (p *Params) validate(spec *engine.Spec) ([2]sideSpec, error) {
 		sides[1].outer = true
 	case "FULL":
 		sides[0].outer, sides[1].outer = true, true
+	case "SEMI", "ANTI":
+		sides[0].outer = true // the left rows carry their association counts (OuterJoinRecordStateView)
+		if p.MiniBatch {
+			// StreamExecJoin plans StreamingSemiAntiJoinOperator whether mini-batch is on or not:
+			// a mini-batch SEMI/ANTI join is no operator of Flink's.
+			return sides, fmt.Errorf("%w: spec: params.mini_batch: a %s join has no mini-batch operator in Flink 2.3 (StreamingSemiAntiJoinOperator runs with mini-batch on): send mini_batch false",
+				engine.ErrUnsupported, p.JoinType)
+		}
 	default:
-		return sides, engine.ParamError("join_type", "%q, want INNER, LEFT, RIGHT or FULL", p.JoinType)
+		return sides, engine.ParamError("join_type", "%q, want INNER, LEFT, RIGHT, FULL, SEMI or ANTI", p.JoinType)
 	}
 	if err := joincore.CheckKeys(spec); err != nil {
 		return sides, err

@@ -13,8 +13,9 @@ import (
 )
 
 // joinKeys is the per-join-key state of a Join (an engine.PerKey): each side's rows in the side's
-// layout, Flink's JoinRecordStateViews (a side that is not padded) or OuterJoinRecordStateViews
-// (a padded side, whose rows carry their association counts):
+// layout, Flink's JoinRecordStateViews (a side that is not padded, a SEMI/ANTI join's right side)
+// or OuterJoinRecordStateViews (a padded side, a SEMI/ANTI join's left side: rows with their
+// association counts):
 //
 //   - join_key_contains_unique_key: the ValueState, at most one row (keyState.one);
 //   - input_has_unique_key: the MapState unique key -> row (keyState.m, keyed by the unique
@@ -35,7 +36,7 @@ import (
 //	        count (no_unique_key only, >= 1), varint association count, uvarint length and the map
 //	        key's BinaryRowData, uvarint length and encoded row
 //
-// The association count is -1 on a side that is not padded. A map restores as Flink's heap
+// The association count is -1 on a side without association counts (sideSpec.outer false). A map restores as Flink's heap
 // backend restores a MapState: a map created for its size (MapSerializer.deserialize), filled in
 // the saved iteration order.
 type joinKeys struct {
@@ -179,8 +180,15 @@ func (s *joinKeys) Reset(id int32) {
 	s.k[id] = keyState{}
 }
 
-// Bytes implements engine.PerKey: an estimate of the per-key states and their records.
-func (s *joinKeys) Bytes() int64 { return int64(cap(s.k))*int64(unsafe.Sizeof(keyState{})) + s.bytes }
+// Bytes implements engine.PerKey: an estimate of the per-key states and their records, and of
+// the rows of a mini-batch bundle queued outside them.
+func (s *joinKeys) Bytes() int64 {
+	b := int64(cap(s.k))*int64(unsafe.Sizeof(keyState{})) + s.bytes
+	if s.j.mb != nil {
+		b += s.j.mb.bytes
+	}
+	return b
+}
 
 // Save implements engine.PerKey.
 func (s *joinKeys) Save(dst []byte, id int32) []byte {

@@ -172,6 +172,44 @@ func (m *Map[K, N, P]) Insert(x *N, hashCode int32) {
 	}
 }
 
+// ComputeIfAbsent is HashMap.computeIfAbsent(k, f) for an f that never returns null: the table
+// is resized first when the size exceeds the threshold (or allocated), also when k is present;
+// then the node of k, whose hashCode is hashCode, is returned, or newNode's node linked in: at
+// the head of its list bin (unlike Insert's putVal, which appends), a bin that held 7 or more
+// nodes then treeified (a table shorter than 64 doubled instead), or into its tree bin; no resize
+// follows the insertion. newNode's node must have a zero Entry.
+func (m *Map[K, N, P]) ComputeIfAbsent(k K, hashCode int32, newNode func() *N) *N {
+	if m.size > m.threshold || m.tab == nil {
+		m.resize()
+	}
+	h := spread(hashCode)
+	i := m.index(h)
+	binCount := 0
+	for e := m.tab[i]; e != nil; e = e.next { // a tree bin's nodes are linked by next too
+		if e.hash == h && P(e.node).KeyEquals(k) {
+			return e.node
+		}
+		binCount++
+	}
+	x := newNode()
+	e := P(x).Entry()
+	e.node, e.hash = x, h
+	if m.tree[i] {
+		m.putTreeVal(i, e)
+	} else {
+		e.next, m.tab[i] = m.tab[i], e
+		if binCount >= treeifyThreshold-1 {
+			m.treeifyBin(i)
+		}
+	}
+	m.size++
+	m.only = nil
+	if m.size == 1 {
+		m.only = x
+	}
+	return x
+}
+
 // Remove unlinks node x as an iterator's remove does (removeNode with movable false).
 func (m *Map[K, N, P]) Remove(x *N) { m.remove(P(x).Entry(), false) }
 
@@ -799,6 +837,14 @@ func balanceDeletion[N any](root, x *Entry[N]) *Entry[N] {
 			x = root
 		}
 	}
+}
+
+// Clear is HashMap.clear: the map empties and keeps its table (its length, and with it the
+// iteration order of the keys put next). The nodes it held are dropped, never to be linked again.
+func (m *Map[K, N, P]) Clear() {
+	clear(m.tab)
+	clear(m.tree)
+	m.size, m.only = 0, nil
 }
 
 // Allocate allocates the table if there is none yet, as the first insertion does: a map Flink

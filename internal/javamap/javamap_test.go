@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/ferrystream/ferry/internal/javahash"
 )
 
 // longNode is a node of a HashMap<Long, ?>.
@@ -104,4 +107,94 @@ func TestHashMapOrderVectors(t *testing.T) {
 			scenarios, treeBins, treeRemovals)
 	}
 	t.Logf("%d scenarios, %d tree-bin observations, %d remove(key) from tree bins", scenarios, treeBins, treeRemovals)
+}
+
+// TestClear: HashMap.clear empties the map and keeps its table, so keys put afterwards are
+// ordered by the bins of the longer table: 17 and 1 share bin 1 of 16 bins (in insertion order)
+// but in 32 bins 1 comes before 17.
+func TestClear(t *testing.T) {
+	var m longMap
+	for k := range int64(13) { // 13 > 12 = 16*0.75: the table doubles to 32
+		m.Insert(&longNode{t: k}, LongHashCode(k))
+	}
+	if m.Capacity() != 32 {
+		t.Fatalf("capacity %d, want 32", m.Capacity())
+	}
+	m.Clear()
+	if m.Len() != 0 || m.Capacity() != 32 || len(m.AppendOrder(nil)) != 0 {
+		t.Fatalf("after Clear: len %d, capacity %d", m.Len(), m.Capacity())
+	}
+	for _, k := range []int64{17, 1} {
+		m.Insert(&longNode{t: k}, LongHashCode(k))
+	}
+	var got []int64
+	for _, n := range m.AppendOrder(nil) {
+		got = append(got, n.t)
+	}
+	if !slices.Equal(got, []int64{1, 17}) {
+		t.Fatalf("order %v, want [1 17] (32 bins)", got)
+	}
+	var fresh longMap
+	for _, k := range []int64{17, 1} {
+		fresh.Insert(&longNode{t: k}, LongHashCode(k))
+	}
+	if o := fresh.AppendOrder(nil); o[0].t != 17 {
+		t.Fatalf("a new map's order starts with %d, want 17 (16 bins, one bin)", o[0].t)
+	}
+}
+
+// TestComputeIfAbsent checks ComputeIfAbsent's structure against javahash.ComputeIfAbsentOrder
+// (an independent reproduction of HashMap.computeIfAbsent, checked against the JDK by the
+// aggregates' tests): random calls, repeated keys among them, keys crowding few bins (resizes of
+// short chains, no tree bins, which javahash does not model).
+func TestComputeIfAbsent(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	checked := 0
+	defer func() {
+		if checked < 200 {
+			t.Errorf("only %d rounds without tree bins", checked)
+		}
+	}()
+	for round := range 300 {
+		distinct := 1 + r.IntN(200)
+		spreadOut := r.IntN(2) == 0
+		var hashes []int32
+		for i := range distinct {
+			h := int32(r.Uint32())
+			if !spreadOut {
+				h = int32(i*16 + r.IntN(3)) // few low bits: long chains in short tables
+			}
+			hashes = append(hashes, h)
+		}
+		// calls: each key's first call in key order, with repeats of earlier keys in between
+		var calls []int32
+		for i := range int32(distinct) {
+			calls = append(calls, i)
+			for range r.IntN(3) {
+				calls = append(calls, int32(r.IntN(int(i)+1)))
+			}
+		}
+		var m longMap
+		trees := false // a tree bin, even one split back into lists later: outside javahash's model
+		for _, c := range calls {
+			k := int64(c)
+			got := m.ComputeIfAbsent(k, hashes[c], func() *longNode { return &longNode{t: k} })
+			if got.t != k {
+				t.Fatalf("round %d: key %d returned node %d", round, k, got.t)
+			}
+			trees = trees || m.TreeBins() > 0
+		}
+		if trees {
+			continue
+		}
+		checked++
+		want, _ := javahash.ComputeIfAbsentOrder(hashes, calls, nil, nil)
+		var got []int32
+		for _, n := range m.AppendOrder(nil) {
+			got = append(got, int32(n.t))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: order\n%v\nwant\n%v", round, got, want)
+		}
+	}
 }

@@ -727,7 +727,7 @@ public abstract class AbstractNativeOperator<S extends NativeSpec> extends Abstr
     }
 
     /** Hands Go's buffered rows on: its flush (ferry_operator_flush), emitting what it returns. */
-    private void flushNative() {
+    final void flushNative() {
         callNative(FLUSH, -1, null, 0);
     }
 

@@ -24,8 +24,8 @@ import org.apache.flink.table.types.logical.RowType;
  * its {@code CountCoBundleTrigger} cuts them: a bundle ends when the rows of both inputs together
  * reach the bundle size, and at every watermark of either input, combined or not, besides
  * barriers and the end of input. A bundle reaches the library as one batch per input, the first
- * input's first: Flink's mini-batch joins process the right input's buffer first, except the
- * right outer join ({@code processBundles}), so a kind replacing them says which input is first.
+ * input's first, followed by the library's flush (ferry_operator_flush), which ends the bundle:
+ * a kind that queues a bundle's rows (the regular join's {@code mini_batch}) joins them there.
  *
  * <p>Arrival order (a kind whose results depend on how the two inputs interleave, such as the
  * interval join): both inputs' pending rows go to the library in one call with the runs of
@@ -50,6 +50,8 @@ public class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNative
     /** Arrival order: the pending rows' runs, (input, rows) pairs, and how many pairs there are. */
     private transient int[] runs;
     private transient int runCount;
+    /** Bundles: rows handed to the library since its last flush (the bundle in progress). */
+    private transient long bundleRows;
 
     /**
      * @param spec the kind's spec, with two inputs
@@ -165,7 +167,7 @@ public class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNative
             }
         } else if (bundled) {
             if (writer0.count() + writer1.count() >= batchSize) {
-                processPending();
+                endBundle();
             }
         } else if (writer.count() >= batchSize || maxDelayMs == 0) {
             processInput(input);
@@ -178,6 +180,7 @@ public class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNative
     @Override
     void processPending() {
         if (!arrivalOrder) {
+            bundleRows += writer0.count() + writer1.count();
             super.processPending();
             return;
         }
@@ -185,11 +188,23 @@ public class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNative
         runCount = 0;
     }
 
+    /**
+     * Ends the bundle in progress ({@code MiniBatchStreamingJoinOperator.finishBundle}): every
+     * pending row to the library, then its flush, if the bundle had any row.
+     */
+    private void endBundle() {
+        processPending();
+        if (bundleRows > 0) {
+            bundleRows = 0;
+            flushNative();
+        }
+    }
+
     /** A bundle ends at every watermark of either input (then Flink combines them). */
     @Override
     public void processWatermark1(Watermark mark) throws Exception {
         if (bundled) {
-            processPending();
+            endBundle();
         }
         super.processWatermark1(mark);
     }
@@ -197,8 +212,17 @@ public class TwoInputNativeOperator<S extends NativeSpec> extends AbstractNative
     @Override
     public void processWatermark2(Watermark mark) throws Exception {
         if (bundled) {
-            processPending();
+            endBundle();
         }
         super.processWatermark2(mark);
+    }
+
+    /** Bundles: one ends before every barrier, so no row is queued outside the snapshot. */
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        if (bundled) {
+            endBundle();
+        }
+        super.prepareSnapshotPreBarrier(checkpointId);
     }
 }

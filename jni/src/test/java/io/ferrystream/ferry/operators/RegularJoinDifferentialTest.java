@@ -19,7 +19,10 @@ import org.apache.flink.table.planner.plan.utils.JoinUtil;
 import org.apache.flink.table.runtime.generated.GeneratedJoinCondition;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.operators.join.FlinkJoinType;
+import org.apache.flink.table.runtime.operators.bundle.trigger.CountCoBundleTrigger;
+import org.apache.flink.table.runtime.operators.join.stream.MiniBatchStreamingJoinOperator;
 import org.apache.flink.table.runtime.operators.join.stream.StreamingJoinOperator;
+import org.apache.flink.table.runtime.operators.join.stream.StreamingSemiAntiJoinOperator;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.types.logical.BigIntType;
@@ -61,7 +64,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * state layouts, both null filters, no, single and composite keys, with and without residual
  * conditions, and must emit the same rows with the same row kinds in the same order, and the
  * same watermarks, at every batch size (Ferry's operator hands Go the rows of both inputs in
- * arrival order); and the same per subtask across a rescale.
+ * arrival order); and the same per subtask across a rescale. SEMI and ANTI: Flink's {@code
+ * StreamingSemiAntiJoinOperator}. Mini-batch: Flink's {@code
+ * MiniBatchStreamingJoinOperator} with its {@code CountCoBundleTrigger}, as {@code StreamExecJoin}
+ * builds it under {@code table.exec.mini-batch.enabled}, against Ferry's operator in bundles of
+ * the same size, over the same changelogs (bundles cut by the count, by either input's
+ * watermarks and before every snapshot).
  */
 class RegularJoinDifferentialTest {
     /** Each side: k BIGINT, s STRING, id INT, v INT, x DOUBLE, d DECIMAL(10, 2). */
@@ -127,6 +135,11 @@ class RegularJoinDifferentialTest {
         }
     }
 
+    /** The output row type of join {@code j}: the left row alone for SEMI and ANTI. */
+    static RowType outputType(Join j) {
+        return j.type() == FlinkJoinType.SEMI || j.type() == FlinkJoinType.ANTI ? SIDE : outputType();
+    }
+
     static RowType outputType() {
         List<RowType.RowField> fields = new ArrayList<>(SIDE.getFields());
         for (RowType.RowField f : SIDE.getFields()) {
@@ -135,12 +148,20 @@ class RegularJoinDifferentialTest {
         return new RowType(fields);
     }
 
-    /** Flink's operator, as StreamExecJoin builds it. */
+    /**
+     * Flink's operator, as StreamExecJoin builds it: StreamingSemiAntiJoinOperator for SEMI and
+     * ANTI, else StreamingJoinOperator.
+     */
     static Planned flink(Join j) {
         ClassLoader cl = RegularJoinDifferentialTest.class.getClassLoader();
         JoinSpec spec = j.spec();
         GeneratedJoinCondition condition = JoinUtil.generateConditionFunction(new Configuration(), cl, spec, SIDE, SIDE);
         InternalTypeInfo<RowData> info = InternalTypeInfo.of(SIDE);
+        if (j.type() == FlinkJoinType.SEMI || j.type() == FlinkJoinType.ANTI) {
+            return planned(new StreamingSemiAntiJoinOperator(j.type() == FlinkJoinType.ANTI, info, info, condition,
+                    JoinUtil.analyzeJoinInput(cl, info, j.keys(), j.left().upsertKeys()),
+                    JoinUtil.analyzeJoinInput(cl, info, j.keys(), j.right().upsertKeys()), spec.getFilterNulls(), 0L, 0L), j);
+        }
         boolean leftOuter = j.type() == FlinkJoinType.LEFT || j.type() == FlinkJoinType.FULL;
         boolean rightOuter = j.type() == FlinkJoinType.RIGHT || j.type() == FlinkJoinType.FULL;
         StreamingJoinOperator op = new StreamingJoinOperator(info, info, condition,
@@ -150,16 +171,45 @@ class RegularJoinDifferentialTest {
         return planned(op, j);
     }
 
+    /**
+     * Flink's mini-batch operator, as StreamExecJoin builds it under table.exec.mini-batch.enabled
+     * ({@code MinibatchUtil.createMiniBatchCoTrigger}: a count trigger of {@code bundleSize} rows).
+     */
+    static Planned flinkMiniBatch(Join j, int bundleSize) {
+        ClassLoader cl = RegularJoinDifferentialTest.class.getClassLoader();
+        JoinSpec spec = j.spec();
+        GeneratedJoinCondition condition = JoinUtil.generateConditionFunction(new Configuration(), cl, spec, SIDE, SIDE);
+        InternalTypeInfo<RowData> info = InternalTypeInfo.of(SIDE);
+        boolean leftOuter = j.type() == FlinkJoinType.LEFT || j.type() == FlinkJoinType.FULL;
+        boolean rightOuter = j.type() == FlinkJoinType.RIGHT || j.type() == FlinkJoinType.FULL;
+        MiniBatchStreamingJoinOperator op = MiniBatchStreamingJoinOperator.newMiniBatchStreamJoinOperator(j.type(), info,
+                info, condition, JoinUtil.analyzeJoinInput(cl, info, j.keys(), j.left().upsertKeys()),
+                JoinUtil.analyzeJoinInput(cl, info, j.keys(), j.right().upsertKeys()), leftOuter, rightOuter,
+                spec.getFilterNulls(), 0L, 0L, new CountCoBundleTrigger<>(bundleSize));
+        return planned(op, j);
+    }
+
     /** Ferry's operator over the spec the kind builds from the same arguments. */
     static Planned ferry(Join j, int batchSize) {
-        RegularJoinSpec spec = spec(j);
+        RegularJoinSpec spec = spec(j, false);
         assertEquals(java.util.Optional.empty(), NativeSupport.check(spec), j + ": " + spec.toJson(128, 0, 127));
-        return planned(new FerryRegularJoinOperator(spec, outputType(), Batching.of(batchSize, Long.MAX_VALUE / 4)), j);
+        return planned(new FerryRegularJoinOperator(spec, outputType(j), Batching.of(batchSize, Long.MAX_VALUE / 4)), j);
+    }
+
+    /** Ferry's operator over the mini-batch spec, in bundles of {@code bundleSize} rows. */
+    static Planned ferryMiniBatch(Join j, int bundleSize) {
+        RegularJoinSpec spec = spec(j, true);
+        assertEquals(java.util.Optional.empty(), NativeSupport.check(spec), j + ": " + spec.toJson(128, 0, 127));
+        return planned(new FerryRegularJoinOperator(spec, outputType(j), Batching.bundles(bundleSize)), j);
     }
 
     static RegularJoinSpec spec(Join j) {
+        return spec(j, false);
+    }
+
+    static RegularJoinSpec spec(Join j, boolean miniBatch) {
         return RegularJoinKind.build("RegularJoinDifferentialTest " + j, SIDE, SIDE, j.spec(), j.left().upsertKeys(),
-                j.right().upsertKeys(), 0L, 0L, RegularJoinDifferentialTest.class.getClassLoader());
+                j.right().upsertKeys(), 0L, 0L, miniBatch, RegularJoinDifferentialTest.class.getClassLoader());
     }
 
     static Planned planned(org.apache.flink.streaming.api.operators.TwoInputStreamOperator<RowData, RowData, RowData> op,
@@ -167,7 +217,7 @@ class RegularJoinDifferentialTest {
         ClassLoader cl = RegularJoinDifferentialTest.class.getClassLoader();
         RowDataKeySelector left = KeySelectorUtil.getRowDataSelector(cl, j.keys(), InternalTypeInfo.of(SIDE));
         RowDataKeySelector right = KeySelectorUtil.getRowDataSelector(cl, j.keys(), InternalTypeInfo.of(SIDE));
-        return new Planned(op, left, right, left.getProducedType(), SIDE, SIDE, outputType());
+        return new Planned(op, left, right, left.getProducedType(), SIDE, SIDE, outputType(j));
     }
 
     // ---- the changelogs --------------------------------------------------------------------------
@@ -301,6 +351,21 @@ class RegularJoinDifferentialTest {
         }
     }
 
+    /** Flink's mini-batch join and Ferry's, each pair with bundles of the same size. */
+    static void checkMiniBatch(Join j, long seeds, int... bundleSizes) throws Exception {
+        for (int size : bundleSizes) {
+            Planned stock = flinkMiniBatch(j, size);
+            Planned ferry = ferryMiniBatch(j, size);
+            for (long seed = 0; seed < seeds; seed++) {
+                List<Step> steps = steps(seed * 7919 + j.toString().hashCode(), 300, j);
+                List<String> want = IntervalJoinSwitchTest.run(List.of(stock), steps, false);
+                assertTrue(want.stream().anyMatch(o -> o.startsWith("+")), j + ", seed " + seed + ": stock produced no rows");
+                assertSame(want, IntervalJoinSwitchTest.run(List.of(ferry), steps, false),
+                        j + ", mini-batch, seed " + seed + ", bundles of " + size);
+            }
+        }
+    }
+
     /** Flink's output and Ferry's, row for row (row kinds included, restore marks between). */
     static void assertSame(List<String> want, List<String> got, String what) {
         for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
@@ -312,10 +377,11 @@ class RegularJoinDifferentialTest {
 
     /**
      * Every pair of layouts, both null filters, one key and two, each residual condition, for one
-     * join type; batches of 1 row and of 1,024 (and of 3 for the first seed's configurations).
+     * join type (SEMI and ANTI against StreamingSemiAntiJoinOperator); batches of 1 row and of
+     * 1,024 (and of 3 for the first seed's configurations).
      */
     @ParameterizedTest
-    @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
+    @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL", "SEMI", "ANTI"})
     void everyLayoutPair(FlinkJoinType type) throws Exception {
         int configurations = 0;
         for (Unique left : Unique.values()) {
@@ -334,9 +400,86 @@ class RegularJoinDifferentialTest {
         assertEquals(3 * 3 * 2 * Residual.values().length, configurations);
     }
 
-    /** No equi key (one key for every row, as Flink's singleton join): the residual condition decides. */
+    /**
+     * Mini-batch: every pair of layouts, both null filters, one key and two, each residual
+     * condition, for one join type; bundles of 1, 4 and 1,000 rows (the last cut only by
+     * watermarks and snapshots), and 9 for some configurations.
+     */
     @ParameterizedTest
     @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
+    void miniBatchEveryLayoutPair(FlinkJoinType type) throws Exception {
+        int configurations = 0;
+        for (Unique left : Unique.values()) {
+            for (Unique right : Unique.values()) {
+                for (boolean filterNulls : new boolean[] {true, false}) {
+                    for (Residual residual : Residual.values()) {
+                        int[] keys = (configurations % 2 == 0) ? new int[] {K} : new int[] {K, S};
+                        boolean[] filters = keys.length == 1 ? new boolean[] {filterNulls} : new boolean[] {filterNulls, !filterNulls};
+                        Join j = new Join(type, keys, filters, left, right, residual);
+                        checkMiniBatch(j, 2, configurations % 5 == 0 ? new int[] {1, 4, 9, 1000} : new int[] {1, 4, 1000});
+                        configurations++;
+                    }
+                }
+            }
+        }
+        assertEquals(3 * 3 * 2 * Residual.values().length, configurations);
+    }
+
+    /** Mini-batch without an equi key: every row in one bundle key. */
+    @ParameterizedTest
+    @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL"})
+    void miniBatchNoEquiKeys(FlinkJoinType type) throws Exception {
+        for (Unique left : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
+            for (Unique right : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
+                checkMiniBatch(new Join(type, new int[0], new boolean[0], left, right, Residual.LESS), 2, 5, 1000);
+            }
+        }
+    }
+
+    /** SEMI and ANTI rescaling: the left rows' association counts move with their key groups. */
+    @ParameterizedTest(name = "{0} {1} -> {2}")
+    @org.junit.jupiter.params.provider.CsvSource({"SEMI, 1, 2", "ANTI, 2, 1", "ANTI, 4, 1"})
+    void semiAntiRescale(FlinkJoinType type, int from, int to) throws Exception {
+        Join j = new Join(type, new int[] {K, S}, new boolean[] {true, false}, Unique.ID_KEY, Unique.NONE, Residual.OR_NULL);
+        List<Step> steps = new ArrayList<>(steps(13L * from + to, 1200, j));
+        steps.removeIf(s -> s.kind() == 's');
+        List<Step> before = steps.subList(0, steps.size() / 2);
+        List<Step> after = steps.subList(steps.size() / 2, steps.size());
+        List<List<String>> want = IntervalJoinRescaleTest.run(flink(j), before, after, from, to);
+        List<List<String>> got = IntervalJoinRescaleTest.run(ferry(j, 5), before, after, from, to);
+        assertEquals(want.size(), got.size());
+        int rows = 0;
+        for (int i = 0; i < want.size(); i++) {
+            assertSame(want.get(i), got.get(i), type + " " + from + " -> " + to + ", output " + i);
+            rows += want.get(i).size();
+        }
+        assertTrue(rows > 50, "too little output to say anything: " + rows);
+    }
+
+    /** Mini-batch rescaling: bundles end before the snapshot, so the states cut and restore as without. */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @org.junit.jupiter.params.provider.CsvSource({"1, 2", "2, 1", "4, 1"})
+    void miniBatchRescale(int from, int to) throws Exception {
+        Join j = new Join(FlinkJoinType.LEFT, new int[] {K}, new boolean[] {true}, Unique.NONE, Unique.ID_KEY,
+                Residual.NONE);
+        List<Step> steps = new ArrayList<>(steps(31L * from + to, 1200, j));
+        steps.removeIf(s -> s.kind() == 's');
+        List<Step> before = steps.subList(0, steps.size() / 2);
+        List<Step> after = steps.subList(steps.size() / 2, steps.size());
+        List<List<String>> want = IntervalJoinRescaleTest.run(flinkMiniBatch(j, 6), before, after, from, to);
+        List<List<String>> got = IntervalJoinRescaleTest.run(ferryMiniBatch(j, 6), before, after, from, to);
+        assertEquals(want.size(), got.size());
+        int rows = 0;
+        for (int i = 0; i < want.size(); i++) {
+            assertSame(want.get(i), got.get(i), "mini-batch " + from + " -> " + to + ", output " + i);
+            rows += want.get(i).size();
+        }
+        assertTrue(rows > 100, "too little output to say anything: " + rows);
+    }
+
+    /** No equi key (one key for every row, as Flink's singleton join): the residual condition decides. */
+    @ParameterizedTest
+    @EnumSource(value = FlinkJoinType.class, names = {"INNER", "LEFT", "RIGHT", "FULL", "SEMI", "ANTI"})
     void noEquiKeys(FlinkJoinType type) throws Exception {
         for (Unique left : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
             for (Unique right : new Unique[] {Unique.NONE, Unique.ID_KEY}) {
@@ -379,7 +522,7 @@ class RegularJoinDifferentialTest {
         for (Unique u : Unique.values()) {
             RegularJoinSpec spec = RegularJoinKind.build("layouts", SIDE, SIDE,
                     new JoinSpec(FlinkJoinType.INNER, new int[] {K}, new int[] {K}, new boolean[] {true}, null),
-                    u.upsertKeys(), List.of(), 0L, 0L, cl);
+                    u.upsertKeys(), List.of(), 0L, 0L, false, cl);
             String json = spec.toJson(128, 0, 127);
             String want = switch (u) {
                 case NONE -> "\"left_layout\":\"no_unique_key\"";

@@ -120,6 +120,11 @@ class SpecParamsConformanceTest {
         CORPUS.put("ferry.regular-join.enabled=true", new String[] {
             "SELECT a.k, a.c, b.s FROM (SELECT k, COUNT(*) AS c FROM L GROUP BY k) a LEFT JOIN"
                     + " (SELECT k, s, COUNT(*) AS c FROM R GROUP BY k, s) b ON a.k = b.k AND a.c > b.c + 1"});
+        // under mini-batch (mini_batch), and a SEMI join
+        CORPUS.put("ferry.regular-join.enabled=true,table.exec.mini-batch.enabled=true,table.exec.mini-batch.allow-latency=1 s,"
+                + "table.exec.mini-batch.size=100", new String[] {
+            "SELECT L.k, R.s FROM L FULL JOIN R ON L.k = R.k AND L.v < R.v",
+            "SELECT * FROM L WHERE L.k IN (SELECT k FROM R WHERE R.v > 3)"});
         // the window aggregate (a preview, switched on), single-phase: HOP over TIMESTAMP_LTZ in a
         // zone with daylight saving (Flink inserts the COUNT(*)), CUMULATE with an offset, TUMBLE
         // with every window property

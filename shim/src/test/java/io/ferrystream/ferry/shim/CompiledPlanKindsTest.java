@@ -123,6 +123,13 @@ class CompiledPlanKindsTest {
         // the preview kinds: switched on
         REGULAR_JOIN(Map.of("ferry.regular-join.enabled", "true"),
                 "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join")),
+        // the same under mini-batch (its bundles), and a SEMI join
+        REGULAR_JOIN_MINI_BATCH(Map.of("ferry.regular-join.enabled", "true", "table.exec.mini-batch.enabled", "true",
+                "table.exec.mini-batch.allow-latency", "1 s", "table.exec.mini-batch.size", "100"),
+                "INSERT INTO join_sink SELECT L.k, L.v, R.w FROM L JOIN R ON L.k = R.k AND L.v < R.w - 1000", List.of("regular_join")),
+        SEMI_JOIN(Map.of("ferry.regular-join.enabled", "true"),
+                "INSERT INTO join_sink SELECT L.k, L.v, L.v FROM L WHERE L.k IN (SELECT k FROM R WHERE R.w > 1100)",
+                List.of("regular_join")),
         WINDOW_AGGREGATE(Map.of("ferry.window-aggregate.enabled", "true", "table.optimizer.agg-phase-strategy", "ONE_PHASE"),
                 "INSERT INTO window_sink SELECT k, window_start, window_end, COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE L,"
                         + " DESCRIPTOR(t), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end", List.of("window_aggregate"));

@@ -44,10 +44,12 @@ import java.util.List;
  * When on, native: INNER, LEFT, RIGHT and FULL joins on any equi keys ({@code =} and {@code IS
  * NOT DISTINCT FROM}), every state layout of either side, with a residual condition libferry.so
  * evaluates as Flink's generated code does ({@link JoinConditions}), over fields that cross the
- * Arrow boundary. Flink's otherwise, with the reason, in the order {@code
- * StreamExecJoin#translateToPlanInternal} meets them: SEMI/ANTI joins ({@code
- * StreamingSemiAntiJoinOperator}), mini-batch ({@code MiniBatchStreamingJoinOperator}), async
- * state ({@code AsyncStateStreamingJoinOperator}), an idle-state TTL on either side, then types,
+ * Arrow boundary; with {@code table.exec.mini-batch.enabled} Flink's {@code
+ * MiniBatchStreamingJoinOperator} ({@code mini_batch}, run in Flink's bundles); SEMI and ANTI joins
+ * ({@code StreamingSemiAntiJoinOperator}, with mini-batch on or off: Flink has no mini-batch one).
+ * Flink's otherwise, with the reason, in the order {@code StreamExecJoin#translateToPlanInternal}
+ * meets them: async state without mini-batch ({@code AsyncStateStreamingJoinOperator}), an
+ * idle-state TTL on either side, then types,
  * the residual condition and libferry.so's verdict. The operator imports none of Flink's state: a
  * restore that hands it Flink's {@code leftState}/{@code rightState} fails, naming them.
  */
@@ -69,7 +71,11 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
         long rightTtl = TimeUtils.parseDuration(states.get(1).getStateTtl()).toMillis();
         RowType left = FlinkTypeFactory.toLogicalRowType(join.getLeft().getRowType());
         RowType right = FlinkTypeFactory.toLogicalRowType(join.getRight().getRowType());
-        List<String> fieldNames = join.getRowType().getFieldNames();
+        // the condition's fields are the left ones then the right ones; a SEMI/ANTI join emits the left ones only
+        List<String> fieldNames = new ArrayList<>(join.getRowType().getFieldNames());
+        if (semiAnti(joinSpec)) {
+            fieldNames.addAll(right.getFieldNames());
+        }
         String reason = reason(joinSpec, config, leftTtl, rightTtl, left, right, fieldNames);
         if (reason != null) {
             return Decision.fallback(reason);
@@ -77,7 +83,7 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
         RegularJoinSpec spec = build(nativeDescription(join), left, right, joinSpec,
                 JavaScalaConversionUtil.toJava(join.getUpsertKeys(join.getLeft(), joinSpec.getLeftKeys())),
                 JavaScalaConversionUtil.toJava(join.getUpsertKeys(join.getRight(), joinSpec.getRightKeys())),
-                leftTtl, rightTtl, ShortcutUtils.unwrapClassLoader(join));
+                leftTtl, rightTtl, miniBatch(joinSpec, config), ShortcutUtils.unwrapClassLoader(join));
         return NativeSupport.check(spec)
                 .map(refused -> Decision.fallback(JoinConditions.refusal(joinSpec, fieldNames, refused)))
                 .orElse(Decision.nativeNode());
@@ -103,20 +109,20 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
         RegularJoinSpec spec = null;
         if (reason == null) {
             spec = build(t.description(), leftType, rightType, joinSpec, leftUpsertKeys, rightUpsertKeys, ttl.get(0),
-                    ttl.get(1), t.planner().getFlinkContext().getClassLoader());
+                    ttl.get(1), miniBatch(joinSpec, t.config()), t.planner().getFlinkContext().getClassLoader());
             reason = t.check(spec).orElse(null);
         }
         if (reason != null) {
             return t.fallback(reason);
         }
         FerryRegularJoinOperator operator =
-                new FerryRegularJoinOperator(spec, ArrowTypes.carriedFields(t.outputType()), t.batching(false));
+                new FerryRegularJoinOperator(spec, ArrowTypes.carriedFields(t.outputType()), t.batching(spec.miniBatch()));
         return t.twoInput(StreamExecJoin.JOIN_TRANSFORMATION, operator, joinSpec.getLeftKeys(), joinSpec.getRightKeys());
     }
 
     /**
-     * Why the join stays Flink's before Go is asked, or null: its operator (SEMI/ANTI, mini-batch,
-     * async state), an idle-state TTL, a field that does not cross, a residual condition that
+     * Why the join stays Flink's before Go is asked, or null: its operator (async state, which
+     * Flink builds only for INNER/LEFT/RIGHT/FULL without mini-batch), an idle-state TTL, a field that does not cross, a residual condition that
      * cannot be encoded. Translation repeats it.
      *
      * @param leftTtlMs the left side's idle-state retention ({@code StateMetadata}), milliseconds
@@ -124,14 +130,8 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
      */
     static String reason(JoinSpec joinSpec, ReadableConfig config, long leftTtlMs, long rightTtlMs, RowType left,
             RowType right, @Nullable List<String> fieldNames) {
-        FlinkJoinType joinType = joinSpec.getJoinType();
-        if (joinType == FlinkJoinType.SEMI || joinType == FlinkJoinType.ANTI) {
-            return joinType.name() + " join (StreamingSemiAntiJoinOperator): not native yet";
-        }
-        if (MinibatchUtil.isMiniBatchEnabled(config)) {
-            return "mini-batch join (table.exec.mini-batch.enabled: MiniBatchStreamingJoinOperator): not native yet";
-        }
-        if (config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)) {
+        if (!semiAnti(joinSpec) && !MinibatchUtil.isMiniBatchEnabled(config)
+                && config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)) {
             return "async state (" + ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED.key()
                     + ": AsyncStateStreamingJoinOperator): not native yet";
         }
@@ -146,10 +146,26 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
         return r != null ? r : JoinConditions.reason(joinSpec, fieldNames);
     }
 
+    /** Whether {@code StreamExecJoin} builds {@code StreamingSemiAntiJoinOperator}: SEMI and ANTI joins. */
+    static boolean semiAnti(JoinSpec joinSpec) {
+        return joinSpec.getJoinType() == FlinkJoinType.SEMI || joinSpec.getJoinType() == FlinkJoinType.ANTI;
+    }
+
+    /**
+     * Whether {@code StreamExecJoin} builds {@code MiniBatchStreamingJoinOperator}: mini-batch on
+     * ({@code MinibatchUtil.isMiniBatchEnabled}) and the join not SEMI/ANTI, whose operator is
+     * {@code StreamingSemiAntiJoinOperator} with mini-batch on or off.
+     */
+    static boolean miniBatch(JoinSpec joinSpec, ReadableConfig config) {
+        return !semiAnti(joinSpec) && MinibatchUtil.isMiniBatchEnabled(config);
+    }
+
     /**
      * The spec of the operator Flink's exec node would build, with Flink's parameters: each side's
      * {@code JoinInputSideSpec} from its upsert keys ({@code JoinUtil.analyzeJoinInput}, as
      * {@code StreamExecJoin} calls it) and the unique key it keeps rows by ({@link #uniqueKey}).
+     *
+     * @param miniBatch Flink builds {@code MiniBatchStreamingJoinOperator} ({@link #miniBatch})
      */
     public static RegularJoinSpec build(
             String description,
@@ -160,6 +176,7 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
             List<int[]> rightUpsertKeys,
             long leftTtlMs,
             long rightTtlMs,
+            boolean miniBatch,
             ClassLoader classLoader) {
         JoinInputSideSpec left =
                 JoinUtil.analyzeJoinInput(classLoader, InternalTypeInfo.of(leftType), joinSpec.getLeftKeys(), leftUpsertKeys);
@@ -179,7 +196,8 @@ public final class RegularJoinKind extends NativeKind<StreamPhysicalJoin, Stream
                 uniqueKey(right, joinSpec.getRightKeys(), rightUpsertKeys),
                 JoinConditions.encodeResidual(joinSpec),
                 leftTtlMs,
-                rightTtlMs);
+                rightTtlMs,
+                miniBatch);
     }
 
     /**

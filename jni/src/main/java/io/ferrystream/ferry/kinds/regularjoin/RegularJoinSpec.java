@@ -16,14 +16,16 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The spec of one native regular join (kind {@value #KIND}): Flink's {@code StreamingJoinOperator}
- * as {@code StreamExecJoin} builds it. Input 0 is the join's left input, input 1 its right input;
- * all their fields cross into Go (the output is the left row followed by the right row, Flink's
- * output row type), keyed by the equi-join keys ({@code JoinSpec} left and right keys). The
+ * The spec of one native regular join (kind {@value #KIND}): Flink's {@code StreamingJoinOperator},
+ * {@code MiniBatchStreamingJoinOperator} or {@code StreamingSemiAntiJoinOperator} as {@code
+ * StreamExecJoin} builds it. Input 0 is the join's left input, input 1 its right input; all their
+ * fields cross into Go (the output is the left row followed by the right row, or the left row
+ * alone for SEMI and ANTI: Flink's output row type), keyed by the equi-join keys ({@code JoinSpec} left and right keys). The
  * parameters, in this order (docs/abi.md): the join type, the null filter of each key, each
  * side's state layout and unique key ({@code JoinInputSideSpec}), the residual condition (the
- * interval join's encoding, {@code JoinConditions}) and each side's idle-state retention in
- * milliseconds (written only when non-zero).
+ * interval join's encoding, {@code JoinConditions}), each side's idle-state retention in
+ * milliseconds (written only when non-zero) and {@code mini_batch} (written only when true: Flink's
+ * {@code MiniBatchStreamingJoinOperator}, whose bundles the operator ends with the library's flush).
  */
 public final class RegularJoinSpec extends NativeSpec {
     private static final long serialVersionUID = 1L;
@@ -67,11 +69,12 @@ public final class RegularJoinSpec extends NativeSpec {
     @Nullable private final String condition;
     private final long leftStateRetentionMs;
     private final long rightStateRetentionMs;
+    private final boolean miniBatch;
 
     /**
      * @param leftType the left input's row type (every field crosses)
      * @param leftKeys the left input's equi-join key columns
-     * @param joinType {@code INNER}, {@code LEFT}, {@code RIGHT} or {@code FULL}
+     * @param joinType {@code INNER}, {@code LEFT}, {@code RIGHT}, {@code FULL}, {@code SEMI} or {@code ANTI}
      * @param filterNulls per key: true for {@code =} (a NULL key joins nothing), false for {@code IS
      *     NOT DISTINCT FROM}
      * @param leftLayout the left side's state layout, as Flink's {@code JoinUtil.analyzeJoinInput} gives it
@@ -80,6 +83,8 @@ public final class RegularJoinSpec extends NativeSpec {
      * @param condition the residual condition over the left fields followed by the right fields,
      *     as the JSON of the {@code condition} parameter, or null for none
      * @param leftStateRetentionMs the left side's idle-state retention in milliseconds, 0 for none
+     * @param miniBatch Flink's {@code MiniBatchStreamingJoinOperator} ({@code
+     *     table.exec.mini-batch.enabled}): rows are joined per bundle, at the library's flush
      */
     public RegularJoinSpec(
             String name,
@@ -95,7 +100,8 @@ public final class RegularJoinSpec extends NativeSpec {
             @Nullable int[] rightUniqueKey,
             @Nullable String condition,
             long leftStateRetentionMs,
-            long rightStateRetentionMs) {
+            long rightStateRetentionMs,
+            boolean miniBatch) {
         super(KIND, name, List.of(Input.whole(leftType, leftKeys), Input.whole(rightType, rightKeys)));
         this.joinType = Objects.requireNonNull(joinType);
         this.filterNulls = filterNulls.clone();
@@ -106,6 +112,7 @@ public final class RegularJoinSpec extends NativeSpec {
         this.condition = condition;
         this.leftStateRetentionMs = leftStateRetentionMs;
         this.rightStateRetentionMs = rightStateRetentionMs;
+        this.miniBatch = miniBatch;
     }
 
     private static int[] uniqueKey(Layout layout, @Nullable int[] key) {
@@ -121,6 +128,11 @@ public final class RegularJoinSpec extends NativeSpec {
 
     public Layout rightLayout() {
         return rightLayout;
+    }
+
+    /** Whether this is Flink's mini-batch join, run in bundles. */
+    public boolean miniBatch() {
+        return miniBatch;
     }
 
     @Override
@@ -146,6 +158,9 @@ public final class RegularJoinSpec extends NativeSpec {
         }
         if (rightStateRetentionMs != 0) {
             params.put("right_state_retention_ms", rightStateRetentionMs);
+        }
+        if (miniBatch) {
+            params.put("mini_batch", true);
         }
     }
 

@@ -40,7 +40,7 @@ type Join struct {
 	// semiAnti is semiJoin or antiJoin for a SEMI or ANTI join (StreamingSemiAntiJoinOperator,
 	// semianti.go), 0 for the others.
 	semiAnti uint8
-	order  []*record            // scratch: a map's records in iteration order
+	order    []*record // scratch: a map's records in iteration order
 }
 
 // visit is one record of the other side that an input row is associated with (Flink's

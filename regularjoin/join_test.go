@@ -534,16 +534,16 @@ func TestSemiAnti(t *testing.T) {
 			return []step{
 				{[]ev{L(I, int64(1), 1, "a")}, pick(nil, []string{`+I[1, 1, "a"]`})},
 				{[]ev{R(I, int64(1), 10, "x")}, pick([]string{`+I[1, 1, "a"]`}, []string{`-D[1, 1, "a"]`})}, // 0 -> 1
-				{[]ev{R(UA, int64(1), 11, "y")}, nil},                                                        // 1 -> 2
+				{[]ev{R(UA, int64(1), 11, "y")}, nil},                                                       // 1 -> 2
 				{[]ev{L(UA, int64(1), 2, "b")}, pick([]string{`+U[1, 2, "b"]`}, nil)},
 				{[]ev{L(D, int64(1), 2, "b")}, pick([]string{`-D[1, 2, "b"]`}, nil)},
-				{[]ev{R(UB, int64(1), 10, "x")}, nil},                                                        // 2 -> 1
+				{[]ev{R(UB, int64(1), 10, "x")}, nil},                                                       // 2 -> 1
 				{[]ev{R(D, int64(1), 11, "y")}, pick([]string{`-D[1, 1, "a"]`}, []string{`+I[1, 1, "a"]`})}, // 1 -> 0
 				{[]ev{L(D, int64(1), 1, "a")}, pick(nil, []string{`-D[1, 1, "a"]`})},
 				{[]ev{L(I, nil, 3, "c"), R(I, nil, 3, "c"), L(D, nil, 3, "c")}, pick(nil, []string{`+I[null, 3, "c"]`, `-D[null, 3, "c"]`})},
 				{[]ev{R(D, int64(2), 5, "q"), L(I, int64(2), 6, "r")}, pick(nil, []string{`+I[2, 6, "r"]`})},
-				{[]ev{R(D, int64(2), 5, "q")}, nil}, // 0 -> -1: nothing
-				{[]ev{R(I, int64(2), 5, "q")}, nil}, // -1 -> 0: nothing
+				{[]ev{R(D, int64(2), 5, "q")}, nil},                                                        // 0 -> -1: nothing
+				{[]ev{R(I, int64(2), 5, "q")}, nil},                                                        // -1 -> 0: nothing
 				{[]ev{R(I, int64(2), 7, "s")}, pick([]string{`+I[2, 6, "r"]`}, []string{`-D[2, 6, "r"]`})}, // 0 -> 1
 			}
 		}
@@ -558,7 +558,7 @@ func TestSemiAnti(t *testing.T) {
 			return []step{
 				{[]ev{R(I, int64(4), 1, "d"), R(I, int64(4), 1, "d")}, nil},
 				{[]ev{L(I, int64(4), 2, "e")}, pick([]string{`+I[4, 2, "e"]`}, nil)}, // stored with 2 associations
-				{[]ev{R(D, int64(4), 1, "d")}, nil},                                   // 2 -> 1
+				{[]ev{R(D, int64(4), 1, "d")}, nil},                                  // 2 -> 1
 				{[]ev{R(D, int64(4), 1, "d")}, pick([]string{`-D[4, 2, "e"]`}, []string{`+I[4, 2, "e"]`})},
 			}
 		}

@@ -679,7 +679,7 @@ func TestOpenSchemaCheck(t *testing.T) {
 		wantCode(t, "open", r, codeInval, "max_parallelism")
 	})
 	t.Run("unsupported spec still consumes the schema", func(t *testing.T) {
-		_, r := open(t, `{"kind":"window_aggregate","inputs":[{"fields":[]}],"max_parallelism":128}`, good)
+		_, r := open(t, `{"kind":"over_aggregate","inputs":[{"fields":[]}],"max_parallelism":128}`, good)
 		wantCode(t, "open", r, codeUnsupported, "kind")
 	})
 
@@ -792,7 +792,7 @@ func TestSpecErrors(t *testing.T) {
 		{"SUM arity", ga(ab, ``, `"aggs":[{"func":"SUM","args":[0,1]}]`, ``), codeInval, []string{"params.aggs[0].args", "takes 1 argument, got 2"}},
 		{"SUM without retract on retracting input", ga(ab, ``, `"need_retraction":true,"aggs":[{"func":"SUM","args":[1]}]`, ``), codeInval, []string{"params.aggs[0].retract"}},
 		// Unsupported: valid requests the planner must run in Flink.
-		{"other kind", `{"kind":"window_aggregate","inputs":[{"fields":[]}],"max_parallelism":128}`, codeUnsupported, []string{"spec: kind:", "window_aggregate"}},
+		{"other kind", `{"kind":"over_aggregate","inputs":[{"fields":[]}],"max_parallelism":128}`, codeUnsupported, []string{"spec: kind:", "over_aggregate"}},
 		{"AVG(DISTINCT)", ga(ab, ``, `"state_ttl_ms":1000,"aggs":[{"func":"AVG","args":[1],"distinct":true}]`, ``), codeUnsupported, []string{"aggs[0]", "AVG(DISTINCT)"}},
 		{"unknown function", ga(ab, ``, `"aggs":[{"func":"COLLECT","args":[0]}]`, ``), codeUnsupported, []string{"aggs[0].func", "COLLECT"}},
 		{"AVG over VARCHAR", ga(`{"name":"a","type":"VARCHAR"}`, ``, `"aggs":[{"func":"AVG","args":[0]}]`, ``), codeUnsupported, []string{"aggs[0]", "AVG over VARCHAR"}},

@@ -322,7 +322,7 @@ class NativeOperatorTest {
         assertEquals(FerryException.EINVAL, e.code());
         assertTrue(e.getMessage().contains("test_hooks"), e.getMessage());
         e = assertThrows(FerryException.class, () -> NativeOperator.open(
-                Bids.spec().replace("group_aggregate", "window_aggregate"), null, lib.allocator()));
+                Bids.spec().replace("group_aggregate", "over_aggregate"), null, lib.allocator()));
         assertEquals(FerryException.EUNSUPPORTED, e.code());
         // non-ASCII and supplementary characters survive both directions of the glue
         e = assertThrows(FerryException.class, () -> NativeOperator.open(

@@ -444,9 +444,9 @@ static void bad_specs(void) {
        "\"type\":\"BIGINT\"}],\"keys\":[0]}],\"max_parallelism\":128,"
        "\"params\":{\"aggs\":[{\"func\":\"AVG\",\"args\":[0],\"distinct\":true}]}}",
        FERRY_EUNSUPPORTED, "AVG(DISTINCT)"},
-      {"{\"kind\":\"window_aggregate\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
+      {"{\"kind\":\"over_aggregate\",\"inputs\":[{\"fields\":[],\"keys\":[]}],"
        "\"max_parallelism\":128}",
-       FERRY_EUNSUPPORTED, "window_aggregate"},
+       FERRY_EUNSUPPORTED, "over_aggregate"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     FerryHandle h = 0;

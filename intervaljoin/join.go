@@ -1,7 +1,6 @@
 package intervaljoin
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/ferrystream/ferry/engine"
@@ -64,10 +63,8 @@ type IntervalJoin struct {
 	// the padded side).
 	out *joincore.PairOutput
 
-	kgs   [2][]int32        // per side: the key group of each row of the call's batch
+	call  joincore.CallRows // the call's key groups and encoded rows
 	arena joincore.RowArena // the memory of cached rows
-	rows  [2][][]byte       // per side: the call's rows, encoded
-	all   []int32           // 0, 1, 2, ...: every row of a batch
 	order []*bucket
 }
 
@@ -168,38 +165,24 @@ func (j *IntervalJoin) Process(in *engine.Inputs, nowMs int64, out *engine.OutBa
 		if b == nil || b.Len == 0 {
 			continue
 		}
-		enc := j.enc[side]
-		if err := enc.Encode(b); err != nil {
-			return false, fmt.Errorf("input %d: %w", side, err)
-		}
-		kgs := j.kgs[side][:0]
-		for i := range b.Len {
-			kg, err := j.state.KeyGroupOf(enc.Hash(i))
-			if err != nil {
-				return false, fmt.Errorf("input %d: row %d: %w", side, i, err)
-			}
-			kgs = append(kgs, int32(kg))
-		}
-		j.kgs[side] = kgs
 		// Every row is encoded (cached or emitted), all of a batch together, a column at a time.
-		for len(j.all) < b.Len {
-			j.all = append(j.all, int32(len(j.all)))
+		if err := j.call.Encode(side, b, j.enc[side], j.layouts[side], &j.arena, j.state); err != nil {
+			return false, err
 		}
-		j.rows[side] = j.arena.EncodeRows(j.layouts[side], b, j.all[:b.Len], j.rows[side][:0])
 	}
 	j.resetOutput()
 	j.now = nowMs
 	var next [2]int
 	for _, r := range in.Runs {
 		side := r.Input
-		enc, layout, kgs := j.enc[side], j.layouts[side], j.kgs[side]
+		enc, layout, kgs := j.enc[side], j.layouts[side], j.call.KeyGroups[side]
 		for i := next[side]; i < next[side]+r.Rows; i++ {
 			key, hash, kg := enc.Key(i), enc.Hash(i), int(kgs[i])
 			id := j.state.Find(key, hash, kg)
 			if id < 0 {
 				id = j.state.Insert(key, hash, kg)
 			}
-			row := j.rows[side][i]
+			row := j.call.Rows[side][i]
 			j.updateOperatorTime(nowMs)
 			t := j.leftOpTime
 			if j.rowtime {
@@ -210,8 +193,7 @@ func (j *IntervalJoin) Process(in *engine.Inputs, nowMs int64, out *engine.OutBa
 		}
 		next[side] += r.Rows
 	}
-	clear(j.rows[0]) // the rows belong to the caches and the output now
-	clear(j.rows[1])
+	j.call.Release() // the rows belong to the caches and the output now
 	j.state.EndBatch()
 	return j.out.Emit(out)
 }

@@ -307,3 +307,41 @@ func RefuseBytes(spec *engine.Spec, what string) error {
 	}
 	return nil
 }
+
+// CallRows is what a two-input join derives from one call's batches before it handles a row:
+// per input, each row's key group and each row encoded in the input's RowLayout (memory from
+// the join's RowArena). It is valid for the call; Release forgets the rows, which then belong to
+// the join's state and output.
+type CallRows struct {
+	KeyGroups [2][]int32
+	Rows      [2][][]byte
+	all       []int32 // 0, 1, 2, ...: every row of a batch
+}
+
+// Encode encodes batch b of input side: its join keys with enc, each row's key group in state,
+// each row with layout. It changes no state; an error names the input and row.
+func (c *CallRows) Encode(side int, b *engine.Batch, enc *engine.KeyEncoder, layout *RowLayout, arena *RowArena, state *engine.KeyedState) error {
+	if err := enc.Encode(b); err != nil {
+		return fmt.Errorf("input %d: %w", side, err)
+	}
+	kgs := c.KeyGroups[side][:0]
+	for i := range b.Len {
+		kg, err := state.KeyGroupOf(enc.Hash(i))
+		if err != nil {
+			return fmt.Errorf("input %d: row %d: %w", side, i, err)
+		}
+		kgs = append(kgs, int32(kg))
+	}
+	c.KeyGroups[side] = kgs
+	for len(c.all) < b.Len {
+		c.all = append(c.all, int32(len(c.all)))
+	}
+	c.Rows[side] = arena.EncodeRows(layout, b, c.all[:b.Len], c.Rows[side][:0])
+	return nil
+}
+
+// Release forgets the call's rows.
+func (c *CallRows) Release() {
+	clear(c.Rows[0])
+	clear(c.Rows[1])
+}

@@ -99,7 +99,7 @@ func (r *bRef) KeyEquals(o []byte) bool     { return bytes.Equal(r.k.key, o) }
 func (r *bRef) Compare(o *bRef) int         { return bytes.Compare(r.k.key, o.k.key) }
 
 // queue adds the rows of a Process call to the bundles, in arrival order
-// (processElement1/2: BufferBundle.addRecord). The call's rows are encoded (j.rows, j.kgs).
+// (processElement1/2: BufferBundle.addRecord). The call's rows are encoded (j.call).
 func (mb *miniBatch) queue(j *Join, in *engine.Inputs) {
 	var next [2]int
 	for _, r := range in.Runs {

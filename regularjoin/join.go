@@ -31,10 +31,8 @@ type Join struct {
 	output []engine.Field
 
 	out    *joincore.PairOutput // the output of the current call
-	kgs    [2][]int32           // per side: the key group of each row of the call's batch
+	call   joincore.CallRows    // the call's key groups and encoded rows
 	arena  joincore.RowArena    // the memory of stored and emitted rows
-	rows   [2][][]byte          // per side: the call's rows, encoded
-	all    []int32              // 0, 1, 2, ...: every row of a batch
 	visits []visit              // the associated records of the current row
 	mb     *miniBatch           // the bundles of mini-batch mode; nil without mini_batch
 	// semiAnti is semiJoin or antiJoin for a SEMI or ANTI join (StreamingSemiAntiJoinOperator,
@@ -174,33 +172,18 @@ func (j *Join) Process(in *engine.Inputs, _ int64, out *engine.OutBatch) (bool, 
 		if b == nil || b.Len == 0 {
 			continue
 		}
-		enc := j.enc[side]
-		if err := enc.Encode(b); err != nil {
-			return false, fmt.Errorf("input %d: %w", side, err)
+		if err := j.call.Encode(side, b, j.enc[side], j.layouts[side], &j.arena, j.state); err != nil {
+			return false, err
 		}
 		if m := j.mapEnc[side]; m != nil {
 			if err := m.Encode(b); err != nil {
 				return false, fmt.Errorf("input %d: %w", side, err)
 			}
 		}
-		kgs := j.kgs[side][:0]
-		for i := range b.Len {
-			kg, err := j.state.KeyGroupOf(enc.Hash(i))
-			if err != nil {
-				return false, fmt.Errorf("input %d: row %d: %w", side, i, err)
-			}
-			kgs = append(kgs, int32(kg))
-		}
-		j.kgs[side] = kgs
-		for len(j.all) < b.Len {
-			j.all = append(j.all, int32(len(j.all)))
-		}
-		j.rows[side] = j.arena.EncodeRows(j.layouts[side], b, j.all[:b.Len], j.rows[side][:0])
 	}
 	if j.mb != nil {
 		j.mb.queue(j, in)
-		clear(j.rows[0]) // the rows belong to the bundle now
-		clear(j.rows[1])
+		j.call.Release() // the rows belong to the bundle now
 		out.Len = 0
 		return false, nil
 	}
@@ -221,8 +204,7 @@ func (j *Join) Process(in *engine.Inputs, _ int64, out *engine.OutBatch) (bool, 
 // endCall ends a call that processed rows: scratch dropped, the state's batch ended, the first
 // chunk of the output written to out.
 func (j *Join) endCall(out *engine.OutBatch) (bool, error) {
-	clear(j.rows[0]) // the rows belong to the state and the output now
-	clear(j.rows[1])
+	j.call.Release()
 	clear(j.visits)
 	clear(j.order)
 	j.state.EndBatch()
@@ -244,7 +226,7 @@ type input struct {
 // input returns row i of side of the current call.
 func (j *Join) input(side, i int) input {
 	enc := j.enc[side]
-	in := input{key: enc.Key(i), hash: enc.Hash(i), kg: j.kgs[side][i], row: j.rows[side][i]}
+	in := input{key: enc.Key(i), hash: enc.Hash(i), kg: j.call.KeyGroups[side][i], row: j.call.Rows[side][i]}
 	if m := j.mapEnc[side]; m != nil {
 		in.mk, in.mh = m.Key(i), m.Hash(i)
 	}
